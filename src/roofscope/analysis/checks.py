@@ -1,0 +1,98 @@
+"""Data checks run before any interpretation; each finding becomes a warning.
+
+- ``end-before-begin``: dispatches whose End precedes their Begin (left out of all times);
+- ``zero-duration``: dispatches with End == Begin (kept; below the timer's resolution);
+- ``duplicate-dispatch-id``: one process reporting the same dispatch id twice in one file;
+- ``stats-mismatch``: a stats file whose calls or total time disagree with the trace beside it.
+"""
+
+from __future__ import annotations
+
+from roofscope.analysis.hotspots import hotspots
+from roofscope.analysis.selection import Selection
+from roofscope.model import Profile, Warning
+
+BITMAP_LIMIT_BYTES = 64 << 20
+
+
+def check(profile: Profile) -> list[Warning]:
+    """All checks over the whole profile (not the --kernel/--device selection)."""
+    return [*_durations(profile), *_duplicates(profile), *_stats_agree(profile)]
+
+
+def _where(profile: Profile) -> str:
+    sources = profile.sources("dispatches")
+    return f"source IN ({', '.join(map(str, sources))})" if sources else "FALSE"
+
+
+def _durations(profile: Profile) -> list[Warning]:
+    row = profile.con.execute(f"""SELECT count(*) FILTER (end_ns < start_ns),
+        count(*) FILTER (end_ns = start_ns), min(line) FILTER (end_ns < start_ns)
+        FROM dispatches WHERE {_where(profile)}""").fetchone()
+    negative, zero, _ = row if row else (0, 0, None)
+    out = []
+    if negative:
+        out.append(Warning("end-before-begin", f"{negative} dispatch(es) end before they begin "
+                           "(clock-domain mix-up or a damaged file); left out of every time",
+                           int(negative)))
+    if zero:
+        out.append(Warning("zero-duration", f"{zero} dispatch(es) take 0 ns (End equals Begin); "
+                           "kept, but their kernels' times are below the timer's resolution",
+                           int(zero)))
+    return out
+
+
+def _duplicates(profile: Profile) -> list[Warning]:
+    con = profile.con
+    groups = con.execute(f"""SELECT source, pid, count(dispatch_id), min(dispatch_id),
+        max(dispatch_id) FROM dispatches WHERE {_where(profile)} AND dispatch_id IS NOT NULL
+        GROUP BY source, pid""").fetchall()
+    if not groups:
+        return []
+    lo = min(int(g[3]) for g in groups)
+    hi = max(int(g[4]) for g in groups)
+    if len(groups) * (hi - lo + 1) / 8 <= BITMAP_LIMIT_BYTES:
+        distinct = f"bit_count(bitstring_agg(dispatch_id, {lo}, {hi}))"
+    else:
+        distinct = "count(DISTINCT dispatch_id)"
+    row = con.execute(f"""SELECT sum(n - d) FROM (SELECT count(dispatch_id) AS n, {distinct} AS d
+        FROM dispatches WHERE {_where(profile)} AND dispatch_id IS NOT NULL
+        GROUP BY source, pid)""").fetchone()
+    dups = int(row[0] or 0) if row else 0
+    if not dups:
+        return []
+    return [Warning("duplicate-dispatch-id", f"{dups} dispatch(es) repeat a dispatch id already "
+                    "seen in the same process and file (rows written twice, or files "
+                    "concatenated); all are counted", dups)]
+
+
+def _stats_agree(profile: Profile) -> list[Warning]:
+    checks = [i for i, f in enumerate(profile.inputs) if f.role == "cross-check"]
+    if not checks:
+        return []
+    out = []
+    for source in checks:
+        group = profile.inputs[source].group
+        peers = tuple(i for i, f in enumerate(profile.inputs)
+                      if f.role == "dispatches" and f.group == group)
+        traced = {k.name: k for k in hotspots(profile, selection=Selection(sources=peers)).kernels}
+        rows = profile.con.execute("""SELECT n.kernel, sum(s.calls), sum(s.total_ns)
+            FROM kernel_summary s JOIN names n USING (name_id) WHERE s.source = ?
+            GROUP BY n.kernel""", [source]).fetchall()
+        bad = []
+        for kernel, calls, total in rows:
+            k = traced.get(str(kernel))
+            if k is None or k.calls != int(calls) or k.total_ns != total:
+                bad.append((str(kernel), k, int(calls), total))
+        missing = set(traced) - {str(r[0]) for r in rows}
+        if bad or missing:
+            path = profile.inputs[source].path
+            first = bad[0] if bad else None
+            detail = (f"first: {first[0][:60]!r} has {first[2]} calls / {first[3]:.0f} ns in the "
+                      f"stats file, {first[1].calls if first[1] else 0} calls / "
+                      f"{(first[1].total_ns or 0) if first[1] else 0:.0f} ns in the trace"
+                      if first else f"{len(missing)} traced kernel(s) are missing from it")
+            out.append(Warning("stats-mismatch", f"{path} disagrees with the trace beside it for "
+                               f"{len(bad) + len(missing)} kernel(s); {detail}",
+                               len(bad) + len(missing)))
+    return out

@@ -1,0 +1,161 @@
+"""Hotspots: per-kernel statistics, shares, and the few kernels that make 80% of the time.
+
+Statistics over dispatches are count-weighted per dispatch (mean, median, min, max, sample
+standard deviation); shares are time-weighted (a kernel's total over all kernels' total).
+Dispatches whose End precedes their Begin have no valid time and are left out entirely.
+Aggregated inputs (stats files) are merged through partial aggregates; a median needs the
+dispatches themselves, so it is None for kernels known only from a summary.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from roofscope.analysis.selection import Selection, dispatch_filter, summary_filter
+from roofscope.model import Profile
+
+HOT_SHARE = 0.8
+
+
+@dataclass(frozen=True)
+class KernelStats:
+    name: str
+    raw_names: tuple[str, ...]
+    calls: int
+    total_ns: float | None
+    mean_ns: float | None
+    median_ns: float | None
+    min_ns: float | None
+    max_ns: float | None
+    std_ns: float | None
+    share: float | None
+    cumulative_share: float | None
+    hot: bool
+
+
+@dataclass(frozen=True)
+class Hotspots:
+    kernels: tuple[KernelStats, ...]
+    total_ns: float | None
+    dispatches: int
+    kernels_for_80pct: int | None
+
+
+@dataclass(frozen=True)
+class _Partial:
+    """Mergeable per-kernel aggregate."""
+
+    calls: int
+    timed: int
+    total: float | None
+    minimum: float | None
+    maximum: float | None
+    sumsq: float | None
+    median: float | None
+    raw: tuple[str, ...]
+
+
+def hotspots(profile: Profile, *, selection: Selection = Selection()) -> Hotspots:
+    """Per-kernel statistics sorted by total time (calls where times are unknown)."""
+    merged: dict[str, list[_Partial]] = {}
+    for kernel, part in [*_from_dispatches(profile, selection), *_from_summary(profile, selection)]:
+        merged.setdefault(kernel, []).append(part)
+    rows = [(kernel, _merge(parts)) for kernel, parts in merged.items()]
+    known = [p.total for _, p in rows if p.total is not None]
+    grand = sum(known) if known and len(known) == len(rows) else None
+    rows.sort(key=lambda r: (-(r[1].total or 0), -r[1].calls, r[0]))
+    kernels: list[KernelStats] = []
+    cumulative = 0.0
+    for kernel, p in rows:
+        share = p.total / grand if grand and p.total is not None else None
+        hot = share is not None and cumulative < HOT_SHARE
+        cumulative = cumulative + share if share is not None else cumulative
+        kernels.append(_stats(kernel, p, share, cumulative if share is not None else None, hot))
+    hot_count = sum(k.hot for k in kernels) if grand else None
+    return Hotspots(tuple(kernels), grand, sum(p.calls for _, p in rows), hot_count)
+
+
+def _stats(kernel: str, p: _Partial, share: float | None, cum: float | None, hot: bool
+           ) -> KernelStats:
+    mean = p.total / p.timed if p.total is not None and p.timed else None
+    std = None
+    if p.sumsq is not None and mean is not None and p.timed > 1:
+        std = math.sqrt(max(0.0, (p.sumsq - p.timed * mean * mean) / (p.timed - 1)))
+    return KernelStats(kernel, p.raw, p.calls, p.total, mean, p.median, p.minimum, p.maximum,
+                       std, share, cum, hot)
+
+
+def _from_dispatches(profile: Profile, selection: Selection) -> list[tuple[str, _Partial]]:
+    where = dispatch_filter(profile, selection)
+    con = profile.con
+    con.execute("""CREATE OR REPLACE TEMP TABLE kernel_ids AS
+        SELECT name_id, dense_rank() OVER (ORDER BY kernel) AS kid, kernel, raw_name FROM names""")
+    rows = con.execute(f"""
+        SELECT k.kid, count(*), count(dur), sum(dur), min(dur), max(dur),
+               sum(dur::DOUBLE * dur), median(dur)
+        FROM (SELECT name_id, end_ns - start_ns AS dur FROM dispatches
+              WHERE {where} AND (end_ns IS NULL OR start_ns IS NULL OR end_ns >= start_ns)) d
+        JOIN kernel_ids k USING (name_id) GROUP BY k.kid""").fetchall()
+    names: dict[int, tuple[str, list[str]]] = {}
+    for kid, kernel, raw in con.execute("SELECT kid, kernel, raw_name FROM kernel_ids "
+                                        "ORDER BY kid, raw_name").fetchall():
+        names.setdefault(int(kid), (str(kernel), []))[1].append(str(raw))
+    used = {int(r[0]) for r in rows}
+    raw_used = _raw_names_used(profile, where) if any(len(names[k][1]) > 1 for k in used) else None
+    out = []
+    for kid, calls, timed, total, lo, hi, sumsq, median in rows:
+        kernel, raws = names[int(kid)]
+        if raw_used is not None:
+            raws = [r for r in raws if r in raw_used]
+        timed_ok = int(timed) > 0
+        out.append((kernel, _Partial(
+            int(calls), int(timed), int(total) if timed_ok else None,
+            lo if timed_ok else None, hi if timed_ok else None,
+            float(sumsq) if timed_ok else None, median if timed_ok else None, tuple(raws))))
+    return out
+
+
+def _raw_names_used(profile: Profile, where: str) -> set[str]:
+    rows = profile.con.execute(f"""SELECT raw_name FROM names WHERE name_id IN
+        (SELECT DISTINCT name_id FROM dispatches WHERE {where})""").fetchall()
+    return {str(r[0]) for r in rows}
+
+
+def _from_summary(profile: Profile, selection: Selection) -> list[tuple[str, _Partial]]:
+    where = summary_filter(profile, selection)
+    rows = profile.con.execute(f"""
+        SELECT n.kernel, n.raw_name, s.calls, s.total_ns, s.min_ns, s.max_ns, s.std_ns
+        FROM kernel_summary s JOIN names n USING (name_id) WHERE {where}""").fetchall()
+    out = []
+    for kernel, raw, calls, total, lo, hi, std in rows:
+        calls = int(calls)
+        sumsq = None
+        if std is not None and calls > 0 and total is not None:
+            mean = total / calls
+            sumsq = (calls - 1) * std * std + calls * mean * mean
+        elif calls == 1 and total is not None:
+            sumsq = total * total
+        total_v = int(total) if total is not None and float(total).is_integer() else total
+        out.append((str(kernel), _Partial(calls, calls, total_v, lo, hi, sumsq, None, (raw,))))
+    return out
+
+
+def _merge(parts: list[_Partial]) -> _Partial:
+    if len(parts) == 1:
+        return parts[0]
+    totals = [p.total for p in parts]
+    sumsqs = [p.sumsq for p in parts]
+    los = [p.minimum for p in parts if p.minimum is not None]
+    his = [p.maximum for p in parts if p.maximum is not None]
+    raw = tuple(sorted({r for p in parts for r in p.raw}))
+    return _Partial(
+        calls=sum(p.calls for p in parts),
+        timed=sum(p.timed for p in parts),
+        total=None if None in totals else sum(t for t in totals if t is not None),
+        minimum=min(los) if len(los) == len(parts) else None,
+        maximum=max(his) if len(his) == len(parts) else None,
+        sumsq=None if None in sumsqs else sum(s for s in sumsqs if s is not None),
+        median=None,
+        raw=raw,
+    )

@@ -1,0 +1,142 @@
+"""Command line: the only place that touches argv, stdout/stderr and exit codes.
+
+Exit codes: 0 ok, 1 analysis or input error, 2 usage error.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from importlib import resources
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from roofscope import __version__
+from roofscope.analysis.selection import Selection
+from roofscope.analysis.timeline import DEFAULT_GAP_NS
+from roofscope.errors import RoofscopeError
+from roofscope.readers import registry
+from roofscope.readers.load import load
+from roofscope.render.json import render_json
+from roofscope.render.text import render_text
+from roofscope.report import analyse
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="A full check-up of GPU programs from the files their profiler already wrote.",
+    pretty_exceptions_enable=False,
+)
+
+PROGRESS_BYTES = 64 << 20
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"roofscope {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                          help="Show the version and exit.")] = False,
+) -> None:
+    """roofscope reads rocprof/rocprofv3 output and reports the baseline and the hotspots."""
+
+
+@app.command()
+def analyze(
+    paths: Annotated[list[str], typer.Argument(help="Profiler output files or directories.")],
+    fmt: Annotated[str | None, typer.Option("--format", help="Read every file as this format "
+                                            "(see `roofscope formats`).")] = None,
+    top: Annotated[int, typer.Option("--top", min=1, help="Kernels shown in the text table; "
+                                     "the rest fold into 'other'.")] = 20,
+    kernel: Annotated[str | None, typer.Option("--kernel", help="Only kernels whose "
+                                               "normalised name matches this regex.")] = None,
+    device: Annotated[int | None, typer.Option("--device", help="Only dispatches on this "
+                                               "device (agent) id.")] = None,
+    gap_us: Annotated[float, typer.Option("--gap-us", min=0, help="Count idle gaps at least "
+                                          "this long (µs).")] = DEFAULT_GAP_NS / 1000,
+    as_json: Annotated[bool, typer.Option("--json", help="JSON (schema v1, SI units) on "
+                                          "stdout.")] = False,
+) -> None:
+    """Baseline and hotspots of one profile (files of several processes merge)."""
+    selection = Selection(kernel=kernel, device=device)
+    selection.pattern()  # a bad regex is a usage error before any reading
+    with _progress(paths) as tick:
+        profile = load(paths, fmt=fmt, progress=tick)
+    report = analyse(profile, selection=selection, gap_threshold_ns=round(gap_us * 1000))
+    if as_json:
+        sys.stdout.write(render_json(report))
+    else:
+        sys.stdout.write(render_text(report, top=top, color=_color()))
+
+
+@app.command()
+def demo(
+    as_json: Annotated[bool, typer.Option("--json", help="JSON instead of text.")] = False,
+) -> None:
+    """Run analyze on a real rocprof profile shipped with roofscope (MI250X, MIT licence)."""
+    root = resources.files("roofscope") / "data" / "demo" / "finite-difference"
+    with resources.as_file(root) as folder:
+        report = analyse(load([str(Path(folder))]))
+    sys.stdout.write(render_json(report) if as_json else render_text(report, color=_color()))
+
+
+@app.command()
+def formats() -> None:
+    """List the input formats roofscope recognises."""
+    for reader in registry.readers():
+        typer.echo(f"{reader.name:24} {reader.description}")
+
+
+def _color() -> bool:
+    import os
+
+    return sys.stdout.isatty() and "NO_COLOR" not in os.environ
+
+
+@contextmanager
+def _progress(paths: Sequence[str]) -> Iterator[object]:
+    """A spinner on stderr for big inputs, only when stderr is a terminal."""
+    size = sum(p.stat().st_size for p in map(Path, paths) if p.is_file())
+    if not sys.stderr.isatty() or size < PROGRESS_BYTES:
+        yield None
+        return
+    from rich.console import Console
+
+    console = Console(stderr=True)
+    with console.status("reading…") as status:
+        yield lambda name: status.update(f"reading {name}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point; returns the exit code instead of raising."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        app(args=args, prog_name="roofscope", standalone_mode=False)
+    except RoofscopeError as exc:
+        sys.stderr.write(f"roofscope: error: {exc}\n")
+        return exc.exit_code
+    except typer.Exit as exc:
+        return int(exc.exit_code or 0)
+    except (typer.Abort, KeyboardInterrupt):
+        sys.stderr.write("roofscope: aborted\n")
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:
+        if not _is_usage_error(exc):
+            raise
+        sys.stderr.write(f"roofscope: error: {exc.format_message()}\n")  # type: ignore[attr-defined]
+        return 2
+    return 0
+
+
+def _is_usage_error(exc: Exception) -> bool:
+    """Click's (or Typer's vendored click's) usage errors, whichever Typer is installed."""
+    return hasattr(exc, "format_message") and hasattr(exc, "exit_code")

@@ -1,0 +1,182 @@
+"""The one model every reader fills and every analysis reads.
+
+A :class:`Profile` holds its data in a DuckDB connection:
+
+``names``
+    one row per distinct raw kernel name: ``name_id``, ``raw_name``, ``kernel`` (normalised).
+``dispatches``
+    one row per kernel launch, when the input has launches. Times in nanoseconds.
+``counters``
+    long table of per-dispatch counter values (``row_id``, ``counter``, ``value``).
+``kernel_summary``
+    per-kernel totals when the input is already aggregated (a stats file).
+``activity_summary``
+    API and copy summaries (hip_stats, copy_stats, ...), never mixed into kernel time.
+``copies``
+    memory copies with their timestamps (rocprofv3 memory_copy_trace).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import duckdb
+
+from roofscope.names import normalise
+
+DISPATCH_COLUMNS: dict[str, str] = {
+    "row_id": "BIGINT",
+    "source": "INTEGER",
+    "name_id": "INTEGER",
+    "pid": "BIGINT",
+    "tid": "BIGINT",
+    "device": "BIGINT",
+    "queue": "BIGINT",
+    "stream": "BIGINT",
+    "dispatch_id": "BIGINT",
+    "start_ns": "BIGINT",
+    "end_ns": "BIGINT",
+    "grid_size": "BIGINT",
+    "workgroup_size": "BIGINT",
+    "lds_bytes": "BIGINT",
+    "scratch_bytes": "BIGINT",
+    "arch_vgpr": "BIGINT",
+    "accum_vgpr": "BIGINT",
+    "sgpr": "BIGINT",
+    "wave_size": "BIGINT",
+    "line": "BIGINT",
+}
+
+SUMMARY_COLUMNS: dict[str, str] = {
+    "source": "INTEGER",
+    "name_id": "INTEGER",
+    "calls": "BIGINT",
+    "total_ns": "DOUBLE",
+    "mean_ns": "DOUBLE",
+    "min_ns": "DOUBLE",
+    "max_ns": "DOUBLE",
+    "std_ns": "DOUBLE",
+    "pid": "BIGINT",
+}
+
+_SCHEMA = f"""
+CREATE TABLE names (name_id INTEGER PRIMARY KEY, raw_name VARCHAR UNIQUE, kernel VARCHAR);
+CREATE TABLE dispatches ({", ".join(f"{c} {t}" for c, t in DISPATCH_COLUMNS.items())});
+CREATE TABLE counters (row_id BIGINT, counter VARCHAR, value DOUBLE);
+CREATE TABLE kernel_summary ({", ".join(f"{c} {t}" for c, t in SUMMARY_COLUMNS.items())});
+CREATE TABLE activity_summary (source INTEGER, kind VARCHAR, name VARCHAR, calls BIGINT,
+    total_ns DOUBLE);
+CREATE TABLE copies (source INTEGER, pid BIGINT, direction VARCHAR, src_agent VARCHAR,
+    dst_agent VARCHAR, start_ns BIGINT, end_ns BIGINT);
+"""
+
+
+@dataclass(frozen=True)
+class InputFile:
+    """One file that was read, what it was read as and what it contributed."""
+
+    path: str
+    format: str
+    rows: int
+    role: str  # dispatches | kernel-summary | api-summary | copy-summary | copies | cross-check
+    group: str = ""  # files of one run share it
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """What is known about the run; None where the input does not say."""
+
+    producer: str | None = None
+    producer_version: str | None = None
+    gpu: str | None = None
+    arch: str | None = None
+
+
+@dataclass(frozen=True)
+class Warning:
+    """A data-quality finding reported in every output."""
+
+    code: str
+    message: str
+    count: int = 1
+
+
+@dataclass
+class Profile:
+    """Tables in DuckDB plus what was read and what was noticed while reading."""
+
+    con: duckdb.DuckDBPyConnection
+    inputs: list[InputFile] = field(default_factory=list)
+    run: RunInfo = field(default_factory=RunInfo)
+    warnings: list[Warning] = field(default_factory=list)
+    _next_row: int = 0
+
+    @classmethod
+    def empty(cls) -> Profile:
+        con = duckdb.connect()
+        con.execute("SET preserve_insertion_order = true")
+        con.execute(_SCHEMA)
+        return cls(con=con)
+
+    # -- filled by readers -------------------------------------------------------------
+
+    def add_input(self, path: str, fmt: str, rows: int, role: str) -> None:
+        self.inputs.append(InputFile(path=path, format=fmt, rows=rows, role=role))
+
+    def tag_group(self, start: int, group: str) -> None:
+        """Mark the inputs added from index ``start`` on as files of one run."""
+        for i in range(start, len(self.inputs)):
+            f = self.inputs[i]
+            self.inputs[i] = InputFile(f.path, f.format, f.rows, f.role, group)
+
+    def sources(self, *roles: str) -> list[int]:
+        """Source ids (indices into ``inputs``) of the given roles."""
+        return [i for i, f in enumerate(self.inputs) if f.role in roles]
+
+    def warn(self, code: str, message: str, count: int = 1) -> None:
+        self.warnings.append(Warning(code=code, message=message, count=count))
+
+    def reserve_rows(self, count: int) -> int:
+        """First of ``count`` fresh dispatch row ids."""
+        first = self._next_row
+        self._next_row += count
+        return first
+
+    def name_ids(self, raw_names: Iterable[str]) -> dict[str, int]:
+        """Ids for raw names, registering the ones not seen before."""
+        wanted = list(dict.fromkeys(raw_names))
+        if not wanted:
+            return {}
+        known = dict(
+            self.con.execute(
+                "SELECT raw_name, name_id FROM names WHERE raw_name IN (SELECT unnest($1))",
+                [wanted],
+            ).fetchall()
+        )
+        new = [n for n in wanted if n not in known]
+        if new:
+            (first,) = self.con.execute("SELECT coalesce(max(name_id) + 1, 0) FROM names").fetchone() or (0,)
+            rows = [(first + i, raw, normalise(raw)) for i, raw in enumerate(new)]
+            self.con.executemany("INSERT INTO names VALUES (?, ?, ?)", rows)
+            known.update({raw: first + i for i, raw in enumerate(new)})
+        return {n: known[n] for n in wanted}
+
+    def set_run(self, run: RunInfo) -> None:
+        """Merge what a reader learnt about the run; the first value seen wins."""
+        self.run = RunInfo(
+            producer=self.run.producer or run.producer,
+            producer_version=self.run.producer_version or run.producer_version,
+            gpu=self.run.gpu or run.gpu,
+            arch=self.run.arch or run.arch,
+        )
+
+    # -- read by analyses ---------------------------------------------------------------
+
+    def count(self, table: str) -> int:
+        row = self.con.execute(f"SELECT count(*) FROM {table}").fetchone()
+        return int(row[0]) if row else 0
+
+    @property
+    def has_dispatches(self) -> bool:
+        return self.count("dispatches") > 0

@@ -1,0 +1,39 @@
+"""Kernel identity: the normalised name under which dispatches of one kernel are grouped.
+
+Profilers decorate the same kernel differently: rocprof v1 appends `` [clone .kd]`` or
+``.kd``, rocprofv2 via Omniperf `` (.kd)``, some producers keep the mangled ``_Z`` symbol.
+The normalised name strips those suffixes and demangles, so that names from different
+tools and versions join; the raw name is always kept beside it.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+_SUFFIX = re.compile(r"(?:\s*\[clone \.kd\]|\s*\(\.kd\)|\.kd)$")
+
+try:  # libstdc++'s demangler, the same as c++filt
+    import cxxfilt as _cxxfilt
+except Exception:  # pragma: no cover - only where libstdc++ cannot be loaded
+    _cxxfilt = None
+
+
+def demangle(symbol: str) -> str:
+    """The demangled form of an Itanium ``_Z`` symbol, or the symbol itself."""
+    if _cxxfilt is None or not symbol.startswith("_Z"):
+        return symbol
+    try:
+        return str(_cxxfilt.demangle(symbol, external_only=False))
+    except Exception:
+        return symbol
+
+
+@lru_cache(maxsize=65536)
+def normalise(raw: str) -> str:
+    """Strip tool suffixes, surrounding quotes and whitespace, then demangle."""
+    name = raw.strip()
+    if len(name) >= 2 and name[0] == name[-1] == '"':
+        name = name[1:-1].strip()
+    name = _SUFFIX.sub("", name).strip()
+    return demangle(name)

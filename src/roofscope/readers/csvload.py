@@ -1,0 +1,172 @@
+"""Load a dispatch CSV into the model with DuckDB, fast and without holding its names per row.
+
+Kernel names are long (hundreds of bytes) and repeat millions of times, so the file is read
+once into a compact staging table whose name column is a DuckDB ENUM built from the names
+in the first rows; names first seen later stay as text in an overflow column, which only
+rare rows fill. Rows DuckDB rejects (unquoted commas, embedded quotes, a cut last line,
+bytes that are not UTF-8) come back with their byte offset and are parsed again in Python,
+from the right, by :mod:`roofscope.readers.rowfix`.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+
+from roofscope.model import DISPATCH_COLUMNS, Profile
+
+SAMPLE_ROWS = 20_000
+_ids = itertools.count()
+
+
+@dataclass(frozen=True)
+class CsvLayout:
+    """How a dispatch CSV maps onto the model.
+
+    ``columns`` are the file's columns in order with their DuckDB types; ``mapping`` gives
+    for each model column an SQL expression over those columns; ``name`` is the column
+    holding the kernel name; ``counters`` are columns kept as counters.
+    """
+
+    columns: Sequence[tuple[str, str]]
+    mapping: dict[str, str]
+    name: str
+    counters: Sequence[str] = ()
+    header: bool = True
+
+
+@dataclass(frozen=True)
+class Rejected:
+    line: int
+    byte_offset: int | None
+    error: str
+
+
+@dataclass(frozen=True)
+class LoadResult:
+    rows: int
+    first_row: int
+    rejected: list[Rejected]
+
+
+def _q(ident: str) -> str:
+    return '"' + ident.replace('"', '""') + '"'
+
+
+def _reader_sql(path: Path, layout: CsvLayout, *, rejects: str | None) -> str:
+    cols = "{" + ", ".join(f"'{c}': '{t}'" for c, t in layout.columns) + "}"
+    opts = [
+        f"header={'true' if layout.header else 'false'}",
+        f"columns={cols}",
+        "delim=','",
+        "quote='\"'",
+        "escape='\"'",
+        "nullstr=['None', '']",
+        "auto_detect=false",
+        "max_line_size=16777216",
+    ]
+    if rejects:
+        opts += [
+            "store_rejects=true",
+            f"rejects_table='{rejects}_errors'",
+            f"rejects_scan='{rejects}_scans'",
+        ]
+    else:
+        opts.append("ignore_errors=true")
+    path_sql = str(path).replace("'", "''")
+    return f"read_csv('{path_sql}', {', '.join(opts)})"
+
+
+def load_dispatch_csv(profile: Profile, path: Path, layout: CsvLayout, source: int) -> LoadResult:
+    """Read ``path`` into ``profile.dispatches`` (and ``counters``); return what was rejected."""
+    con = profile.con
+    tag = f"csv{next(_ids)}"
+    name = _q(layout.name)
+    sample = con.execute(
+        f"SELECT DISTINCT n FROM (SELECT {name} AS n FROM {_reader_sql(path, layout, rejects=None)}"
+        f" LIMIT {SAMPLE_ROWS}) WHERE n IS NOT NULL"
+    ).fetchall()
+    sampled = [str(r[0]) for r in sample] or [""]
+    ids = profile.name_ids(sampled)
+    enum = f"{tag}_names"
+    con.execute(f"CREATE TYPE {enum} AS ENUM (SELECT unnest($1::VARCHAR[]))", [sampled])
+    try:
+        rows, first = _stage(
+            profile, f"FROM {_reader_sql(path, layout, rejects=tag)}", layout, source,
+            key=f"TRY_CAST({name} AS {enum})", code_ids=[ids[n] for n in sampled],
+        )
+        rejected = _rejected(con, tag)
+    finally:
+        con.execute(f"DROP TYPE IF EXISTS {enum}")
+    return LoadResult(rows=rows, first_row=first, rejected=rejected)
+
+
+def insert_rows(
+    profile: Profile, rows: Sequence[Sequence[object]], layout: CsvLayout, source: int
+) -> int:
+    """Insert rows already split into the layout's columns (the rows Python had to fix)."""
+    if not rows:
+        return 0
+    con = profile.con
+    table = f"fix{next(_ids)}"
+    con.execute(
+        f"CREATE TEMP TABLE {table} ({', '.join(f'{_q(c)} {t}' for c, t in layout.columns)})"
+    )
+    marks = ", ".join("?" for _ in layout.columns)
+    con.executemany(f"INSERT INTO {table} VALUES ({marks})", [list(r) for r in rows])
+    profile.name_ids(str(r[0]) for r in con.execute(f"SELECT DISTINCT {_q(layout.name)} FROM {table}").fetchall())
+    count, _ = _stage(profile, f"FROM {table}", layout, source, key="NULL", code_ids=[])
+    con.execute(f"DROP TABLE {table}")
+    return count
+
+
+def _stage(
+    profile: Profile, from_sql: str, layout: CsvLayout, source: int, *, key: str,
+    code_ids: list[int],
+) -> tuple[int, int]:
+    """Materialise ``from_sql`` compactly, then append it to the model tables."""
+    con = profile.con
+    stage = f"stage{next(_ids)}"
+    name = _q(layout.name)
+    model_cols = [c for c in DISPATCH_COLUMNS if c in layout.mapping]
+    selects = [f"{key} AS _k", f"CASE WHEN {key} IS NULL THEN {name} END AS _extra"]
+    selects += [f"{layout.mapping[c]} AS {c}" for c in model_cols]
+    selects += [f"TRY_CAST({_q(c)} AS DOUBLE) AS {_q('ctr:' + c)}" for c in layout.counters]
+    con.execute(f"CREATE TEMP TABLE {stage} AS SELECT {', '.join(selects)} {from_sql}")
+    try:
+        extra = con.execute(f"SELECT DISTINCT _extra FROM {stage} WHERE _extra IS NOT NULL")
+        profile.name_ids(str(r[0]) for r in extra.fetchall())
+        (rows,) = con.execute(f"SELECT count(*) FROM {stage}").fetchone() or (0,)
+        first = profile.reserve_rows(int(rows))
+        code = "x.name_id" if not code_ids else (
+            "coalesce(list_extract($1::INTEGER[], enum_code(s._k) + 1), x.name_id)")
+        fixed = {"row_id": f"{first} + s.rowid", "source": str(source), "name_id": code}
+        cols = list(fixed) + model_cols
+        exprs = list(fixed.values()) + [f"s.{c}" for c in model_cols]
+        con.execute(
+            f"INSERT INTO dispatches ({', '.join(cols)}) SELECT {', '.join(exprs)} FROM {stage} s "
+            f"LEFT JOIN names x ON x.raw_name = s._extra",
+            [code_ids] if code_ids else [],
+        )
+        if layout.counters:
+            ctr = ", ".join(_q("ctr:" + c) for c in layout.counters)
+            con.execute(
+                f"INSERT INTO counters SELECT row_id, substr(counter, 5), value FROM "
+                f"(UNPIVOT (SELECT {first} + rowid AS row_id, {ctr} FROM {stage}) "
+                f"ON {ctr} INTO NAME counter VALUE value)"
+            )
+    finally:
+        con.execute(f"DROP TABLE {stage}")
+    return int(rows), first
+
+
+def _rejected(con: duckdb.DuckDBPyConnection, tag: str) -> list[Rejected]:
+    rows = con.execute(
+        f"SELECT line, min(line_byte_position), string_agg(DISTINCT error_type, ', ') "
+        f"FROM {tag}_errors GROUP BY line ORDER BY line"
+    ).fetchall()
+    return [Rejected(int(r[0]), None if r[1] is None else int(r[1]), str(r[2])) for r in rows]

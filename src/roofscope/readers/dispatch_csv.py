@@ -1,0 +1,61 @@
+"""Read a dispatch CSV end to end: fast load, Python fix-up of rejected rows, warnings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from roofscope.errors import InputError
+from roofscope.model import Profile
+from roofscope.readers.csvload import CsvLayout, insert_rows, load_dispatch_csv
+from roofscope.readers.rowfix import fix_rows, read_lines
+
+SHOWN_LINES = 5
+
+
+def read_dispatch_csv(profile: Profile, path: Path, layout: CsvLayout, *, fmt: str, role: str) -> int:
+    """Load ``path`` as dispatches; malformed rows are skipped and reported with their lines."""
+    source = len(profile.inputs)
+    result = load_dispatch_csv(profile, path, layout, source)
+    recovered = 0
+    if result.rejected:
+        fixed = fix_rows(read_lines(path, result.rejected), layout.columns, layout.name)
+        recovered = insert_rows(profile, fixed.rows, layout, source)
+        _report(profile, path, fixed.malformed, fixed.not_utf8)
+    rows = result.rows + recovered
+    if rows == 0:
+        raise InputError(
+            str(path),
+            "has no dispatch rows (header only, or every row malformed)",
+            "check that the profiled program launched kernels and the profiler finished",
+        )
+    profile.add_input(str(path), fmt, rows, role)
+    return rows
+
+
+def _report(
+    profile: Profile, path: Path, malformed: list[tuple[int, str]], not_utf8: list[int]
+) -> None:
+    truncated = [n for n, why in malformed if why == "truncated last row"]
+    other = [(n, why) for n, why in malformed if why != "truncated last row"]
+    if truncated:
+        profile.warn(
+            "truncated-last-row",
+            f"{path}:{truncated[0]}: the last row is cut short (the profiler was stopped while "
+            "writing) and was dropped",
+        )
+    if other:
+        shown = ", ".join(f"line {n} ({why})" for n, why in other[:SHOWN_LINES])
+        more = f" and {len(other) - SHOWN_LINES} more" if len(other) > SHOWN_LINES else ""
+        profile.warn(
+            "malformed-row",
+            f"{path}: {len(other)} malformed row(s) skipped: {shown}{more}",
+            count=len(other),
+        )
+    if not_utf8:
+        lines = ", ".join(str(n) for n in not_utf8[:SHOWN_LINES])
+        profile.warn(
+            "not-utf8",
+            f"{path}: kernel names with bytes that are not UTF-8 on line(s) {lines}; "
+            "they are shown with U+FFFD in their place",
+            count=len(not_utf8),
+        )

@@ -1,0 +1,144 @@
+"""Turn paths (files and directories) into one Profile.
+
+Files are recognised by content. Files of one run (same folder, same name stem such as
+``results`` or a rocprofv3 ``<pid>`` prefix) are grouped: the best dispatch source of the
+group is read (trace CSV before JSON), a kernel stats file beside it becomes a cross-check,
+and API/copy summaries are read as such. Counter-only CSVs (no timestamps) are counter
+runs when a timed trace exists; otherwise they are the dispatches.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from roofscope.errors import InputError
+from roofscope.model import Profile
+from roofscope.readers import registry
+from roofscope.readers.registry import DISPATCHES, KERNEL_SUMMARY, Reader
+from roofscope.readers.rocprof_v1_csv import RocprofV1Csv, is_timed
+from roofscope.readers.sniff import Head, read_head
+
+_CANDIDATE = re.compile(r"\.(csv|json)$", re.IGNORECASE)
+_V3_SUFFIX = re.compile(r"_(kernel_trace|kernel_stats|memory_copy_trace|memory_copy_stats|"
+                        r"[a-z_]*api_stats|[a-z_]*domain_stats|[a-z_]*_trace|agent_info)$")
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Found:
+    head: Head
+    reader: Reader
+    role: str
+
+    @property
+    def group(self) -> tuple[str, str]:
+        stem = self.head.path.name.split(".")[0]
+        return str(self.head.path.parent), _V3_SUFFIX.sub("", stem)
+
+
+def load(paths: Sequence[str], *, fmt: str | None = None,
+         progress: Progress | None = None) -> Profile:
+    """Read every path into one Profile; InputError when nothing usable is found."""
+    if not paths:
+        raise InputError("roofscope", "no input path given", "pass a profile file or directory")
+    forced = registry.by_name(fmt) if fmt else None
+    found: list[Found] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            found += _scan_dir(path, forced)
+        else:
+            found.append(_identify(read_head(path), forced, explicit=True))
+    plan = _plan(found)
+    profile = Profile.empty()
+    for item, role in plan:
+        if progress:
+            progress(str(item.head.path))
+        before = len(profile.inputs)
+        item.reader.read(item.head.path, item.head, profile, role=role)
+        profile.tag_group(before, "/".join(item.group))
+    return profile
+
+
+def _identify(head: Head, forced: Reader | None, *, explicit: bool) -> Found:
+    shown = str(head.path)
+    if head.kind == "empty":
+        raise InputError(shown, "is empty", "re-run the profiler; the file was never written")
+    if head.kind in ("binary", "gzip", "sqlite"):
+        what = {"binary": "binary data", "gzip": "a gzip file", "sqlite": "an SQLite database"}
+        raise InputError(
+            shown, f"is {what[head.kind]}, not a profiler CSV or JSON file",
+            "pass rocprof/rocprofv3 CSV or JSON output (see `roofscope formats`)",
+        )
+    detected = registry.detect(head)
+    if forced is not None and detected is not None and detected.name != forced.name:
+        raise InputError(
+            shown, f"looks like {detected.name}, not {forced.name}",
+            f"drop --format or pass --format {detected.name}", line=1,
+        )
+    reader = forced or detected
+    if reader is None or not reader.detect(head):
+        first = head.first_line[:80]
+        raise InputError(
+            shown, f"is not a recognised profiler file (first line: {first!r})",
+            "pass rocprof/rocprofv3 output, or name the format with --format",
+            line=1,
+        )
+    return Found(head, reader, reader.role(head))
+
+
+def _scan_dir(root: Path, forced: Reader | None) -> list[Found]:
+    found: list[Found] = []
+    for path in sorted(p for p in root.rglob("*") if p.is_file() and _CANDIDATE.search(p.name)):
+        head = read_head(path)
+        if head.kind != "text":
+            continue
+        reader = registry.detect(head)
+        if forced is not None and reader is not None:
+            reader = forced
+        if reader is not None:
+            found.append(Found(head, reader, reader.role(head)))
+    if not found:
+        raise InputError(
+            str(root), "holds no profiler output that roofscope reads",
+            "point at the folder rocprof/rocprofv3 wrote (results.csv, *_kernel_trace.csv, ...)",
+        )
+    return found
+
+
+def _plan(found: list[Found]) -> list[tuple[Found, str]]:
+    """Which file is read in which role, in a stable order."""
+    unique = {f.head.path.resolve(): f for f in found}
+    items = sorted(unique.values(), key=lambda f: str(f.head.path))
+    timed = [f for f in items if f.role == DISPATCHES and _timed(f)]
+    groups: dict[tuple[str, str], list[Found]] = {}
+    for f in items:
+        groups.setdefault(f.group, []).append(f)
+    plan: list[tuple[Found, str]] = []
+    for members in groups.values():
+        sources = sorted((f for f in members if f.role == DISPATCHES),
+                         key=lambda f: (not _timed(f), f.reader.priority))
+        best = sources[0] if sources else None
+        for f in members:
+            if f.role == DISPATCHES:
+                if f is best and (_timed(f) or not timed):
+                    plan.append((f, DISPATCHES))
+                elif not _timed(f) and timed:
+                    plan.append((f, "counter-run"))
+            elif f.role == KERNEL_SUMMARY:
+                plan.append((f, "cross-check" if best is not None else KERNEL_SUMMARY))
+            else:
+                plan.append((f, f.role))
+    order = {DISPATCHES: 0, "counter-run": 1, KERNEL_SUMMARY: 2}
+    plan.sort(key=lambda p: (order.get(p[1], 3), str(p[0].head.path)))
+    return plan
+
+
+def _timed(f: Found) -> bool:
+    if isinstance(f.reader, RocprofV1Csv):
+        return is_timed(f.reader.layout(f.head))
+    return True

@@ -1,0 +1,73 @@
+"""The one registry of input formats: each reader says what it recognises and what it gives.
+
+A new format is one new module with a :class:`Reader` subclass and one line in ``READERS``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import ClassVar
+
+from roofscope.errors import UsageError
+from roofscope.model import Profile
+from roofscope.readers.sniff import Head
+
+# What a file contributes; decides which file wins when several describe the same run.
+DISPATCHES = "dispatches"
+KERNEL_SUMMARY = "kernel-summary"
+ACTIVITY = "activity"
+COPIES = "copies"
+
+
+class Reader:
+    """One input format. Subclasses set the class variables and implement two methods."""
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    producer: ClassVar[str]
+    # Lower wins when two files of one run both give dispatches (trace CSV before JSON).
+    priority: ClassVar[int] = 50
+
+    def detect(self, head: Head) -> bool:
+        raise NotImplementedError
+
+    def role(self, head: Head) -> str:
+        """What this file gives: DISPATCHES, KERNEL_SUMMARY, ACTIVITY or COPIES."""
+        raise NotImplementedError
+
+    def read(self, path: Path, head: Head, profile: Profile, *, role: str) -> None:
+        """Add the file's content to ``profile`` in the given role."""
+        raise NotImplementedError
+
+
+def readers() -> list[Reader]:
+    from roofscope.readers import rocprof_v1_csv, rocprof_v1_json, rocprof_v1_stats, rocprofv3
+    from roofscope.readers import summary_csv
+
+    return [
+        rocprof_v1_csv.RocprofV1Csv(),
+        rocprof_v1_stats.RocprofV1Stats(),
+        rocprof_v1_json.RocprofV1Json(),
+        rocprofv3.KernelTrace(),
+        rocprofv3.Stats(),
+        rocprofv3.MemoryCopyTrace(),
+        summary_csv.SummaryCsv(),
+    ]
+
+
+def detect(head: Head) -> Reader | None:
+    """The reader that recognises this file's content, if any."""
+    if head.kind != "text":
+        return None
+    for reader in readers():
+        if reader.detect(head):
+            return reader
+    return None
+
+
+def by_name(name: str) -> Reader:
+    for reader in readers():
+        if reader.name == name:
+            return reader
+    known = ", ".join(r.name for r in readers())
+    raise UsageError(f"--format {name}: unknown format; use one of {known}")

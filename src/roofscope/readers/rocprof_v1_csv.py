@@ -1,0 +1,114 @@
+"""rocprof v1 ``results.csv``: one row per kernel dispatch (formats-amd.md section 2.1).
+
+Header layouts: the ROCm < 5.3 one (``vgpr,sgpr,fbar``), the ROCm >= 5.3 one
+(``arch_vgpr,accum_vgpr,sgpr,wave_size``), the quoted one with ``DurationNs``, the ROCm 6.0
+upper-case names, and header-less slices of ROCm 4.x output (layout a + ``DurationNs``).
+Columns that are not part of the fixed layout are counters.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from roofscope.model import Profile, RunInfo
+from roofscope.readers.csvload import CsvLayout
+from roofscope.readers.dispatch_csv import read_dispatch_csv
+from roofscope.readers.registry import DISPATCHES, Reader
+from roofscope.readers.rocminfo import gpu_from_rocminfo
+from roofscope.readers.sniff import Head
+
+# file column (lower case) -> model column
+_MODEL = {
+    "index": "dispatch_id",
+    "gpu-id": "device",
+    "queue-id": "queue",
+    "pid": "pid",
+    "tid": "tid",
+    "grd": "grid_size",
+    "wgr": "workgroup_size",
+    "lds": "lds_bytes",
+    "scr": "scratch_bytes",
+    "vgpr": "arch_vgpr",
+    "arch_vgpr": "arch_vgpr",
+    "accum_vgpr": "accum_vgpr",
+    "sgpr": "sgpr",
+    "wave_size": "wave_size",
+    "beginns": "start_ns",
+    "endns": "end_ns",
+}
+_TEXT = {"kernelname", "sig", "obj"}
+_FIXED = set(_MODEL) | _TEXT | {"queue-index", "fbar", "dispatchns", "completens", "durationns"}
+
+# ROCm 4.x --hsa-trace --timestamp slices carry no header: layout (a) + DurationNs.
+HEADERLESS = [
+    "Index", "KernelName", "gpu-id", "queue-id", "queue-index", "pid", "tid", "grd", "wgr",
+    "lds", "scr", "vgpr", "sgpr", "fbar", "sig", "obj", "DispatchNs", "BeginNs", "EndNs",
+    "CompleteNs", "DurationNs",
+]
+_HEADERLESS_ROW = re.compile(r'^\d+,"')
+
+
+def layout_for(header: list[str], *, has_header: bool = True) -> CsvLayout:
+    """Column types, model mapping and counters for a rocprof v1 header."""
+    columns: list[tuple[str, str]] = []
+    mapping: dict[str, str] = {}
+    counters: list[str] = []
+    seen: set[str] = set()
+    for raw in header:
+        col = raw.strip()
+        while col in seen:  # passes merged by other tools repeat helper counters
+            col += "_dup"
+        seen.add(col)
+        low = col.lower()
+        if low in _TEXT:
+            columns.append((col, "VARCHAR"))
+        elif low in _FIXED:
+            columns.append((col, "BIGINT"))
+        else:
+            columns.append((col, "VARCHAR"))
+            counters.append(col)
+        if low in _MODEL and _MODEL[low] not in mapping:
+            mapping[_MODEL[low]] = f'"{col}"'
+    name = next(c for c, _ in columns if c.lower() == "kernelname")
+    return CsvLayout(columns=columns, mapping=mapping, name=name, counters=counters,
+                     header=has_header)
+
+
+def is_timed(layout: CsvLayout) -> bool:
+    return "start_ns" in layout.mapping and "end_ns" in layout.mapping
+
+
+class RocprofV1Csv(Reader):
+    name = "rocprof-v1-csv"
+    description = "rocprof v1 results.csv (kernel dispatches, with or without counters)"
+    producer = "rocprof"
+    priority = 10
+
+    def detect(self, head: Head) -> bool:
+        fields = [f.strip().lower() for f in head.fields()[:3]]
+        if fields == ["index", "kernelname", "gpu-id"]:
+            return True
+        return bool(_HEADERLESS_ROW.match(head.first_line)) and len(head.fields()) == len(HEADERLESS)
+
+    def role(self, head: Head) -> str:
+        return DISPATCHES
+
+    def layout(self, head: Head) -> CsvLayout:
+        if head.fields() and head.fields()[0].strip().lower() == "index":
+            return layout_for(head.fields())
+        return layout_for(HEADERLESS, has_header=False)
+
+    def read(self, path: Path, head: Head, profile: Profile, *, role: str) -> None:
+        layout = self.layout(head)
+        read_dispatch_csv(profile, path, layout, fmt=self.name, role=role)
+        if not layout.header:
+            profile.warn(
+                "no-header",
+                f"{path}: no header line; read as the ROCm 4.x layout "
+                f"({len(HEADERLESS)} columns ending in DurationNs)",
+            )
+        profile.set_run(RunInfo(producer=self.producer))
+        sysinfo = path.with_name(path.name.split(".")[0] + ".sysinfo.txt")
+        if sysinfo.is_file():
+            profile.set_run(gpu_from_rocminfo(sysinfo))

@@ -1,0 +1,146 @@
+"""rocprof v1 ``results.json`` (Chrome trace; formats-amd.md section 2.4).
+
+Written by ``tblextr``/``sqlitedb``: ``{ "traceEvents":[{}`` then one ``,{...}`` event per
+record, possibly spanning lines, then ``"otherData"``. Kernel events live in pid
+``6 + gpu-id`` (``GPU<n>`` processes); their ``args`` hold the nanosecond ``BeginNs`` and
+``EndNs`` as strings, which are used instead of the rounded microsecond ``ts``/``dur``.
+Names are never JSON-escaped, so events that are not valid JSON are recovered with a regex.
+Copies (pid 1) are kept apart; HIP/HSA API events (pids 2, 3) become an API summary.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from roofscope.errors import InputError
+from roofscope.model import Profile, RunInfo
+from roofscope.readers.csvload import insert_rows
+from roofscope.readers.registry import DISPATCHES, Reader
+from roofscope.readers.rocprof_v1_csv import layout_for
+from roofscope.readers.rowfix import convert_row
+from roofscope.readers.sniff import Head
+from roofscope.readers.stats_csv import insert_activity
+
+GPU_BASE_PID = 6
+COPY_PID = 1
+API_PIDS = {2: "api", 3: "api"}
+_EVENT_START = re.compile(r"\n?,\s*(?=\{)")
+_FIELD = re.compile(r'"(?P<key>[A-Za-z_\-]+)"\s*:\s*"?(?P<value>-?\d+)"?')
+_NAME = re.compile(r'"(?:KernelName|name)"\s*:\s*"(?P<name>.*?)"\s*,\s*\n?\s*"(?:gpu-id|pid|ph)"',
+                   re.S)
+# args keys of a KERN event, in the order layout_for understands
+_KEYS = ["KernelName", "gpu-id", "queue-id", "pid", "tid", "grd", "wgr", "lds", "scr",
+         "arch_vgpr", "accum_vgpr", "vgpr", "sgpr", "wave_size", "BeginNs", "EndNs"]
+
+
+def split_events(text: str) -> list[str]:
+    """The text of each event object, whether or not the whole file is valid JSON."""
+    body = text.lstrip("\ufeff").strip()
+    if body.startswith("{"):
+        m = re.match(r'\{\s*"traceEvents"\s*:\s*\[', body)
+        if m:
+            body = body[m.end():]
+    cut = body.find('"otherData"')
+    if cut >= 0:
+        body = body[:cut]
+    chunks = _EVENT_START.split(body)
+    return [c.strip().rstrip(",]").strip() for c in chunks if c.strip().startswith("{")]
+
+
+def parse_event(chunk: str) -> dict[str, Any] | None:
+    try:
+        value = json.loads(chunk)
+        return value if isinstance(value, dict) else None
+    except json.JSONDecodeError:
+        pass
+    fields = {m.group("key"): m.group("value") for m in _FIELD.finditer(chunk)}
+    name = _NAME.search(chunk)
+    if not fields or '"ph":"X"' not in chunk.replace(" ", ""):
+        return None
+    args = dict(fields)
+    if name:
+        args["KernelName"] = name.group("name")
+    return {"ph": "X", "pid": fields.get("pid"), "name": args.get("KernelName", ""), "args": args}
+
+
+class RocprofV1Json(Reader):
+    name = "rocprof-v1-json"
+    description = "rocprof v1 results.json (Chrome trace; nanosecond BeginNs/EndNs from args)"
+    producer = "rocprof"
+    priority = 20
+
+    def detect(self, head: Head) -> bool:
+        line = head.first_line.replace(" ", "")
+        return line.startswith(('{"traceEvents":[{}', ',{"args":', ',{"ph":'))
+
+    def role(self, head: Head) -> str:
+        return DISPATCHES
+
+    def read(self, path: Path, head: Head, profile: Profile, *, role: str) -> None:
+        text = path.read_bytes().decode("utf-8", errors="replace")
+        kernels: list[dict[str, Any]] = []
+        copies: list[tuple[str, int, int]] = []
+        api: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0, 0.0])
+        for chunk in split_events(text):
+            event = parse_event(chunk)
+            if not event or event.get("ph") != "X":
+                continue
+            pid, args = _int(event.get("pid")), event.get("args") or {}
+            begin, end = _int(args.get("BeginNs")), _int(args.get("EndNs"))
+            if pid is None or begin is None or end is None:
+                continue
+            name = str(event.get("name", ""))
+            if pid >= GPU_BASE_PID and name != "<barrier packet>":
+                kernels.append({**{k: str(v) for k, v in args.items()}, "_name": name,
+                                "_gpu": str(pid - GPU_BASE_PID), "_kern": "KernelName" in args})
+            elif pid == COPY_PID:
+                copies.append((name, begin, end))
+            elif pid in API_PIDS:
+                entry = api[(API_PIDS[pid], name)]
+                entry[0] += 1
+                entry[1] += end - begin
+        # with --hip-trace the same kernels come twice: from KERN (with KernelName) and OPS
+        if any(k["_kern"] for k in kernels):
+            kernels = [k for k in kernels if k["_kern"]]
+        if not kernels:
+            raise InputError(
+                str(path),
+                "holds no kernel events (a results.json fragment, or a trace without GPU activity)",
+                "analyse the results.csv written beside it, or re-run rocprof with --hsa-trace",
+            )
+        source = len(profile.inputs)
+        self._insert_kernels(profile, kernels, source)
+        if copies:
+            profile.con.executemany(
+                "INSERT INTO copies VALUES (?, NULL, ?, NULL, NULL, ?, ?)",
+                [(source, n, b, e) for n, b, e in copies],
+            )
+        if api:
+            insert_activity(profile, source, "api",
+                            [(name, int(c), float(t)) for (_, name), (c, t) in api.items()])
+        profile.add_input(str(path), self.name, len(kernels), role)
+        profile.set_run(RunInfo(producer=self.producer))
+
+    @staticmethod
+    def _insert_kernels(profile: Profile, kernels: list[dict[str, Any]], source: int) -> None:
+        header = ["KernelName", "gpu-id", *[k for k in _KEYS[2:] if any(k in e for e in kernels)]]
+        layout = layout_for(header)
+        rows = []
+        for e in kernels:
+            fields = [e.get("KernelName", e["_name"]), e.get("gpu-id", e["_gpu"]),
+                      *[e.get(k, "None") for k in header[2:]]]
+            row = convert_row(fields, layout.columns)
+            if row is not None:
+                rows.append(row)
+        insert_rows(profile, rows, layout, source)
+
+
+def _int(value: object) -> int | None:
+    try:
+        return int(str(value))
+    except (TypeError, ValueError):
+        return None

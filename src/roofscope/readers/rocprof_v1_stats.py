@@ -1,0 +1,76 @@
+"""rocprof v1 ``results.stats.csv`` and its API/copy siblings (formats-amd.md section 2.3).
+
+All four files share the header ``"Name","Calls","TotalDurationNs","AverageNs","Percentage"``.
+Kernel stats become the kernel summary; ``hip_stats``/``hsa_stats`` are API summaries and
+``copy_stats`` a copy summary, reported apart and never mixed into kernel time.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from roofscope.errors import InputError
+from roofscope.model import Profile, RunInfo
+from roofscope.readers.registry import ACTIVITY, KERNEL_SUMMARY, Reader
+from roofscope.readers.sniff import Head
+from roofscope.readers.stats_csv import (
+    insert_activity,
+    insert_kernel_summary,
+    parse_stats,
+    report_bad,
+)
+
+HEADER = ["Name", "Calls", "TotalDurationNs", "AverageNs", "Percentage"]
+_API = re.compile(r"^(hip|hsa_|hipblas|rocblas|roctx)", re.IGNORECASE)
+_COPY = re.compile(r"^(Copy[A-Z]|FillBuffer|MEMORY_COPY)")
+
+
+def activity_kind(path: Path, names: list[str]) -> str | None:
+    """'api', 'copy' or None (kernels), from the file name, else from the names inside."""
+    lower = path.name.lower()
+    if lower.endswith(("hip_stats.csv", "hsa_stats.csv", "api_stats.csv")):
+        return "api"
+    if lower.endswith("copy_stats.csv"):
+        return "copy"
+    if lower.endswith(("kernel_stats.csv", ".stats.csv")):
+        return None
+    if names and all(_API.match(n) for n in names):
+        return "api"
+    if names and all(_COPY.match(n) for n in names):
+        return "copy"
+    return None
+
+
+class RocprofV1Stats(Reader):
+    name = "rocprof-v1-stats"
+    description = "rocprof v1 results.stats.csv (kernels), hip_stats/hsa_stats (API), copy_stats"
+    producer = "rocprof"
+    priority = 80
+
+    def detect(self, head: Head) -> bool:
+        return [f.strip() for f in head.fields()] == HEADER
+
+    def role(self, head: Head) -> str:
+        return KERNEL_SUMMARY if activity_kind(head.path, []) is None else ACTIVITY
+
+    def read(self, path: Path, head: Head, profile: Profile, *, role: str) -> None:
+        rows, bad = parse_stats(path, len(HEADER) - 1)
+        report_bad(profile, path, bad)
+        if not rows:
+            raise InputError(str(path), "has no rows", "check that the profiled program ran")
+        source = len(profile.inputs)
+        kind = activity_kind(path, [r.name for r in rows])
+        if kind is None:
+            insert_kernel_summary(profile, source, [
+                (r.name, int(r.values[0] or 0), float(r.values[1] or 0.0),
+                 (r.values[1] or 0.0) / r.values[0] if r.values[0] else None, None, None, None)
+                for r in rows
+            ])
+            profile.add_input(str(path), self.name, len(rows), role)
+        else:
+            insert_activity(profile, source, kind, [
+                (r.name, int(r.values[0] or 0), float(r.values[1] or 0.0)) for r in rows
+            ])
+            profile.add_input(str(path), self.name, len(rows), f"{kind}-summary")
+        profile.set_run(RunInfo(producer=self.producer))

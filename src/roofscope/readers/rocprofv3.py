@@ -1,0 +1,158 @@
+"""rocprofv3 CSV output (formats-amd.md sections 4.1-4.5).
+
+``kernel_trace.csv`` in its four header layouts (2024-07, 2024-08, 2025-03, 2025-06 on),
+``*_stats.csv`` (kernel, API and domain summaries share one header) and
+``memory_copy_trace.csv`` (copies, kept apart from kernels). Files are named
+``<pid>_<what>.csv`` inside ``<host>/<pid>/``; the pid is taken from that prefix.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from roofscope.errors import InputError
+from roofscope.model import Profile, RunInfo
+from roofscope.readers.csvload import CsvLayout
+from roofscope.readers.dispatch_csv import read_dispatch_csv
+from roofscope.readers.registry import ACTIVITY, COPIES, DISPATCHES, KERNEL_SUMMARY, Reader
+from roofscope.readers.rocprof_v1_stats import activity_kind
+from roofscope.readers.sniff import Head
+from roofscope.readers.stats_csv import (
+    insert_activity,
+    insert_kernel_summary,
+    parse_stats,
+    report_bad,
+)
+
+_PID_PREFIX = re.compile(r"^(\d+)_")
+_TEXT = {"Kind", "Agent_Id", "Kernel_Name"}
+_AGENT = "TRY_CAST(regexp_extract(\"Agent_Id\", '(\\d+)\\s*$', 1) AS BIGINT)"
+
+# file column -> model column (plain copies)
+_COPY = {
+    "Queue_Id": "queue",
+    "Stream_Id": "stream",
+    "Thread_Id": "tid",
+    "Dispatch_Id": "dispatch_id",
+    "Start_Timestamp": "start_ns",
+    "End_Timestamp": "end_ns",
+    "LDS_Block_Size": "lds_bytes",
+    "Group_Segment_Size": "lds_bytes",
+    "Scratch_Size": "scratch_bytes",
+    "Private_Segment_Size": "scratch_bytes",
+    "VGPR_Count": "arch_vgpr",
+    "Accum_VGPR_Count": "accum_vgpr",
+    "SGPR_Count": "sgpr",
+}
+STATS_HEADER = ["Name", "Calls", "TotalDurationNs", "AverageNs", "Percentage", "MinNs", "MaxNs",
+                "StdDev"]
+
+
+def pid_from_name(path: Path) -> int | None:
+    m = _PID_PREFIX.match(path.name)
+    return int(m.group(1)) if m else None
+
+
+def kernel_trace_layout(header: list[str], pid: int | None) -> CsvLayout:
+    cols = [h.strip() for h in header]
+    columns = [(c, "VARCHAR" if c in _TEXT else "BIGINT") for c in cols]
+    mapping = {model: f'"{col}"' for col, model in _COPY.items() if col in cols}
+    mapping["device"] = _AGENT
+    mapping["pid"] = "NULL" if pid is None else str(pid)
+    for axis, model in (("Grid_Size", "grid_size"), ("Workgroup_Size", "workgroup_size")):
+        if all(f"{axis}_{d}" in cols for d in "XYZ"):
+            mapping[model] = " * ".join(f'"{axis}_{d}"' for d in "XYZ")
+    return CsvLayout(columns=columns, mapping=mapping, name="Kernel_Name")
+
+
+class KernelTrace(Reader):
+    name = "rocprofv3-kernel-trace"
+    description = "rocprofv3 kernel_trace.csv (kernel dispatches; all four header layouts)"
+    producer = "rocprofv3"
+    priority = 10
+
+    def detect(self, head: Head) -> bool:
+        return head.fields()[:3] == ["Kind", "Agent_Id", "Queue_Id"] and "Kernel_Name" in head.fields()
+
+    def role(self, head: Head) -> str:
+        return DISPATCHES
+
+    def read(self, path: Path, head: Head, profile: Profile, *, role: str) -> None:
+        layout = kernel_trace_layout(head.fields(), pid_from_name(path))
+        read_dispatch_csv(profile, path, layout, fmt=self.name, role=role)
+        profile.set_run(RunInfo(producer=self.producer))
+
+
+class Stats(Reader):
+    name = "rocprofv3-stats"
+    description = "rocprofv3 *_stats.csv (kernel_stats: kernel summary; hip/hsa/domain: API)"
+    producer = "rocprofv3"
+    priority = 80
+
+    def detect(self, head: Head) -> bool:
+        return [f.strip() for f in head.fields()] == STATS_HEADER
+
+    def role(self, head: Head) -> str:
+        return KERNEL_SUMMARY if self._kind(head.path, []) is None else ACTIVITY
+
+    @staticmethod
+    def _kind(path: Path, names: list[str]) -> str | None:
+        if path.name.lower().endswith("domain_stats.csv"):
+            return "domain"
+        if path.name.lower().endswith("memory_copy_stats.csv"):
+            return "copy"
+        return activity_kind(path, names)
+
+    def read(self, path: Path, head: Head, profile: Profile, *, role: str) -> None:
+        rows, bad = parse_stats(path, len(STATS_HEADER) - 1)
+        report_bad(profile, path, bad)
+        if not rows:
+            raise InputError(str(path), "has no rows", "check that the profiled program ran")
+        source = len(profile.inputs)
+        kind = self._kind(path, [r.name for r in rows])
+        if kind is None:
+            insert_kernel_summary(profile, source, [
+                (r.name, int(r.values[0] or 0), float(r.values[1] or 0.0), r.values[2],
+                 r.values[4], r.values[5], r.values[6])
+                for r in rows
+            ], pid=pid_from_name(path))
+            profile.add_input(str(path), self.name, len(rows), role)
+        else:
+            insert_activity(profile, source, kind, [
+                (r.name, int(r.values[0] or 0), float(r.values[1] or 0.0)) for r in rows
+            ])
+            profile.add_input(str(path), self.name, len(rows), f"{kind}-summary")
+        profile.set_run(RunInfo(producer=self.producer))
+
+
+class MemoryCopyTrace(Reader):
+    name = "rocprofv3-memory-copy"
+    description = "rocprofv3 memory_copy_trace.csv (copies, reported apart from kernels)"
+    producer = "rocprofv3"
+    priority = 90
+
+    def detect(self, head: Head) -> bool:
+        return head.fields()[:2] == ["Kind", "Direction"]
+
+    def role(self, head: Head) -> str:
+        return COPIES
+
+    def read(self, path: Path, head: Head, profile: Profile, *, role: str) -> None:
+        cols = [h.strip() for h in head.fields()]
+        types = {c: ("BIGINT" if c.endswith("Timestamp") or c.endswith("_Id") and "Agent" not in c
+                     else "VARCHAR") for c in cols}
+        spec = "{" + ", ".join(f"'{c}': '{t}'" for c, t in types.items()) + "}"
+        source = len(profile.inputs)
+        pid = pid_from_name(path)
+        path_sql = str(path).replace("'", "''")
+        before = profile.count("copies")
+        profile.con.execute(
+            f"INSERT INTO copies SELECT {source}, {'NULL' if pid is None else pid}, "
+            f"\"Direction\", \"Source_Agent_Id\"::VARCHAR, \"Destination_Agent_Id\"::VARCHAR, "
+            f"\"Start_Timestamp\", \"End_Timestamp\" FROM read_csv('{path_sql}', header=true, "
+            f"columns={spec}, auto_detect=false, quote='\"', ignore_errors=true)"
+        )
+        rows = profile.count("copies") - before
+        profile.add_input(str(path), self.name, rows, role)
+        profile.set_run(RunInfo(producer=self.producer))

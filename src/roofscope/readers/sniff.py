@@ -1,0 +1,101 @@
+"""Look at the first bytes of a file to tell what it is, before any reader touches it."""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from roofscope.errors import InputError
+
+HEAD_BYTES = 1 << 16
+_BOM = b"\xef\xbb\xbf"
+
+
+@dataclass(frozen=True)
+class Head:
+    """The start of a file: its kind and, for text, the first line without BOM and CR."""
+
+    path: Path
+    size: int
+    kind: str  # text | gzip | sqlite | binary | empty
+    first_line: str
+    bom: bool
+
+    def fields(self) -> list[str]:
+        """The first line split as CSV (quotes removed)."""
+        try:
+            return next(csv.reader(io.StringIO(self.first_line)), [])
+        except csv.Error:
+            return self.first_line.split(",")
+
+    def starts(self, *prefixes: str) -> bool:
+        return any(self.first_line.startswith(p) for p in prefixes)
+
+
+def read_head(path: Path) -> Head:
+    """Classify ``path`` from its first 64 KiB; raise InputError for what is no file."""
+    shown = str(path)
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        raise InputError(shown, "no such file or directory", "check the path") from None
+    except OSError as exc:
+        raise InputError(shown, f"cannot be read ({exc.strerror})", "check its permissions") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise InputError(shown, "is not a regular file", "pass a profiler output file or a directory")
+    try:
+        with path.open("rb") as f:
+            raw = f.read(HEAD_BYTES)
+    except OSError as exc:
+        raise InputError(shown, f"cannot be read ({exc.strerror})", "check its permissions") from None
+    return classify(path, raw, st.st_size)
+
+
+def classify(path: Path, raw: bytes, size: int) -> Head:
+    bom = raw.startswith(_BOM)
+    if bom:
+        raw = raw[len(_BOM) :]
+    if not raw.strip():
+        return Head(path, size, "empty", "", bom)
+    if raw.startswith(b"\x1f\x8b"):
+        return Head(path, size, "gzip", "", bom)
+    if raw.startswith(b"SQLite format 3\x00"):
+        return Head(path, size, "sqlite", "", bom)
+    line = raw.split(b"\n", 1)[0].rstrip(b"\r")
+    if b"\x00" in raw[:4096] or _mostly_binary(line):
+        return Head(path, size, "binary", "", bom)
+    text = line.decode("utf-8", errors="replace")
+    return Head(path, size, "text", text, bom)
+
+
+def _mostly_binary(line: bytes) -> bool:
+    """Control bytes other than tab, or bytes that are not UTF-8 in most of the line."""
+    sample = line[:4096]
+    if not sample:
+        return False
+    control = sum(1 for b in sample if b < 32 and b not in (9, 27))
+    if control > 0:
+        return True
+    try:
+        sample.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        # a cut multi-byte sequence at the end of the sample is fine
+        return exc.start < len(sample) - 4 and _undecodable_share(sample) > 0.3
+    return False
+
+
+def _undecodable_share(sample: bytes) -> float:
+    text = sample.decode("utf-8", errors="replace")
+    return text.count("\ufffd") / max(1, len(text))
+
+
+def is_fifo_or_special(path: Path) -> bool:
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))

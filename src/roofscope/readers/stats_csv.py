@@ -1,0 +1,117 @@
+"""Small aggregated CSVs (stats files): a name column followed by numbers, parsed from the right.
+
+Old rocprof v1 builds write kernel names unquoted even when they contain commas, so the
+numeric fields are taken from the end of the line and everything before them is the name.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+from roofscope.errors import InputError
+from roofscope.model import Profile
+
+_NULLS = {"", "None", "nan", "NaN"}
+
+
+@dataclass(frozen=True)
+class StatsRow:
+    line: int
+    name: str
+    values: tuple[float | None, ...]
+
+
+def parse_stats(
+    path: Path, numbers: int, *, skip_header: bool = True
+) -> tuple[list[StatsRow], list[tuple[int, str]]]:
+    """Rows of ``name,<numbers numeric fields>``; malformed rows are reported and skipped."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputError(str(path), f"cannot be read ({exc.strerror})", "check its permissions") from None
+    text = data.decode("utf-8", errors="replace")
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    lines = text.splitlines()
+    rows: list[StatsRow] = []
+    bad: list[tuple[int, str]] = []
+    start = 1 if skip_header else 0
+    for number, line in enumerate(lines[start:], start=start + 1):
+        if not line.strip():
+            continue
+        row = _split(line, numbers)
+        if isinstance(row, str):
+            last = number == len(lines) and not text.endswith(("\n", "\r"))
+            bad.append((number, "truncated last row" if last else row))
+        else:
+            rows.append(StatsRow(number, row[0], row[1]))
+    return rows, bad
+
+
+def _split(line: str, numbers: int) -> tuple[str, tuple[float | None, ...]] | str:
+    parts = line.split(",")
+    if len(parts) < numbers + 1:
+        return f"{len(parts)} fields where at least {numbers + 1} were expected"
+    name = ",".join(parts[: len(parts) - numbers]).strip()
+    if '"' in name:
+        try:
+            name = next(csv.reader(io.StringIO(name)))[0] if name.count('"') == 2 else name.strip('"')
+        except (csv.Error, StopIteration, IndexError):
+            name = name.strip('"')
+    values: list[float | None] = []
+    for field in parts[len(parts) - numbers :]:
+        token = field.strip().strip('"')
+        if token in _NULLS:
+            values.append(None)
+            continue
+        try:
+            value = float(token)
+        except ValueError:
+            return f"{token[:40]!r} is not a number"
+        if math.isinf(value):
+            return f"{token!r} is not a finite number"
+        values.append(value)
+    if not name:
+        return "the name field is empty"
+    return name, tuple(values)
+
+
+def report_bad(profile: Profile, path: Path, bad: list[tuple[int, str]]) -> None:
+    truncated = [n for n, why in bad if why == "truncated last row"]
+    other = [(n, why) for n, why in bad if why != "truncated last row"]
+    if truncated:
+        profile.warn(
+            "truncated-last-row",
+            f"{path}:{truncated[0]}: the last row is cut short and was dropped",
+        )
+    if other:
+        shown = ", ".join(f"line {n} ({why})" for n, why in other[:5])
+        profile.warn(
+            "malformed-row", f"{path}: {len(other)} malformed row(s) skipped: {shown}", len(other)
+        )
+
+
+def insert_kernel_summary(
+    profile: Profile, source: int, rows: list[tuple[str, int, float, float | None, float | None,
+                                                    float | None, float | None]],
+    *, pid: int | None = None,
+) -> None:
+    """Rows of (raw name, calls, total_ns, mean_ns, min_ns, max_ns, std_ns)."""
+    ids = profile.name_ids(r[0] for r in rows)
+    profile.con.executemany(
+        "INSERT INTO kernel_summary VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [(source, ids[r[0]], *r[1:], pid) for r in rows],
+    )
+
+
+def insert_activity(
+    profile: Profile, source: int, kind: str, rows: list[tuple[str, int, float]]
+) -> None:
+    profile.con.executemany(
+        "INSERT INTO activity_summary VALUES (?, ?, ?, ?, ?)",
+        [(source, kind, *r) for r in rows],
+    )

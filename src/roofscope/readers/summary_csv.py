@@ -1,0 +1,38 @@
+"""The plain per-kernel summary CSV ``Name,Count,TotalTimeNs,AverageTimeNs``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from roofscope.errors import InputError
+from roofscope.model import Profile
+from roofscope.readers.registry import KERNEL_SUMMARY, Reader
+from roofscope.readers.sniff import Head
+from roofscope.readers.stats_csv import insert_kernel_summary, parse_stats, report_bad
+
+HEADER = ["Name", "Count", "TotalTimeNs", "AverageTimeNs"]
+
+
+class SummaryCsv(Reader):
+    name = "summary-csv"
+    description = "plain kernel summary CSV: Name,Count,TotalTimeNs,AverageTimeNs"
+    producer = "summary"
+    priority = 85
+
+    def detect(self, head: Head) -> bool:
+        return [f.strip() for f in head.fields()] == HEADER
+
+    def role(self, head: Head) -> str:
+        return KERNEL_SUMMARY
+
+    def read(self, path: Path, head: Head, profile: Profile, *, role: str) -> None:
+        rows, bad = parse_stats(path, len(HEADER) - 1)
+        report_bad(profile, path, bad)
+        if not rows:
+            raise InputError(str(path), "has no rows", "check that the file holds kernel rows")
+        summary = []
+        for r in rows:
+            calls, total = int(r.values[0] or 0), float(r.values[1] or 0.0)
+            summary.append((r.name, calls, total, total / calls if calls else None, None, None, None))
+        insert_kernel_summary(profile, len(profile.inputs), summary)
+        profile.add_input(str(path), self.name, len(rows), role)

@@ -1,0 +1,62 @@
+"""The machine view: schema_version "1", SI units (seconds), every kernel, sorted by time.
+
+The schema lives beside the package (``schema/report-v1.schema.json``). Values the input
+cannot give are null, never invented.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from roofscope import __version__
+from roofscope.report import Report
+
+SCHEMA_VERSION = "1"
+
+
+def _s(ns: float | None) -> float | None:
+    return None if ns is None else ns / 1e9
+
+
+def to_dict(report: Report) -> dict[str, Any]:
+    h, t = report.hotspots, report.timeline
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "tool": {"name": "roofscope", "version": __version__},
+        "inputs": [{"path": f.path, "format": f.format, "rows": f.rows, "role": f.role}
+                   for f in report.inputs],
+        "run": {"producer": report.run.producer, "producer_version": report.run.producer_version,
+                "gpu": report.run.gpu, "arch": report.run.arch},
+        "selection": {"kernel": report.selection.kernel, "device": report.selection.device},
+        "summary": {
+            "kernel_time_s": _s(h.total_ns),
+            "dispatches": h.dispatches,
+            "kernels": len(h.kernels),
+            "kernels_for_80pct": h.kernels_for_80pct,
+            "wall_s": _s(t.wall_ns) if t else None,
+            "busy_s": _s(t.busy_ns) if t else None,
+            "idle_s": _s(t.idle_ns) if t else None,
+            "idle_share": t.idle_share if t else None,
+            "gaps": t.gaps if t else None,
+            "gap_total_s": _s(t.gap_ns) if t else None,
+            "gap_threshold_s": _s(t.gap_threshold_ns) if t else None,
+        },
+        "devices": [{"device": d.device, "span_s": _s(d.span_ns), "busy_s": _s(d.busy_ns),
+                     "idle_s": _s(d.idle_ns), "gaps": d.gaps, "gap_total_s": _s(d.gap_ns)}
+                    for d in (t.devices if t else ())],
+        "kernels": [{
+            "name": k.name, "raw_names": list(k.raw_names), "calls": k.calls,
+            "total_s": _s(k.total_ns), "mean_s": _s(k.mean_ns), "median_s": _s(k.median_ns),
+            "min_s": _s(k.min_ns), "max_s": _s(k.max_ns), "std_s": _s(k.std_ns),
+            "share": k.share, "cumulative_share": k.cumulative_share, "hotspot": k.hot,
+        } for k in h.kernels],
+        "activity": [{"kind": a.kind, "name": a.name, "calls": a.calls, "total_s": _s(a.total_ns)}
+                     for a in report.activity],
+        "warnings": [{"code": w.code, "message": w.message, "count": w.count}
+                     for w in report.warnings],
+    }
+
+
+def render_json(report: Report) -> str:
+    return json.dumps(to_dict(report), indent=2, ensure_ascii=False, allow_nan=False) + "\n"

@@ -1,0 +1,145 @@
+"""The terminal view: summary, hotspot table with a bar per kernel, idle time, warnings."""
+
+from __future__ import annotations
+
+import io
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from roofscope import __version__
+from roofscope.analysis.hotspots import KernelStats
+from roofscope.report import Report
+
+BAR_WIDTH = 12
+NAME_WIDTH = 56
+_UNITS = [(1e9, "s"), (1e6, "ms"), (1e3, "µs"), (1.0, "ns")]
+
+
+def unit_for(values: list[float | None]) -> tuple[float, str]:
+    """The largest unit in which the biggest value is at least 1."""
+    biggest = max((abs(v) for v in values if v is not None), default=0.0)
+    for scale, name in _UNITS:
+        if biggest >= scale:
+            return scale, name
+    return 1.0, "ns"
+
+
+def human_time(ns: float | None) -> str:
+    if ns is None:
+        return "n/a"
+    scale, name = unit_for([ns])
+    return f"{ns / scale:.3g} {name}"
+
+
+def _num(ns: float | None, scale: float) -> str:
+    return "–" if ns is None else f"{ns / scale:,.3f}"
+
+
+def _pct(x: float | None) -> str:
+    return "–" if x is None else f"{100 * x:.1f}%"
+
+
+def _bar(share: float | None) -> str:
+    if share is None:
+        return ""
+    eighths = round(share * BAR_WIDTH * 8)
+    full, part = divmod(eighths, 8)
+    return "█" * full + (" ▏▎▍▌▋▊▉"[part] if part else "")
+
+
+def render_text(report: Report, *, top: int = 20, width: int | None = None,
+                color: bool | None = None) -> str:
+    """The whole text report; colour only when asked or on a terminal (NO_COLOR honoured)."""
+    buf = io.StringIO()
+    console = Console(file=buf, width=width or _terminal_width(), force_terminal=bool(color),
+                      no_color=not color, highlight=False, emoji=False, markup=False)
+    _header(console, report)
+    console.print(_table(report, top))
+    _activity(console, report)
+    _warnings(console, report)
+    return buf.getvalue()
+
+
+def _terminal_width() -> int:
+    import shutil
+
+    return max(100, shutil.get_terminal_size((120, 40)).columns)
+
+
+def _header(console: Console, report: Report) -> None:
+    run = report.run
+    gpu = " · ".join(x for x in (run.gpu, run.arch) if x) or "GPU unknown"
+    console.print(Text(f"roofscope {__version__} · {run.producer or 'unknown producer'} · {gpu}",
+                       style="bold"))
+    for f in report.inputs:
+        console.print(f"  input: {f.path} ({f.format}, {f.rows:,} rows, {f.role})")
+    h, t = report.hotspots, report.timeline
+    if report.selection.kernel or report.selection.device is not None:
+        console.print(f"  selection: kernel ~ {report.selection.kernel or '*'}, "
+                      f"device {report.selection.device if report.selection.device is not None else '*'}")
+    hot = (f"; {h.kernels_for_80pct} kernel(s) make 80% of it" if h.kernels_for_80pct else "")
+    console.print(f"Kernel time {human_time(h.total_ns)} in {h.dispatches:,} dispatches of "
+                  f"{len(h.kernels)} kernel(s){hot}.")
+    if t is not None:
+        console.print(
+            f"GPU busy {human_time(t.busy_ns)} of {human_time(t.wall_ns)} wall on "
+            f"{len(t.devices)} device(s); idle {human_time(t.idle_ns)} ({_pct(t.idle_share)}), "
+            f"{t.gaps:,} gap(s) ≥ {human_time(t.gap_threshold_ns)} totalling "
+            f"{human_time(t.gap_ns)}."
+        )
+    else:
+        console.print("No dispatch timestamps: busy and idle time cannot be known.")
+
+
+def _table(report: Report, top: int) -> Table:
+    kernels = list(report.hotspots.kernels)
+    shown, rest = kernels[:top], kernels[top:]
+    tscale, tunit = unit_for([k.total_ns for k in shown])
+    mscale, munit = unit_for([k.mean_ns for k in shown] + [k.median_ns for k in shown])
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    table.add_column("#", justify="right", no_wrap=True)
+    table.add_column("Kernel", max_width=NAME_WIDTH, overflow="ellipsis", no_wrap=True)
+    for header in ("Calls", f"Total [{tunit}]", "Share", "Cum.", f"Mean [{munit}]",
+                   f"Median [{munit}]"):
+        table.add_column(Text(header), justify="right", no_wrap=True, min_width=max(len(header), 7))
+    table.add_column("", no_wrap=True, min_width=BAR_WIDTH)
+    for i, k in enumerate(shown, start=1):
+        table.add_row(*map(Text, _row(i, k, tscale, mscale)), style="bold red" if k.hot else None)
+    if rest:
+        total = sum(k.total_ns or 0 for k in rest) if all(k.total_ns is not None for k in rest) else None
+        share = sum(k.share or 0 for k in rest) if all(k.share is not None for k in rest) else None
+        table.add_row(*map(Text, ["", f"other ({len(rest)} kernels)", f"{sum(k.calls for k in rest):,}",
+                      _num(total, tscale), _pct(share), "100.0%" if share is not None else "–",
+                      "", "", _bar(share)]), style="dim")
+    return table
+
+
+def _row(i: int, k: KernelStats, tscale: float, mscale: float) -> list[str]:
+    mark = "● " if k.hot else "  "
+    return [str(i), mark + k.name, f"{k.calls:,}", _num(k.total_ns, tscale), _pct(k.share),
+            _pct(k.cumulative_share), _num(k.mean_ns, mscale), _num(k.median_ns, mscale),
+            _bar(k.share)]
+
+
+def _activity(console: Console, report: Report) -> None:
+    for kind, title in (("api", "API calls (host side, not kernel time)"),
+                        ("copy", "Memory copies (not kernel time)")):
+        items = [a for a in report.activity if a.kind == kind]
+        if not items:
+            continue
+        console.print(f"{title}:")
+        for a in items[:5]:
+            console.print(f"  {a.name}: {a.calls:,} call(s), {human_time(a.total_ns)}")
+        if len(items) > 5:
+            console.print(f"  … {len(items) - 5} more (see --json)")
+
+
+def _warnings(console: Console, report: Report) -> None:
+    if not report.warnings:
+        return
+    console.print("Warnings:")
+    for w in report.warnings:
+        console.print(Text(f"  ! [{w.code}] {w.message}", style="yellow"))
