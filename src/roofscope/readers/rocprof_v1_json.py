@@ -57,14 +57,15 @@ def parse_event(chunk: str) -> dict[str, Any] | None:
         return value if isinstance(value, dict) else None
     except json.JSONDecodeError:
         pass
-    fields = {m.group("key"): m.group("value") for m in _FIELD.finditer(chunk)}
-    name = _NAME.search(chunk)
-    if not fields or '"ph":"X"' not in chunk.replace(" ", ""):
+    top, _, rest = chunk.partition('"args"')
+    head = {m.group("key"): m.group("value") for m in _FIELD.finditer(top)}
+    args: dict[str, Any] = {m.group("key"): m.group("value") for m in _FIELD.finditer(rest)}
+    if '"ph":"X"' not in top.replace(" ", "") or "pid" not in head:
         return None
-    args = dict(fields)
+    name = _NAME.search(rest)
     if name:
         args["KernelName"] = name.group("name")
-    return {"ph": "X", "pid": fields.get("pid"), "name": args.get("KernelName", ""), "args": args}
+    return {"ph": "X", "pid": head["pid"], "name": args.get("KernelName", ""), "args": args}
 
 
 class RocprofV1Json(Reader):

@@ -1,0 +1,26 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from roofscope.cli import main
+
+DATA = Path(__file__).parent / "data"
+DEMO = Path(__file__).parents[1] / "src" / "roofscope" / "data" / "demo" / "finite-difference"
+SHARED_CORPUS = Path(__file__).parents[2] / "shared" / "corpus"
+
+
+def run_json(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, Any]:
+    """``roofscope analyze ARGS --json``; asserts exit 0 and returns the parsed document."""
+    code = main(["analyze", *args, "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    doc: dict[str, Any] = json.loads(out)
+    return doc
+
+
+def kernels_by_name(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {k["name"]: k for k in doc["kernels"]}

@@ -1,0 +1,116 @@
+"""Hotspot statistics and busy/idle time against brute-force definitions."""
+
+from __future__ import annotations
+
+import statistics
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from roofscope.analysis.hotspots import hotspots
+from roofscope.analysis.selection import Selection
+from roofscope.analysis.timeline import timeline
+from roofscope.names import normalise
+from roofscope.readers.load import load
+
+HEADER = ('"Index","KernelName","gpu-id","queue-id","queue-index","pid","tid","grd","wgr","lds",'
+          '"scr","arch_vgpr","accum_vgpr","sgpr","wave_size","sig","obj","DispatchNs","BeginNs",'
+          '"EndNs","CompleteNs","DurationNs"\n')
+
+Row = tuple[str, int, int, int]  # name, device, begin, end
+
+
+def write_trace(path: Path, rows: list[Row]) -> Path:
+    lines = [HEADER]
+    for i, (name, device, begin, end) in enumerate(rows):
+        lines.append(f'{i},"{name}",{device},0,{i},42,42,64,64,0,0,8,0,16,64,"0x0","0x1",'
+                     f"{begin},{begin},{end},{end},{end - begin}\n")
+    path.write_text("".join(lines))
+    return path
+
+
+def union_length(intervals: list[tuple[int, int]]) -> int:
+    covered: set[int] = set()
+    for begin, end in intervals:
+        covered.update(range(begin, end))
+    return len(covered)
+
+
+rows_strategy = st.lists(
+    st.tuples(st.sampled_from(["a(int)", "b(float) [clone .kd]", "c.kd"]), st.integers(0, 1),
+              st.integers(0, 300), st.integers(0, 60)).map(lambda t: (t[0], t[1], t[2], t[2] + t[3])),
+    min_size=1, max_size=40,
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(rows=rows_strategy)
+def test_busy_is_the_union_of_intervals(tmp_path_factory: object, rows: list[Row]) -> None:
+    folder = tmp_path_factory.mktemp("t")  # type: ignore[attr-defined]
+    profile = load([str(write_trace(folder / "results.csv", rows))])
+    t = timeline(profile, gap_threshold_ns=1)
+    assert t is not None
+    for d in t.devices:
+        mine = [(b, e) for _, dev, b, e in rows if dev == d.device]
+        span = max(e for _, e in mine) - min(b for b, _ in mine)
+        assert d.busy_ns == union_length(mine)
+        assert d.span_ns == span and d.idle_ns == span - d.busy_ns
+        assert d.gap_ns == d.idle_ns  # with a 1 ns threshold every idle stretch is a gap
+    assert t.wall_ns == max(e for *_, e in rows) - min(b for *_, b, _ in rows)
+    assert t.busy_ns == sum(d.busy_ns for d in t.devices)
+
+
+@settings(max_examples=40, deadline=None)
+@given(rows=rows_strategy)
+def test_kernel_statistics(tmp_path_factory: object, rows: list[Row]) -> None:
+    folder = tmp_path_factory.mktemp("h")  # type: ignore[attr-defined]
+    profile = load([str(write_trace(folder / "results.csv", rows))])
+    result = hotspots(profile)
+    grand = sum(e - b for *_, b, e in rows)
+    assert result.total_ns == grand and result.dispatches == len(rows)
+    for k in result.kernels:
+        durations = [e - b for name, _, b, e in rows if normalise(name) == k.name]
+        assert k.calls == len(durations) and k.total_ns == sum(durations)
+        assert k.min_ns == min(durations) and k.max_ns == max(durations)
+        assert k.median_ns == statistics.median(durations)
+        if len(durations) > 1:
+            assert abs((k.std_ns or 0) - statistics.stdev(durations)) <= 1e-6 * (1 + max(durations))
+        else:
+            assert k.std_ns is None
+        if grand:
+            assert k.share == sum(durations) / grand
+    totals = [k.total_ns or 0 for k in result.kernels]
+    assert totals == sorted(totals, reverse=True)
+
+
+def test_gap_threshold_and_device_filter(tmp_path: Path) -> None:
+    rows = [("a(int)", 0, 0, 100), ("a(int)", 0, 105, 200), ("b(int)", 0, 300, 400),
+            ("a(int)", 1, 0, 50), ("b(int)", 1, 40, 90)]
+    profile = load([str(write_trace(tmp_path / "results.csv", rows))])
+    t = timeline(profile, gap_threshold_ns=50)
+    assert t is not None
+    dev0, dev1 = t.devices
+    assert (dev0.busy_ns, dev0.idle_ns, dev0.gaps, dev0.gap_ns) == (295, 105, 1, 100)
+    assert (dev1.busy_ns, dev1.idle_ns, dev1.gaps) == (90, 0, 0)
+    only1 = timeline(profile, selection=Selection(device=1))
+    assert only1 is not None and only1.busy_ns == 90
+    b_only = hotspots(profile, selection=Selection(kernel="^b"))
+    assert [(k.name, k.calls, k.total_ns) for k in b_only.kernels] == [("b(int)", 2, 150)]
+
+
+def test_end_before_begin_is_left_out(tmp_path: Path) -> None:
+    rows = [("a(int)", 0, 0, 100), ("a(int)", 0, 500, 400), ("a(int)", 0, 600, 600)]
+    profile = load([str(write_trace(tmp_path / "results.csv", rows))])
+    result = hotspots(profile)
+    assert (result.kernels[0].calls, result.total_ns) == (2, 100)
+
+
+def test_names_normalise_across_tools() -> None:
+    assert normalise("void f<float>(float*, int) [clone .kd]") == "void f<float>(float*, int)"
+    assert normalise("__amd_rocclr_fillBufferAligned.kd") == "__amd_rocclr_fillBufferAligned"
+    assert normalise('"vecCopy(double*, int) (.kd)"') == "vecCopy(double*, int)"
+    assert normalise("_Z16laplacian_kernelIdEvPT_PKS0_iiiS0_S0_S0_S0_") == (
+        "void laplacian_kernel<double>(double*, double const*, int, int, int, double, double, "
+        "double, double)")
+    assert normalise("_Zbroken") == "_Zbroken"
