@@ -34,7 +34,8 @@ def kernel_names(count: int, rng: random.Random) -> list[str]:
         name = (
             f"void ns_{i // len(OPS)}::{op}_kernel<{t1}, {t2}, {tile}, {tile // 2}u, "
             f"ns::Policy<ns::Tile<{tile}, {tile}>, {t1}, true> >"
-            f"({t1} const*, {t2}*, int, int, unsigned long, {t1}, ns::Epilogue<{t2}, {i}>) [clone .kd]"
+            f"({t1} const*, {t2}*, int, int, unsigned long, {t1}, ns::Epilogue<{t2}, {i}>, "
+            f"ns::detail::Accessor<{t1}, ns::layout::RowMajor, {tile}u>) [clone .kd]"
         )
         names.append(name)
     return names

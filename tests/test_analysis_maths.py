@@ -14,9 +14,11 @@ from roofscope.analysis.timeline import timeline
 from roofscope.names import normalise
 from roofscope.readers.load import load
 
-HEADER = ('"Index","KernelName","gpu-id","queue-id","queue-index","pid","tid","grd","wgr","lds",'
-          '"scr","arch_vgpr","accum_vgpr","sgpr","wave_size","sig","obj","DispatchNs","BeginNs",'
-          '"EndNs","CompleteNs","DurationNs"\n')
+HEADER = (
+    '"Index","KernelName","gpu-id","queue-id","queue-index","pid","tid","grd","wgr","lds",'
+    '"scr","arch_vgpr","accum_vgpr","sgpr","wave_size","sig","obj","DispatchNs","BeginNs",'
+    '"EndNs","CompleteNs","DurationNs"\n'
+)
 
 Row = tuple[str, int, int, int]  # name, device, begin, end
 
@@ -24,8 +26,10 @@ Row = tuple[str, int, int, int]  # name, device, begin, end
 def write_trace(path: Path, rows: list[Row]) -> Path:
     lines = [HEADER]
     for i, (name, device, begin, end) in enumerate(rows):
-        lines.append(f'{i},"{name}",{device},0,{i},42,42,64,64,0,0,8,0,16,64,"0x0","0x1",'
-                     f"{begin},{begin},{end},{end},{end - begin}\n")
+        lines.append(
+            f'{i},"{name}",{device},0,{i},42,42,64,64,0,0,8,0,16,64,"0x0","0x1",'
+            f"{begin},{begin},{end},{end},{end - begin}\n"
+        )
     path.write_text("".join(lines))
     return path
 
@@ -38,9 +42,14 @@ def union_length(intervals: list[tuple[int, int]]) -> int:
 
 
 rows_strategy = st.lists(
-    st.tuples(st.sampled_from(["a(int)", "b(float) [clone .kd]", "c.kd"]), st.integers(0, 1),
-              st.integers(0, 300), st.integers(0, 60)).map(lambda t: (t[0], t[1], t[2], t[2] + t[3])),
-    min_size=1, max_size=40,
+    st.tuples(
+        st.sampled_from(["a(int)", "b(float) [clone .kd]", "c.kd"]),
+        st.integers(0, 1),
+        st.integers(0, 300),
+        st.integers(0, 60),
+    ).map(lambda t: (t[0], t[1], t[2], t[2] + t[3])),
+    min_size=1,
+    max_size=40,
 )
 
 
@@ -85,8 +94,13 @@ def test_kernel_statistics(tmp_path_factory: object, rows: list[Row]) -> None:
 
 
 def test_gap_threshold_and_device_filter(tmp_path: Path) -> None:
-    rows = [("a(int)", 0, 0, 100), ("a(int)", 0, 105, 200), ("b(int)", 0, 300, 400),
-            ("a(int)", 1, 0, 50), ("b(int)", 1, 40, 90)]
+    rows = [
+        ("a(int)", 0, 0, 100),
+        ("a(int)", 0, 105, 200),
+        ("b(int)", 0, 300, 400),
+        ("a(int)", 1, 0, 50),
+        ("b(int)", 1, 40, 90),
+    ]
     profile = load([str(write_trace(tmp_path / "results.csv", rows))])
     t = timeline(profile, gap_threshold_ns=50)
     assert t is not None
@@ -112,5 +126,6 @@ def test_names_normalise_across_tools() -> None:
     assert normalise('"vecCopy(double*, int) (.kd)"') == "vecCopy(double*, int)"
     assert normalise("_Z16laplacian_kernelIdEvPT_PKS0_iiiS0_S0_S0_S0_") == (
         "void laplacian_kernel<double>(double*, double const*, int, int, int, double, double, "
-        "double, double)")
+        "double, double)"
+    )
     assert normalise("_Zbroken") == "_Zbroken"

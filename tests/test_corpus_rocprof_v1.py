@@ -22,8 +22,14 @@ PAIRS = [DEMO, DATA / "rocprofv1-mi250x" / "laplacian", DATA / "rocprofv1-mi250x
 def stats_file(folder: Path) -> dict[str, tuple[int, int, float]]:
     """name -> (Calls, TotalDurationNs, Percentage) as rocprof wrote them."""
     with (folder / "results.stats.csv").open(newline="") as f:
-        return {normalise(r["Name"]): (int(r["Calls"]), int(r["TotalDurationNs"]),
-                                       float(r["Percentage"])) for r in csv.DictReader(f)}
+        return {
+            normalise(r["Name"]): (
+                int(r["Calls"]),
+                int(r["TotalDurationNs"]),
+                float(r["Percentage"]),
+            )
+            for r in csv.DictReader(f)
+        }
 
 
 @pytest.mark.parametrize("folder", PAIRS, ids=lambda p: p.name)
@@ -40,8 +46,9 @@ def test_trace_matches_stats_exactly(folder: Path) -> None:
 
 
 @pytest.mark.parametrize("folder", PAIRS, ids=lambda p: p.name)
-def test_directory_reads_trace_and_checks_stats(folder: Path, capsys: pytest.CaptureFixture[str]
-                                                ) -> None:
+def test_directory_reads_trace_and_checks_stats(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     doc = run_json(capsys, str(folder))
     roles = {Path(i["path"]).name: i["role"] for i in doc["inputs"]}
     assert roles["results.csv"] == "dispatches"
@@ -50,11 +57,13 @@ def test_directory_reads_trace_and_checks_stats(folder: Path, capsys: pytest.Cap
     expected = stats_file(folder)
     assert doc["summary"]["dispatches"] == sum(c for c, _, _ in expected.values())
     assert doc["summary"]["kernel_time_s"] == pytest.approx(
-        sum(t for _, t, _ in expected.values()) / 1e9, rel=1e-12)
+        sum(t for _, t, _ in expected.values()) / 1e9, rel=1e-12
+    )
 
 
 def test_counter_runs_beside_the_trace_are_not_counted_twice(
-        capsys: pytest.CaptureFixture[str]) -> None:
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     doc = run_json(capsys, str(DATA / "rocprofv1-mi250x" / "stencils"))
     roles = {Path(i["path"]).name: i["role"] for i in doc["inputs"]}
     assert roles["bankconflicts.csv"] == "counter-run"
@@ -79,8 +88,12 @@ def test_sorted_by_total_and_80_percent_set(capsys: pytest.CaptureFixture[str]) 
 
 def test_sysinfo_names_the_gpu(capsys: pytest.CaptureFixture[str]) -> None:
     doc = run_json(capsys, str(DATA / "rocprofv1-mi250x" / "stencils"))
-    assert doc["run"] == {"producer": "rocprof", "producer_version": None,
-                          "gpu": "AMD Instinct MI250X/MI250", "arch": "gfx90a"}
+    assert doc["run"] == {
+        "producer": "rocprof",
+        "producer_version": None,
+        "gpu": "AMD Instinct MI250X/MI250",
+        "arch": "gfx90a",
+    }
 
 
 def test_old_layout_matches_omniperf_kernel_top(capsys: pytest.CaptureFixture[str]) -> None:
@@ -101,15 +114,17 @@ def test_old_layout_matches_omniperf_kernel_top(capsys: pytest.CaptureFixture[st
 
 def test_header_less_rocm4_slice(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """ROCm 4.x --hsa-trace slices: no header, layout (a) + DurationNs, names with commas."""
-    name = ('void multi_tensor_apply_kernel<TensorListMetadata<4>, AdamFunctor<float>, float>'
-            '(int, int volatile*, TensorListMetadata<4>) [clone .kd]')
+    name = (
+        "void multi_tensor_apply_kernel<TensorListMetadata<4>, AdamFunctor<float>, float>"
+        "(int, int volatile*, TensorListMetadata<4>) [clone .kd]"
+    )
     rows = [
         f'156,"{name}",0,0,557,15982,16057,148480,512,0,0,56,56,11584,0x0,0x7f93,'
-        '100,1000,2000,2100,1000',
+        "100,1000,2000,2100,1000",
         f'157,"{name}",0,0,558,15982,16057,148480,512,0,0,56,56,11584,0x0,0x7f93,'
-        '200,2500,4000,4100,1500',
+        "200,2500,4000,4100,1500",
         '158,"void fill<int>(int*, int) [clone .kd]",0,0,559,15982,16057,64,64,0,0,8,8,0,'
-        '0x0,0x7f94,300,4000,4100,4200,100',
+        "0x0,0x7f94,300,4000,4100,4200,100",
     ]
     path = tmp_path / "test_prof_data_1.csv"
     path.write_text("\n".join(rows) + "\n")
@@ -123,8 +138,9 @@ def test_header_less_rocm4_slice(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert (doc["summary"]["busy_s"], doc["summary"]["wall_s"]) == (2600e-9, 3100e-9)
 
 
-def test_unquoted_names_with_commas_in_a_stats_file(tmp_path: Path,
-                                                    capsys: pytest.CaptureFixture[str]) -> None:
+def test_unquoted_names_with_commas_in_a_stats_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Old rocprof builds (the Kokkos files of the shared corpus) quote only the header."""
     path = tmp_path / "results.stats.csv"
     path.write_text(
@@ -136,14 +152,19 @@ def test_unquoted_names_with_commas_in_a_stats_file(tmp_path: Path,
     doc = run_json(capsys, str(path))
     assert [(k["name"], k["calls"], round(k["total_s"] * 1e9)) for k in doc["kernels"]] == [
         ("Unknown command type", 3, 1110000),
-        ("void Kokkos::Impl::launch<Kokkos::RangePolicy<HIP, long>, 1024u, 1u>(int, long)", 1,
-         533600),
+        (
+            "void Kokkos::Impl::launch<Kokkos::RangePolicy<HIP, long>, 1024u, 1u>(int, long)",
+            1,
+            533600,
+        ),
     ]
     assert doc["summary"]["wall_s"] is None and doc["kernels"][0]["median_s"] is None
 
 
-@pytest.mark.skipif(not (SHARED_CORPUS / "amd" / "dalg24-kokkos-rocprofv1").is_dir(),
-                    reason="shared corpus not beside the project")
+@pytest.mark.skipif(
+    not (SHARED_CORPUS / "amd" / "dalg24-kokkos-rocprofv1").is_dir(),
+    reason="shared corpus not beside the project",
+)
 def test_kokkos_stats_from_the_shared_corpus(capsys: pytest.CaptureFixture[str]) -> None:
     folder = SHARED_CORPUS / "amd" / "dalg24-kokkos-rocprofv1"
     rows = []

@@ -49,16 +49,23 @@ def test_launch_shape_is_the_product_of_axes(capsys: pytest.CaptureFixture[str])
     from roofscope.readers.load import load
 
     profile = load([str(LAYOUTS / "2025-08_kernel_trace.csv")])
-    rows = profile.con.execute("SELECT DISTINCT grid_size, workgroup_size, device, lds_bytes, "
-                               "arch_vgpr, sgpr FROM dispatches ORDER BY arch_vgpr").fetchall()
+    rows = profile.con.execute(
+        "SELECT DISTINCT grid_size, workgroup_size, device, lds_bytes, "
+        "arch_vgpr, sgpr FROM dispatches ORDER BY arch_vgpr"
+    ).fetchall()
     assert rows == [(1024 * 1024, 64, 4, 0, 8, 16), (1024 * 1024, 64, 4, 0, 12, 16)]
 
 
 def test_stats_and_copies_are_kept_apart(capsys: pytest.CaptureFixture[str]) -> None:
-    doc = run_json(capsys, str(LAYOUTS / "2025-08_kernel_trace.csv"),
-                   str(LAYOUTS / "hip_api_stats.csv"), str(LAYOUTS / "memory_copy_trace.csv"))
-    kernel_total = sum(d for ds in expected(LAYOUTS / "2025-08_kernel_trace.csv").values()
-                       for d in ds)
+    doc = run_json(
+        capsys,
+        str(LAYOUTS / "2025-08_kernel_trace.csv"),
+        str(LAYOUTS / "hip_api_stats.csv"),
+        str(LAYOUTS / "memory_copy_trace.csv"),
+    )
+    kernel_total = sum(
+        d for ds in expected(LAYOUTS / "2025-08_kernel_trace.csv").values() for d in ds
+    )
     assert round(doc["summary"]["kernel_time_s"] * 1e9) == kernel_total
     api = {a["name"]: a for a in doc["activity"] if a["kind"] == "api"}
     assert api["hipStreamCreateWithFlags"]["calls"] == 4
@@ -69,8 +76,9 @@ def test_stats_and_copies_are_kept_apart(capsys: pytest.CaptureFixture[str]) -> 
     assert copies["MEMORY_COPY_DEVICE_TO_HOST"]["total_s"] == pytest.approx(176761e-9)
 
 
-def test_hostname_pid_layout_merges_processes(tmp_path: Path,
-                                              capsys: pytest.CaptureFixture[str]) -> None:
+def test_hostname_pid_layout_merges_processes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     for pid in (1111, 2222):
         folder = tmp_path / "node01" / str(pid)
         folder.mkdir(parents=True)
@@ -80,8 +88,11 @@ def test_hostname_pid_layout_merges_processes(tmp_path: Path,
     assert doc["summary"]["dispatches"] == 2 * sum(len(d) for d in one.values())
     from roofscope.readers.load import load
 
-    pids = load([str(tmp_path)]).con.execute(
-        "SELECT pid, count(*) FROM dispatches GROUP BY pid ORDER BY pid").fetchall()
+    pids = (
+        load([str(tmp_path)])
+        .con.execute("SELECT pid, count(*) FROM dispatches GROUP BY pid ORDER BY pid")
+        .fetchall()
+    )
     assert pids == [(1111, 9), (2222, 9)]
 
 

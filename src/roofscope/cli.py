@@ -6,7 +6,7 @@ Exit codes: 0 ok, 1 analysis or input error, 2 usage error.
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
@@ -42,8 +42,12 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _root(
-    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
-                                          help="Show the version and exit.")] = False,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Show the version and exit."
+        ),
+    ] = False,
 ) -> None:
     """roofscope reads rocprof/rocprofv3 output and reports the baseline and the hotspots."""
 
@@ -51,18 +55,29 @@ def _root(
 @app.command()
 def analyze(
     paths: Annotated[list[str], typer.Argument(help="Profiler output files or directories.")],
-    fmt: Annotated[str | None, typer.Option("--format", help="Read every file as this format "
-                                            "(see `roofscope formats`).")] = None,
-    top: Annotated[int, typer.Option("--top", min=1, help="Kernels shown in the text table; "
-                                     "the rest fold into 'other'.")] = 20,
-    kernel: Annotated[str | None, typer.Option("--kernel", help="Only kernels whose "
-                                               "normalised name matches this regex.")] = None,
-    device: Annotated[int | None, typer.Option("--device", help="Only dispatches on this "
-                                               "device (agent) id.")] = None,
-    gap_us: Annotated[float, typer.Option("--gap-us", min=0, help="Count idle gaps at least "
-                                          "this long (µs).")] = DEFAULT_GAP_NS / 1000,
-    as_json: Annotated[bool, typer.Option("--json", help="JSON (schema v1, SI units) on "
-                                          "stdout.")] = False,
+    fmt: Annotated[
+        str | None,
+        typer.Option("--format", help="Read every file as this format (see `roofscope formats`)."),
+    ] = None,
+    top: Annotated[
+        int,
+        typer.Option(
+            "--top", min=1, help="Kernels shown in the text table; the rest fold into 'other'."
+        ),
+    ] = 20,
+    kernel: Annotated[
+        str | None,
+        typer.Option("--kernel", help="Only kernels whose normalised name matches this regex."),
+    ] = None,
+    device: Annotated[
+        int | None, typer.Option("--device", help="Only dispatches on this device (agent) id.")
+    ] = None,
+    gap_us: Annotated[
+        float, typer.Option("--gap-us", min=0, help="Count idle gaps at least this long (µs).")
+    ] = DEFAULT_GAP_NS / 1000,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="JSON (schema v1, SI units) on stdout.")
+    ] = False,
 ) -> None:
     """Baseline and hotspots of one profile (files of several processes merge)."""
     selection = Selection(kernel=kernel, device=device)
@@ -101,7 +116,7 @@ def _color() -> bool:
 
 
 @contextmanager
-def _progress(paths: Sequence[str]) -> Iterator[object]:
+def _progress(paths: Sequence[str]) -> Iterator[Callable[[str], None] | None]:
     """A spinner on stderr for big inputs, only when stderr is a terminal."""
     size = sum(p.stat().st_size for p in map(Path, paths) if p.is_file())
     if not sys.stderr.isatty() or size < PROGRESS_BYTES:

@@ -25,27 +25,27 @@ import duckdb
 
 from roofscope.names import normalise
 
+# Narrow types keep millions of dispatches small in memory; the row's id is DuckDB's rowid.
 DISPATCH_COLUMNS: dict[str, str] = {
-    "row_id": "BIGINT",
-    "source": "INTEGER",
+    "source": "SMALLINT",
     "name_id": "INTEGER",
     "pid": "BIGINT",
     "tid": "BIGINT",
-    "device": "BIGINT",
+    "device": "INTEGER",
     "queue": "BIGINT",
     "stream": "BIGINT",
     "dispatch_id": "BIGINT",
     "start_ns": "BIGINT",
     "end_ns": "BIGINT",
     "grid_size": "BIGINT",
-    "workgroup_size": "BIGINT",
-    "lds_bytes": "BIGINT",
-    "scratch_bytes": "BIGINT",
-    "arch_vgpr": "BIGINT",
-    "accum_vgpr": "BIGINT",
-    "sgpr": "BIGINT",
-    "wave_size": "BIGINT",
-    "line": "BIGINT",
+    "workgroup_size": "INTEGER",
+    "lds_bytes": "INTEGER",
+    "scratch_bytes": "INTEGER",
+    "arch_vgpr": "SMALLINT",
+    "accum_vgpr": "SMALLINT",
+    "sgpr": "SMALLINT",
+    "wave_size": "SMALLINT",
+    "raw_overflow": "VARCHAR",  # a name first seen after the sampled rows, until it has an id
 }
 
 SUMMARY_COLUMNS: dict[str, str] = {
@@ -110,7 +110,6 @@ class Profile:
     inputs: list[InputFile] = field(default_factory=list)
     run: RunInfo = field(default_factory=RunInfo)
     warnings: list[Warning] = field(default_factory=list)
-    _next_row: int = 0
 
     @classmethod
     def empty(cls) -> Profile:
@@ -137,12 +136,6 @@ class Profile:
     def warn(self, code: str, message: str, count: int = 1) -> None:
         self.warnings.append(Warning(code=code, message=message, count=count))
 
-    def reserve_rows(self, count: int) -> int:
-        """First of ``count`` fresh dispatch row ids."""
-        first = self._next_row
-        self._next_row += count
-        return first
-
     def name_ids(self, raw_names: Iterable[str]) -> dict[str, int]:
         """Ids for raw names, registering the ones not seen before."""
         wanted = list(dict.fromkeys(raw_names))
@@ -156,7 +149,9 @@ class Profile:
         )
         new = [n for n in wanted if n not in known]
         if new:
-            (first,) = self.con.execute("SELECT coalesce(max(name_id) + 1, 0) FROM names").fetchone() or (0,)
+            (first,) = self.con.execute(
+                "SELECT coalesce(max(name_id) + 1, 0) FROM names"
+            ).fetchone() or (0,)
             rows = [(first + i, raw, normalise(raw)) for i, raw in enumerate(new)]
             self.con.executemany("INSERT INTO names VALUES (?, ?, ?)", rows)
             known.update({raw: first + i for i, raw in enumerate(new)})

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from roofscope.analysis.checks import check
 from roofscope.analysis.hotspots import Hotspots, hotspots
-from roofscope.analysis.selection import Selection
+from roofscope.analysis.selection import EVERYTHING, Selection
 from roofscope.analysis.timeline import DEFAULT_GAP_NS, Timeline, timeline
 from roofscope.model import InputFile, Profile, RunInfo, Warning
 
@@ -31,11 +31,14 @@ class Report:
 
 
 def analyse(
-    profile: Profile, *, selection: Selection = Selection(), gap_threshold_ns: int = DEFAULT_GAP_NS
+    profile: Profile, *, selection: Selection = EVERYTHING, gap_threshold_ns: int = DEFAULT_GAP_NS
 ) -> Report:
     if selection.device is not None and profile.sources("kernel-summary"):
-        profile.warn("device-filter-summary", "--device leaves out the stats-file kernels: a "
-                     "summary does not say which device ran them")
+        profile.warn(
+            "device-filter-summary",
+            "--device leaves out the stats-file kernels: a "
+            "summary does not say which device ran them",
+        )
     warnings = [*profile.warnings, *check(profile)]
     return Report(
         inputs=tuple(profile.inputs),

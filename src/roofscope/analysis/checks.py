@@ -27,18 +27,28 @@ def _where(profile: Profile) -> str:
 
 def _durations(profile: Profile) -> list[Warning]:
     row = profile.con.execute(f"""SELECT count(*) FILTER (end_ns < start_ns),
-        count(*) FILTER (end_ns = start_ns), min(line) FILTER (end_ns < start_ns)
+        count(*) FILTER (end_ns = start_ns), 0
         FROM dispatches WHERE {_where(profile)}""").fetchone()
     negative, zero, _ = row if row else (0, 0, None)
     out = []
     if negative:
-        out.append(Warning("end-before-begin", f"{negative} dispatch(es) end before they begin "
-                           "(clock-domain mix-up or a damaged file); left out of every time",
-                           int(negative)))
+        out.append(
+            Warning(
+                "end-before-begin",
+                f"{negative} dispatch(es) end before they begin "
+                "(clock-domain mix-up or a damaged file); left out of every time",
+                int(negative),
+            )
+        )
     if zero:
-        out.append(Warning("zero-duration", f"{zero} dispatch(es) take 0 ns (End equals Begin); "
-                           "kept, but their kernels' times are below the timer's resolution",
-                           int(zero)))
+        out.append(
+            Warning(
+                "zero-duration",
+                f"{zero} dispatch(es) take 0 ns (End equals Begin); "
+                "kept, but their kernels' times are below the timer's resolution",
+                int(zero),
+            )
+        )
     return out
 
 
@@ -61,9 +71,15 @@ def _duplicates(profile: Profile) -> list[Warning]:
     dups = int(row[0] or 0) if row else 0
     if not dups:
         return []
-    return [Warning("duplicate-dispatch-id", f"{dups} dispatch(es) repeat a dispatch id already "
-                    "seen in the same process and file (rows written twice, or files "
-                    "concatenated); all are counted", dups)]
+    return [
+        Warning(
+            "duplicate-dispatch-id",
+            f"{dups} dispatch(es) repeat a dispatch id already "
+            "seen in the same process and file (rows written twice, or files "
+            "concatenated); all are counted",
+            dups,
+        )
+    ]
 
 
 def _stats_agree(profile: Profile) -> list[Warning]:
@@ -73,12 +89,16 @@ def _stats_agree(profile: Profile) -> list[Warning]:
     out = []
     for source in checks:
         group = profile.inputs[source].group
-        peers = tuple(i for i, f in enumerate(profile.inputs)
-                      if f.role == "dispatches" and f.group == group)
+        peers = tuple(
+            i for i, f in enumerate(profile.inputs) if f.role == "dispatches" and f.group == group
+        )
         traced = {k.name: k for k in hotspots(profile, selection=Selection(sources=peers)).kernels}
-        rows = profile.con.execute("""SELECT n.kernel, sum(s.calls), sum(s.total_ns)
+        rows = profile.con.execute(
+            """SELECT n.kernel, sum(s.calls), sum(s.total_ns)
             FROM kernel_summary s JOIN names n USING (name_id) WHERE s.source = ?
-            GROUP BY n.kernel""", [source]).fetchall()
+            GROUP BY n.kernel""",
+            [source],
+        ).fetchall()
         bad = []
         for kernel, calls, total in rows:
             k = traced.get(str(kernel))
@@ -88,11 +108,19 @@ def _stats_agree(profile: Profile) -> list[Warning]:
         if bad or missing:
             path = profile.inputs[source].path
             first = bad[0] if bad else None
-            detail = (f"first: {first[0][:60]!r} has {first[2]} calls / {first[3]:.0f} ns in the "
-                      f"stats file, {first[1].calls if first[1] else 0} calls / "
-                      f"{(first[1].total_ns or 0) if first[1] else 0:.0f} ns in the trace"
-                      if first else f"{len(missing)} traced kernel(s) are missing from it")
-            out.append(Warning("stats-mismatch", f"{path} disagrees with the trace beside it for "
-                               f"{len(bad) + len(missing)} kernel(s); {detail}",
-                               len(bad) + len(missing)))
+            detail = (
+                f"first: {first[0][:60]!r} has {first[2]} calls / {first[3]:.0f} ns in the "
+                f"stats file, {first[1].calls if first[1] else 0} calls / "
+                f"{(first[1].total_ns or 0) if first[1] else 0:.0f} ns in the trace"
+                if first
+                else f"{len(missing)} traced kernel(s) are missing from it"
+            )
+            out.append(
+                Warning(
+                    "stats-mismatch",
+                    f"{path} disagrees with the trace beside it for "
+                    f"{len(bad) + len(missing)} kernel(s); {detail}",
+                    len(bad) + len(missing),
+                )
+            )
     return out

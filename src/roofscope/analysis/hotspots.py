@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from roofscope.analysis.selection import Selection, dispatch_filter, summary_filter
+from roofscope.analysis.selection import EVERYTHING, Selection, dispatch_filter, summary_filter
 from roofscope.model import Profile
 
 HOT_SHARE = 0.8
@@ -56,7 +56,7 @@ class _Partial:
     raw: tuple[str, ...]
 
 
-def hotspots(profile: Profile, *, selection: Selection = Selection()) -> Hotspots:
+def hotspots(profile: Profile, *, selection: Selection = EVERYTHING) -> Hotspots:
     """Per-kernel statistics sorted by total time (calls where times are unknown)."""
     merged: dict[str, list[_Partial]] = {}
     for kernel, part in [*_from_dispatches(profile, selection), *_from_summary(profile, selection)]:
@@ -76,14 +76,16 @@ def hotspots(profile: Profile, *, selection: Selection = Selection()) -> Hotspot
     return Hotspots(tuple(kernels), grand, sum(p.calls for _, p in rows), hot_count)
 
 
-def _stats(kernel: str, p: _Partial, share: float | None, cum: float | None, hot: bool
-           ) -> KernelStats:
+def _stats(
+    kernel: str, p: _Partial, share: float | None, cum: float | None, hot: bool
+) -> KernelStats:
     mean = p.total / p.timed if p.total is not None and p.timed else None
     std = None
     if p.sumsq is not None and mean is not None and p.timed > 1:
         std = math.sqrt(max(0.0, (p.sumsq - p.timed * mean * mean) / (p.timed - 1)))
-    return KernelStats(kernel, p.raw, p.calls, p.total, mean, p.median, p.minimum, p.maximum,
-                       std, share, cum, hot)
+    return KernelStats(
+        kernel, p.raw, p.calls, p.total, mean, p.median, p.minimum, p.maximum, std, share, cum, hot
+    )
 
 
 def _from_dispatches(profile: Profile, selection: Selection) -> list[tuple[str, _Partial]]:
@@ -98,8 +100,9 @@ def _from_dispatches(profile: Profile, selection: Selection) -> list[tuple[str, 
               WHERE {where} AND (end_ns IS NULL OR start_ns IS NULL OR end_ns >= start_ns)) d
         JOIN kernel_ids k USING (name_id) GROUP BY k.kid""").fetchall()
     names: dict[int, tuple[str, list[str]]] = {}
-    for kid, kernel, raw in con.execute("SELECT kid, kernel, raw_name FROM kernel_ids "
-                                        "ORDER BY kid, raw_name").fetchall():
+    for kid, kernel, raw in con.execute(
+        "SELECT kid, kernel, raw_name FROM kernel_ids ORDER BY kid, raw_name"
+    ).fetchall():
         names.setdefault(int(kid), (str(kernel), []))[1].append(str(raw))
     used = {int(r[0]) for r in rows}
     raw_used = _raw_names_used(profile, where) if any(len(names[k][1]) > 1 for k in used) else None
@@ -109,10 +112,21 @@ def _from_dispatches(profile: Profile, selection: Selection) -> list[tuple[str, 
         if raw_used is not None:
             raws = [r for r in raws if r in raw_used]
         timed_ok = int(timed) > 0
-        out.append((kernel, _Partial(
-            int(calls), int(timed), int(total) if timed_ok else None,
-            lo if timed_ok else None, hi if timed_ok else None,
-            float(sumsq) if timed_ok else None, median if timed_ok else None, tuple(raws))))
+        out.append(
+            (
+                kernel,
+                _Partial(
+                    int(calls),
+                    int(timed),
+                    int(total) if timed_ok else None,
+                    lo if timed_ok else None,
+                    hi if timed_ok else None,
+                    float(sumsq) if timed_ok else None,
+                    median if timed_ok else None,
+                    tuple(raws),
+                ),
+            )
+        )
     return out
 
 

@@ -23,7 +23,12 @@ class Selection:
         try:
             return re.compile(self.kernel)
         except re.error as exc:
-            raise UsageError(f"--kernel {self.kernel!r}: not a valid regular expression ({exc})") from None
+            raise UsageError(
+                f"--kernel {self.kernel!r}: not a valid regular expression ({exc})"
+            ) from None
+
+
+EVERYTHING = Selection()
 
 
 def name_filter(profile: Profile, selection: Selection) -> str:
@@ -41,8 +46,10 @@ def dispatch_filter(profile: Profile, selection: Selection) -> str:
     sources = profile.sources("dispatches")
     if selection.sources is not None:
         sources = [s for s in sources if s in selection.sources]
-    parts = [f"source IN ({', '.join(map(str, sources))})" if sources else "FALSE",
-             name_filter(profile, selection)]
+    parts = [
+        f"source IN ({', '.join(map(str, sources))})" if sources else "FALSE",
+        name_filter(profile, selection),
+    ]
     if selection.device is not None:
         parts.append(f"device = {int(selection.device)}")
     return " AND ".join(parts)

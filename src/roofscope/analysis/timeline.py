@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from roofscope.analysis.selection import Selection, dispatch_filter
+from roofscope.analysis.selection import EVERYTHING, Selection, dispatch_filter
 from roofscope.model import Profile
 
 DEFAULT_GAP_NS = 10_000
@@ -46,13 +46,13 @@ class Timeline:
 
 
 def timeline(
-    profile: Profile, *, selection: Selection = Selection(), gap_threshold_ns: int = DEFAULT_GAP_NS
+    profile: Profile, *, selection: Selection = EVERYTHING, gap_threshold_ns: int = DEFAULT_GAP_NS
 ) -> Timeline | None:
     """None when the input has no dispatch timestamps."""
     where = dispatch_filter(profile, selection)
     cols = profile.con.execute(
         f"SELECT coalesce(device, -1) AS device, start_ns, end_ns FROM dispatches WHERE {where} "
-        "AND start_ns IS NOT NULL AND end_ns >= start_ns ORDER BY row_id"
+        "AND start_ns IS NOT NULL AND end_ns >= start_ns"
     ).fetchnumpy()
     devices_col = np.asarray(cols["device"], dtype=np.int64)
     if devices_col.size == 0:
@@ -60,18 +60,26 @@ def timeline(
     start = np.asarray(cols["start_ns"], dtype=np.int64)
     end = np.asarray(cols["end_ns"], dtype=np.int64)
     per_device = []
-    for device in np.unique(devices_col):
+    devices = np.unique(devices_col)
+    for device in devices:
         mask = devices_col == device
-        per_device.append(_device_time(None if device == -1 else int(device),
-                                       start[mask], end[mask], gap_threshold_ns))
+        s, e = (start, end) if devices.size == 1 else (start[mask], end[mask])
+        per_device.append(
+            _device_time(None if device == -1 else int(device), s, e, gap_threshold_ns)
+        )
     wall = int(end.max() - start.min())
     span = sum(d.span_ns for d in per_device)
     busy = sum(d.busy_ns for d in per_device)
     idle = sum(d.idle_ns for d in per_device)
     return Timeline(
-        wall_ns=wall, busy_ns=busy, idle_ns=idle, idle_share=idle / span if span else 0.0,
-        gaps=sum(d.gaps for d in per_device), gap_ns=sum(d.gap_ns for d in per_device),
-        gap_threshold_ns=gap_threshold_ns, devices=tuple(per_device),
+        wall_ns=wall,
+        busy_ns=busy,
+        idle_ns=idle,
+        idle_share=idle / span if span else 0.0,
+        gaps=sum(d.gaps for d in per_device),
+        gap_ns=sum(d.gap_ns for d in per_device),
+        gap_threshold_ns=gap_threshold_ns,
+        devices=tuple(per_device),
     )
 
 

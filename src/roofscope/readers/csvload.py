@@ -67,7 +67,6 @@ def _reader_sql(path: Path, layout: CsvLayout, *, rejects: str | None) -> str:
         "escape='\"'",
         "nullstr=['None', '']",
         "auto_detect=false",
-        "max_line_size=16777216",
     ]
     if rejects:
         opts += [
@@ -95,9 +94,13 @@ def load_dispatch_csv(profile: Profile, path: Path, layout: CsvLayout, source: i
     enum = f"{tag}_names"
     con.execute(f"CREATE TYPE {enum} AS ENUM (SELECT unnest($1::VARCHAR[]))", [sampled])
     try:
-        rows, first = _stage(
-            profile, f"FROM {_reader_sql(path, layout, rejects=tag)}", layout, source,
-            key=f"TRY_CAST({name} AS {enum})", code_ids=[ids[n] for n in sampled],
+        rows, first = _append(
+            profile,
+            f"FROM {_reader_sql(path, layout, rejects=tag)}",
+            layout,
+            source,
+            key=f"TRY_CAST({name} AS {enum})",
+            code_ids=[ids[n] for n in sampled],
         )
         rejected = _rejected(con, tag)
     finally:
@@ -118,50 +121,78 @@ def insert_rows(
     )
     marks = ", ".join("?" for _ in layout.columns)
     con.executemany(f"INSERT INTO {table} VALUES ({marks})", [list(r) for r in rows])
-    profile.name_ids(str(r[0]) for r in con.execute(f"SELECT DISTINCT {_q(layout.name)} FROM {table}").fetchall())
-    count, _ = _stage(profile, f"FROM {table}", layout, source, key="NULL", code_ids=[])
-    con.execute(f"DROP TABLE {table}")
+    try:
+        count, _ = _append(profile, f"FROM {table}", layout, source, key="NULL", code_ids=[])
+    finally:
+        con.execute(f"DROP TABLE {table}")
     return count
 
 
-def _stage(
-    profile: Profile, from_sql: str, layout: CsvLayout, source: int, *, key: str,
+def _append(
+    profile: Profile,
+    from_sql: str,
+    layout: CsvLayout,
+    source: int,
+    *,
+    key: str,
     code_ids: list[int],
 ) -> tuple[int, int]:
-    """Materialise ``from_sql`` compactly, then append it to the model tables."""
+    """Append the rows of ``from_sql`` to ``dispatches`` (and their counters); (rows, first rowid).
+
+    Names known from the sample get their id straight from the ENUM code; others travel in
+    ``raw_overflow`` until they are registered, then get their id in one UPDATE.
+    """
     con = profile.con
-    stage = f"stage{next(_ids)}"
+    first = profile.count("dispatches")
     name = _q(layout.name)
     model_cols = [c for c in DISPATCH_COLUMNS if c in layout.mapping]
-    selects = [f"{key} AS _k", f"CASE WHEN {key} IS NULL THEN {name} END AS _extra"]
-    selects += [f"{layout.mapping[c]} AS {c}" for c in model_cols]
-    selects += [f"TRY_CAST({_q(c)} AS DOUBLE) AS {_q('ctr:' + c)}" for c in layout.counters]
-    con.execute(f"CREATE TEMP TABLE {stage} AS SELECT {', '.join(selects)} {from_sql}")
-    try:
-        extra = con.execute(f"SELECT DISTINCT _extra FROM {stage} WHERE _extra IS NOT NULL")
-        profile.name_ids(str(r[0]) for r in extra.fetchall())
-        (rows,) = con.execute(f"SELECT count(*) FROM {stage}").fetchone() or (0,)
-        first = profile.reserve_rows(int(rows))
-        code = "x.name_id" if not code_ids else (
-            "coalesce(list_extract($1::INTEGER[], enum_code(s._k) + 1), x.name_id)")
-        fixed = {"row_id": f"{first} + s.rowid", "source": str(source), "name_id": code}
-        cols = list(fixed) + model_cols
-        exprs = list(fixed.values()) + [f"s.{c}" for c in model_cols]
+    code = "list_extract($1::INTEGER[], enum_code(_k) + 1)" if code_ids else "NULL"
+    cols = ["source", "name_id", "raw_overflow", *model_cols]
+    exprs = [
+        str(source),
+        code,
+        f"CASE WHEN _k IS NULL THEN {name} END",
+        *[layout.mapping[c] for c in model_cols],
+    ]
+    inner = f"SELECT {key} AS _k, * {from_sql}"
+    if layout.counters:
+        stage = f"stage{next(_ids)}"
+        con.execute(f"CREATE TEMP TABLE {stage} AS {inner}")
+        inner = f"SELECT * FROM {stage}"
+    params = [code_ids] if code_ids else []
+    con.execute(
+        f"INSERT INTO dispatches ({', '.join(cols)}) SELECT {', '.join(exprs)} FROM ({inner})",
+        params,
+    )
+    if layout.counters:
+        ctr = ", ".join(f"TRY_CAST({_q(c)} AS DOUBLE) AS {_q(c)}" for c in layout.counters)
+        names = ", ".join(_q(c) for c in layout.counters)
         con.execute(
-            f"INSERT INTO dispatches ({', '.join(cols)}) SELECT {', '.join(exprs)} FROM {stage} s "
-            f"LEFT JOIN names x ON x.raw_name = s._extra",
-            [code_ids] if code_ids else [],
+            f"INSERT INTO counters SELECT row_id, counter, value FROM "
+            f"(UNPIVOT (SELECT {first} + rowid AS row_id, {ctr} FROM {stage}) "
+            f"ON {names} INTO NAME counter VALUE value)"
         )
-        if layout.counters:
-            ctr = ", ".join(_q("ctr:" + c) for c in layout.counters)
-            con.execute(
-                f"INSERT INTO counters SELECT row_id, substr(counter, 5), value FROM "
-                f"(UNPIVOT (SELECT {first} + rowid AS row_id, {ctr} FROM {stage}) "
-                f"ON {ctr} INTO NAME counter VALUE value)"
-            )
-    finally:
         con.execute(f"DROP TABLE {stage}")
-    return int(rows), first
+    rows = profile.count("dispatches") - first
+    _resolve_overflow(profile, source)
+    return rows, first
+
+
+def _resolve_overflow(profile: Profile, source: int) -> None:
+    con = profile.con
+    extra = con.execute(
+        "SELECT DISTINCT raw_overflow FROM dispatches "
+        "WHERE source = ? AND raw_overflow IS NOT NULL",
+        [source],
+    ).fetchall()
+    if not extra:
+        return
+    profile.name_ids(str(r[0]) for r in extra)
+    con.execute(
+        """UPDATE dispatches SET name_id = n.name_id, raw_overflow = NULL FROM names n
+                   WHERE dispatches.source = ? AND dispatches.raw_overflow = n.raw_name""",
+        [source],
+    )
 
 
 def _rejected(con: duckdb.DuckDBPyConnection, tag: str) -> list[Rejected]:

@@ -12,7 +12,9 @@ from roofscope.readers.rowfix import fix_rows, read_lines
 SHOWN_LINES = 5
 
 
-def read_dispatch_csv(profile: Profile, path: Path, layout: CsvLayout, *, fmt: str, role: str) -> int:
+def read_dispatch_csv(
+    profile: Profile, path: Path, layout: CsvLayout, *, fmt: str, role: str
+) -> int:
     """Load ``path`` as dispatches; malformed rows are skipped and reported with their lines."""
     source = len(profile.inputs)
     result = load_dispatch_csv(profile, path, layout, source)

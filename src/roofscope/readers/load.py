@@ -22,8 +22,10 @@ from roofscope.readers.rocprof_v1_csv import RocprofV1Csv, is_timed
 from roofscope.readers.sniff import Head, read_head
 
 _CANDIDATE = re.compile(r"\.(csv|json)$", re.IGNORECASE)
-_V3_SUFFIX = re.compile(r"_(kernel_trace|kernel_stats|memory_copy_trace|memory_copy_stats|"
-                        r"[a-z_]*api_stats|[a-z_]*domain_stats|[a-z_]*_trace|agent_info)$")
+_V3_SUFFIX = re.compile(
+    r"_(kernel_trace|kernel_stats|memory_copy_trace|memory_copy_stats|"
+    r"[a-z_]*api_stats|[a-z_]*domain_stats|[a-z_]*_trace|agent_info)$"
+)
 
 Progress = Callable[[str], None]
 
@@ -40,8 +42,9 @@ class Found:
         return str(self.head.path.parent), _V3_SUFFIX.sub("", stem)
 
 
-def load(paths: Sequence[str], *, fmt: str | None = None,
-         progress: Progress | None = None) -> Profile:
+def load(
+    paths: Sequence[str], *, fmt: str | None = None, progress: Progress | None = None
+) -> Profile:
     """Read every path into one Profile; InputError when nothing usable is found."""
     if not paths:
         raise InputError("roofscope", "no input path given", "pass a profile file or directory")
@@ -71,20 +74,24 @@ def _identify(head: Head, forced: Reader | None, *, explicit: bool) -> Found:
     if head.kind in ("binary", "gzip", "sqlite"):
         what = {"binary": "binary data", "gzip": "a gzip file", "sqlite": "an SQLite database"}
         raise InputError(
-            shown, f"is {what[head.kind]}, not a profiler CSV or JSON file",
+            shown,
+            f"is {what[head.kind]}, not a profiler CSV or JSON file",
             "pass rocprof/rocprofv3 CSV or JSON output (see `roofscope formats`)",
         )
     detected = registry.detect(head)
     if forced is not None and detected is not None and detected.name != forced.name:
         raise InputError(
-            shown, f"looks like {detected.name}, not {forced.name}",
-            f"drop --format or pass --format {detected.name}", line=1,
+            shown,
+            f"looks like {detected.name}, not {forced.name}",
+            f"drop --format or pass --format {detected.name}",
+            line=1,
         )
     reader = forced or detected
     if reader is None or not reader.detect(head):
         first = head.first_line[:80]
         raise InputError(
-            shown, f"is not a recognised profiler file (first line: {first!r})",
+            shown,
+            f"is not a recognised profiler file (first line: {first!r})",
             "pass rocprof/rocprofv3 output, or name the format with --format",
             line=1,
         )
@@ -104,7 +111,8 @@ def _scan_dir(root: Path, forced: Reader | None) -> list[Found]:
             found.append(Found(head, reader, reader.role(head)))
     if not found:
         raise InputError(
-            str(root), "holds no profiler output that roofscope reads",
+            str(root),
+            "holds no profiler output that roofscope reads",
             "point at the folder rocprof/rocprofv3 wrote (results.csv, *_kernel_trace.csv, ...)",
         )
     return found
@@ -120,8 +128,10 @@ def _plan(found: list[Found]) -> list[tuple[Found, str]]:
         groups.setdefault(f.group, []).append(f)
     plan: list[tuple[Found, str]] = []
     for members in groups.values():
-        sources = sorted((f for f in members if f.role == DISPATCHES),
-                         key=lambda f: (not _timed(f), f.reader.priority))
+        sources = sorted(
+            (f for f in members if f.role == DISPATCHES),
+            key=lambda f: (not _timed(f), f.reader.priority),
+        )
         best = sources[0] if sources else None
         for f in members:
             if f.role == DISPATCHES:

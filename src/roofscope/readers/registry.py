@@ -41,8 +41,13 @@ class Reader:
 
 
 def readers() -> list[Reader]:
-    from roofscope.readers import rocprof_v1_csv, rocprof_v1_json, rocprof_v1_stats, rocprofv3
-    from roofscope.readers import summary_csv
+    from roofscope.readers import (
+        rocprof_v1_csv,
+        rocprof_v1_json,
+        rocprof_v1_stats,
+        rocprofv3,
+        summary_csv,
+    )
 
     return [
         rocprof_v1_csv.RocprofV1Csv(),

@@ -42,9 +42,27 @@ _FIXED = set(_MODEL) | _TEXT | {"queue-index", "fbar", "dispatchns", "completens
 
 # ROCm 4.x --hsa-trace --timestamp slices carry no header: layout (a) + DurationNs.
 HEADERLESS = [
-    "Index", "KernelName", "gpu-id", "queue-id", "queue-index", "pid", "tid", "grd", "wgr",
-    "lds", "scr", "vgpr", "sgpr", "fbar", "sig", "obj", "DispatchNs", "BeginNs", "EndNs",
-    "CompleteNs", "DurationNs",
+    "Index",
+    "KernelName",
+    "gpu-id",
+    "queue-id",
+    "queue-index",
+    "pid",
+    "tid",
+    "grd",
+    "wgr",
+    "lds",
+    "scr",
+    "vgpr",
+    "sgpr",
+    "fbar",
+    "sig",
+    "obj",
+    "DispatchNs",
+    "BeginNs",
+    "EndNs",
+    "CompleteNs",
+    "DurationNs",
 ]
 _HEADERLESS_ROW = re.compile(r'^\d+,"')
 
@@ -71,8 +89,9 @@ def layout_for(header: list[str], *, has_header: bool = True) -> CsvLayout:
         if low in _MODEL and _MODEL[low] not in mapping:
             mapping[_MODEL[low]] = f'"{col}"'
     name = next(c for c, _ in columns if c.lower() == "kernelname")
-    return CsvLayout(columns=columns, mapping=mapping, name=name, counters=counters,
-                     header=has_header)
+    return CsvLayout(
+        columns=columns, mapping=mapping, name=name, counters=counters, header=has_header
+    )
 
 
 def is_timed(layout: CsvLayout) -> bool:
@@ -89,7 +108,9 @@ class RocprofV1Csv(Reader):
         fields = [f.strip().lower() for f in head.fields()[:3]]
         if fields == ["index", "kernelname", "gpu-id"]:
             return True
-        return bool(_HEADERLESS_ROW.match(head.first_line)) and len(head.fields()) == len(HEADERLESS)
+        return bool(_HEADERLESS_ROW.match(head.first_line)) and len(head.fields()) == len(
+            HEADERLESS
+        )
 
     def role(self, head: Head) -> str:
         return DISPATCHES

@@ -30,11 +30,28 @@ COPY_PID = 1
 API_PIDS = {2: "api", 3: "api"}
 _EVENT_START = re.compile(r"\n?,\s*(?=\{)")
 _FIELD = re.compile(r'"(?P<key>[A-Za-z_\-]+)"\s*:\s*"?(?P<value>-?\d+)"?')
-_NAME = re.compile(r'"(?:KernelName|name)"\s*:\s*"(?P<name>.*?)"\s*,\s*\n?\s*"(?:gpu-id|pid|ph)"',
-                   re.S)
+_NAME = re.compile(
+    r'"(?:KernelName|name)"\s*:\s*"(?P<name>.*?)"\s*,\s*\n?\s*"(?:gpu-id|pid|ph)"', re.S
+)
 # args keys of a KERN event, in the order layout_for understands
-_KEYS = ["KernelName", "gpu-id", "queue-id", "pid", "tid", "grd", "wgr", "lds", "scr",
-         "arch_vgpr", "accum_vgpr", "vgpr", "sgpr", "wave_size", "BeginNs", "EndNs"]
+_KEYS = [
+    "KernelName",
+    "gpu-id",
+    "queue-id",
+    "pid",
+    "tid",
+    "grd",
+    "wgr",
+    "lds",
+    "scr",
+    "arch_vgpr",
+    "accum_vgpr",
+    "vgpr",
+    "sgpr",
+    "wave_size",
+    "BeginNs",
+    "EndNs",
+]
 
 
 def split_events(text: str) -> list[str]:
@@ -43,7 +60,7 @@ def split_events(text: str) -> list[str]:
     if body.startswith("{"):
         m = re.match(r'\{\s*"traceEvents"\s*:\s*\[', body)
         if m:
-            body = body[m.end():]
+            body = body[m.end() :]
     cut = body.find('"otherData"')
     if cut >= 0:
         body = body[:cut]
@@ -96,8 +113,14 @@ class RocprofV1Json(Reader):
                 continue
             name = str(event.get("name", ""))
             if pid >= GPU_BASE_PID and name != "<barrier packet>":
-                kernels.append({**{k: str(v) for k, v in args.items()}, "_name": name,
-                                "_gpu": str(pid - GPU_BASE_PID), "_kern": "KernelName" in args})
+                kernels.append(
+                    {
+                        **{k: str(v) for k, v in args.items()},
+                        "_name": name,
+                        "_gpu": str(pid - GPU_BASE_PID),
+                        "_kern": "KernelName" in args,
+                    }
+                )
             elif pid == COPY_PID:
                 copies.append((name, begin, end))
             elif pid in API_PIDS:
@@ -121,8 +144,12 @@ class RocprofV1Json(Reader):
                 [(source, n, b, e) for n, b, e in copies],
             )
         if api:
-            insert_activity(profile, source, "api",
-                            [(name, int(c), float(t)) for (_, name), (c, t) in api.items()])
+            insert_activity(
+                profile,
+                source,
+                "api",
+                [(name, int(c), float(t)) for (_, name), (c, t) in api.items()],
+            )
         profile.add_input(str(path), self.name, len(kernels), role)
         profile.set_run(RunInfo(producer=self.producer))
 
@@ -132,8 +159,11 @@ class RocprofV1Json(Reader):
         layout = layout_for(header)
         rows = []
         for e in kernels:
-            fields = [e.get("KernelName", e["_name"]), e.get("gpu-id", e["_gpu"]),
-                      *[e.get(k, "None") for k in header[2:]]]
+            fields = [
+                e.get("KernelName", e["_name"]),
+                e.get("gpu-id", e["_gpu"]),
+                *[e.get(k, "None") for k in header[2:]],
+            ]
             row = convert_row(fields, layout.columns)
             if row is not None:
                 rows.append(row)

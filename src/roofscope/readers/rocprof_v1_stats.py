@@ -62,15 +62,29 @@ class RocprofV1Stats(Reader):
         source = len(profile.inputs)
         kind = activity_kind(path, [r.name for r in rows])
         if kind is None:
-            insert_kernel_summary(profile, source, [
-                (r.name, int(r.values[0] or 0), float(r.values[1] or 0.0),
-                 (r.values[1] or 0.0) / r.values[0] if r.values[0] else None, None, None, None)
-                for r in rows
-            ])
+            insert_kernel_summary(
+                profile,
+                source,
+                [
+                    (
+                        r.name,
+                        int(r.values[0] or 0),
+                        float(r.values[1] or 0.0),
+                        (r.values[1] or 0.0) / r.values[0] if r.values[0] else None,
+                        None,
+                        None,
+                        None,
+                    )
+                    for r in rows
+                ],
+            )
             profile.add_input(str(path), self.name, len(rows), role)
         else:
-            insert_activity(profile, source, kind, [
-                (r.name, int(r.values[0] or 0), float(r.values[1] or 0.0)) for r in rows
-            ])
+            insert_activity(
+                profile,
+                source,
+                kind,
+                [(r.name, int(r.values[0] or 0), float(r.values[1] or 0.0)) for r in rows],
+            )
             profile.add_input(str(path), self.name, len(rows), f"{kind}-summary")
         profile.set_run(RunInfo(producer=self.producer))

@@ -45,8 +45,16 @@ _COPY = {
     "Accum_VGPR_Count": "accum_vgpr",
     "SGPR_Count": "sgpr",
 }
-STATS_HEADER = ["Name", "Calls", "TotalDurationNs", "AverageNs", "Percentage", "MinNs", "MaxNs",
-                "StdDev"]
+STATS_HEADER = [
+    "Name",
+    "Calls",
+    "TotalDurationNs",
+    "AverageNs",
+    "Percentage",
+    "MinNs",
+    "MaxNs",
+    "StdDev",
+]
 
 
 def pid_from_name(path: Path) -> int | None:
@@ -73,7 +81,9 @@ class KernelTrace(Reader):
     priority = 10
 
     def detect(self, head: Head) -> bool:
-        return head.fields()[:3] == ["Kind", "Agent_Id", "Queue_Id"] and "Kernel_Name" in head.fields()
+        return (
+            head.fields()[:3] == ["Kind", "Agent_Id", "Queue_Id"] and "Kernel_Name" in head.fields()
+        )
 
     def role(self, head: Head) -> str:
         return DISPATCHES
@@ -112,16 +122,31 @@ class Stats(Reader):
         source = len(profile.inputs)
         kind = self._kind(path, [r.name for r in rows])
         if kind is None:
-            insert_kernel_summary(profile, source, [
-                (r.name, int(r.values[0] or 0), float(r.values[1] or 0.0), r.values[2],
-                 r.values[4], r.values[5], r.values[6])
-                for r in rows
-            ], pid=pid_from_name(path))
+            insert_kernel_summary(
+                profile,
+                source,
+                [
+                    (
+                        r.name,
+                        int(r.values[0] or 0),
+                        float(r.values[1] or 0.0),
+                        r.values[2],
+                        r.values[4],
+                        r.values[5],
+                        r.values[6],
+                    )
+                    for r in rows
+                ],
+                pid=pid_from_name(path),
+            )
             profile.add_input(str(path), self.name, len(rows), role)
         else:
-            insert_activity(profile, source, kind, [
-                (r.name, int(r.values[0] or 0), float(r.values[1] or 0.0)) for r in rows
-            ])
+            insert_activity(
+                profile,
+                source,
+                kind,
+                [(r.name, int(r.values[0] or 0), float(r.values[1] or 0.0)) for r in rows],
+            )
             profile.add_input(str(path), self.name, len(rows), f"{kind}-summary")
         profile.set_run(RunInfo(producer=self.producer))
 
@@ -140,8 +165,14 @@ class MemoryCopyTrace(Reader):
 
     def read(self, path: Path, head: Head, profile: Profile, *, role: str) -> None:
         cols = [h.strip() for h in head.fields()]
-        types = {c: ("BIGINT" if c.endswith("Timestamp") or c.endswith("_Id") and "Agent" not in c
-                     else "VARCHAR") for c in cols}
+        types = {
+            c: (
+                "BIGINT"
+                if c.endswith("Timestamp") or (c.endswith("_Id") and "Agent" not in c)
+                else "VARCHAR"
+            )
+            for c in cols
+        }
         spec = "{" + ", ".join(f"'{c}': '{t}'" for c, t in types.items()) + "}"
         source = len(profile.inputs)
         pid = pid_from_name(path)
@@ -149,8 +180,8 @@ class MemoryCopyTrace(Reader):
         before = profile.count("copies")
         profile.con.execute(
             f"INSERT INTO copies SELECT {source}, {'NULL' if pid is None else pid}, "
-            f"\"Direction\", \"Source_Agent_Id\"::VARCHAR, \"Destination_Agent_Id\"::VARCHAR, "
-            f"\"Start_Timestamp\", \"End_Timestamp\" FROM read_csv('{path_sql}', header=true, "
+            f'"Direction", "Source_Agent_Id"::VARCHAR, "Destination_Agent_Id"::VARCHAR, '
+            f'"Start_Timestamp", "End_Timestamp" FROM read_csv(\'{path_sql}\', header=true, '
             f"columns={spec}, auto_detect=false, quote='\"', ignore_errors=true)"
         )
         rows = profile.count("copies") - before

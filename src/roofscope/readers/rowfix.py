@@ -33,7 +33,7 @@ def read_lines(path: Path, rejected: Sequence[Rejected]) -> dict[int, bytes]:
     with path.open("rb") as f:
         if all(r.byte_offset is not None for r in rejected):
             for r in rejected:
-                f.seek(int(r.byte_offset or 0))
+                f.seek(max(0, int(r.byte_offset or 0) - 1))  # DuckDB counts from 1
                 out[r.line] = f.readline()
             return out
         wanted = {r.line for r in rejected}
@@ -62,8 +62,9 @@ def fix_rows(
         text = text.rstrip("\r\n")
         row, reason = split_row(text, columns, name_at)
         if row is None:
-            last = not raw.endswith(b"\n")  # only the file's last line lacks one
-            malformed.append((number, "truncated last row" if last else reason))
+            # only the file's last line lacks a newline; a short one was cut while written
+            cut = not raw.endswith(b"\n") and "fields where" in reason
+            malformed.append((number, "truncated last row" if cut else reason))
         else:
             rows.append(row)
     return Fixed(rows, malformed, not_utf8)

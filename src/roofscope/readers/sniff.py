@@ -44,14 +44,20 @@ def read_head(path: Path) -> Head:
     except FileNotFoundError:
         raise InputError(shown, "no such file or directory", "check the path") from None
     except OSError as exc:
-        raise InputError(shown, f"cannot be read ({exc.strerror})", "check its permissions") from None
+        raise InputError(
+            shown, f"cannot be read ({exc.strerror})", "check its permissions"
+        ) from None
     if not stat.S_ISREG(st.st_mode):
-        raise InputError(shown, "is not a regular file", "pass a profiler output file or a directory")
+        raise InputError(
+            shown, "is not a regular file", "pass a profiler output file or a directory"
+        )
     try:
         with path.open("rb") as f:
             raw = f.read(HEAD_BYTES)
     except OSError as exc:
-        raise InputError(shown, f"cannot be read ({exc.strerror})", "check its permissions") from None
+        raise InputError(
+            shown, f"cannot be read ({exc.strerror})", "check its permissions"
+        ) from None
     return classify(path, raw, st.st_size)
 
 

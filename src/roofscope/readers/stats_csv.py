@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,7 +33,9 @@ def parse_stats(
     try:
         data = path.read_bytes()
     except OSError as exc:
-        raise InputError(str(path), f"cannot be read ({exc.strerror})", "check its permissions") from None
+        raise InputError(
+            str(path), f"cannot be read ({exc.strerror})", "check its permissions"
+        ) from None
     text = data.decode("utf-8", errors="replace")
     if text.startswith("\ufeff"):
         text = text[1:]
@@ -59,7 +62,9 @@ def _split(line: str, numbers: int) -> tuple[str, tuple[float | None, ...]] | st
     name = ",".join(parts[: len(parts) - numbers]).strip()
     if '"' in name:
         try:
-            name = next(csv.reader(io.StringIO(name)))[0] if name.count('"') == 2 else name.strip('"')
+            name = (
+                next(csv.reader(io.StringIO(name)))[0] if name.count('"') == 2 else name.strip('"')
+            )
         except (csv.Error, StopIteration, IndexError):
             name = name.strip('"')
     values: list[float | None] = []
@@ -96,9 +101,11 @@ def report_bad(profile: Profile, path: Path, bad: list[tuple[int, str]]) -> None
 
 
 def insert_kernel_summary(
-    profile: Profile, source: int, rows: list[tuple[str, int, float, float | None, float | None,
-                                                    float | None, float | None]],
-    *, pid: int | None = None,
+    profile: Profile,
+    source: int,
+    rows: Sequence[tuple[str, int, float, float | None, float | None, float | None, float | None]],
+    *,
+    pid: int | None = None,
 ) -> None:
     """Rows of (raw name, calls, total_ns, mean_ns, min_ns, max_ns, std_ns)."""
     ids = profile.name_ids(r[0] for r in rows)

@@ -33,6 +33,8 @@ class SummaryCsv(Reader):
         summary = []
         for r in rows:
             calls, total = int(r.values[0] or 0), float(r.values[1] or 0.0)
-            summary.append((r.name, calls, total, total / calls if calls else None, None, None, None))
+            summary.append(
+                (r.name, calls, total, total / calls if calls else None, None, None, None)
+            )
         insert_kernel_summary(profile, len(profile.inputs), summary)
         profile.add_input(str(path), self.name, len(rows), role)

@@ -24,10 +24,16 @@ def to_dict(report: Report) -> dict[str, Any]:
     return {
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": "roofscope", "version": __version__},
-        "inputs": [{"path": f.path, "format": f.format, "rows": f.rows, "role": f.role}
-                   for f in report.inputs],
-        "run": {"producer": report.run.producer, "producer_version": report.run.producer_version,
-                "gpu": report.run.gpu, "arch": report.run.arch},
+        "inputs": [
+            {"path": f.path, "format": f.format, "rows": f.rows, "role": f.role}
+            for f in report.inputs
+        ],
+        "run": {
+            "producer": report.run.producer,
+            "producer_version": report.run.producer_version,
+            "gpu": report.run.gpu,
+            "arch": report.run.arch,
+        },
         "selection": {"kernel": report.selection.kernel, "device": report.selection.device},
         "summary": {
             "kernel_time_s": _s(h.total_ns),
@@ -42,19 +48,41 @@ def to_dict(report: Report) -> dict[str, Any]:
             "gap_total_s": _s(t.gap_ns) if t else None,
             "gap_threshold_s": _s(t.gap_threshold_ns) if t else None,
         },
-        "devices": [{"device": d.device, "span_s": _s(d.span_ns), "busy_s": _s(d.busy_ns),
-                     "idle_s": _s(d.idle_ns), "gaps": d.gaps, "gap_total_s": _s(d.gap_ns)}
-                    for d in (t.devices if t else ())],
-        "kernels": [{
-            "name": k.name, "raw_names": list(k.raw_names), "calls": k.calls,
-            "total_s": _s(k.total_ns), "mean_s": _s(k.mean_ns), "median_s": _s(k.median_ns),
-            "min_s": _s(k.min_ns), "max_s": _s(k.max_ns), "std_s": _s(k.std_ns),
-            "share": k.share, "cumulative_share": k.cumulative_share, "hotspot": k.hot,
-        } for k in h.kernels],
-        "activity": [{"kind": a.kind, "name": a.name, "calls": a.calls, "total_s": _s(a.total_ns)}
-                     for a in report.activity],
-        "warnings": [{"code": w.code, "message": w.message, "count": w.count}
-                     for w in report.warnings],
+        "devices": [
+            {
+                "device": d.device,
+                "span_s": _s(d.span_ns),
+                "busy_s": _s(d.busy_ns),
+                "idle_s": _s(d.idle_ns),
+                "gaps": d.gaps,
+                "gap_total_s": _s(d.gap_ns),
+            }
+            for d in (t.devices if t else ())
+        ],
+        "kernels": [
+            {
+                "name": k.name,
+                "raw_names": list(k.raw_names),
+                "calls": k.calls,
+                "total_s": _s(k.total_ns),
+                "mean_s": _s(k.mean_ns),
+                "median_s": _s(k.median_ns),
+                "min_s": _s(k.min_ns),
+                "max_s": _s(k.max_ns),
+                "std_s": _s(k.std_ns),
+                "share": k.share,
+                "cumulative_share": k.cumulative_share,
+                "hotspot": k.hot,
+            }
+            for k in h.kernels
+        ],
+        "activity": [
+            {"kind": a.kind, "name": a.name, "calls": a.calls, "total_s": _s(a.total_ns)}
+            for a in report.activity
+        ],
+        "warnings": [
+            {"code": w.code, "message": w.message, "count": w.count} for w in report.warnings
+        ],
     }
 
 

@@ -35,11 +35,11 @@ def human_time(ns: float | None) -> str:
 
 
 def _num(ns: float | None, scale: float) -> str:
-    return "–" if ns is None else f"{ns / scale:,.3f}"
+    return "-" if ns is None else f"{ns / scale:,.3f}"
 
 
 def _pct(x: float | None) -> str:
-    return "–" if x is None else f"{100 * x:.1f}%"
+    return "-" if x is None else f"{100 * x:.1f}%"
 
 
 def _bar(share: float | None) -> str:
@@ -50,12 +50,20 @@ def _bar(share: float | None) -> str:
     return "█" * full + (" ▏▎▍▌▋▊▉"[part] if part else "")
 
 
-def render_text(report: Report, *, top: int = 20, width: int | None = None,
-                color: bool | None = None) -> str:
+def render_text(
+    report: Report, *, top: int = 20, width: int | None = None, color: bool | None = None
+) -> str:
     """The whole text report; colour only when asked or on a terminal (NO_COLOR honoured)."""
     buf = io.StringIO()
-    console = Console(file=buf, width=width or _terminal_width(), force_terminal=bool(color),
-                      no_color=not color, highlight=False, emoji=False, markup=False)
+    console = Console(
+        file=buf,
+        width=width or _terminal_width(),
+        force_terminal=bool(color),
+        no_color=not color,
+        highlight=False,
+        emoji=False,
+        markup=False,
+    )
     _header(console, report)
     console.print(_table(report, top))
     _activity(console, report)
@@ -72,17 +80,24 @@ def _terminal_width() -> int:
 def _header(console: Console, report: Report) -> None:
     run = report.run
     gpu = " · ".join(x for x in (run.gpu, run.arch) if x) or "GPU unknown"
-    console.print(Text(f"roofscope {__version__} · {run.producer or 'unknown producer'} · {gpu}",
-                       style="bold"))
+    console.print(
+        Text(
+            f"roofscope {__version__} · {run.producer or 'unknown producer'} · {gpu}", style="bold"
+        )
+    )
     for f in report.inputs:
         console.print(f"  input: {f.path} ({f.format}, {f.rows:,} rows, {f.role})")
     h, t = report.hotspots, report.timeline
     if report.selection.kernel or report.selection.device is not None:
-        console.print(f"  selection: kernel ~ {report.selection.kernel or '*'}, "
-                      f"device {report.selection.device if report.selection.device is not None else '*'}")
-    hot = (f"; {h.kernels_for_80pct} kernel(s) make 80% of it" if h.kernels_for_80pct else "")
-    console.print(f"Kernel time {human_time(h.total_ns)} in {h.dispatches:,} dispatches of "
-                  f"{len(h.kernels)} kernel(s){hot}.")
+        console.print(
+            f"  selection: kernel ~ {report.selection.kernel or '*'}, "
+            f"device {report.selection.device if report.selection.device is not None else '*'}"
+        )
+    hot = f"; {h.kernels_for_80pct} kernel(s) make 80% of it" if h.kernels_for_80pct else ""
+    console.print(
+        f"Kernel time {human_time(h.total_ns)} in {h.dispatches:,} dispatches of "
+        f"{len(h.kernels)} kernel(s){hot}."
+    )
     if t is not None:
         console.print(
             f"GPU busy {human_time(t.busy_ns)} of {human_time(t.wall_ns)} wall on "
@@ -102,31 +117,65 @@ def _table(report: Report, top: int) -> Table:
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
     table.add_column("#", justify="right", no_wrap=True)
     table.add_column("Kernel", max_width=NAME_WIDTH, overflow="ellipsis", no_wrap=True)
-    for header in ("Calls", f"Total [{tunit}]", "Share", "Cum.", f"Mean [{munit}]",
-                   f"Median [{munit}]"):
+    for header in (
+        "Calls",
+        f"Total [{tunit}]",
+        "Share",
+        "Cum.",
+        f"Mean [{munit}]",
+        f"Median [{munit}]",
+    ):
         table.add_column(Text(header), justify="right", no_wrap=True, min_width=max(len(header), 7))
     table.add_column("", no_wrap=True, min_width=BAR_WIDTH)
     for i, k in enumerate(shown, start=1):
         table.add_row(*map(Text, _row(i, k, tscale, mscale)), style="bold red" if k.hot else None)
     if rest:
-        total = sum(k.total_ns or 0 for k in rest) if all(k.total_ns is not None for k in rest) else None
+        total = (
+            sum(k.total_ns or 0 for k in rest)
+            if all(k.total_ns is not None for k in rest)
+            else None
+        )
         share = sum(k.share or 0 for k in rest) if all(k.share is not None for k in rest) else None
-        table.add_row(*map(Text, ["", f"other ({len(rest)} kernels)", f"{sum(k.calls for k in rest):,}",
-                      _num(total, tscale), _pct(share), "100.0%" if share is not None else "–",
-                      "", "", _bar(share)]), style="dim")
+        table.add_row(
+            *map(
+                Text,
+                [
+                    "",
+                    f"other ({len(rest)} kernels)",
+                    f"{sum(k.calls for k in rest):,}",
+                    _num(total, tscale),
+                    _pct(share),
+                    "100.0%" if share is not None else "-",
+                    "",
+                    "",
+                    _bar(share),
+                ],
+            ),
+            style="dim",
+        )
     return table
 
 
 def _row(i: int, k: KernelStats, tscale: float, mscale: float) -> list[str]:
     mark = "● " if k.hot else "  "
-    return [str(i), mark + k.name, f"{k.calls:,}", _num(k.total_ns, tscale), _pct(k.share),
-            _pct(k.cumulative_share), _num(k.mean_ns, mscale), _num(k.median_ns, mscale),
-            _bar(k.share)]
+    return [
+        str(i),
+        mark + k.name,
+        f"{k.calls:,}",
+        _num(k.total_ns, tscale),
+        _pct(k.share),
+        _pct(k.cumulative_share),
+        _num(k.mean_ns, mscale),
+        _num(k.median_ns, mscale),
+        _bar(k.share),
+    ]
 
 
 def _activity(console: Console, report: Report) -> None:
-    for kind, title in (("api", "API calls (host side, not kernel time)"),
-                        ("copy", "Memory copies (not kernel time)")):
+    for kind, title in (
+        ("api", "API calls (host side, not kernel time)"),
+        ("copy", "Memory copies (not kernel time)"),
+    ):
         items = [a for a in report.activity if a.kind == kind]
         if not items:
             continue
