@@ -13,7 +13,7 @@ from roofscope import __version__
 from roofscope.analysis.hotspots import KernelStats
 from roofscope.report import Report
 
-BAR_WIDTH = 12
+BAR_WIDTH = 10
 NAME_WIDTH = 56
 _UNITS = [(1e9, "s"), (1e6, "ms"), (1e3, "µs"), (1.0, "ns")]
 
@@ -114,9 +114,9 @@ def _table(report: Report, top: int) -> Table:
     shown, rest = kernels[:top], kernels[top:]
     tscale, tunit = unit_for([k.total_ns for k in shown])
     mscale, munit = unit_for([k.mean_ns for k in shown] + [k.median_ns for k in shown])
-    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
-    table.add_column("#", justify="right", no_wrap=True)
-    table.add_column("Kernel", max_width=NAME_WIDTH, overflow="ellipsis", no_wrap=True)
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, expand=True)
+    table.add_column("#", justify="right", no_wrap=True, width=3)
+    table.add_column("Kernel", ratio=1, overflow="ellipsis", no_wrap=True)
     for header in (
         "Calls",
         f"Total [{tunit}]",
@@ -125,8 +125,8 @@ def _table(report: Report, top: int) -> Table:
         f"Mean [{munit}]",
         f"Median [{munit}]",
     ):
-        table.add_column(Text(header), justify="right", no_wrap=True, min_width=max(len(header), 7))
-    table.add_column("", no_wrap=True, min_width=BAR_WIDTH)
+        table.add_column(Text(header), justify="right", no_wrap=True, width=max(len(header), 6))
+    table.add_column("", no_wrap=True, width=BAR_WIDTH)
     for i, k in enumerate(shown, start=1):
         table.add_row(*map(Text, _row(i, k, tscale, mscale)), style="bold red" if k.hot else None)
     if rest:

@@ -1,0 +1,70 @@
+"""The terminal view and the CLI entry points."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from roofscope.cli import main
+from roofscope.readers.load import load
+from roofscope.render.text import render_text
+from roofscope.report import analyse
+from tests.conftest import DATA, DEMO
+
+
+def test_text_view_of_the_demo() -> None:
+    text = render_text(analyse(load([str(DEMO)])), width=140)
+    lines = text.splitlines()
+    assert lines[0] == "roofscope 0.1.0 · rocprof · AMD Instinct MI250X/MI250 · gfx90a"
+    # results.stats.csv: 1001 calls, 2608618986 ns = 99.917% of 2610787312 ns
+    assert (
+        "Kernel time 2.61 s in 1,004 dispatches of 4 kernel(s); 1 kernel(s) make 80% of it."
+        in lines
+    )
+    hot = next(line for line in lines if "laplacian_kernel" in line)
+    assert hot.split()[:2] == ["1", "●"]
+    assert "1,001" in hot and "2.609" in hot and "99.9%" in hot and "█" * 10 in hot
+    cold = next(line for line in lines if "fillBufferAligned" in line)
+    assert "●" not in cold
+
+
+def test_top_folds_the_rest_into_other() -> None:
+    text = render_text(
+        analyse(load([str(DATA / "rocprofv1-mi250x" / "stencils")])), top=3, width=140
+    )
+    other = next(line for line in text.splitlines() if "other (10 kernels)" in line)
+    # 1024 dispatches in all; the top three kernels have 100 calls each
+    assert "724" in other
+
+
+def test_kernel_names_are_not_markup() -> None:
+    import tempfile
+    from pathlib import Path
+
+    from tests.test_analysis_maths import write_trace
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = write_trace(Path(tmp) / "results.csv", [("k[bold]<[/]>(int)", 0, 0, 10)])
+        text = render_text(analyse(load([str(path)])), width=140)
+    assert "k[bold]<[/]>(int)" in text
+
+
+def test_demo_formats_version(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["demo"]) == 0
+    assert "laplacian_kernel" in capsys.readouterr().out
+    assert main(["formats"]) == 0
+    assert "rocprofv3-kernel-trace" in capsys.readouterr().out
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out == "roofscope 0.1.0\n"
+
+
+def test_python_dash_m() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "roofscope", "analyze", str(DEMO), "--json"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0 and '"schema_version": "1"' in done.stdout
