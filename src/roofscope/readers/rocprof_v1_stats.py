@@ -15,6 +15,7 @@ from roofscope.model import Profile, RunInfo
 from roofscope.readers.registry import ACTIVITY, KERNEL_SUMMARY, Reader
 from roofscope.readers.sniff import Head
 from roofscope.readers.stats_csv import (
+    StatsRow,
     insert_activity,
     insert_kernel_summary,
     parse_stats,
@@ -42,49 +43,46 @@ def activity_kind(path: Path, names: list[str]) -> str | None:
     return None
 
 
+SummaryRow = tuple[str, int, float, float | None, float | None, float | None, float | None]
+
+
 class RocprofV1Stats(Reader):
     name = "rocprof-v1-stats"
     description = "rocprof v1 results.stats.csv (kernels), hip_stats/hsa_stats (API), copy_stats"
     producer = "rocprof"
     priority = 80
+    header: tuple[str, ...] = tuple(HEADER)
 
     def detect(self, head: Head) -> bool:
-        return [f.strip() for f in head.fields()] == HEADER
+        return tuple(f.strip() for f in head.fields()) == self.header
 
     def role(self, head: Head) -> str:
-        return KERNEL_SUMMARY if activity_kind(head.path, []) is None else ACTIVITY
+        return KERNEL_SUMMARY if self.kind(head.path, []) is None else ACTIVITY
+
+    def kind(self, path: Path, names: list[str]) -> str | None:
+        """'api', 'copy', 'domain' or None for kernels."""
+        return activity_kind(path, names)
+
+    def summary_row(self, row: StatsRow) -> SummaryRow:
+        calls, total = int(row.values[0] or 0), float(row.values[1] or 0.0)
+        return (row.name, calls, total, total / calls if calls else None, None, None, None)
+
+    def pid(self, path: Path) -> int | None:
+        return None
 
     def read(self, path: Path, head: Head, profile: Profile, *, role: str) -> None:
-        rows, bad = parse_stats(path, len(HEADER) - 1)
+        rows, bad = parse_stats(path, len(self.header) - 1)
         report_bad(profile, path, bad)
         if not rows:
             raise InputError(str(path), "has no rows", "check that the profiled program ran")
         source = len(profile.inputs)
-        kind = activity_kind(path, [r.name for r in rows])
+        kind = self.kind(path, [r.name for r in rows])
         if kind is None:
-            insert_kernel_summary(
-                profile,
-                source,
-                [
-                    (
-                        r.name,
-                        int(r.values[0] or 0),
-                        float(r.values[1] or 0.0),
-                        (r.values[1] or 0.0) / r.values[0] if r.values[0] else None,
-                        None,
-                        None,
-                        None,
-                    )
-                    for r in rows
-                ],
-            )
+            summary = [self.summary_row(r) for r in rows]
+            insert_kernel_summary(profile, source, summary, pid=self.pid(path))
             profile.add_input(str(path), self.name, len(rows), role)
         else:
-            insert_activity(
-                profile,
-                source,
-                kind,
-                [(r.name, int(r.values[0] or 0), float(r.values[1] or 0.0)) for r in rows],
-            )
+            activity = [(r.name, int(r.values[0] or 0), float(r.values[1] or 0.0)) for r in rows]
+            insert_activity(profile, source, kind, activity)
             profile.add_input(str(path), self.name, len(rows), f"{kind}-summary")
         profile.set_run(RunInfo(producer=self.producer))

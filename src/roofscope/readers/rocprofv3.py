@@ -11,19 +11,13 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from roofscope.errors import InputError
 from roofscope.model import Profile, RunInfo
 from roofscope.readers.csvload import CsvLayout
 from roofscope.readers.dispatch_csv import read_dispatch_csv
-from roofscope.readers.registry import ACTIVITY, COPIES, DISPATCHES, KERNEL_SUMMARY, Reader
-from roofscope.readers.rocprof_v1_stats import activity_kind
+from roofscope.readers.registry import COPIES, DISPATCHES, Reader
+from roofscope.readers.rocprof_v1_stats import RocprofV1Stats, SummaryRow, activity_kind
 from roofscope.readers.sniff import Head
-from roofscope.readers.stats_csv import (
-    insert_activity,
-    insert_kernel_summary,
-    parse_stats,
-    report_bad,
-)
+from roofscope.readers.stats_csv import StatsRow
 
 _PID_PREFIX = re.compile(r"^(\d+)_")
 _TEXT = {"Kind", "Agent_Id", "Kernel_Name"}
@@ -94,61 +88,25 @@ class KernelTrace(Reader):
         profile.set_run(RunInfo(producer=self.producer))
 
 
-class Stats(Reader):
+class Stats(RocprofV1Stats):
     name = "rocprofv3-stats"
     description = "rocprofv3 *_stats.csv (kernel_stats: kernel summary; hip/hsa/domain: API)"
     producer = "rocprofv3"
-    priority = 80
+    header = tuple(STATS_HEADER)
 
-    def detect(self, head: Head) -> bool:
-        return [f.strip() for f in head.fields()] == STATS_HEADER
-
-    def role(self, head: Head) -> str:
-        return KERNEL_SUMMARY if self._kind(head.path, []) is None else ACTIVITY
-
-    @staticmethod
-    def _kind(path: Path, names: list[str]) -> str | None:
+    def kind(self, path: Path, names: list[str]) -> str | None:
         if path.name.lower().endswith("domain_stats.csv"):
             return "domain"
         if path.name.lower().endswith("memory_copy_stats.csv"):
             return "copy"
         return activity_kind(path, names)
 
-    def read(self, path: Path, head: Head, profile: Profile, *, role: str) -> None:
-        rows, bad = parse_stats(path, len(STATS_HEADER) - 1)
-        report_bad(profile, path, bad)
-        if not rows:
-            raise InputError(str(path), "has no rows", "check that the profiled program ran")
-        source = len(profile.inputs)
-        kind = self._kind(path, [r.name for r in rows])
-        if kind is None:
-            insert_kernel_summary(
-                profile,
-                source,
-                [
-                    (
-                        r.name,
-                        int(r.values[0] or 0),
-                        float(r.values[1] or 0.0),
-                        r.values[2],
-                        r.values[4],
-                        r.values[5],
-                        r.values[6],
-                    )
-                    for r in rows
-                ],
-                pid=pid_from_name(path),
-            )
-            profile.add_input(str(path), self.name, len(rows), role)
-        else:
-            insert_activity(
-                profile,
-                source,
-                kind,
-                [(r.name, int(r.values[0] or 0), float(r.values[1] or 0.0)) for r in rows],
-            )
-            profile.add_input(str(path), self.name, len(rows), f"{kind}-summary")
-        profile.set_run(RunInfo(producer=self.producer))
+    def summary_row(self, row: StatsRow) -> SummaryRow:
+        calls, total, mean, _, lo, hi, std = row.values
+        return (row.name, int(calls or 0), float(total or 0.0), mean, lo, hi, std)
+
+    def pid(self, path: Path) -> int | None:
+        return pid_from_name(path)
 
 
 class MemoryCopyTrace(Reader):
