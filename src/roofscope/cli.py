@@ -5,6 +5,7 @@ Exit codes: 0 ok, 1 analysis or input error, 2 usage error.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -110,8 +111,6 @@ def formats() -> None:
 
 
 def _color() -> bool:
-    import os
-
     return sys.stdout.isatty() and "NO_COLOR" not in os.environ
 
 

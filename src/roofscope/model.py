@@ -171,7 +171,3 @@ class Profile:
     def count(self, table: str) -> int:
         row = self.con.execute(f"SELECT count(*) FROM {table}").fetchone()
         return int(row[0]) if row else 0
-
-    @property
-    def has_dispatches(self) -> bool:
-        return self.count("dispatches") > 0

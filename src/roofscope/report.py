@@ -33,13 +33,16 @@ class Report:
 def analyse(
     profile: Profile, *, selection: Selection = EVERYTHING, gap_threshold_ns: int = DEFAULT_GAP_NS
 ) -> Report:
+    notes = []
     if selection.device is not None and profile.sources("kernel-summary"):
-        profile.warn(
-            "device-filter-summary",
-            "--device leaves out the stats-file kernels: a "
-            "summary does not say which device ran them",
+        notes.append(
+            Warning(
+                "device-filter-summary",
+                "--device leaves out the stats-file kernels: a "
+                "summary does not say which device ran them",
+            )
         )
-    warnings = [*profile.warnings, *check(profile)]
+    warnings = [*profile.warnings, *check(profile), *notes]
     return Report(
         inputs=tuple(profile.inputs),
         run=profile.run,

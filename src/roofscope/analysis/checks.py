@@ -27,9 +27,9 @@ def _where(profile: Profile) -> str:
 
 def _durations(profile: Profile) -> list[Warning]:
     row = profile.con.execute(f"""SELECT count(*) FILTER (end_ns < start_ns),
-        count(*) FILTER (end_ns = start_ns), 0
+        count(*) FILTER (end_ns = start_ns)
         FROM dispatches WHERE {_where(profile)}""").fetchone()
-    negative, zero, _ = row if row else (0, 0, None)
+    negative, zero = row if row else (0, 0)
     out = []
     if negative:
         out.append(

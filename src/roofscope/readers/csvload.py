@@ -1,11 +1,12 @@
 """Load a dispatch CSV into the model with DuckDB, fast and without holding its names per row.
 
 Kernel names are long (hundreds of bytes) and repeat millions of times, so the file is read
-once into a compact staging table whose name column is a DuckDB ENUM built from the names
-in the first rows; names first seen later stay as text in an overflow column, which only
-rare rows fill. Rows DuckDB rejects (unquoted commas, embedded quotes, a cut last line,
-bytes that are not UTF-8) come back with their byte offset and are parsed again in Python,
-from the right, by :mod:`roofscope.readers.rowfix`.
+once, straight into the ``dispatches`` table, with each name turned into its id through a
+DuckDB ENUM built from the names in the first rows; names first seen later travel as text
+in the ``raw_overflow`` column, which only rare rows fill, until they get their id. Rows
+DuckDB rejects (unquoted commas, embedded quotes, a cut last line, bytes that are not
+UTF-8) come back with their byte offset and are parsed again in Python, from the right, by
+:mod:`roofscope.readers.rowfix`.
 """
 
 from __future__ import annotations
@@ -49,7 +50,6 @@ class Rejected:
 @dataclass(frozen=True)
 class LoadResult:
     rows: int
-    first_row: int
     rejected: list[Rejected]
 
 
@@ -94,7 +94,7 @@ def load_dispatch_csv(profile: Profile, path: Path, layout: CsvLayout, source: i
     enum = f"{tag}_names"
     con.execute(f"CREATE TYPE {enum} AS ENUM (SELECT unnest($1::VARCHAR[]))", [sampled])
     try:
-        rows, first = _append(
+        rows = _append(
             profile,
             f"FROM {_reader_sql(path, layout, rejects=tag)}",
             layout,
@@ -105,7 +105,7 @@ def load_dispatch_csv(profile: Profile, path: Path, layout: CsvLayout, source: i
         rejected = _rejected(con, tag)
     finally:
         con.execute(f"DROP TYPE IF EXISTS {enum}")
-    return LoadResult(rows=rows, first_row=first, rejected=rejected)
+    return LoadResult(rows=rows, rejected=rejected)
 
 
 def insert_rows(
@@ -122,7 +122,7 @@ def insert_rows(
     marks = ", ".join("?" for _ in layout.columns)
     con.executemany(f"INSERT INTO {table} VALUES ({marks})", [list(r) for r in rows])
     try:
-        count, _ = _append(profile, f"FROM {table}", layout, source, key="NULL", code_ids=[])
+        count = _append(profile, f"FROM {table}", layout, source, key="NULL", code_ids=[])
     finally:
         con.execute(f"DROP TABLE {table}")
     return count
@@ -136,8 +136,8 @@ def _append(
     *,
     key: str,
     code_ids: list[int],
-) -> tuple[int, int]:
-    """Append the rows of ``from_sql`` to ``dispatches`` (and their counters); (rows, first rowid).
+) -> int:
+    """Append the rows of ``from_sql`` to ``dispatches`` (and their counters); the row count.
 
     Names known from the sample get their id straight from the ENUM code; others travel in
     ``raw_overflow`` until they are registered, then get their id in one UPDATE.
@@ -175,7 +175,7 @@ def _append(
         con.execute(f"DROP TABLE {stage}")
     rows = profile.count("dispatches") - first
     _resolve_overflow(profile, source)
-    return rows, first
+    return rows
 
 
 def _resolve_overflow(profile: Profile, source: int) -> None:

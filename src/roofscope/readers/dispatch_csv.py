@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from roofscope.errors import InputError
@@ -22,7 +23,7 @@ def read_dispatch_csv(
     if result.rejected:
         fixed = fix_rows(read_lines(path, result.rejected), layout.columns, layout.name)
         recovered = insert_rows(profile, fixed.rows, layout, source)
-        _report(profile, path, fixed.malformed, fixed.not_utf8)
+        report_rows(profile, path, fixed.malformed, fixed.not_utf8)
     rows = result.rows + recovered
     if rows == 0:
         raise InputError(
@@ -34,9 +35,13 @@ def read_dispatch_csv(
     return rows
 
 
-def _report(
-    profile: Profile, path: Path, malformed: list[tuple[int, str]], not_utf8: list[int]
+def report_rows(
+    profile: Profile,
+    path: Path,
+    malformed: Sequence[tuple[int, str]],
+    not_utf8: Sequence[int] = (),
 ) -> None:
+    """Warnings for rows that were dropped (with their line numbers) or shown with U+FFFD."""
     truncated = [n for n, why in malformed if why == "truncated last row"]
     other = [(n, why) for n, why in malformed if why != "truncated last row"]
     if truncated:

@@ -55,7 +55,7 @@ def load(
         if path.is_dir():
             found += _scan_dir(path, forced)
         else:
-            found.append(_identify(read_head(path), forced, explicit=True))
+            found.append(_identify_file(read_head(path), forced))
     plan = _plan(found)
     profile = Profile.empty()
     for item, role in plan:
@@ -67,7 +67,8 @@ def load(
     return profile
 
 
-def _identify(head: Head, forced: Reader | None, *, explicit: bool) -> Found:
+def _identify(head: Head, forced: Reader | None) -> Found | None:
+    """The reader for a text file (None if no reader knows it); errors for what is no profile."""
     shown = str(head.path)
     if head.kind == "empty":
         raise InputError(shown, "is empty", "re-run the profiler; the file was never written")
@@ -86,29 +87,33 @@ def _identify(head: Head, forced: Reader | None, *, explicit: bool) -> Found:
             f"drop --format or pass --format {detected.name}",
             line=1,
         )
-    reader = forced or detected
-    if reader is None or not reader.detect(head):
+    return None if detected is None else Found(head, detected, detected.role(head))
+
+
+def _identify_file(head: Head, forced: Reader | None) -> Found:
+    found = _identify(head, forced)
+    if found is None:
         first = head.first_line[:80]
+        remedy = (
+            f"check the file; it does not look like {forced.name} either"
+            if forced
+            else "pass rocprof/rocprofv3 output, or name the format with --format"
+        )
         raise InputError(
-            shown,
+            str(head.path),
             f"is not a recognised profiler file (first line: {first!r})",
-            "pass rocprof/rocprofv3 output, or name the format with --format",
+            remedy,
             line=1,
         )
-    return Found(head, reader, reader.role(head))
+    return found
 
 
 def _scan_dir(root: Path, forced: Reader | None) -> list[Found]:
     found: list[Found] = []
     for path in sorted(p for p in root.rglob("*") if p.is_file() and _CANDIDATE.search(p.name)):
         head = read_head(path)
-        if head.kind != "text":
-            continue
-        reader = registry.detect(head)
-        if forced is not None and reader is not None:
-            reader = forced
-        if reader is not None:
-            found.append(Found(head, reader, reader.role(head)))
+        if head.kind == "text" and (item := _identify(head, forced)) is not None:
+            found.append(item)
     if not found:
         raise InputError(
             str(root),

@@ -37,6 +37,7 @@ _MODEL = {
     "beginns": "start_ns",
     "endns": "end_ns",
 }
+MODEL_FIELDS = frozenset(_MODEL)  # the rocprof v1 fields the model keeps (lower case)
 _TEXT = {"kernelname", "sig", "obj"}
 _FIXED = set(_MODEL) | _TEXT | {"queue-index", "fbar", "dispatchns", "completens", "durationns"}
 

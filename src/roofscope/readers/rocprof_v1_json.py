@@ -20,7 +20,7 @@ from roofscope.errors import InputError
 from roofscope.model import Profile, RunInfo
 from roofscope.readers.csvload import insert_rows
 from roofscope.readers.registry import DISPATCHES, Reader
-from roofscope.readers.rocprof_v1_csv import layout_for
+from roofscope.readers.rocprof_v1_csv import MODEL_FIELDS, layout_for
 from roofscope.readers.rowfix import convert_row
 from roofscope.readers.sniff import Head
 from roofscope.readers.stats_csv import insert_activity
@@ -33,25 +33,6 @@ _FIELD = re.compile(r'"(?P<key>[A-Za-z_\-]+)"\s*:\s*"?(?P<value>-?\d+)"?')
 _NAME = re.compile(
     r'"(?:KernelName|name)"\s*:\s*"(?P<name>.*?)"\s*,\s*\n?\s*"(?:gpu-id|pid|ph)"', re.S
 )
-# args keys of a KERN event, in the order layout_for understands
-_KEYS = [
-    "KernelName",
-    "gpu-id",
-    "queue-id",
-    "pid",
-    "tid",
-    "grd",
-    "wgr",
-    "lds",
-    "scr",
-    "arch_vgpr",
-    "accum_vgpr",
-    "vgpr",
-    "sgpr",
-    "wave_size",
-    "BeginNs",
-    "EndNs",
-]
 
 
 def split_events(text: str) -> list[str]:
@@ -155,7 +136,8 @@ class RocprofV1Json(Reader):
 
     @staticmethod
     def _insert_kernels(profile: Profile, kernels: list[dict[str, Any]], source: int) -> None:
-        header = ["KernelName", "gpu-id", *[k for k in _KEYS[2:] if any(k in e for e in kernels)]]
+        kept = {k: None for e in kernels for k in e if k.lower() in MODEL_FIELDS}
+        header = ["KernelName", "gpu-id", *[k for k in kept if k not in ("KernelName", "gpu-id")]]
         layout = layout_for(header)
         rows = []
         for e in kernels:

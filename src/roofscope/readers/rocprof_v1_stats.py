@@ -12,6 +12,7 @@ from pathlib import Path
 
 from roofscope.errors import InputError
 from roofscope.model import Profile, RunInfo
+from roofscope.readers.dispatch_csv import report_rows
 from roofscope.readers.registry import ACTIVITY, KERNEL_SUMMARY, Reader
 from roofscope.readers.sniff import Head
 from roofscope.readers.stats_csv import (
@@ -19,7 +20,6 @@ from roofscope.readers.stats_csv import (
     insert_activity,
     insert_kernel_summary,
     parse_stats,
-    report_bad,
 )
 
 HEADER = ["Name", "Calls", "TotalDurationNs", "AverageNs", "Percentage"]
@@ -72,7 +72,7 @@ class RocprofV1Stats(Reader):
 
     def read(self, path: Path, head: Head, profile: Profile, *, role: str) -> None:
         rows, bad = parse_stats(path, len(self.header) - 1)
-        report_bad(profile, path, bad)
+        report_rows(profile, path, bad)
         if not rows:
             raise InputError(str(path), "has no rows", "check that the profiled program ran")
         source = len(profile.inputs)

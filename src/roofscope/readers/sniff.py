@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv
 import io
-import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
@@ -97,11 +96,3 @@ def _mostly_binary(line: bytes) -> bool:
 def _undecodable_share(sample: bytes) -> float:
     text = sample.decode("utf-8", errors="replace")
     return text.count("\ufffd") / max(1, len(text))
-
-
-def is_fifo_or_special(path: Path) -> bool:
-    try:
-        mode = os.stat(path).st_mode
-    except OSError:
-        return False
-    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))

@@ -85,21 +85,6 @@ def _split(line: str, numbers: int) -> tuple[str, tuple[float | None, ...]] | st
     return name, tuple(values)
 
 
-def report_bad(profile: Profile, path: Path, bad: list[tuple[int, str]]) -> None:
-    truncated = [n for n, why in bad if why == "truncated last row"]
-    other = [(n, why) for n, why in bad if why != "truncated last row"]
-    if truncated:
-        profile.warn(
-            "truncated-last-row",
-            f"{path}:{truncated[0]}: the last row is cut short and was dropped",
-        )
-    if other:
-        shown = ", ".join(f"line {n} ({why})" for n, why in other[:5])
-        profile.warn(
-            "malformed-row", f"{path}: {len(other)} malformed row(s) skipped: {shown}", len(other)
-        )
-
-
 def insert_kernel_summary(
     profile: Profile,
     source: int,

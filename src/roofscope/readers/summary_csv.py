@@ -6,9 +6,10 @@ from pathlib import Path
 
 from roofscope.errors import InputError
 from roofscope.model import Profile
+from roofscope.readers.dispatch_csv import report_rows
 from roofscope.readers.registry import KERNEL_SUMMARY, Reader
 from roofscope.readers.sniff import Head
-from roofscope.readers.stats_csv import insert_kernel_summary, parse_stats, report_bad
+from roofscope.readers.stats_csv import insert_kernel_summary, parse_stats
 
 HEADER = ["Name", "Count", "TotalTimeNs", "AverageTimeNs"]
 
@@ -27,7 +28,7 @@ class SummaryCsv(Reader):
 
     def read(self, path: Path, head: Head, profile: Profile, *, role: str) -> None:
         rows, bad = parse_stats(path, len(HEADER) - 1)
-        report_bad(profile, path, bad)
+        report_rows(profile, path, bad)
         if not rows:
             raise InputError(str(path), "has no rows", "check that the file holds kernel rows")
         summary = []

@@ -14,7 +14,6 @@ from roofscope.analysis.hotspots import KernelStats
 from roofscope.report import Report
 
 BAR_WIDTH = 10
-NAME_WIDTH = 56
 _UNITS = [(1e9, "s"), (1e6, "ms"), (1e3, "µs"), (1.0, "ns")]
 
 
