@@ -1,9 +1,11 @@
 """Benchmark roofscope against a DuckDB floor, pandas and a hand-written csv-module script.
 
-Each contender runs once, as its own subprocess, on the same rocprof ``results.csv``;
-the runner records its wall seconds and its own peak RSS (``os.wait4``).
+Each contender runs as its own subprocess on the same rocprof ``results.csv``, ``--repeat``
+times, the contenders taking turns so that a noisy stretch of the machine hits them all;
+the runner keeps each one's median wall seconds (every run is kept in the JSON) and its
+largest peak RSS (``os.wait4``).
 
-    python bench/run_bench.py [--dispatches N] [--file PATH] [--python PYTHON]
+    python bench/run_bench.py [--dispatches N] [--file PATH] [--python PYTHON] [--repeat N]
                               [--skip-csv-module] [--out RESULTS.json]
 """
 
@@ -12,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -60,6 +63,7 @@ class Result:
     exit_code: int
     wall_s: float
     peak_rss_mb: float
+    runs_s: tuple[float, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -80,6 +84,15 @@ def run_one(name: str, cmd: list[str]) -> Result:
             print(f"[{name}] failed (exit {code}): " + " | ".join(tail), file=sys.stderr)
     rss_kib = usage.ru_maxrss / (1024 if sys.platform == "darwin" else 1)  # bytes on macOS
     return Result(name, code, wall, rss_kib / 1024)
+
+
+def summarise(name: str, runs: list[Result]) -> Result:
+    """Median wall time and largest peak RSS of a contender's runs; failed if any run failed."""
+    failed = [r for r in runs if not r.ok]
+    if failed:
+        return failed[0]
+    walls = tuple(r.wall_s for r in runs)
+    return Result(name, 0, statistics.median(walls), max(r.peak_rss_mb for r in runs), walls)
 
 
 def _ok(r: Result | None) -> Result | None:
@@ -136,6 +149,7 @@ def main() -> int:
     parser.add_argument("--dispatches", type=int, default=4_000_000)
     parser.add_argument("--file", type=Path, help="use this results.csv (generated if missing)")
     parser.add_argument("--python", default=sys.executable, help="interpreter for contenders")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per contender (median)")
     parser.add_argument("--skip-csv-module", action="store_true")
     parser.add_argument("--out", type=Path, help="also write the results as JSON here")
     args = parser.parse_args()
@@ -157,12 +171,16 @@ def main() -> int:
         if args.skip_csv_module:
             del commands[CSV_MODULE]
         warm_page_cache(path)  # no contender pays for the first read from disk
-        results = {name: run_one(name, cmd) for name, cmd in commands.items()}
+        runs: dict[str, list[Result]] = {name: [] for name in commands}
+        for _ in range(args.repeat):
+            for name, cmd in commands.items():
+                runs[name].append(run_one(name, cmd))
+        results = {name: summarise(name, rs) for name, rs in runs.items()}
         size_mb = path.stat().st_size / 2**20
 
     goals = targets(results)
     count = f", {args.dispatches} dispatches" if generated else ""
-    print(f"file: {path} ({size_mb:.0f} MiB{count})")
+    print(f"file: {path} ({size_mb:.0f} MiB{count}); median of {args.repeat} run(s) each")
     print(report(results, goals))
     if args.out:
         payload = {
@@ -170,6 +188,7 @@ def main() -> int:
             "file_mb": round(size_mb, 1),
             "dispatches": args.dispatches if generated else None,
             "python": py,
+            "repeat": args.repeat,
             "contenders": [{**asdict(r), "ok": r.ok} for r in results.values()],
             "targets": [{"target": g, "value": v, "status": s} for g, v, s in goals],
         }

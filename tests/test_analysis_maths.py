@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import statistics
 from pathlib import Path
+from unittest.mock import patch
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -54,11 +55,16 @@ rows_strategy = st.lists(
 
 
 @settings(max_examples=40, deadline=None)
-@given(rows=rows_strategy)
-def test_busy_is_the_union_of_intervals(tmp_path_factory: object, rows: list[Row]) -> None:
+@given(rows=rows_strategy, in_order=st.booleans(), chunk=st.sampled_from([1, 3, 1 << 20]))
+def test_busy_is_the_union_of_intervals(
+    tmp_path_factory: object, rows: list[Row], in_order: bool, chunk: int
+) -> None:
+    """Rows in start order are swept as they come, others after a sort; in chunks of any size."""
     folder = tmp_path_factory.mktemp("t")  # type: ignore[attr-defined]
-    profile = load([str(write_trace(folder / "results.csv", rows))])
-    t = timeline(profile, gap_threshold_ns=1)
+    written = sorted(rows, key=lambda r: r[2]) if in_order else rows
+    profile = load([str(write_trace(folder / "results.csv", written))])
+    with patch("roofscope.analysis.timeline.CHUNK_ROWS", chunk):
+        t = timeline(profile, gap_threshold_ns=1)
     assert t is not None
     for d in t.devices:
         mine = [(b, e) for _, dev, b, e in rows if dev == d.device]

@@ -174,3 +174,44 @@ def test_kokkos_stats_from_the_shared_corpus(capsys: pytest.CaptureFixture[str])
     doc = run_json(capsys, str(folder / "results.stats.csv"))
     got = {k["name"]: (k["calls"], round(k["total_s"] * 1e9)) for k in doc["kernels"]}
     assert got == {name: (calls, total) for name, calls, total in rows}
+
+
+def _shapes_by_csv_module(path: Path) -> dict[tuple[str, int, int, int, int], int]:
+    """(kernel, grd, wgr, lds, arch_vgpr) -> dispatches, counted with the csv module."""
+    out: dict[tuple[str, int, int, int, int], int] = {}
+    with path.open(newline="") as f:
+        for r in csv.DictReader(f):
+            key = (
+                normalise(r["KernelName"]),
+                int(r["grd"]),
+                int(r["wgr"]),
+                int(r["lds"]),
+                int(r["arch_vgpr"]),
+            )
+            out[key] = out.get(key, 0) + 1
+    return out
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        DATA / "rocprofv1-mi250x" / "laplacian" / "results.csv",  # shapes read on demand
+        DATA / "rocprofv1-mi250x" / "laplacian" / "data_movement.csv",  # with counters
+    ],
+    ids=lambda p: p.name,
+)
+def test_launch_shapes_count_every_dispatch(path: Path) -> None:
+    profile = load([str(path)])
+
+    def shapes() -> dict[tuple[object, ...], int]:
+        rows = profile.con.execute(
+            "SELECT n.kernel, grid_size, workgroup_size, lds_bytes, arch_vgpr, dispatches "
+            "FROM launches l JOIN names n USING (name_id)"
+        ).fetchall()
+        assert len({r[:5] for r in rows}) == len(rows), "one row per distinct shape"
+        return {tuple(r[:5]): int(r[5]) for r in rows}
+
+    if path.name == "results.csv":
+        assert shapes() == {}, "a plain trace reads its shapes only when asked"
+    profile.launches()
+    assert shapes() == _shapes_by_csv_module(path)

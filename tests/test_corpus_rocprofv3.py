@@ -48,12 +48,26 @@ def test_kernel_trace_durations(path: Path, capsys: pytest.CaptureFixture[str]) 
 def test_launch_shape_is_the_product_of_axes(capsys: pytest.CaptureFixture[str]) -> None:
     from roofscope.readers.load import load
 
-    profile = load([str(LAYOUTS / "2025-08_kernel_trace.csv")])
-    rows = profile.con.execute(
-        "SELECT DISTINCT grid_size, workgroup_size, device, lds_bytes, "
-        "arch_vgpr, sgpr FROM dispatches ORDER BY arch_vgpr"
-    ).fetchall()
-    assert rows == [(1024 * 1024, 64, 4, 0, 8, 16), (1024 * 1024, 64, 4, 0, 12, 16)]
+    path = LAYOUTS / "2025-08_kernel_trace.csv"
+    want: dict[tuple[int, ...], int] = defaultdict(int)
+    with path.open(newline="") as f:
+        for r in csv.DictReader(f):
+            grid = int(r["Grid_Size_X"]) * int(r["Grid_Size_Y"]) * int(r["Grid_Size_Z"])
+            group = (
+                int(r["Workgroup_Size_X"]) * int(r["Workgroup_Size_Y"]) * int(r["Workgroup_Size_Z"])
+            )
+            want[(grid, group, int(r["LDS_Block_Size"]), int(r["VGPR_Count"]))] += 1
+    profile = load([str(path)])
+    rows = (
+        profile.launches()
+        .aggregate("grid_size, workgroup_size, lds_bytes, arch_vgpr, sum(dispatches)")
+        .order("arch_vgpr")
+        .fetchall()
+    )
+    assert {tuple(r[:4]): int(r[4]) for r in rows} == want
+    # by hand from the file's first rows: 1024x1024x1 grid, 64x1x1 workgroup
+    assert sorted(want) == [(1024 * 1024, 64, 0, 8), (1024 * 1024, 64, 0, 12)]
+    assert profile.con.execute("SELECT DISTINCT device FROM dispatches").fetchall() == [(4,)]
 
 
 def test_stats_and_copies_are_kept_apart(capsys: pytest.CaptureFixture[str]) -> None:

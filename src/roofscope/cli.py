@@ -22,8 +22,7 @@ from roofscope.errors import RoofscopeError
 from roofscope.readers import registry
 from roofscope.readers.load import load
 from roofscope.render.json import render_json
-from roofscope.render.text import render_text
-from roofscope.report import analyse
+from roofscope.report import Report, analyse
 
 app = typer.Typer(
     add_completion=False,
@@ -86,10 +85,7 @@ def analyze(
     with _progress(paths) as tick:
         profile = load(paths, fmt=fmt, progress=tick)
     report = analyse(profile, selection=selection, gap_threshold_ns=round(gap_us * 1000))
-    if as_json:
-        sys.stdout.write(render_json(report))
-    else:
-        sys.stdout.write(render_text(report, top=top, color=_color()))
+    sys.stdout.write(render_json(report) if as_json else _text(report, top=top))
 
 
 @app.command()
@@ -100,7 +96,7 @@ def demo(
     root = resources.files("roofscope") / "data" / "demo" / "finite-difference"
     with resources.as_file(root) as folder:
         report = analyse(load([str(Path(folder))]))
-    sys.stdout.write(render_json(report) if as_json else render_text(report, color=_color()))
+    sys.stdout.write(render_json(report) if as_json else _text(report))
 
 
 @app.command()
@@ -110,8 +106,10 @@ def formats() -> None:
         typer.echo(f"{reader.name:24} {reader.description}")
 
 
-def _color() -> bool:
-    return sys.stdout.isatty() and "NO_COLOR" not in os.environ
+def _text(report: Report, *, top: int = 20) -> str:
+    from roofscope.render.text import render_text  # rich loads only for the terminal view
+
+    return render_text(report, top=top, color=sys.stdout.isatty() and "NO_COLOR" not in os.environ)
 
 
 @contextmanager

@@ -5,7 +5,14 @@ A :class:`Profile` holds its data in a DuckDB connection:
 ``names``
     one row per distinct raw kernel name: ``name_id``, ``raw_name``, ``kernel`` (normalised).
 ``dispatches``
-    one row per kernel launch, when the input has launches. Times in nanoseconds.
+    one row per kernel launch, when the input has launches: who ran it, where and when.
+    Times in nanoseconds.
+``launches``
+    how each kernel was launched: host thread, queue, stream and shape (grid, workgroup,
+    registers, LDS, scratch, wave size), one row per distinct combination with its number
+    of dispatches. These repeat across millions of dispatches, so they are not kept per
+    row; a reader may defer filling this table until an analysis asks for it
+    (:meth:`Profile.launches`), which keeps a large trace's load to one scan.
 ``counters``
     long table of per-dispatch counter values (``row_id``, ``counter``, ``value``).
 ``kernel_summary``
@@ -18,34 +25,39 @@ A :class:`Profile` holds its data in a DuckDB connection:
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import duckdb
 
 from roofscope.names import normalise
 
-# Narrow types keep millions of dispatches small in memory; the row's id is DuckDB's rowid.
+# Few, narrow columns keep millions of dispatches small; the row's id is DuckDB's rowid.
 DISPATCH_COLUMNS: dict[str, str] = {
     "source": "SMALLINT",
     "name_id": "INTEGER",
     "pid": "BIGINT",
-    "tid": "BIGINT",
     "device": "INTEGER",
-    "queue": "BIGINT",
-    "stream": "BIGINT",
     "dispatch_id": "BIGINT",
     "start_ns": "BIGINT",
     "end_ns": "BIGINT",
-    "grid_size": "BIGINT",
-    "workgroup_size": "INTEGER",
-    "lds_bytes": "INTEGER",
-    "scratch_bytes": "INTEGER",
-    "arch_vgpr": "SMALLINT",
-    "accum_vgpr": "SMALLINT",
-    "sgpr": "SMALLINT",
-    "wave_size": "SMALLINT",
     "raw_overflow": "VARCHAR",  # a name first seen after the sampled rows, until it has an id
+}
+
+# How a dispatch was launched (host thread, queue, stream, shape); kept in ``launches``, one
+# row per distinct combination of a kernel, with its dispatch count.
+LAUNCH_COLUMNS: dict[str, str] = {
+    "tid": "BIGINT",
+    "queue": "BIGINT",
+    "stream": "BIGINT",
+    "grid_size": "BIGINT",
+    "workgroup_size": "BIGINT",
+    "lds_bytes": "BIGINT",
+    "scratch_bytes": "BIGINT",
+    "arch_vgpr": "BIGINT",
+    "accum_vgpr": "BIGINT",
+    "sgpr": "BIGINT",
+    "wave_size": "BIGINT",
 }
 
 SUMMARY_COLUMNS: dict[str, str] = {
@@ -63,6 +75,8 @@ SUMMARY_COLUMNS: dict[str, str] = {
 _SCHEMA = f"""
 CREATE TABLE names (name_id INTEGER PRIMARY KEY, raw_name VARCHAR UNIQUE, kernel VARCHAR);
 CREATE TABLE dispatches ({", ".join(f"{c} {t}" for c, t in DISPATCH_COLUMNS.items())});
+CREATE TABLE launches (source SMALLINT, name_id INTEGER,
+    {", ".join(f"{c} {t}" for c, t in LAUNCH_COLUMNS.items())}, dispatches BIGINT);
 CREATE TABLE counters (row_id BIGINT, counter VARCHAR, value DOUBLE);
 CREATE TABLE kernel_summary ({", ".join(f"{c} {t}" for c, t in SUMMARY_COLUMNS.items())});
 CREATE TABLE activity_summary (source INTEGER, kind VARCHAR, name VARCHAR, calls BIGINT,
@@ -110,6 +124,7 @@ class Profile:
     inputs: list[InputFile] = field(default_factory=list)
     run: RunInfo = field(default_factory=RunInfo)
     warnings: list[Warning] = field(default_factory=list)
+    deferred: list[Callable[[], None]] = field(default_factory=list)
 
     @classmethod
     def empty(cls) -> Profile:
@@ -152,10 +167,17 @@ class Profile:
             (first,) = self.con.execute(
                 "SELECT coalesce(max(name_id) + 1, 0) FROM names"
             ).fetchone() or (0,)
-            rows = [(first + i, raw, normalise(raw)) for i, raw in enumerate(new)]
-            self.con.executemany("INSERT INTO names VALUES (?, ?, ?)", rows)
+            self.con.execute(
+                "INSERT INTO names SELECT $1 + generate_subscripts($2, 1) - 1, unnest($2), "
+                "unnest($3)",
+                [first, new, [normalise(raw) for raw in new]],
+            )
             known.update({raw: first + i for i, raw in enumerate(new)})
         return {n: known[n] for n in wanted}
+
+    def defer(self, fill: Callable[[], None]) -> None:
+        """Run ``fill`` (which fills ``launches``) only when an analysis needs launch shapes."""
+        self.deferred.append(fill)
 
     def set_run(self, run: RunInfo) -> None:
         """Merge what a reader learnt about the run; the first value seen wins."""
@@ -167,6 +189,12 @@ class Profile:
         )
 
     # -- read by analyses ---------------------------------------------------------------
+
+    def launches(self) -> duckdb.DuckDBPyRelation:
+        """The ``launches`` table, filled first by any reader that deferred it."""
+        while self.deferred:
+            self.deferred.pop(0)()
+        return self.con.table("launches")
 
     def count(self, table: str) -> int:
         row = self.con.execute(f"SELECT count(*) FROM {table}").fetchone()

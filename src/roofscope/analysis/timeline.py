@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import duckdb
 import numpy as np
 import numpy.typing as npt
 
@@ -45,29 +46,38 @@ class Timeline:
     devices: tuple[DeviceTime, ...]
 
 
+CHUNK_ROWS = 1 << 20  # rows fetched at a time: memory stays bounded at any trace size
+
+
 def timeline(
     profile: Profile, *, selection: Selection = EVERYTHING, gap_threshold_ns: int = DEFAULT_GAP_NS
 ) -> Timeline | None:
     """None when the input has no dispatch timestamps."""
-    where = dispatch_filter(profile, selection)
-    cols = profile.con.execute(
-        f"SELECT coalesce(device, -1) AS device, start_ns, end_ns FROM dispatches WHERE {where} "
-        "AND start_ns IS NOT NULL AND end_ns >= start_ns"
-    ).fetchnumpy()
-    devices_col = np.asarray(cols["device"], dtype=np.int64)
-    if devices_col.size == 0:
+    con = profile.con
+    valid = f"{dispatch_filter(profile, selection)} AND start_ns IS NOT NULL AND end_ns >= start_ns"
+    devices = con.execute(
+        f"SELECT coalesce(device, -1), min(rowid), max(rowid), min(start_ns), max(end_ns) "
+        f"FROM dispatches WHERE {valid} GROUP BY 1 ORDER BY 1"
+    ).fetchall()
+    if not devices:
         return None
-    start = np.asarray(cols["start_ns"], dtype=np.int64)
-    end = np.asarray(cols["end_ns"], dtype=np.int64)
     per_device = []
-    devices = np.unique(devices_col)
-    for device in devices:
-        mask = devices_col == device
-        s, e = (start, end) if devices.size == 1 else (start[mask], end[mask])
-        per_device.append(
-            _device_time(None if device == -1 else int(device), s, e, gap_threshold_ns)
-        )
-    wall = int(end.max() - start.min())
+    for device, lo, hi, _, _ in devices:
+        rows = f"SELECT start_ns, end_ns FROM dispatches WHERE {valid} AND coalesce(device, -1) = "
+        sweep = _sweep(con, rows + str(device), int(lo), int(hi), gap_threshold_ns)
+        if sweep is None:  # not in start order: let DuckDB sort it (out of core if need be)
+            sorted_rows = f"timeline_{abs(hash((device, lo, hi)))}"
+            con.execute(f"CREATE TEMP TABLE {sorted_rows} AS {rows}{device} ORDER BY start_ns")
+            try:
+                (n,) = con.execute(f"SELECT count(*) FROM {sorted_rows}").fetchone() or (0,)
+                sweep = _sweep(
+                    con, f"SELECT * FROM {sorted_rows} WHERE TRUE", 0, n - 1, gap_threshold_ns
+                )
+            finally:
+                con.execute(f"DROP TABLE {sorted_rows}")
+        assert sweep is not None, "rows sorted by start_ns sweep in order"
+        per_device.append(sweep.result(None if device == -1 else int(device)))
+    wall = int(max(d[4] for d in devices) - min(d[3] for d in devices))
     span = sum(d.span_ns for d in per_device)
     busy = sum(d.busy_ns for d in per_device)
     idle = sum(d.idle_ns for d in per_device)
@@ -83,14 +93,53 @@ def timeline(
     )
 
 
-def _device_time(device: int | None, start: Ints, end: Ints, threshold: int) -> DeviceTime:
-    if start.size > 1 and bool(np.any(start[1:] < start[:-1])):
-        order = np.argsort(start, kind="stable")
-        start, end = start[order], end[order]
-    reach = np.maximum.accumulate(end)  # furthest End seen so far
-    before = np.concatenate(([start[0]], reach[:-1]))
-    busy = int(np.sum(np.maximum(0, end - np.maximum(start, before))))
-    gap = start - before
-    gaps = gap[gap >= max(1, threshold)]
-    span = int(reach[-1] - start[0])
-    return DeviceTime(device, span, busy, span - busy, int(gaps.size), int(gaps.sum()))
+@dataclass
+class _Sweep:
+    """The union of [start, end) intervals fed in start order, a chunk at a time."""
+
+    threshold: int
+    first: int | None = None
+    last_start: int = 0
+    reach: int = 0  # the furthest End seen so far
+    idle: int = 0  # the span not covered by any interval: busy = span - idle
+    gaps: int = 0
+    gap_ns: int = 0
+
+    def feed(self, start: Ints, end: Ints) -> bool:
+        """Add one chunk; False (and nothing added) when it is not in start order."""
+        if start.size == 0:
+            return True
+        if (self.first is not None and int(start[0]) < self.last_start) or bool(
+            np.any(start[1:] < start[:-1])
+        ):
+            return False
+        if self.first is None:
+            self.first = self.reach = int(start[0])
+        reach = np.maximum(np.maximum.accumulate(end), self.reach)
+        gap = start - np.concatenate(([self.reach], reach[:-1]))  # idle before each start
+        self.idle += int(gap[gap > 0].sum())
+        gaps = gap[gap >= max(1, self.threshold)]
+        self.gaps += int(gaps.size)
+        self.gap_ns += int(gaps.sum())
+        self.reach, self.last_start = int(reach[-1]), int(start[-1])
+        return True
+
+    def result(self, device: int | None) -> DeviceTime:
+        span = self.reach - (self.first or 0)
+        return DeviceTime(device, span, span - self.idle, self.idle, self.gaps, self.gap_ns)
+
+
+def _sweep(
+    con: duckdb.DuckDBPyConnection, rows_sql: str, lo: int, hi: int, threshold: int
+) -> _Sweep | None:
+    """Sweep the rows of ``rows_sql`` in rowid order; None when they are not in start order."""
+    sweep = _Sweep(threshold)
+    for first in range(lo, hi + 1, CHUNK_ROWS):
+        cols = con.execute(
+            f"{rows_sql} AND rowid >= {first} AND rowid < {first + CHUNK_ROWS} ORDER BY rowid"
+        ).fetchnumpy()
+        start = np.asarray(cols["start_ns"], dtype=np.int64)
+        end = np.asarray(cols["end_ns"], dtype=np.int64)
+        if not sweep.feed(start, end):
+            return None
+    return sweep

@@ -7,6 +7,11 @@ in the ``raw_overflow`` column, which only rare rows fill, until they get their 
 DuckDB rejects (unquoted commas, embedded quotes, a cut last line, bytes that are not
 UTF-8) come back with their byte offset and are parsed again in Python, from the right, by
 :mod:`roofscope.readers.rowfix`.
+
+How each dispatch was launched (thread, queue, stream, grid, workgroup, registers, ...) goes
+to the ``launches`` table, one row per distinct combination of a kernel. Parsing those fields
+costs as much as the rest of a row, so for a plain trace they are read by a second scan that
+runs only when an analysis asks for them.
 """
 
 from __future__ import annotations
@@ -14,11 +19,12 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import duckdb
 
-from roofscope.model import DISPATCH_COLUMNS, Profile
+from roofscope.model import DISPATCH_COLUMNS, LAUNCH_COLUMNS, Profile
 
 SAMPLE_ROWS = 20_000
 _ids = itertools.count()
@@ -101,6 +107,7 @@ def load_dispatch_csv(profile: Profile, path: Path, layout: CsvLayout, source: i
             source,
             key=f"TRY_CAST({name} AS {enum})",
             code_ids=[ids[n] for n in sampled],
+            lazy_shapes=f"FROM {_reader_sql(path, layout, rejects=None)}",
         )
         rejected = _rejected(con, tag)
     finally:
@@ -136,11 +143,14 @@ def _append(
     *,
     key: str,
     code_ids: list[int],
+    lazy_shapes: str | None = None,
 ) -> int:
-    """Append the rows of ``from_sql`` to ``dispatches`` (and their counters); the row count.
+    """Append the rows of ``from_sql`` to ``dispatches`` (with counters and shapes); the count.
 
     Names known from the sample get their id straight from the ENUM code; others travel in
-    ``raw_overflow`` until they are registered, then get their id in one UPDATE.
+    ``raw_overflow`` until they are registered, then get their id in one UPDATE. When
+    ``lazy_shapes`` is given and no staging table is needed, launch shapes are read from it
+    later, on demand, instead of from ``from_sql`` now.
     """
     con = profile.con
     first = profile.count("dispatches")
@@ -155,6 +165,7 @@ def _append(
         *[layout.mapping[c] for c in model_cols],
     ]
     inner = f"SELECT {key} AS _k, * {from_sql}"
+    stage = None
     if layout.counters:
         stage = f"stage{next(_ids)}"
         con.execute(f"CREATE TEMP TABLE {stage} AS {inner}")
@@ -164,7 +175,7 @@ def _append(
         f"INSERT INTO dispatches ({', '.join(cols)}) SELECT {', '.join(exprs)} FROM ({inner})",
         params,
     )
-    if layout.counters:
+    if stage:
         ctr = ", ".join(f"TRY_CAST({_q(c)} AS DOUBLE) AS {_q(c)}" for c in layout.counters)
         names = ", ".join(_q(c) for c in layout.counters)
         con.execute(
@@ -172,10 +183,29 @@ def _append(
             f"(UNPIVOT (SELECT {first} + rowid AS row_id, {ctr} FROM {stage}) "
             f"ON {names} INTO NAME counter VALUE value)"
         )
-        con.execute(f"DROP TABLE {stage}")
     rows = profile.count("dispatches") - first
     _resolve_overflow(profile, source)
+    if stage is None and lazy_shapes is not None:
+        profile.defer(partial(_insert_shapes, profile, lazy_shapes, layout, source))
+    else:
+        _insert_shapes(profile, f"FROM {stage}" if stage else from_sql, layout, source)
+    if stage:
+        con.execute(f"DROP TABLE {stage}")
     return rows
+
+
+def _insert_shapes(profile: Profile, from_sql: str, layout: CsvLayout, source: int) -> None:
+    """Count the distinct launch shapes of each kernel in ``from_sql`` into ``launches``."""
+    shape = [c for c in LAUNCH_COLUMNS if c in layout.mapping]
+    if not shape:
+        return
+    values = ", ".join(f"{layout.mapping[c]} AS {c}" for c in shape)
+    profile.con.execute(
+        f"""INSERT INTO launches (source, name_id, {", ".join(shape)}, dispatches)
+        SELECT {source}, n.name_id, {", ".join(f"s.{c}" for c in shape)}, count(*)
+        FROM (SELECT {_q(layout.name)} AS _raw, {values} {from_sql}) s
+        JOIN names n ON n.raw_name = s._raw GROUP BY ALL"""
+    )
 
 
 def _resolve_overflow(profile: Profile, source: int) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from roofscope.model import Profile, RunInfo
+from roofscope.model import DISPATCH_COLUMNS, Profile, RunInfo
 from roofscope.readers.csvload import CsvLayout
 from roofscope.readers.dispatch_csv import read_dispatch_csv
 from roofscope.readers.registry import DISPATCHES, Reader
@@ -40,6 +40,9 @@ _MODEL = {
 MODEL_FIELDS = frozenset(_MODEL)  # the rocprof v1 fields the model keeps (lower case)
 _TEXT = {"kernelname", "sig", "obj"}
 _FIXED = set(_MODEL) | _TEXT | {"queue-index", "fbar", "dispatchns", "completens", "durationns"}
+# Only the dispatch columns are typed in the scan; the others are text, converted (when
+# used at all) with TRY_CAST, so a trace's one scan spends no time on them.
+_TYPED = {col for col, model in _MODEL.items() if model in DISPATCH_COLUMNS}
 
 # ROCm 4.x --hsa-trace --timestamp slices carry no header: layout (a) + DurationNs.
 HEADERLESS = [
@@ -80,15 +83,12 @@ def layout_for(header: list[str], *, has_header: bool = True) -> CsvLayout:
             col += "_dup"
         seen.add(col)
         low = col.lower()
-        if low in _TEXT:
-            columns.append((col, "VARCHAR"))
-        elif low in _FIXED:
-            columns.append((col, "BIGINT"))
-        else:
-            columns.append((col, "VARCHAR"))
+        columns.append((col, "BIGINT" if low in _TYPED else "VARCHAR"))
+        if low not in _FIXED:
             counters.append(col)
         if low in _MODEL and _MODEL[low] not in mapping:
-            mapping[_MODEL[low]] = f'"{col}"'
+            quoted = f'"{col}"'
+            mapping[_MODEL[low]] = quoted if low in _TYPED else f"TRY_CAST({quoted} AS BIGINT)"
     name = next(c for c, _ in columns if c.lower() == "kernelname")
     return CsvLayout(
         columns=columns, mapping=mapping, name=name, counters=counters, header=has_header
