@@ -137,6 +137,24 @@ def test_directory_without_profiler_output(
     )
 
 
+@pytest.mark.parametrize(
+    ("content", "kind"), [(b"", "empty"), (b"\x00\x9f\x92\x96" * 64, "binary")]
+)
+def test_directory_whose_output_is_damaged(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, content: bytes, kind: str
+) -> None:
+    folder = tmp_path / "run"
+    (folder / "rank0").mkdir(parents=True)
+    (folder / "rank0" / "results.csv").write_bytes(content)
+    code, out, err = run(capsys, "analyze", str(folder))
+    assert code == 1
+    assert out == ""
+    assert error_line(err) == (
+        f"{folder}: holds no profiler output that roofscope reads "
+        f"(rank0/results.csv is {kind}); re-run the profiler; its output here is empty or damaged"
+    )
+
+
 def test_missing_path(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     path = tmp_path / "nowhere" / "results.csv"
     code, out, err = run(capsys, "analyze", str(path))
@@ -217,6 +235,31 @@ def test_truncated_last_row(capsys: pytest.CaptureFixture[str], tmp_path: Path, 
             "count": 1,
         }
     ]
+
+
+def test_last_row_cut_inside_duration(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """Cut inside the final field, the row has all its fields: DurationNs gives it away."""
+    last = row(3).rstrip("\n")
+    duration = last.rsplit(",", 1)[1]
+    path = tmp_path / "results.csv"
+    path.write_text(results_csv(row(0), row(1), row(2), last[:-2]), encoding="utf-8")
+    doc = analyze_ok(capsys, path)
+    assert doc["summary"]["dispatches"] == 4  # kept: its BeginNs and EndNs are whole
+    fields = last.split(",")
+    begin, end = int(fields[-4]), int(fields[-3])
+    assert end - begin == int(duration)
+    assert doc["warnings"] == [
+        {
+            "code": "truncated-last-row",
+            "message": f"{path}: the last row ends inside its DurationNs ({duration[:-2]}, "
+            f"where EndNs - BeginNs = {duration}): the profiler was stopped while writing; "
+            "the row is kept, its time taken from BeginNs and EndNs, which are whole",
+            "count": 1,
+        }
+    ]
+    # the same rows with no final newline but nothing cut: no warning
+    path.write_text(results_csv(row(0), row(1), row(2), last), encoding="utf-8")
+    assert analyze_ok(capsys, path)["warnings"] == []
 
 
 def test_not_utf8_in_kernel_name(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -110,15 +110,21 @@ def _identify_file(head: Head, forced: Reader | None) -> Found:
 
 def _scan_dir(root: Path, forced: Reader | None) -> list[Found]:
     found: list[Found] = []
+    unreadable: list[str] = []  # files named like profiler output that hold none
     for path in sorted(p for p in root.rglob("*") if p.is_file() and _CANDIDATE.search(p.name)):
         head = read_head(path)
         if head.kind == "text" and (item := _identify(head, forced)) is not None:
             found.append(item)
+        elif head.kind in ("empty", "binary"):
+            unreadable.append(f"{path.relative_to(root)} is {head.kind}")
     if not found:
+        seen = f" ({'; '.join(unreadable[:3])})" if unreadable else ""
         raise InputError(
             str(root),
-            "holds no profiler output that roofscope reads",
-            "point at the folder rocprof/rocprofv3 wrote (results.csv, *_kernel_trace.csv, ...)",
+            f"holds no profiler output that roofscope reads{seen}",
+            "re-run the profiler; its output here is empty or damaged"
+            if unreadable
+            else "point at the folder rocprof/rocprofv3 wrote (results.csv, *_kernel_trace.csv, ...)",
         )
     return found
 

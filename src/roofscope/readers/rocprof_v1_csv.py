@@ -16,6 +16,7 @@ from roofscope.readers.csvload import CsvLayout
 from roofscope.readers.dispatch_csv import read_dispatch_csv
 from roofscope.readers.registry import DISPATCHES, Reader
 from roofscope.readers.rocminfo import gpu_from_rocminfo
+from roofscope.readers.rowfix import split_row
 from roofscope.readers.sniff import Head
 
 # file column (lower case) -> model column
@@ -124,6 +125,7 @@ class RocprofV1Csv(Reader):
     def read(self, path: Path, head: Head, profile: Profile, *, role: str) -> None:
         layout = self.layout(head)
         read_dispatch_csv(profile, path, layout, fmt=self.name, role=role)
+        _check_cut_duration(profile, path, layout)
         if not layout.header:
             profile.warn(
                 "no-header",
@@ -134,3 +136,29 @@ class RocprofV1Csv(Reader):
         sysinfo = path.with_name(path.name.split(".")[0] + ".sysinfo.txt")
         if sysinfo.is_file():
             profile.set_run(gpu_from_rocminfo(sysinfo))
+
+
+def _check_cut_duration(profile: Profile, path: Path, layout: CsvLayout) -> None:
+    """A last row cut inside its final field (DurationNs) still has every field, so no parser
+    notices; its DurationNs then disagrees with EndNs - BeginNs. Its times come from Begin
+    and End, which are whole, so the row is kept and the cut is reported."""
+    cols = [c.lower() for c, _ in layout.columns]
+    if not cols or cols[-1] != "durationns" or not is_timed(layout):
+        return
+    with path.open("rb") as f:
+        f.seek(max(0, f.seek(0, 2) - 65536))
+        tail = f.read()
+    if tail.endswith(b"\n"):
+        return  # a whole last line
+    text = tail.rsplit(b"\n", 1)[-1].decode("utf-8", errors="replace").rstrip("\r")
+    row, _ = split_row(text, layout.columns, cols.index("kernelname"))
+    if row is None:
+        return  # too short: already dropped as a truncated row
+    begin, end, duration = (row[cols.index(c)] for c in ("beginns", "endns", "durationns"))
+    if isinstance(begin, int) and isinstance(end, int) and str(duration) != str(end - begin):
+        profile.warn(
+            "truncated-last-row",
+            f"{path}: the last row ends inside its DurationNs ({duration}, where EndNs - "
+            f"BeginNs = {end - begin}): the profiler was stopped while writing; the row is "
+            "kept, its time taken from BeginNs and EndNs, which are whole",
+        )
