@@ -108,6 +108,9 @@ def _identify_file(head: Head, forced: Reader | None) -> Found:
     return found
 
 
+_POINT = "point at the folder rocprof/rocprofv3 wrote (results.csv, *_kernel_trace.csv, ...)"
+
+
 def _scan_dir(root: Path, forced: Reader | None) -> list[Found]:
     found: list[Found] = []
     unreadable: list[str] = []  # files named like profiler output that hold none
@@ -122,9 +125,7 @@ def _scan_dir(root: Path, forced: Reader | None) -> list[Found]:
         raise InputError(
             str(root),
             f"holds no profiler output that roofscope reads{seen}",
-            "re-run the profiler; its output here is empty or damaged"
-            if unreadable
-            else "point at the folder rocprof/rocprofv3 wrote (results.csv, *_kernel_trace.csv, ...)",
+            "re-run the profiler; its output here is empty or damaged" if unreadable else _POINT,
         )
     return found
 
