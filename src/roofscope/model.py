@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 
 import duckdb
 
+from roofscope.ceilings import Ceiling
 from roofscope.names import normalise
 
 # Few, narrow columns keep millions of dispatches small; the row's id is DuckDB's rowid.
@@ -103,8 +104,11 @@ class RunInfo:
 
     producer: str | None = None
     producer_version: str | None = None
-    gpu: str | None = None
-    arch: str | None = None
+    gpu: str | None = None  # the name the profiler reports, e.g. "AMD Instinct MI250X", "MI100"
+    arch: str | None = None  # gfx arch or sm_XY
+    compute_units: int | None = None  # of the profiled agent (one GCD on MI250X)
+    xcds: int | None = None  # accelerator complex dies in the agent (MI300X: 8)
+    partition: str | None = None  # compute partition mode where reported (SPX, CPX, ...)
 
 
 @dataclass(frozen=True)
@@ -125,6 +129,7 @@ class Profile:
     run: RunInfo = field(default_factory=RunInfo)
     warnings: list[Warning] = field(default_factory=list)
     deferred: list[Callable[[], None]] = field(default_factory=list)
+    ceilings: list[Ceiling] = field(default_factory=list)  # measured ones (roofline.csv)
 
     @classmethod
     def empty(cls) -> Profile:
@@ -186,6 +191,9 @@ class Profile:
             producer_version=self.run.producer_version or run.producer_version,
             gpu=self.run.gpu or run.gpu,
             arch=self.run.arch or run.arch,
+            compute_units=self.run.compute_units or run.compute_units,
+            xcds=self.run.xcds or run.xcds,
+            partition=self.run.partition or run.partition,
         )
 
     # -- read by analyses ---------------------------------------------------------------
