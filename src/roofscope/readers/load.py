@@ -4,7 +4,9 @@ Files are recognised by content. Files of one run (same folder, same name stem s
 ``results`` or a rocprofv3 ``<pid>`` prefix) are grouped: the best dispatch source of the
 group is read (trace CSV before JSON), a kernel stats file beside it becomes a cross-check,
 and API/copy summaries are read as such. Counter-only CSVs (no timestamps) are counter
-runs when a timed trace exists; otherwise they are the dispatches.
+runs when a timed trace exists; otherwise they are the dispatches. A folder that a reader
+reads as one run (a rocprof-compute workload, found by its ``sysinfo.csv``) is read by that
+reader alone: the other files in it and below it are its own and are not planned apart.
 """
 
 from __future__ import annotations
@@ -17,8 +19,7 @@ from pathlib import Path
 from roofscope.errors import InputError
 from roofscope.model import Profile
 from roofscope.readers import registry
-from roofscope.readers.registry import DISPATCHES, KERNEL_SUMMARY, Reader
-from roofscope.readers.rocprof_v1_csv import RocprofV1Csv, is_timed
+from roofscope.readers.registry import DISPATCHES, KERNEL_SUMMARY, WORKLOAD, Reader
 from roofscope.readers.sniff import Head, read_head
 
 _CANDIDATE = re.compile(r"\.(csv|json)$", re.IGNORECASE)
@@ -133,8 +134,8 @@ def _scan_dir(root: Path, forced: Reader | None) -> list[Found]:
 def _plan(found: list[Found]) -> list[tuple[Found, str]]:
     """Which file is read in which role, in a stable order."""
     unique = {f.head.path.resolve(): f for f in found}
-    items = sorted(unique.values(), key=lambda f: str(f.head.path))
-    timed = [f for f in items if f.role == DISPATCHES and _timed(f)]
+    items = _outside_workloads(sorted(unique.values(), key=lambda f: str(f.head.path)))
+    timed = [f for f in items if f.role in (DISPATCHES, WORKLOAD) and _timed(f)]
     groups: dict[tuple[str, str], list[Found]] = {}
     for f in items:
         groups.setdefault(f.group, []).append(f)
@@ -146,7 +147,9 @@ def _plan(found: list[Found]) -> list[tuple[Found, str]]:
         )
         best = sources[0] if sources else None
         for f in members:
-            if f.role == DISPATCHES:
+            if f.role == WORKLOAD:
+                plan.append((f, DISPATCHES))
+            elif f.role == DISPATCHES:
                 if f is best and (_timed(f) or not timed):
                     plan.append((f, DISPATCHES))
                 elif not _timed(f) and timed:
@@ -160,7 +163,15 @@ def _plan(found: list[Found]) -> list[tuple[Found, str]]:
     return plan
 
 
+def _outside_workloads(items: list[Found]) -> list[Found]:
+    """The items without the files of a workload folder (which its reader reads itself)."""
+    folders = {f.head.path.resolve().parent for f in items if f.role == WORKLOAD}
+    if not folders:
+        return items
+    return [
+        f for f in items if f.role == WORKLOAD or folders.isdisjoint(f.head.path.resolve().parents)
+    ]
+
+
 def _timed(f: Found) -> bool:
-    if isinstance(f.reader, RocprofV1Csv):
-        return is_timed(f.reader.layout(f.head))
-    return True
+    return f.reader.timed(f.head)

@@ -17,6 +17,7 @@ DISPATCHES = "dispatches"
 KERNEL_SUMMARY = "kernel-summary"
 ACTIVITY = "activity"
 COPIES = "copies"
+WORKLOAD = "workload"  # a folder read as one run (rocprof-compute): its other files are its own
 
 
 class Reader:
@@ -32,8 +33,12 @@ class Reader:
         raise NotImplementedError
 
     def role(self, head: Head) -> str:
-        """What this file gives: DISPATCHES, KERNEL_SUMMARY, ACTIVITY or COPIES."""
+        """What this file gives: DISPATCHES, KERNEL_SUMMARY, ACTIVITY, COPIES or WORKLOAD."""
         raise NotImplementedError
+
+    def timed(self, head: Head) -> bool:
+        """Whether its dispatches carry start and end times (else they are a counter run)."""
+        return True
 
     def read(self, path: Path, head: Head, profile: Profile, *, role: str) -> None:
         """Add the file's content to ``profile`` in the given role."""
@@ -42,6 +47,7 @@ class Reader:
 
 def readers() -> list[Reader]:
     from roofscope.readers import (
+        rocprof_compute,
         rocprof_v1_csv,
         rocprof_v1_json,
         rocprof_v1_stats,
@@ -57,6 +63,8 @@ def readers() -> list[Reader]:
         rocprofv3.Stats(),
         rocprofv3.MemoryCopyTrace(),
         summary_csv.SummaryCsv(),
+        rocprof_compute.Workload(),
+        rocprof_compute.WorkloadCsv(),
     ]
 
 

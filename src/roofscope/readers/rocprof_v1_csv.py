@@ -117,6 +117,9 @@ class RocprofV1Csv(Reader):
     def role(self, head: Head) -> str:
         return DISPATCHES
 
+    def timed(self, head: Head) -> bool:
+        return is_timed(self.layout(head))
+
     def layout(self, head: Head) -> CsvLayout:
         if head.fields() and head.fields()[0].strip().lower() == "index":
             return layout_for(head.fields())

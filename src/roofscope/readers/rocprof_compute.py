@@ -1,0 +1,484 @@
+"""Omniperf / rocprof-compute workload folders (formats-amd.md section 5).
+
+A workload folder (``workloads/<name>/<gpu>/``, recognised by the content of its
+``sysinfo.csv``) is ONE run. Its dispatches come once from ``pmc_perf.csv``, where the tool
+merged every counter pass and put the timestamps of its timing run (section 5.2); every
+counter column goes to the ``counters`` table under its native name (``TCC_EA_RDREQ_sum``,
+``TCC_HIT[3]``). The ``SQ_*.csv`` files are separate runs of the same dispatches: their
+counters are added to the same dispatch rows, matched by dispatch index. ``timestamps.csv``
+and ``pmc_dispatch_info.csv`` repeat the dispatches and are not read, except that
+``timestamps.csv`` (then a per-pass ``pmc_perf_N.csv``) gives the dispatches when
+``pmc_perf.csv`` is absent or empty. ``sysinfo.csv`` names the GPU and ``roofline.csv``
+holds measured peaks (:mod:`roofscope.readers.sysinfo_csv`).
+
+Generations (5.1), all read through one column table:
+
+1. Omniperf 1.x + rocprof v1: raw rocprof v1 columns (``Index, KernelName, gpu-id, ...,
+   BeginNs, EndNs``).
+2. Omniperf 2.x + rocprof v1: the same columns renamed (``Dispatch_ID, Kernel_Name, GPU_ID,
+   Grid_Size, ..., Start_Timestamp, End_Timestamp``) and pass copies (``obj_1``,
+   ``GRBM_COUNT_13``).
+3. Omniperf 2.x + rocprofv2: ``Wave_Size``, ``Correlation_ID``, ``XCC_Index`` and per-XCD TCC
+   columns flattened to ``TCC_HIT[0..127]``.
+4. rocprof-compute 3.x + rocprofv3 csv: ``Kernel_ID`` copies, values written as floats
+   (``630.0``), timestamps averaged over passes (``...386.5``, rounded to whole ns).
+5. rocprof-compute 3.2+ with rocpd: a LONG ``pmc_perf.csv`` (one row per counter, dispatch
+   and pass; RDNA test data add ``GUID``), pivoted here (see :func:`load_long`).
+
+A column ``X_N`` whose base ``X`` is also a column is a pass copy of ``X`` and is dropped
+(native names such as ``SQC_DCACHE_REQ_READ_16`` have no such base and stay counters).
+``SQ_ACCUM_PREV_HIRES`` integrates the counter just before it in its pass, so each copy is a
+different quantity: it is stored as ``<that counter>_ACCUM`` (``SQ_LEVEL_WAVES_ACCUM``, the
+name rocprof-compute 3.x gives the same accumulation).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import itertools
+import re
+from pathlib import Path
+
+from roofscope.errors import InputError
+from roofscope.model import Profile, RunInfo
+from roofscope.readers.csvload import CsvLayout
+from roofscope.readers.dispatch_csv import read_dispatch_csv
+from roofscope.readers.registry import DISPATCHES, WORKLOAD, Reader
+from roofscope.readers.sniff import Head
+from roofscope.readers.sysinfo_csv import ceiling_scope, read_roofline, read_sysinfo, sysinfo_run
+
+# model column <- the file columns (lower case) that hold it, rocprof v1 and rocprof-compute names
+_MODEL = {
+    name: model
+    for model, names in {
+        "dispatch_id": "dispatch_id index",
+        "device": "gpu_id gpu-id",
+        "pid": "pid",
+        "tid": "tid",
+        "queue": "queue_id queue-id",
+        "grid_size": "grid_size grd",
+        "workgroup_size": "workgroup_size wgr",
+        "lds_bytes": "lds_per_workgroup lds",
+        "scratch_bytes": "scratch_per_workitem scr",
+        "arch_vgpr": "arch_vgpr vgpr",
+        "accum_vgpr": "accum_vgpr",
+        "sgpr": "sgpr",
+        "wave_size": "wave_size",
+        "start_ns": "start_timestamp beginns",
+        "end_ns": "end_timestamp endns",
+    }.items()
+    for name in names.split()
+}
+_NAME = ("kernel_name", "kernelname")
+_FIXED = {
+    *_MODEL,
+    *_NAME,
+    *["queue-index", "sig", "obj", "fbar", "dispatchns", "completens", "durationns"],
+    *["correlation_id", "kernel_id", "xcc_index", "guid", "node"],
+}
+_PASS_COPY = re.compile(r"^(.+)_(\d+)$")
+ACCUMULATOR = "SQ_ACCUM_PREV_HIRES"
+_PER_PASS = re.compile(r"^(?:results_)?pmc_perf_(\d+)\.csv$")
+_SYSINFO_STARTS = (
+    ["workload_name", "host_name", "host_cpu"],
+    ["workload_name", "command", "ip_blocks"],
+    ["workload_path", "command", "ip_blocks"],
+)
+_ids = itertools.count()
+
+
+def _q(ident: str) -> str:
+    return '"' + ident.replace('"', '""') + '"'
+
+
+def read_header(path: Path) -> list[str]:
+    """The first line split as CSV (BOM and CR removed), however long it is."""
+    with path.open("rb") as f:
+        line = f.readline().decode("utf-8", errors="replace").removeprefix("\ufeff")
+    return [h.strip() for h in next(csv.reader(io.StringIO(line.rstrip("\r\n"))), [])]
+
+
+def is_long(header: list[str]) -> bool:
+    return "Counter_Name" in header and "Counter_Value" in header
+
+
+def _fixed(col: str) -> bool:
+    return col.lower() in _FIXED
+
+
+def _copy_of(col: str, present: set[str]) -> str | None:
+    m = _PASS_COPY.match(col)
+    return m.group(1) if m and m.group(1) in present else None
+
+
+def _stored_name(names: list[str], i: int, present: set[str]) -> str | None:
+    """The counter name column ``i`` is stored under; None when it is no counter."""
+    col = names[i]
+    if _fixed(col):
+        return None
+    base = _copy_of(col, present)
+    if ACCUMULATOR not in (col, base):
+        return col if base is None else None
+    before = names[i - 1] if i else ""
+    accumulated = _copy_of(before, present) or before
+    if before and not _fixed(before) and ACCUMULATOR not in (before, accumulated):
+        return f"{accumulated}_ACCUM"
+    return col if base is None else None
+
+
+def wide_layout(path: Path, header: list[str]) -> CsvLayout:
+    """Columns, model mapping and counters of a wide workload CSV (generations 1-4)."""
+    present = set(header)
+    columns: list[tuple[str, str]] = []
+    mapping: dict[str, str] = {}
+    counters: list[str] = []
+    name = None
+    taken: set[str] = set()
+    for i, col in enumerate(header):
+        stored = _stored_name(header, i, present)
+        scan = stored or col
+        if scan in taken:
+            scan, stored = f"{col}#{i}", None  # written twice: keep the first
+        taken.add(scan)
+        columns.append((scan, "VARCHAR"))
+        low = col.lower()
+        if stored is not None:
+            counters.append(stored)
+        elif low in _NAME and name is None:
+            name = scan
+        elif low in _MODEL and _MODEL[low] not in mapping:
+            mapping[_MODEL[low]] = f"TRY_CAST({_q(scan)} AS BIGINT)"
+    if name is None:
+        raise InputError(
+            str(path),
+            "has no Kernel_Name (or KernelName) column",
+            "pass the CSV files rocprof-compute wrote, with their header line",
+            line=1,
+        )
+    return CsvLayout(columns=columns, mapping=mapping, name=name, counters=counters)
+
+
+def _scan(path: Path, columns: list[tuple[str, str]]) -> str:
+    spec = "{" + ", ".join(f"'{c.replace(chr(39), chr(39) * 2)}': '{t}'" for c, t in columns) + "}"
+    path_sql = str(path).replace("'", "''")
+    return (
+        f"read_csv('{path_sql}', header=true, columns={spec}, delim=',', quote='\"', "
+        "escape='\"', nullstr=['None', ''], auto_detect=false, ignore_errors=true)"
+    )
+
+
+def read_dispatches(profile: Profile, path: Path, *, fmt: str, role: str) -> set[str]:
+    """Load one wide or long workload CSV as dispatches; the counter names it gave."""
+    header = read_header(path)
+    if is_long(header):
+        return load_long(profile, path, header, fmt=fmt, role=role)
+    layout = wide_layout(path, header)
+    read_dispatch_csv(profile, path, layout, fmt=fmt, role=role)
+    _check_timestamps(profile, path, header)
+    return set(layout.counters)
+
+
+def _check_timestamps(profile: Profile, path: Path, header: list[str]) -> None:
+    """Spreadsheets re-save 1410078545959517 as 1.41008E+15: say so where the first row does."""
+    with path.open(newline="", encoding="utf-8", errors="replace") as f:
+        rows = csv.reader(f)
+        next(rows, None)
+        first = next(rows, [])
+    stamps = {"start_timestamp", "end_timestamp", "beginns", "endns"}
+    damaged = [
+        v for h, v in zip(header, first, strict=False) if h.lower() in stamps and "e" in v.lower()
+    ]
+    if damaged:
+        profile.warn(
+            "timestamps-rounded",
+            f"{path}: timestamps are written in exponent form ({damaged[0]}), as a spreadsheet "
+            "re-saves them, keeping about 6 digits: the durations read from them are not the "
+            "kernels' (0 where Start equals End); use the file as rocprof-compute wrote it",
+        )
+
+
+def load_long(profile: Profile, path: Path, header: list[str], *, fmt: str, role: str) -> set[str]:
+    """Pivot a long ``pmc_perf.csv`` (rocpd path): one dispatch per (Dispatch_ID, Kernel_Name,
+    Grid_Size, Workgroup_Size, LDS_Per_Workgroup), the key rocprof-compute groups by.
+
+    Every pass replays the dispatch, so it appears once per pass with other timestamps. Its
+    duration is the one rocprof-compute 3.2-3.3 computes (``rocpd_data.process_rocpd_csv``):
+    the median of End - Start over all the dispatch's counter rows (so passes with more
+    counters weigh more; the mean of the two middle values for an even count), rounded to
+    whole ns. rocprof-compute then sets the start to 0; here it is the earliest pass's start,
+    so the dispatches keep their order and gaps. A counter written twice keeps its last value.
+    """
+    need = ["Dispatch_ID", "Kernel_Name", "Start_Timestamp", "End_Timestamp"]
+    missing = [c for c in need if c not in header]
+    if missing:
+        raise InputError(
+            str(path),
+            f"is a long counter table without {', '.join(missing)}",
+            "pass the pmc_perf.csv rocprof-compute wrote",
+            line=1,
+        )
+    tag = f"long{next(_ids)}"
+    try:
+        _stage_long(profile, path, header, tag)
+        return _insert_long(profile, path, tag, fmt=fmt, role=role)
+    finally:
+        profile.con.execute(f"DROP TABLE IF EXISTS {tag}_rows; DROP TABLE IF EXISTS {tag}_d")
+
+
+_LONG_INTS = (
+    *("dispatch_id", "device", "grid_size", "workgroup_size", "lds_bytes", "scratch_bytes"),
+    *("arch_vgpr", "accum_vgpr", "sgpr", "start_ns", "end_ns"),
+)
+_LONG_KEY = ("dispatch_id", "raw", "grid_size", "workgroup_size", "lds_bytes")
+
+
+def _stage_long(profile: Profile, path: Path, header: list[str], tag: str) -> None:
+    given: dict[str, str] = {}
+    for col in header:
+        given.setdefault(_MODEL.get(col.lower(), ""), f"TRY_CAST({_q(col)} AS BIGINT)")
+    fields = ", ".join(f"{given.get(m, 'NULL::BIGINT')} AS {m}" for m in _LONG_INTS)
+    profile.con.execute(
+        f"""CREATE TEMP TABLE {tag}_rows AS SELECT {fields}, "Kernel_Name" AS raw,
+        "Counter_Name" AS counter, TRY_CAST("Counter_Value" AS DOUBLE) AS value
+        FROM {_scan(path, [(c, "VARCHAR") for c in header])}"""
+    )
+    key = ", ".join(_LONG_KEY)
+    profile.con.execute(
+        f"""CREATE TEMP TABLE {tag}_d AS SELECT row_number() OVER (ORDER BY {key}) - 1 AS k,
+        {key}, min(device) AS device, min(scratch_bytes) AS scratch_bytes,
+        min(arch_vgpr) AS arch_vgpr, min(accum_vgpr) AS accum_vgpr, min(sgpr) AS sgpr,
+        min(start_ns) AS start_ns, quantile_cont(end_ns - start_ns, 0.5) AS duration,
+        count(DISTINCT start_ns) AS passes
+        FROM {tag}_rows WHERE dispatch_id IS NOT NULL AND raw IS NOT NULL GROUP BY {key}"""
+    )
+
+
+def _insert_long(profile: Profile, path: Path, tag: str, *, fmt: str, role: str) -> set[str]:
+    con = profile.con
+    source, first = len(profile.inputs), profile.count("dispatches")
+    names = [str(r[0]) for r in con.execute(f"SELECT DISTINCT raw FROM {tag}_d").fetchall()]
+    if not names:
+        raise InputError(
+            str(path),
+            "has no dispatch rows (header only, or every row malformed)",
+            "check that the profiled program launched kernels and the profiler finished",
+        )
+    profile.name_ids(sorted(names))
+    con.execute(
+        f"""INSERT INTO dispatches (source, name_id, device, dispatch_id, start_ns, end_ns)
+        SELECT {source}, n.name_id, d.device, d.dispatch_id, d.start_ns,
+        d.start_ns + CAST(round(d.duration) AS BIGINT)
+        FROM {tag}_d d JOIN names n ON n.raw_name = d.raw ORDER BY d.k"""
+    )
+    joined = " AND ".join(f"r.{c} IS NOT DISTINCT FROM d.{c}" for c in _LONG_KEY)
+    con.execute(
+        f"""INSERT INTO counters SELECT {first} + d.k, r.counter, arg_max(r.value, r.rowid)
+        FROM {tag}_rows r JOIN {tag}_d d ON {joined}
+        WHERE r.counter IS NOT NULL AND r.value IS NOT NULL
+        GROUP BY d.k, r.counter ORDER BY 1, 2"""
+    )
+    shape = "grid_size, workgroup_size, lds_bytes, scratch_bytes, arch_vgpr, accum_vgpr, sgpr"
+    con.execute(
+        f"""INSERT INTO launches (source, name_id, {shape}, dispatches)
+        SELECT {source}, n.name_id, {shape}, count(*)
+        FROM {tag}_d d JOIN names n ON n.raw_name = d.raw GROUP BY ALL"""
+    )
+    _report_long(profile, path, tag, fmt=fmt, role=role)
+    found = con.execute(f"SELECT DISTINCT counter FROM {tag}_rows WHERE counter IS NOT NULL")
+    return {str(r[0]) for r in found.fetchall()}
+
+
+def _report_long(profile: Profile, path: Path, tag: str, *, fmt: str, role: str) -> None:
+    rows, replayed, passes, dropped = profile.con.execute(
+        f"""SELECT count(*), count(*) FILTER (passes > 1), max(passes),
+        (SELECT count(*) FROM {tag}_rows WHERE dispatch_id IS NULL OR raw IS NULL)
+        FROM {tag}_d"""
+    ).fetchone() or (0, 0, 0, 0)
+    if replayed:
+        profile.warn(
+            "pass-timestamps-differ",
+            f"{path}: {replayed} dispatch(es) appear once per pass (up to {passes} passes) with "
+            "different timestamps; each is kept once, its duration the median of End - Start "
+            "over its counter rows (as rocprof-compute computes it), its start the earliest",
+        )
+    if dropped:
+        profile.warn(
+            "malformed-row",
+            f"{path}: {dropped} row(s) without a dispatch id or kernel name skipped",
+            count=int(dropped),
+        )
+    profile.add_input(str(path), fmt, int(rows), role)
+
+
+def attach_counter_run(
+    profile: Profile, path: Path, *, source: int, present: set[str], fmt: str
+) -> None:
+    """Add the counters of ``path`` that ``source``'s dispatches lack, matched by dispatch id.
+
+    Counters already given (by pmc_perf.csv or an earlier run) keep their first value. When
+    the rows cannot be matched one to one, nothing is added and a warning says why.
+    """
+    header = read_header(path)
+    if is_long(header):
+        _skip(profile, path, "is a long counter table; only a wide one is matched by dispatch")
+        return
+    if not any(h.lower() in _NAME for h in header):
+        _skip(profile, path, "has no Kernel_Name column")
+        return
+    layout = wide_layout(path, header)
+    if "dispatch_id" not in layout.mapping:
+        _skip(profile, path, "has no Dispatch_ID (or Index) column to match dispatches by")
+        return
+    new = [c for c in dict.fromkeys(layout.counters) if c not in present]
+    if not new:
+        return
+    tag = f"run{next(_ids)}"
+    values = ", ".join(f"TRY_CAST({_q(c)} AS DOUBLE) AS {_q(c)}" for c in new)
+    con = profile.con
+    con.execute(
+        f"CREATE TEMP TABLE {tag} AS SELECT {layout.mapping['dispatch_id']} AS _id, "
+        f"{_q(layout.name)} AS _name, {values} FROM {_scan(path, list(layout.columns))}"
+    )
+    try:
+        rows = profile.count(tag)
+        problem = _mismatch(profile, tag, source, rows)
+        if problem:
+            _skip(profile, path, problem)
+            return
+        con.execute(
+            f"""INSERT INTO counters SELECT d.rowid, u.counter, u.value
+            FROM (UNPIVOT {tag} ON {", ".join(_q(c) for c in new)}
+                  INTO NAME counter VALUE value) u
+            JOIN dispatches d ON d.source = {source} AND d.dispatch_id = u._id
+            ORDER BY d.rowid"""
+        )
+    finally:
+        con.execute(f"DROP TABLE {tag}")
+    present.update(new)
+    profile.add_input(str(path), fmt, rows, "counter-run")
+
+
+def _mismatch(profile: Profile, tag: str, source: int, rows: int) -> str | None:
+    """Why the run's rows do not match the dispatches one to one; None when they do."""
+    base = Path(profile.inputs[source].path).name
+    count, distinct = profile.con.execute(
+        f"SELECT count(*), count(DISTINCT dispatch_id) FROM dispatches WHERE source = {source}"
+    ).fetchone() or (0, 0)
+    if rows != count:
+        return f"has {rows} dispatch rows where {base} has {count}"
+    if distinct != count:
+        return f"cannot be matched: {base} repeats dispatch ids"
+    matched, renamed = profile.con.execute(
+        f"""SELECT count(d.dispatch_id), count(*) FILTER (d.dispatch_id IS NOT NULL
+            AND n.raw_name IS DISTINCT FROM r._name)
+        FROM {tag} r LEFT JOIN dispatches d ON d.source = {source} AND d.dispatch_id = r._id
+        LEFT JOIN names n ON n.name_id = d.name_id"""
+    ).fetchone() or (0, 0)
+    if matched != rows:
+        return f"has {rows - matched} dispatch id(s) that {base} does not"
+    if renamed:
+        return f"names another kernel than {base} for {renamed} dispatch id(s)"
+    return None
+
+
+def _skip(profile: Profile, path: Path, why: str) -> None:
+    profile.warn(
+        "counter-run-skipped",
+        f"{path} {why}; its counters are not added to the dispatches",
+    )
+
+
+def _per_pass(folder: Path) -> list[Path]:
+    found = [(int(m.group(1)), p) for p in folder.iterdir() if (m := _PER_PASS.match(p.name))]
+    return [p for _, p in sorted(found)]
+
+
+def _has_rows(path: Path) -> bool:
+    with path.open("rb") as f:
+        f.readline()
+        return any(line.strip() for line in f)
+
+
+def dispatch_source(folder: Path) -> Path:
+    """pmc_perf.csv, else timestamps.csv, else the first per-pass file that holds rows."""
+    candidates = [folder / "pmc_perf.csv", folder / "timestamps.csv", *_per_pass(folder)]
+    there = [p for p in candidates if p.is_file()]
+    for path in there:
+        if _has_rows(path):
+            return path
+    if not there:
+        raise InputError(
+            str(folder),
+            "is a rocprof-compute workload (sysinfo.csv) without pmc_perf.csv or timestamps.csv",
+            "copy the whole workload folder that rocprof-compute profile wrote",
+        )
+    absent = "" if there[0] == candidates[0] else "no pmc_perf.csv; "
+    raise InputError(
+        str(folder),
+        "is a rocprof-compute workload without dispatch rows "
+        f"({absent}header only: {', '.join(p.name for p in there)})",
+        "the profiled run launched no kernel that its --kernel/--dispatch filter kept; re-run "
+        "rocprof-compute profile with a filter that matches",
+    )
+
+
+class Workload(Reader):
+    name = "rocprof-compute-workload"
+    description = (
+        "Omniperf / rocprof-compute workload folder, found by its sysinfo.csv "
+        "(pmc_perf.csv dispatches and counters, SQ_*.csv counters, roofline.csv peaks)"
+    )
+    producer = "rocprof-compute"
+    priority = 5
+
+    def detect(self, head: Head) -> bool:
+        return [f.strip() for f in head.fields()[:3]] in _SYSINFO_STARTS
+
+    def role(self, head: Head) -> str:
+        return WORKLOAD
+
+    def read(self, path: Path, head: Head, profile: Profile, *, role: str) -> None:
+        folder = path.parent
+        run = sysinfo_run(path, read_sysinfo(path))
+        source_path = dispatch_source(folder)
+        source = len(profile.inputs)
+        present = read_dispatches(profile, source_path, fmt=self.name, role=role)
+        runs = sorted(folder.glob("SQ_*.csv"))
+        if source_path.name != "pmc_perf.csv":
+            runs += [p for p in _per_pass(folder) if p != source_path]
+        for run_path in runs:
+            attach_counter_run(profile, run_path, source=source, present=present, fmt=self.name)
+        roofline = folder / "roofline.csv"
+        if roofline.is_file():
+            read_roofline(roofline, profile, scope=ceiling_scope(run.partition))
+        profile.set_run(run)
+
+
+class WorkloadCsv(Reader):
+    name = "rocprof-compute-csv"
+    description = (
+        "one CSV of a rocprof-compute / Omniperf 2.x+ workload (pmc_perf.csv wide or "
+        "rocpd long, timestamps.csv, SQ_*.csv of the rocprof v1 path)"
+    )
+    producer = "rocprof-compute"
+    priority = 20
+
+    def detect(self, head: Head) -> bool:
+        fields = [f.strip() for f in head.fields()]
+        return (
+            fields[:2] == ["Dispatch_ID", "Kernel_Name"]
+            or fields[:4] == ["Dispatch_ID", "GPU_ID", "Grid_Size", "Workgroup_Size"]
+            or (fields[:1] == ["GPU_ID"] and "Dispatch_ID" in fields and is_long(fields))
+        )
+
+    def role(self, head: Head) -> str:
+        return DISPATCHES
+
+    def timed(self, head: Head) -> bool:
+        fields = [f.strip() for f in head.fields()]
+        return {"Start_Timestamp", "End_Timestamp"} <= set(fields)
+
+    def read(self, path: Path, head: Head, profile: Profile, *, role: str) -> None:
+        read_dispatches(profile, path, fmt=self.name, role=role)
+        profile.set_run(RunInfo(producer=self.producer))
