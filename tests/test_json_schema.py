@@ -17,6 +17,7 @@ import pytest
 
 from roofscope.cli import main
 from roofscope.render.json import SCHEMA_VERSION
+from tests.conftest import DATA
 
 DEMO = (
     Path(__file__).resolve().parents[1]
@@ -294,3 +295,19 @@ def test_schema_allows_cumulative_share_rounding(
     doc = copy.deepcopy(demo_doc)
     doc["kernels"][-1]["cumulative_share"] = 1.0000000000000002
     assert_valid(validator, doc)
+
+
+def test_roofline_reports(
+    validator: jsonschema.Draft202012Validator, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With work and ceilings (the roofline issue's example), and with counters (traffic)."""
+    summary = DATA / "summary" / "kernels.csv"
+    work = ["--work", "vector_add=1.0e9:8.0e8", "--work", "mat_mul=2.6e10:6.0e8@fp16"]
+    doc = analyze_json(capsys, str(summary), *work, "--gpu", "mi250x")
+    assert_valid(validator, doc)
+    assert doc["kernels"][0]["roofline"]["efficiency"] is not None
+    assert doc["kernels"][-1]["roofline"] is None  # layer_norm: no work given
+    counters = DATA / "rocprofv1-mi250x" / "laplacian" / "data_movement.csv"
+    doc = analyze_json(capsys, str(counters))
+    assert_valid(validator, doc)
+    assert doc["traffic"]["quantities"]["hbm"]["unit"] == "B"

@@ -8,9 +8,13 @@ the same ceiling: a user's value beats a measured one, which beats the catalogue
 
 from __future__ import annotations
 
+import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
+
+from roofscope.errors import InputError
 
 Kind = Literal["compute", "memory"]
 Origin = Literal["user", "measured", "catalogue"]
@@ -64,3 +68,77 @@ def _order(c: Ceiling) -> tuple[int, int, int, int]:
     if c.kind == "compute":
         return (0, DTYPES.index(c.dtype or "fp32"), UNITS.index(c.unit or "vector"), 0)
     return (1, 0, 0, LEVELS.index(c.level or "hbm"))
+
+
+def user_ceilings(peak_flops: float | None, peak_bw: float | None) -> list[Ceiling]:
+    """``--peak-flops`` (FP32 vector) and ``--peak-bw`` (HBM), in FLOP/s and B/s."""
+    out = []
+    if peak_flops is not None:
+        out.append(
+            Ceiling(
+                "compute", peak_flops, "user: --peak-flops", "user", dtype="fp32", unit="vector"
+            )
+        )
+    if peak_bw is not None:
+        out.append(Ceiling("memory", peak_bw, "user: --peak-bw", "user", level="hbm"))
+    return out
+
+
+def read_ceilings_file(path: Path) -> list[Ceiling]:
+    """A ceilings file: ``[ceilings]`` maps ``fp32-vector``-style names (FLOP/s) and memory
+    levels (B/s) to values; an optional ``scope`` ("device", "gcd", "xcd") and a free-form
+    ``[provenance]`` table (what ``roofscope peaks`` writes) are kept in the source."""
+    shown = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+        doc = tomllib.loads(text)
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError(
+            shown, f"cannot be read ({e})", "pass a UTF-8 TOML ceilings file"
+        ) from None
+    except tomllib.TOMLDecodeError as e:
+        raise InputError(shown, f"is not valid TOML ({e})", "fix the syntax") from None
+    table = doc.get("ceilings")
+    if not isinstance(table, dict) or not table:
+        raise InputError(
+            shown,
+            "has no [ceilings] table",
+            'add e.g. [ceilings] hbm = 1.6e12 and "fp32-vector" = 22.6e12',
+        )
+    scope = str(doc.get("scope", "device"))
+    method = (
+        doc.get("provenance", {}).get("method") if isinstance(doc.get("provenance"), dict) else None
+    )
+    source = f"user: {shown}" + (f" ({method})" if method else "")
+    out = []
+    for key, value in table.items():
+        line = next((n for n, ln in enumerate(text.splitlines(), 1) if key in ln), None)
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not value > 0
+            or value == float("inf")
+        ):
+            raise InputError(
+                shown,
+                f"ceiling {key} = {value!r} is not a positive number",
+                "give FLOP/s or B/s in SI units, e.g. 1.6e12",
+                line=line,
+            )
+        name = key.strip().lower()
+        if name in LEVELS:
+            out.append(Ceiling("memory", float(value), source, "user", scope=scope, level=name))
+            continue
+        dtype, _, unit = name.partition("-")
+        if dtype not in DTYPES or unit not in UNITS:
+            raise InputError(
+                shown,
+                f"unknown ceiling {key!r}",
+                f"use a memory level ({', '.join(LEVELS)}) or DTYPE-UNIT "
+                f"({', '.join(DTYPES)} x vector|matrix)",
+                line=line,
+            )
+        out.append(
+            Ceiling("compute", float(value), source, "user", scope=scope, dtype=dtype, unit=unit)
+        )
+    return out

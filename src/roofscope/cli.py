@@ -18,11 +18,13 @@ import typer
 from roofscope import __version__
 from roofscope.analysis.selection import Selection
 from roofscope.analysis.timeline import DEFAULT_GAP_NS
-from roofscope.errors import RoofscopeError
+from roofscope.ceilings import read_ceilings_file, user_ceilings
+from roofscope.errors import RoofscopeError, UsageError
 from roofscope.readers import registry
 from roofscope.readers.load import load
 from roofscope.render.json import render_json
-from roofscope.report import Report, analyse
+from roofscope.report import Report, RooflineOptions, analyse
+from roofscope.work.spec import Rule, parse_inline, read_work_file
 
 app = typer.Typer(
     add_completion=False,
@@ -78,13 +80,53 @@ def analyze(
     as_json: Annotated[
         bool, typer.Option("--json", help="JSON (schema v1, SI units) on stdout.")
     ] = False,
+    gpu: Annotated[
+        str | None,
+        typer.Option(
+            "--gpu",
+            help="The GPU it ran on, when the profile does not say (see `roofscope devices`).",
+        ),
+    ] = None,
+    work: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--work",
+            help="Work of a kernel: NAME=FLOPS:BYTES[@DTYPE] (totals), or a work file (TOML). "
+            "Repeatable.",
+        ),
+    ] = None,
+    ceilings: Annotated[
+        str | None,
+        typer.Option(
+            "--ceilings",
+            help="Ceilings file (TOML): your peaks override measured and catalogue ones.",
+        ),
+    ] = None,
+    peak_flops: Annotated[
+        float | None,
+        typer.Option("--peak-flops", min=0, help="FP32 vector peak, FLOP/s (e.g. 22.6e12)."),
+    ] = None,
+    peak_bw: Annotated[
+        float | None,
+        typer.Option("--peak-bw", min=0, help="HBM bandwidth peak, B/s (e.g. 1.6e12)."),
+    ] = None,
 ) -> None:
-    """Baseline and hotspots of one profile (files of several processes merge)."""
+    """Baseline, hotspots and roofline of one profile (files of several processes merge)."""
     selection = Selection(kernel=kernel, device=device)
     selection.pattern()  # a bad regex is a usage error before any reading
+    roof = RooflineOptions(
+        gpu=gpu,
+        rules=tuple(_work_rules(work or [])),
+        ceilings=tuple(
+            [
+                *user_ceilings(peak_flops, peak_bw),
+                *(read_ceilings_file(Path(ceilings)) if ceilings else []),
+            ]
+        ),
+    )
     with _progress(paths) as tick:
         profile = load(paths, fmt=fmt, progress=tick)
-    report = analyse(profile, selection=selection, gap_threshold_ns=round(gap_us * 1000))
+    report = analyse(profile, selection=selection, gap_threshold_ns=round(gap_us * 1000), roof=roof)
     sys.stdout.write(render_json(report) if as_json else _text(report, top=top))
 
 
@@ -97,6 +139,41 @@ def demo(
     with resources.as_file(root) as folder:
         report = analyse(load([str(Path(folder))]))
     sys.stdout.write(render_json(report) if as_json else _text(report))
+
+
+@app.command()
+def devices(
+    name: Annotated[
+        str | None, typer.Argument(help="Show this GPU with the source of every value.")
+    ] = None,
+) -> None:
+    """List the GPUs in the catalogue, or show one with its ceilings and their sources."""
+    from roofscope import devices as catalogue
+
+    if name is None:
+        for d in catalogue.catalogue():
+            typer.echo(f"{d.key:14} {d.arch:8} {d.model}")
+        return
+    found = catalogue.find(name)
+    if found is None:
+        near = ", ".join(catalogue.closest(name)) or "none"
+        raise UsageError(f"{name!r}: not in the catalogue (closest: {near})")
+    sys.stdout.write(catalogue.describe(found))
+
+
+def _work_rules(values: Sequence[str]) -> list[Rule]:
+    """Inline rules first (in order), then the rules of each work file."""
+    inline, files = [], []
+    for v in values:
+        if Path(v).is_file():
+            files.extend(read_work_file(Path(v)))
+        elif "=" in v:
+            inline.append(parse_inline(v))
+        else:
+            raise UsageError(
+                f"--work {v!r}: neither NAME=FLOPS:BYTES[@DTYPE] nor a work file that exists"
+            )
+    return [*inline, *files]
 
 
 @app.command()

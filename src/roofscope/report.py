@@ -5,10 +5,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from roofscope.analysis.checks import check
+from roofscope.analysis.device import DeviceChoice, choose_device, gather_ceilings
 from roofscope.analysis.hotspots import Hotspots, hotspots
+from roofscope.analysis.roofline import Roofline, roofline
 from roofscope.analysis.selection import EVERYTHING, Selection
 from roofscope.analysis.timeline import DEFAULT_GAP_NS, Timeline, timeline
+from roofscope.ceilings import Ceiling
 from roofscope.model import InputFile, Profile, RunInfo, Warning
+from roofscope.work.assign import kernel_work
+from roofscope.work.model import Work
+from roofscope.work.spec import Rule
 
 
 @dataclass(frozen=True)
@@ -20,6 +26,24 @@ class Activity:
 
 
 @dataclass(frozen=True)
+class RooflineOptions:
+    gpu: str | None = None
+    rules: tuple[Rule, ...] = ()  # --work, inline first, then files
+    ceilings: tuple[Ceiling, ...] = ()  # the user's: --peak-*, --ceilings
+
+
+DEFAULTS = RooflineOptions()
+
+
+@dataclass(frozen=True)
+class RooflineSection:
+    choice: DeviceChoice
+    result: Roofline
+    whole: Work | None  # the whole profile's counter work (traffic), where counters exist
+    problem: str | None  # one line when no roofline can be drawn
+
+
+@dataclass(frozen=True)
 class Report:
     inputs: tuple[InputFile, ...]
     run: RunInfo
@@ -28,10 +52,15 @@ class Report:
     activity: tuple[Activity, ...]
     warnings: tuple[Warning, ...]
     selection: Selection
+    roofline: RooflineSection
 
 
 def analyse(
-    profile: Profile, *, selection: Selection = EVERYTHING, gap_threshold_ns: int = DEFAULT_GAP_NS
+    profile: Profile,
+    *,
+    selection: Selection = EVERYTHING,
+    gap_threshold_ns: int = DEFAULT_GAP_NS,
+    roof: RooflineOptions = DEFAULTS,
 ) -> Report:
     notes = []
     if selection.device is not None and profile.sources("kernel-summary"):
@@ -42,16 +71,66 @@ def analyse(
                 "summary does not say which device ran them",
             )
         )
-    warnings = [*profile.warnings, *check(profile), *notes]
+    hot = hotspots(profile, selection=selection)
+    section, roof_warnings = _roofline(profile, hot, roof)
+    warnings = [*profile.warnings, *check(profile), *notes, *roof_warnings]
     return Report(
         inputs=tuple(profile.inputs),
         run=profile.run,
-        hotspots=hotspots(profile, selection=selection),
+        hotspots=hot,
         timeline=timeline(profile, selection=selection, gap_threshold_ns=gap_threshold_ns),
         activity=_activity(profile),
         warnings=tuple(_merge(warnings)),
         selection=selection,
+        roofline=section,
     )
+
+
+def _roofline(
+    profile: Profile, hot: Hotspots, roof: RooflineOptions
+) -> tuple[RooflineSection, list[Warning]]:
+    work, whole, warnings = kernel_work(profile, hot, roof.rules)
+    choice = choose_device(profile.run, roof.gpu)
+    ceilings = gather_ceilings(choice, profile.ceilings, roof.ceilings)
+    result = roofline(hot, work, ceilings)
+    problem = None
+    if not ceilings:
+        problem = f"no roofline: {choice.problem}" if choice.problem else "no ceilings known"
+    elif not work:
+        problem = (
+            "no roofline: no kernel has known work; profile with counters, or pass "
+            "--work NAME=FLOPS:BYTES or --work FILE.toml"
+        )
+    d, units = choice.device, profile.run.compute_units
+    if d and units and choice.scope == "device" and d.compute_units and units != d.compute_units:
+        warnings.append(
+            Warning(
+                "partial-device",
+                f"the profiled GPU reports {units} compute units, the catalogue's {d.model} has "
+                f"{d.compute_units}: a partition (CPX/DPX mode, MIG) whose ceilings the catalogue "
+                "does not give; its whole-device ceilings are used, so efficiencies read low: "
+                "pass --ceilings for the partition",
+            )
+        )
+    for k in result.kernels:
+        if k.above_roof:
+            warnings.append(
+                Warning(
+                    "above-roof",
+                    f"{k.name[:80]} reaches {k.efficiency:.0%} of its roof, more than the GPU "
+                    "can do: likely the wrong GPU (--gpu), counters of one XCD or GCD against "
+                    "whole-device ceilings, or wrong work numbers",
+                )
+            )
+        if k.time_s is not None and k.time_s <= 0:
+            warnings.append(
+                Warning(
+                    "no-time-for-rates",
+                    f"{k.name[:80]} has work but its dispatches take no time (zero-length "
+                    "timestamps): no rate, efficiency or bound is computed for it",
+                )
+            )
+    return RooflineSection(choice, result, whole, problem), warnings
 
 
 def _activity(profile: Profile) -> tuple[Activity, ...]:

@@ -10,7 +10,9 @@ import json
 from typing import Any
 
 from roofscope import __version__
-from roofscope.report import Report
+from roofscope.analysis.roofline import KernelRoofline
+from roofscope.report import Report, RooflineSection
+from roofscope.work.model import Work
 
 SCHEMA_VERSION = "1"
 
@@ -21,6 +23,7 @@ def _s(ns: float | None) -> float | None:
 
 def to_dict(report: Report) -> dict[str, Any]:
     h, t = report.hotspots, report.timeline
+    roof = {k.name: k for k in report.roofline.result.kernels}
     return {
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": "roofscope", "version": __version__},
@@ -34,6 +37,8 @@ def to_dict(report: Report) -> dict[str, Any]:
             "gpu": report.run.gpu,
             "arch": report.run.arch,
         },
+        "device": _device(report.roofline),
+        "traffic": _traffic(report.roofline.whole),
         "selection": {"kernel": report.selection.kernel, "device": report.selection.device},
         "summary": {
             "kernel_time_s": _s(h.total_ns),
@@ -73,6 +78,7 @@ def to_dict(report: Report) -> dict[str, Any]:
                 "share": k.share,
                 "cumulative_share": k.cumulative_share,
                 "hotspot": k.hot,
+                "roofline": _kernel_roofline(roof.get(k.name)),
             }
             for k in h.kernels
         ],
@@ -83,6 +89,81 @@ def to_dict(report: Report) -> dict[str, Any]:
         "warnings": [
             {"code": w.code, "message": w.message, "count": w.count} for w in report.warnings
         ],
+    }
+
+
+def _device(section: RooflineSection) -> dict[str, Any]:
+    d, r = section.choice.device, section.result
+    return {
+        "name": section.choice.name,
+        "key": d.key if d else None,
+        "alternatives": [a.key for a in section.choice.alternatives],
+        "arch": d.arch if d else None,
+        "scope": section.choice.scope,
+        "detected_from": section.choice.detected_from,
+        "problem": section.problem,
+        "main_ceiling": r.main_ceiling,
+        "ridge_flop_per_byte": r.ridge,
+        "ceilings": [
+            {
+                "name": c.name,
+                "kind": c.kind,
+                "dtype": c.dtype,
+                "engine": c.unit,
+                "level": c.level,
+                "value": c.value,
+                "unit": c.unit_of_value,
+                "source": c.source,
+                "origin": c.origin,
+                "scope": c.scope,
+            }
+            for c in r.ceilings
+        ],
+    }
+
+
+def _traffic(whole: Work | None) -> dict[str, Any] | None:
+    """Whole-profile totals and rates from counters, aggregated both ways."""
+    if whole is None:
+        return None
+    weighted = whole.time_weighted()
+    quantities = {**whole.bytes, **(whole.flops or {})}
+    return {
+        "dispatches": whole.dispatches,
+        "time_s": _s(whole.time_ns),
+        "quantities": {
+            q: {
+                "total": total,
+                "unit": "B" if q in whole.bytes else "FLOP",
+                "time_weighted_per_s": weighted.get(q),
+                "dispatch_mean_per_s": whole.rates.get(q),
+            }
+            for q, total in quantities.items()
+        },
+    }
+
+
+def _kernel_roofline(k: KernelRoofline | None) -> dict[str, Any] | None:
+    if k is None:
+        return None
+    return {
+        "work_source": k.work_source,
+        "flops": None
+        if k.flops is None
+        else sum(v for n, v in k.flops.items() if not n.startswith("int8")),
+        "flops_by_ceiling": k.flops,
+        "bytes": k.bytes,
+        "ai": k.intensity,
+        "achieved_flops_s": k.achieved_flops_s,
+        "achieved_bytes_s": k.achieved_bytes_s,
+        "dispatch_mean_rates_per_s": k.dispatch_mean_rates,
+        "attainable_flops_s": k.attainable_flops_s,
+        "efficiency": k.efficiency,
+        "bound": k.bound,
+        "ceiling": k.ceiling,
+        "limiting_level": k.limiting_level,
+        "placed_by": k.placed_by,
+        "above_roof": k.above_roof,
     }
 
 

@@ -1,4 +1,4 @@
-"""The terminal view: summary, hotspot table with a bar per kernel, idle time, warnings."""
+"""The terminal view: summary, hotspots with a bar per kernel, idle time, roofline, warnings."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from rich.text import Text
 
 from roofscope import __version__
 from roofscope.analysis.hotspots import KernelStats
+from roofscope.render.roofline_text import roofline_section
 from roofscope.report import Report
 
 BAR_WIDTH = 10
@@ -65,6 +66,7 @@ def render_text(
     )
     _header(console, report)
     console.print(_table(report, top))
+    roofline_section(console, report, top)
     _activity(console, report)
     _warnings(console, report)
     return buf.getvalue()

@@ -1,0 +1,121 @@
+"""Which GPU the profile ran on, and the ceilings of its Roofline.
+
+The GPU is the one named by ``--gpu``, else the one the profile's metadata names. A name
+that fits several products (rocprof-compute's series names ``MI200``, ``MI350``; rocminfo's
+"AMD Instinct MI250X / MI250") is narrowed by the gfx arch and the compute-unit count (one
+MI250X GCD has 110 CUs, one MI250 GCD 104). When products remain that the profile cannot
+tell apart, only the ceilings they share are used (an MI210 and one MI250 GCD have the same
+peaks), and the choice says so. Ceilings come from the user (``--peak-*``, ``--ceilings``),
+then from measured peaks in the profile (rocprof-compute ``roofline.csv``), then from the
+catalogue.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from roofscope import devices
+from roofscope.ceilings import Ceiling, resolve
+from roofscope.errors import UsageError
+from roofscope.model import RunInfo
+
+SHARED_TOLERANCE = 0.005  # ceilings within 0.5 % of each other count as one value
+
+
+@dataclass(frozen=True)
+class DeviceChoice:
+    device: devices.Device | None
+    scope: str  # "device", or "gcd" when the profiled agent is one GCD of the product
+    detected_from: str | None  # "--gpu", "profile: <name>", "profile: <arch> with N CUs"
+    problem: str | None  # one line: why no device is known, and what to pass
+    alternatives: tuple[devices.Device, ...] = ()  # others the profile cannot tell apart
+    units: int | None = None  # the compute units the profile reports
+
+    @property
+    def name(self) -> str | None:
+        if self.device is None:
+            return None
+        return " or ".join(d.model for d in (self.device, *self.alternatives))
+
+
+def choose_device(run: RunInfo, gpu: str | None) -> DeviceChoice:
+    if gpu is not None:
+        found = devices.find(gpu)
+        if found is None:
+            near = ", ".join(devices.closest(gpu)) or "see `roofscope devices`"
+            raise UsageError(f"--gpu {gpu!r}: not in the catalogue (closest: {near})")
+        return DeviceChoice(found, devices.scope_for(found, run.compute_units), "--gpu", None)
+    for name in (run.gpu, run.arch):
+        found = devices.find(name) if name else None
+        if found is not None:
+            scope = devices.scope_for(found, run.compute_units)
+            return DeviceChoice(found, scope, f"profile: {name}", None)
+    pool = _candidates(run)
+    fits = [
+        d
+        for d in pool
+        if devices.scope_for(d, run.compute_units) != "device"
+        or d.compute_units == run.compute_units
+    ]
+    pool = fits or pool  # no CU count fits: a partition the catalogue does not know (warned)
+    said = " / ".join(n for n in (run.gpu, run.arch) if n)
+    units = f" with {run.compute_units} CUs" if run.compute_units else ""
+    if len(pool) == 1:
+        scope = devices.scope_for(pool[0], run.compute_units)
+        return DeviceChoice(pool[0], scope, f"profile: {said}{units}", None)
+    if len(pool) > 1 and _shared(pool, run.compute_units):
+        scope = devices.scope_for(pool[0], run.compute_units)
+        seen = f"profile: {said}{units}; the ceilings its candidates share"
+        return DeviceChoice(pool[0], scope, seen, None, tuple(pool[1:]), run.compute_units)
+    names = [d.key for d in pool] or devices.closest(said or "")
+    hint = f" (candidates: {', '.join(names[:4])})" if names else ""
+    problem = (
+        f"the GPU is {'not in the catalogue: ' + said if said else 'not known from the profile'};"
+        f" pass --gpu NAME{hint}, or --peak-flops and --peak-bw"
+    )
+    return DeviceChoice(None, "device", None, problem)
+
+
+def _candidates(run: RunInfo) -> list[devices.Device]:
+    """Products of the profile's arch that its GPU name can mean."""
+    by_arch = devices.candidates(run.arch) if run.arch else []
+    by_name = devices.candidates(run.gpu) if run.gpu else []
+    if by_arch and by_name:
+        both = [d for d in by_arch if d in by_name]
+        said = (run.gpu or "").lower().replace(" ", "")
+        named = [d for d in both if d.key.replace("-", "") in said]
+        return named or both or by_arch
+    return by_arch or by_name
+
+
+def _ceilings(d: devices.Device, units: int | None) -> dict[tuple[str, ...], Ceiling]:
+    chosen = devices.ceilings_for(d, devices.scope_for(d, units))
+    return {tuple(str(x) for x in c.key): c for c in chosen}
+
+
+def _shared(pool: Sequence[devices.Device], units: int | None) -> dict[tuple[str, ...], Ceiling]:
+    """The ceilings every product of ``pool`` has, at the same value."""
+    first, *others = [_ceilings(d, units) for d in pool]
+    return {
+        key: c
+        for key, c in first.items()
+        if all(
+            key in o and abs(o[key].value - c.value) <= SHARED_TOLERANCE * c.value for o in others
+        )
+    }
+
+
+def gather_ceilings(
+    choice: DeviceChoice, measured: Sequence[Ceiling], user: Sequence[Ceiling]
+) -> list[Ceiling]:
+    catalogue: list[Ceiling] = []
+    if choice.device is not None and choice.alternatives:
+        others = ", ".join(d.model for d in choice.alternatives)
+        catalogue = [
+            replace(c, source=f"{c.source} (the same for {others})")
+            for c in _shared((choice.device, *choice.alternatives), choice.units).values()
+        ]
+    elif choice.device is not None:
+        catalogue = devices.ceilings_for(choice.device, choice.scope)
+    return resolve(user, measured, catalogue)

@@ -1,0 +1,82 @@
+"""The roofline part of the terminal view: device and ceilings with sources, one row per kernel."""
+
+from __future__ import annotations
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from roofscope.analysis.roofline import KernelRoofline
+from roofscope.report import Report
+
+_SI = [(1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")]
+
+
+def si(value: float | None, unit: str) -> str:
+    """``2.26e13, "FLOP/s"`` -> ``22.6 TFLOP/s``."""
+    if value is None:
+        return "-"
+    for scale, prefix in _SI:
+        if abs(value) >= scale:
+            return f"{value / scale:.3g} {prefix}{unit}"
+    return f"{value:.3g} {unit}"
+
+
+def roofline_section(console: Console, report: Report, top: int) -> None:
+    section = report.roofline
+    r, choice = section.result, section.choice
+    if section.problem:
+        console.print(section.problem[0].upper() + section.problem[1:] + ".")
+    if not r.ceilings:
+        return
+    d = choice.device
+    said = {"user": "given by the user", "measured": "measured", "catalogue": "catalogue"}
+    given = " and ".join(
+        said[o] for o in sorted({c.origin for c in r.ceilings}, key=list(said).index)
+    )
+    where = f"{choice.name} ({d.arch}, {choice.detected_from})" if d else f"ceilings {given}"
+    scope = f" · per {choice.scope.upper()}" if choice.scope != "device" else ""
+    ridge = ", ".join(f"{ai:.3g} FLOP/B ({lvl})" for lvl, ai in r.ridge.items())
+    console.print(Text(f"Roofline · {where}{scope}", style="bold"))
+    if r.main_ceiling and ridge:
+        console.print(f"  ridge point of {r.main_ceiling}: {ridge}")
+    by_source: dict[str, list[str]] = {}
+    for c in r.ceilings:
+        by_source.setdefault(c.source, []).append(f"{c.name} {si(c.value, c.unit_of_value)}")
+    for source, shown in by_source.items():
+        console.print(f"  ceilings: {', '.join(shown)}")
+        console.print(Text(f"    source: {source}", style="dim"))
+    if not r.kernels:
+        return
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, expand=True)
+    table.add_column("Kernel", ratio=1, overflow="ellipsis", no_wrap=True)
+    for header in ("AI [FLOP/B]", "Achieved", "Attainable", "Eff.", "Bound", "Ceiling"):
+        table.add_column(Text(header), justify="right", no_wrap=True)
+    for k in r.kernels[:top]:
+        table.add_row(*map(Text, _row(k)), style="bold red" if k.above_roof else None)
+    console.print(table)
+
+
+def _row(k: KernelRoofline) -> list[str]:
+    level = k.limiting_level or "hbm"
+    ai = k.intensity.get(level)
+    if k.placed_by == "bandwidth":
+        achieved = si(k.achieved_bytes_s.get(level), "B/s")
+        ceiling = f"{level} bandwidth" if k.limiting_level else "-"
+    else:
+        achieved = si(k.achieved_flops_s, "FLOP/s")
+        ceiling = k.ceiling or "-"
+    eff = "-" if k.efficiency is None else f"{100 * k.efficiency:.1f}%"
+    bound = k.bound or "-"
+    if k.bound == "memory" and k.limiting_level:
+        bound = f"memory ({k.limiting_level})"
+    return [
+        k.name,
+        "-" if ai is None else f"{ai:.3g}",
+        achieved,
+        si(k.attainable_flops_s, "FLOP/s"),
+        eff,
+        bound,
+        ceiling,
+    ]

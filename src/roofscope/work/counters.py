@@ -1,0 +1,181 @@
+"""Work per kernel from hardware counters (formats-amd.md sections 6.1, 6.2 and 7).
+
+Each quantity is a Python function of per-dispatch counter arrays; one whose counters were
+not all collected is unknown, never 0 (rocprof-compute silently counts such a group as 0).
+
+- FLOPs: ``64 * (ADD + MUL + 2*FMA + TRANS)`` per VALU data type (64 lanes per wave, FMA = 2)
+  and ``512 * SQ_INSTS_VALU_MFMA_MOPS_<T>`` per matrix data type (the MOPS counters count
+  ops / 512). INT8 matrix OPs are kept apart from FLOPs.
+- HBM bytes (L2-fabric): on gfx908/gfx90a ``32*RDREQ_32B + 64*(RDREQ - RDREQ_32B)`` read and
+  ``64*WRREQ_64B + 32*(WRREQ - WRREQ_64B)`` written (``TCC_EA_*_sum``); on gfx94x/gfx950 the
+  ``TCC_EA0_*`` counters with 128-byte ``TCC_BUBBLE`` reads. Without them, rocprof v1's
+  ``FETCH_SIZE`` and ``WRITE_SIZE`` (KiB).
+- L2 bytes: ``64 * (TCP_TCC_READ_REQ + WRITE_REQ + ATOMIC_WITH_RET + ATOMIC_WITHOUT_RET)``;
+  vL1D: ``64 * TCP_TOTAL_CACHE_ACCESSES`` (the roofline's factor; the gfx942 speed-of-light
+  panel uses 128); LDS: ``(SQ_LDS_IDX_ACTIVE - SQ_LDS_BANK_CONFLICT) * 4 * 32 banks``.
+
+Per kernel, totals are sums over its dispatches; for every quantity the mean over timed
+dispatches of each one's own rate (value / duration) is kept beside, as rocprof-compute's
+speed-of-light panel reports it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+import numpy as np
+import numpy.typing as npt
+
+from roofscope.model import Profile
+from roofscope.work.model import Work
+
+Array = npt.NDArray[np.float64]
+
+
+class Missing(KeyError):
+    """A counter the formula needs was not collected."""
+
+
+class Counters:
+    """Per-dispatch counter arrays by name; a missing name raises :class:`Missing`."""
+
+    def __init__(self, columns: Mapping[str, Array]) -> None:
+        self._columns = columns
+
+    def __getitem__(self, name: str) -> Array:
+        column = self._columns.get(name)
+        if column is None:
+            raise Missing(name)
+        return column
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._columns
+
+
+Formula = Callable[[Counters], Array]
+
+
+def _valu(dtype: str) -> Formula:
+    def flops(c: Counters) -> Array:
+        p = f"SQ_INSTS_VALU_{{}}_{dtype}"
+        return 64 * (
+            c[p.format("ADD")] + c[p.format("MUL")] + 2 * c[p.format("FMA")] + c[p.format("TRANS")]
+        )
+
+    return flops
+
+
+def _mfma(dtype: str) -> Formula:
+    return lambda c: 512 * c[f"SQ_INSTS_VALU_MFMA_MOPS_{dtype}"]
+
+
+FLOPS: dict[str, Formula] = {
+    "fp64-vector": _valu("F64"),
+    "fp32-vector": _valu("F32"),
+    "fp16-vector": _valu("F16"),
+    "fp64-matrix": _mfma("F64"),
+    "fp32-matrix": _mfma("F32"),
+    "fp16-matrix": _mfma("F16"),
+    "bf16-matrix": _mfma("BF16"),
+    "fp8-matrix": _mfma("F8"),
+    "int8-matrix": _mfma("I8"),
+}
+
+
+def _hbm_read(c: Counters) -> Array:
+    if "TCC_BUBBLE_sum" in c or "TCC_EA0_RDREQ_sum" in c:  # gfx94x, gfx950
+        bubble, r32 = c["TCC_BUBBLE_sum"], c["TCC_EA0_RDREQ_32B_sum"]
+        return 128 * bubble + 32 * r32 + 64 * (c["TCC_EA0_RDREQ_sum"] - bubble - r32)
+    if "TCC_EA_RDREQ_sum" in c:  # gfx908, gfx90a
+        r32 = c["TCC_EA_RDREQ_32B_sum"]
+        return 32 * r32 + 64 * (c["TCC_EA_RDREQ_sum"] - r32)
+    return 1024 * c["FETCH_SIZE"]
+
+
+def _hbm_write(c: Counters) -> Array:
+    for prefix in ("TCC_EA0_", "TCC_EA_"):
+        if f"{prefix}WRREQ_sum" in c:
+            w64 = c[f"{prefix}WRREQ_64B_sum"]
+            return 64 * w64 + 32 * (c[f"{prefix}WRREQ_sum"] - w64)
+    return 1024 * c["WRITE_SIZE"]
+
+
+def _l2(c: Counters) -> Array:
+    kinds = ("READ_REQ", "WRITE_REQ", "ATOMIC_WITH_RET_REQ", "ATOMIC_WITHOUT_RET_REQ")
+    return 64 * sum((c[f"TCP_TCC_{k}_sum"] for k in kinds), np.zeros(1))
+
+
+BYTES: dict[str, Formula] = {
+    "hbm-read": _hbm_read,
+    "hbm-write": _hbm_write,
+    "l2": _l2,
+    "vl1d": lambda c: 64 * c["TCP_TOTAL_CACHE_ACCESSES_sum"],
+    "lds": lambda c: (c["SQ_LDS_IDX_ACTIVE"] - c["SQ_LDS_BANK_CONFLICT"]) * 4 * 32,
+}
+
+
+ALL = -1  # the key of the whole profile's work in counter_work's result
+
+
+def counter_work(profile: Profile, sources: list[int]) -> dict[int, Work]:
+    """Work per name_id (and for all dispatches together under :data:`ALL`) from the
+    counters of these sources' dispatches; empty when they have no counters."""
+    if not sources:
+        return {}
+    con = profile.con
+    where = f"d.source IN ({', '.join(map(str, sources))})"
+    rows = con.execute(
+        f"""SELECT d.rowid AS row_id, d.name_id, d.end_ns - d.start_ns AS dur
+        FROM dispatches d WHERE {where} AND d.rowid IN (SELECT row_id FROM counters)
+        ORDER BY d.rowid"""
+    ).fetchnumpy()
+    row_ids = np.asarray(rows["row_id"], dtype=np.int64)
+    if row_ids.size == 0:
+        return {}
+    index = {int(r): i for i, r in enumerate(row_ids)}
+    columns: dict[str, Array] = {}
+    values = con.execute(
+        f"""SELECT c.counter, c.row_id, c.value FROM counters c JOIN dispatches d
+        ON d.rowid = c.row_id WHERE {where} AND c.value IS NOT NULL"""
+    ).fetchall()
+    for counter, row_id, value in values:
+        column = columns.setdefault(str(counter), np.full(row_ids.size, np.nan))
+        column[index[int(row_id)]] = float(value)
+    counters = Counters({k: v for k, v in columns.items() if not np.isnan(v).any()})
+    dur = np.ma.filled(np.ma.asarray(rows["dur"]).astype(np.float64), np.nan)
+    name_ids = np.asarray(rows["name_id"], dtype=np.int64)
+    flops = _evaluate(FLOPS, counters)
+    nbytes = _evaluate(BYTES, counters)
+    if "hbm-read" in nbytes and "hbm-write" in nbytes:
+        nbytes["hbm"] = nbytes["hbm-read"] + nbytes["hbm-write"]
+    out: dict[int, Work] = {}
+    groups = [(int(n), name_ids == n) for n in np.unique(name_ids)]
+    for name_id, mask in [*groups, (ALL, np.ones(name_ids.size, dtype=bool))]:
+        out[name_id] = Work(
+            flops={k: float(v[mask].sum()) for k, v in flops.items()} or None,
+            bytes={k: float(v[mask].sum()) for k, v in nbytes.items()},
+            source="counters",
+            rates=_mean_rates({**flops, **nbytes}, dur, mask),
+            dispatches=int(mask.sum()),
+            time_ns=float(np.nansum(np.where(mask, dur, 0.0))),
+        )
+    return out
+
+
+def _evaluate(formulas: Mapping[str, Formula], counters: Counters) -> dict[str, Array]:
+    out = {}
+    for name, formula in formulas.items():
+        try:
+            out[name] = np.asarray(formula(counters), dtype=np.float64)
+        except Missing:
+            continue
+    return out
+
+
+def _mean_rates(
+    values: Mapping[str, Array], dur: Array, mask: npt.NDArray[np.bool_]
+) -> dict[str, float]:
+    timed = mask & (dur > 0)
+    if not timed.any():
+        return {}
+    return {k: float(np.mean(v[timed] / dur[timed]) * 1e9) for k, v in values.items()}

@@ -1,0 +1,53 @@
+"""What a kernel computed and moved, in total over its calls, and who says so."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Work:
+    """Totals over all of a kernel's dispatches.
+
+    ``flops`` maps a compute ceiling name (``fp32-vector``, ``fp16-matrix``, ...) to FLOPs
+    (OPs for int8); None when the input cannot tell (no FLOP counters): unknown, never 0.
+    ``bytes`` maps a memory level (``hbm``, ``l2``, ``vl1d``, ``lds``) to bytes; levels the
+    input does not give are absent. ``rates`` holds, per quantity, the mean over dispatches
+    of each dispatch's own rate (how rocprof-compute aggregates), where dispatches are known.
+    """
+
+    flops: dict[str, float] | None
+    bytes: dict[str, float]
+    source: str
+    rates: dict[str, float] = field(default_factory=dict)
+    dispatches: int | None = None  # how many dispatches the counters covered
+    time_ns: float | None = None  # their summed duration (counters only)
+
+    def time_weighted(self) -> dict[str, float]:
+        """Per second of the covered dispatches' time: total / time (counters only)."""
+        if not self.time_ns:
+            return {}
+        rates = {k: v / self.time_ns * 1e9 for k, v in self.bytes.items()}
+        rates.update({k: v / self.time_ns * 1e9 for k, v in (self.flops or {}).items()})
+        return rates
+
+    def scaled(self, factor: float, source: str) -> Work:
+        """The same work per call over ``factor`` times as many calls."""
+        flops = None if self.flops is None else {k: v * factor for k, v in self.flops.items()}
+        nbytes = {k: v * factor for k, v in self.bytes.items()}
+        return Work(flops, nbytes, source, dict(self.rates), self.dispatches, self.time_ns)
+
+    @property
+    def total_flops(self) -> float | None:
+        """All floating-point work (int8 OPs are not FLOPs and are left out)."""
+        if self.flops is None:
+            return None
+        return sum(v for k, v in self.flops.items() if not k.startswith("int8"))
+
+    @property
+    def main_ceiling(self) -> str | None:
+        """The compute ceiling that applies: the data type and unit doing most of the work."""
+        if not self.flops:
+            return None
+        name, value = max(self.flops.items(), key=lambda kv: (kv[1], kv[0]))
+        return name if value > 0 else None
