@@ -8,13 +8,13 @@ the same ceiling: a user's value beats a measured one, which beats the catalogue
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from roofscope.errors import InputError
+from roofscope.tomlfile import line_of, read_toml
 
 Kind = Literal["compute", "memory"]
 Origin = Literal["user", "measured", "catalogue"]
@@ -89,15 +89,7 @@ def read_ceilings_file(path: Path) -> list[Ceiling]:
     levels (B/s) to values; an optional ``scope`` ("device", "gcd", "xcd") and a free-form
     ``[provenance]`` table (what ``roofscope peaks`` writes) are kept in the source."""
     shown = str(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-        doc = tomllib.loads(text)
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError(
-            shown, f"cannot be read ({e})", "pass a UTF-8 TOML ceilings file"
-        ) from None
-    except tomllib.TOMLDecodeError as e:
-        raise InputError(shown, f"is not valid TOML ({e})", "fix the syntax") from None
+    text, doc = read_toml(path, "ceilings file")
     table = doc.get("ceilings")
     if not isinstance(table, dict) or not table:
         raise InputError(
@@ -112,7 +104,7 @@ def read_ceilings_file(path: Path) -> list[Ceiling]:
     source = f"user: {shown}" + (f" ({method})" if method else "")
     out = []
     for key, value in table.items():
-        line = next((n for n, ln in enumerate(text.splitlines(), 1) if key in ln), None)
+        line = line_of(text, key)
         if (
             isinstance(value, bool)
             or not isinstance(value, int | float)

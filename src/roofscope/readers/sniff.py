@@ -35,6 +35,17 @@ class Head:
         return any(self.first_line.startswith(p) for p in prefixes)
 
 
+def read_text(path: Path) -> str:
+    """A small file's text: undecodable bytes shown as U+FFFD, a leading BOM dropped."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputError(
+            str(path), f"cannot be read ({exc.strerror})", "check its permissions"
+        ) from None
+    return data.decode("utf-8", errors="replace").removeprefix("\ufeff")
+
+
 def read_head(path: Path) -> Head:
     """Classify ``path`` from its first 64 KiB; raise InputError for what is no file."""
     shown = str(path)

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from roofscope.errors import InputError
 from roofscope.model import Profile
+from roofscope.readers.sniff import read_text
 
 _NULLS = {"", "None", "nan", "NaN"}
 
@@ -30,15 +30,7 @@ def parse_stats(
     path: Path, numbers: int, *, skip_header: bool = True
 ) -> tuple[list[StatsRow], list[tuple[int, str]]]:
     """Rows of ``name,<numbers numeric fields>``; malformed rows are reported and skipped."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputError(
-            str(path), f"cannot be read ({exc.strerror})", "check its permissions"
-        ) from None
-    text = data.decode("utf-8", errors="replace")
-    if text.startswith("\ufeff"):
-        text = text[1:]
+    text = read_text(path)
     lines = text.splitlines()
     rows: list[StatsRow] = []
     bad: list[tuple[int, str]] = []

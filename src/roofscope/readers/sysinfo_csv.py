@@ -24,6 +24,7 @@ from pathlib import Path
 from roofscope.ceilings import Ceiling
 from roofscope.errors import InputError
 from roofscope.model import Profile, RunInfo
+from roofscope.readers.sniff import read_text
 
 MISSING = frozenset({"", "N/A", "NA", "n/a", "na", "None", "nan"})
 LOG_HEAD_BYTES = 1 << 16
@@ -50,7 +51,7 @@ GIGA = 1e9  # GB/s -> B/s, GFLOP/s -> FLOP/s
 
 def read_sysinfo(path: Path) -> dict[str, str]:
     """The values row of ``sysinfo.csv`` as {column: value}, stripped, otherwise as written."""
-    rows = [r for r in csv.reader(io.StringIO(_text(path))) if any(f.strip() for f in r)]
+    rows = [r for r in csv.reader(io.StringIO(read_text(path))) if any(f.strip() for f in r)]
     if len(rows) < 2:
         raise InputError(
             str(path),
@@ -115,7 +116,7 @@ def ceiling_scope(partition: str | None) -> str:
 
 def read_roofline(path: Path, profile: Profile, *, scope: str) -> None:
     """Append the measured peaks of ``roofline.csv`` (device 0's) to ``profile.ceilings``."""
-    rows = list(csv.DictReader(io.StringIO(_text(path))))
+    rows = list(csv.DictReader(io.StringIO(read_text(path))))
     if not rows:
         raise InputError(str(path), "has no device row", "re-run the roofline benchmark")
     peaks = [{col: _peak(path, r, col) for col in (*_MEMORY, *_COMPUTE)} for r in rows]
@@ -193,13 +194,3 @@ def _count(path: Path, info: dict[str, str], key: str) -> int | None:
             line=2,
         )
     return int(number) or None
-
-
-def _text(path: Path) -> str:
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputError(
-            str(path), f"cannot be read ({exc.strerror})", "check its permissions"
-        ) from None
-    return data.decode("utf-8", errors="replace").removeprefix("\ufeff")

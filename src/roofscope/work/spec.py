@@ -22,7 +22,6 @@ Per call, expressions may use the launch fields of each dispatch (``grid_size``,
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +29,7 @@ from pathlib import Path
 from roofscope.ceilings import DTYPES, LEVELS, UNITS
 from roofscope.errors import InputError, UsageError
 from roofscope.model import LAUNCH_COLUMNS
+from roofscope.tomlfile import line_of, read_toml
 from roofscope.work.expr import ExprError, evaluate, names_in
 
 LAUNCH_FIELDS = tuple(c for c in LAUNCH_COLUMNS if c not in ("tid", "queue", "stream"))
@@ -100,14 +100,7 @@ def parse_inline(text: str) -> Rule:
 def read_work_file(path: Path) -> list[Rule]:
     """The rules of a work file, every expression checked before any is used."""
     shown = str(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError(shown, f"cannot be read ({e})", "pass a UTF-8 TOML work file") from None
-    try:
-        doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise InputError(shown, f"is not valid TOML ({e})", "fix the syntax") from None
+    text, doc = read_toml(path, "work file")
     constants = doc.get("constants", {})
     if not isinstance(constants, dict) or not all(
         isinstance(v, int | float) and not isinstance(v, bool) for v in constants.values()
@@ -116,7 +109,7 @@ def read_work_file(path: Path) -> list[Rule]:
             shown,
             "[constants] must map names to numbers",
             "write e.g. N = 4096",
-            line=_line(text, "[constants]"),
+            line=line_of(text, "[constants]"),
         )
     kernels = doc.get("kernel", [])
     if not isinstance(kernels, list) or not kernels:
@@ -130,7 +123,7 @@ def read_work_file(path: Path) -> list[Rule]:
             shown,
             f"has unknown table(s) {', '.join(sorted(unknown))}",
             "use [constants] and [[kernel]] only",
-            line=_line(text, sorted(unknown)[0]),
+            line=line_of(text, sorted(unknown)[0]),
         )
     return rules
 
@@ -151,7 +144,7 @@ def _rule(shown: str, text: str, index: int, k: object, constants: Mapping[str, 
             shown,
             f"{where}: match {k['match']!r} is not a regex ({e})",
             "fix the pattern",
-            line=_line(text, k["match"]),
+            line=line_of(text, k["match"]),
         ) from None
     per = k.get("per", "call")
     if per not in ("call", "total"):
@@ -159,7 +152,7 @@ def _rule(shown: str, text: str, index: int, k: object, constants: Mapping[str, 
             shown,
             f"{where}: per = {per!r}",
             'use per = "call" or per = "total"',
-            line=_line(text, "per"),
+            line=line_of(text, "per"),
         )
     dtype = ceiling_name(str(k.get("dtype", "fp32")), where=f"{shown}: {where}")
     allowed = set(constants) | ({"calls", *LAUNCH_FIELDS} if per == "call" else {"calls"})
@@ -171,7 +164,7 @@ def _rule(shown: str, text: str, index: int, k: object, constants: Mapping[str, 
             shown,
             f"{where} has unknown key(s) {', '.join(sorted(unknown))}",
             "use match, per, dtype, flops, bytes",
-            line=_line(text, sorted(unknown)[0]),
+            line=line_of(text, sorted(unknown)[0]),
         )
     return Rule(pattern, per, flops, nbytes, origin=f"{shown} {where}", constants=constants)
 
@@ -200,7 +193,7 @@ def _exprs(
                 shown,
                 f"{where}: bytes level {key!r}",
                 f"use one of {', '.join(LEVELS)}",
-                line=_line(text, key),
+                line=line_of(text, key),
             )
         source = str(expr) if isinstance(expr, int | float) and not isinstance(expr, bool) else expr
         if not isinstance(source, str):
@@ -208,7 +201,7 @@ def _exprs(
                 shown,
                 f"{where}: {kind} {expr!r} is neither a number nor an expression",
                 "write a number or a quoted expression",
-                line=_line(text, kind),
+                line=line_of(text, kind),
             )
         try:
             used = names_in(source)
@@ -217,7 +210,7 @@ def _exprs(
                 shown,
                 f"{where}: {kind} {source[:60]!r}: {e}",
                 "use plain arithmetic",
-                line=_line(text, source),
+                line=line_of(text, source),
             ) from None
         if used - allowed:
             raise InputError(
@@ -225,18 +218,11 @@ def _exprs(
                 f"{where}: {kind} uses unknown name(s) {', '.join(sorted(used - allowed))}",
                 "define them under [constants]; per-call rules may also use "
                 + ", ".join(LAUNCH_FIELDS),
-                line=_line(text, source),
+                line=line_of(text, source),
             )
         out[name] = source
     del keys
     return out
-
-
-def _line(text: str, needle: str) -> int | None:
-    for number, line in enumerate(text.splitlines(), start=1):
-        if needle and needle in line:
-            return number
-    return None
 
 
 def _nth(text: str, needle: str, index: int) -> int | None:
