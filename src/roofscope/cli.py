@@ -134,7 +134,7 @@ def analyze(
 def demo(
     as_json: Annotated[bool, typer.Option("--json", help="JSON instead of text.")] = False,
 ) -> None:
-    """Run analyze on a real rocprof profile shipped with roofscope (MI250X, MIT licence)."""
+    """Run analyze on a real rocprof profile shipped with roofscope (MI250, MIT licence)."""
     root = resources.files("roofscope") / "data" / "demo" / "finite-difference"
     with resources.as_file(root) as folder:
         report = analyse(load([str(Path(folder))]))

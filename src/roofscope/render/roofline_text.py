@@ -26,9 +26,9 @@ def si(value: float | None, unit: str) -> str:
 def roofline_section(console: Console, report: Report, top: int) -> None:
     section = report.roofline
     r, choice = section.result, section.choice
-    if section.problem:
-        console.print(section.problem[0].upper() + section.problem[1:] + ".")
     if not r.ceilings:
+        if section.problem:
+            console.print(section.problem[0].upper() + section.problem[1:] + ".")
         return
     d = choice.device
     said = {"user": "given by the user", "measured": "measured", "catalogue": "catalogue"}
@@ -39,11 +39,14 @@ def roofline_section(console: Console, report: Report, top: int) -> None:
     scope = f" · per {choice.scope.upper()}" if choice.scope != "device" else ""
     ridge = ", ".join(f"{ai:.3g} FLOP/B ({lvl})" for lvl, ai in r.ridge.items())
     console.print(Text(f"Roofline · {where}{scope}", style="bold"))
+    if section.problem:
+        console.print(f"  {section.problem}.")
     if r.main_ceiling and ridge:
         console.print(f"  ridge point of {r.main_ceiling}: {ridge}")
     by_source: dict[str, list[str]] = {}
-    for c in r.ceilings:
-        by_source.setdefault(c.source, []).append(f"{c.name} {si(c.value, c.unit_of_value)}")
+    for c in r.ceilings:  # "measured: roofline.csv (HBMBw)": one line per file, not per column
+        base = c.source.rsplit(" (", 1)[0] if c.source.endswith(")") else c.source
+        by_source.setdefault(base, []).append(f"{c.name} {si(c.value, c.unit_of_value)}")
     for source, shown in by_source.items():
         console.print(f"  ceilings: {', '.join(shown)}")
         console.print(Text(f"    source: {source}", style="dim"))
