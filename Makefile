@@ -20,8 +20,8 @@ demo: $(STAMP)
 test: $(STAMP) lint types unit
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests bench
-	$(BIN)/ruff format --check src tests bench
+	$(BIN)/ruff check src tests bench tools
+	$(BIN)/ruff format --check src tests bench tools
 
 types: $(STAMP)
 	$(BIN)/mypy
