@@ -130,6 +130,7 @@ class Profile:
     warnings: list[Warning] = field(default_factory=list)
     deferred: list[Callable[[], None]] = field(default_factory=list)
     ceilings: list[Ceiling] = field(default_factory=list)  # measured ones (roofline.csv)
+    sysinfo: dict[str, str] = field(default_factory=dict)  # rocprof-compute sysinfo.csv fields
 
     @classmethod
     def empty(cls) -> Profile:

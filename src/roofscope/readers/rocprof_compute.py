@@ -440,7 +440,10 @@ class Workload(Reader):
 
     def read(self, path: Path, head: Head, profile: Profile, *, role: str) -> None:
         folder = path.parent
-        run = sysinfo_run(path, read_sysinfo(path))
+        info = read_sysinfo(path)
+        run = sysinfo_run(path, info)
+        for key, value in info.items():
+            profile.sysinfo.setdefault(key, value)
         source_path = dispatch_source(folder)
         source = len(profile.inputs)
         present = read_dispatches(profile, source_path, fmt=self.name, role=role)

@@ -21,38 +21,14 @@ speed-of-light panel reports it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 
 import numpy as np
 import numpy.typing as npt
 
+from roofscope.counters.table import Array, Counters, Formula, dispatch_counters, evaluate
 from roofscope.model import Profile
 from roofscope.work.model import Work
-
-Array = npt.NDArray[np.float64]
-
-
-class Missing(KeyError):
-    """A counter the formula needs was not collected."""
-
-
-class Counters:
-    """Per-dispatch counter arrays by name; a missing name raises :class:`Missing`."""
-
-    def __init__(self, columns: Mapping[str, Array]) -> None:
-        self._columns = columns
-
-    def __getitem__(self, name: str) -> Array:
-        column = self._columns.get(name)
-        if column is None:
-            raise Missing(name)
-        return column
-
-    def __contains__(self, name: str) -> bool:
-        return name in self._columns
-
-
-Formula = Callable[[Counters], Array]
 
 
 def _valu(dtype: str) -> Formula:
@@ -120,37 +96,16 @@ ALL = -1  # the key of the whole profile's work in counter_work's result
 def counter_work(profile: Profile, sources: list[int]) -> dict[int, Work]:
     """Work per name_id (and for all dispatches together under :data:`ALL`) from the
     counters of these sources' dispatches; empty when they have no counters."""
-    if not sources:
+    table = dispatch_counters(profile, sources)
+    if table is None:
         return {}
-    con = profile.con
-    where = f"d.source IN ({', '.join(map(str, sources))})"
-    rows = con.execute(
-        f"""SELECT d.rowid AS row_id, d.name_id, d.end_ns - d.start_ns AS dur
-        FROM dispatches d WHERE {where} AND d.rowid IN (SELECT row_id FROM counters)
-        ORDER BY d.rowid"""
-    ).fetchnumpy()
-    row_ids = np.asarray(rows["row_id"], dtype=np.int64)
-    if row_ids.size == 0:
-        return {}
-    index = {int(r): i for i, r in enumerate(row_ids)}
-    columns: dict[str, Array] = {}
-    values = con.execute(
-        f"""SELECT c.counter, c.row_id, c.value FROM counters c JOIN dispatches d
-        ON d.rowid = c.row_id WHERE {where} AND c.value IS NOT NULL"""
-    ).fetchall()
-    for counter, row_id, value in values:
-        column = columns.setdefault(str(counter), np.full(row_ids.size, np.nan))
-        column[index[int(row_id)]] = float(value)
-    counters = Counters({k: v for k, v in columns.items() if not np.isnan(v).any()})
-    dur = np.ma.filled(np.ma.asarray(rows["dur"]).astype(np.float64), np.nan)
-    name_ids = np.asarray(rows["name_id"], dtype=np.int64)
-    flops = _evaluate(FLOPS, counters)
-    nbytes = _evaluate(BYTES, counters)
+    flops = evaluate(FLOPS, table.counters)
+    nbytes = evaluate(BYTES, table.counters)
     if "hbm-read" in nbytes and "hbm-write" in nbytes:
         nbytes["hbm"] = nbytes["hbm-read"] + nbytes["hbm-write"]
+    dur = table.duration_ns
     out: dict[int, Work] = {}
-    groups = [(int(n), name_ids == n) for n in np.unique(name_ids)]
-    for name_id, mask in [*groups, (ALL, np.ones(name_ids.size, dtype=bool))]:
+    for name_id, mask in [*table.by_kernel(), (ALL, np.ones(table.size, dtype=bool))]:
         out[name_id] = Work(
             flops={k: float(v[mask].sum()) for k, v in flops.items()} or None,
             bytes={k: float(v[mask].sum()) for k, v in nbytes.items()},
@@ -159,16 +114,6 @@ def counter_work(profile: Profile, sources: list[int]) -> dict[int, Work]:
             dispatches=int(mask.sum()),
             time_ns=float(np.nansum(np.where(mask, dur, 0.0))),
         )
-    return out
-
-
-def _evaluate(formulas: Mapping[str, Formula], counters: Counters) -> dict[str, Array]:
-    out = {}
-    for name, formula in formulas.items():
-        try:
-            out[name] = np.asarray(formula(counters), dtype=np.float64)
-        except Missing:
-            continue
     return out
 
 
