@@ -95,6 +95,7 @@ class InputFile:
     format: str
     rows: int
     role: str  # dispatches | kernel-summary | api-summary | copy-summary | copies | cross-check
+    # | counter-run | metadata
     group: str = ""  # files of one run share it
 
 

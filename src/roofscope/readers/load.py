@@ -4,7 +4,12 @@ Files are recognised by content. Files of one run (same folder, same name stem s
 ``results`` or a rocprofv3 ``<pid>`` prefix) are grouped: the best dispatch source of the
 group is read (trace CSV before JSON), a kernel stats file beside it becomes a cross-check,
 and API/copy summaries are read as such. Counter-only CSVs (no timestamps) are counter
-runs when a timed trace exists; otherwise they are the dispatches. A folder that a reader
+runs when a timed trace exists; otherwise they are the dispatches. A rocprofv3
+counter_collection.csv is a counter run whenever a dispatch source (a kernel trace) is read
+with it, beside it or not: counters are collected in runs of their own, so counting its
+dispatches too would count the kernels twice. Without one it gives the dispatches, except that
+of the ``pass_N/`` or ``pmc_N/`` folders of one run (each pass is a separate run of the
+program) only the lowest pass does and the others are counter runs. A folder that a reader
 reads as one run (a rocprof-compute workload, found by its ``sysinfo.csv``) is read by that
 reader alone: the other files in it and below it are its own and are not planned apart.
 """
@@ -19,13 +24,20 @@ from pathlib import Path
 from roofscope.errors import InputError
 from roofscope.model import Profile
 from roofscope.readers import registry
-from roofscope.readers.registry import DISPATCHES, KERNEL_SUMMARY, WORKLOAD, Reader
+from roofscope.readers.registry import (
+    COUNTER_COLLECTION,
+    DISPATCHES,
+    KERNEL_SUMMARY,
+    WORKLOAD,
+    Reader,
+)
 from roofscope.readers.sniff import Head, read_head
 
 _CANDIDATE = re.compile(r"\.(csv|json)$", re.IGNORECASE)
+_PASS_DIR = re.compile(r"^(?:pass|pmc)_(\d+)$")
 _V3_SUFFIX = re.compile(
     r"_(kernel_trace|kernel_stats|memory_copy_trace|memory_copy_stats|"
-    r"[a-z_]*api_stats|[a-z_]*domain_stats|[a-z_]*_trace|agent_info)$"
+    r"[a-z_]*api_stats|[a-z_]*domain_stats|[a-z_]*_trace|agent_info|counter_collection)$"
 )
 
 Progress = Callable[[str], None]
@@ -136,6 +148,7 @@ def _plan(found: list[Found]) -> list[tuple[Found, str]]:
     unique = {f.head.path.resolve(): f for f in found}
     items = _outside_workloads(sorted(unique.values(), key=lambda f: str(f.head.path)))
     timed = [f for f in items if f.role in (DISPATCHES, WORKLOAD) and _timed(f)]
+    counting = _counting_counter_files(items)
     groups: dict[tuple[str, str], list[Found]] = {}
     for f in items:
         groups.setdefault(f.group, []).append(f)
@@ -146,6 +159,7 @@ def _plan(found: list[Found]) -> list[tuple[Found, str]]:
             key=lambda f: (not _timed(f), f.reader.priority),
         )
         best = sources[0] if sources else None
+        counted = best is not None or any(f.head.path in counting for f in members)
         for f in members:
             if f.role == WORKLOAD:
                 plan.append((f, DISPATCHES))
@@ -154,13 +168,37 @@ def _plan(found: list[Found]) -> list[tuple[Found, str]]:
                     plan.append((f, DISPATCHES))
                 elif not _timed(f) and timed:
                     plan.append((f, "counter-run"))
+            elif f.role == COUNTER_COLLECTION:
+                plan.append((f, DISPATCHES if f.head.path in counting else "counter-run"))
             elif f.role == KERNEL_SUMMARY:
-                plan.append((f, "cross-check" if best is not None else KERNEL_SUMMARY))
+                plan.append((f, "cross-check" if counted else KERNEL_SUMMARY))
             else:
                 plan.append((f, f.role))
     order = {DISPATCHES: 0, "counter-run": 1, KERNEL_SUMMARY: 2}
     plan.sort(key=lambda p: (order.get(p[1], 3), str(p[0].head.path)))
     return plan
+
+
+def _counting_counter_files(items: list[Found]) -> set[Path]:
+    """The counter_collection files whose dispatches are counted: none when a dispatch source
+    is read; else those outside any pass folder and those of the lowest pass of each run."""
+    if any(f.role in (DISPATCHES, WORKLOAD) for f in items):
+        return set()
+    passes = {f.head.path: _pass_of(f.head.path) for f in items if f.role == COUNTER_COLLECTION}
+    lowest: dict[Path, int] = {}
+    for found in passes.values():
+        if found is not None:
+            run, n = found
+            lowest[run] = min(n, lowest.get(run, n))
+    return {p for p, found in passes.items() if found is None or lowest[found[0]] == found[1]}
+
+
+def _pass_of(path: Path) -> tuple[Path, int] | None:
+    """The folder holding the ``pass_N``/``pmc_N`` folder that ``path`` is in, and N."""
+    for folder in path.parents:
+        if m := _PASS_DIR.match(folder.name):
+            return folder.parent, int(m.group(1))
+    return None
 
 
 def _outside_workloads(items: list[Found]) -> list[Found]:

@@ -18,6 +18,10 @@ KERNEL_SUMMARY = "kernel-summary"
 ACTIVITY = "activity"
 COPIES = "copies"
 WORKLOAD = "workload"  # a folder read as one run (rocprof-compute): its other files are its own
+# per-dispatch counters (rocprofv3 counter_collection.csv): a counter run when a kernel trace is
+# read too, else the dispatches (the planner decides, see load.py)
+COUNTER_COLLECTION = "counter-collection"
+METADATA = "metadata"  # describes the run (agents), gives no dispatches
 
 
 class Reader:
@@ -33,7 +37,8 @@ class Reader:
         raise NotImplementedError
 
     def role(self, head: Head) -> str:
-        """What this file gives: DISPATCHES, KERNEL_SUMMARY, ACTIVITY, COPIES or WORKLOAD."""
+        """What this file gives: DISPATCHES, KERNEL_SUMMARY, ACTIVITY, COPIES, WORKLOAD,
+        COUNTER_COLLECTION or METADATA."""
         raise NotImplementedError
 
     def timed(self, head: Head) -> bool:
@@ -52,6 +57,7 @@ def readers() -> list[Reader]:
         rocprof_v1_json,
         rocprof_v1_stats,
         rocprofv3,
+        rocprofv3_counters,
         summary_csv,
     )
 
@@ -62,6 +68,8 @@ def readers() -> list[Reader]:
         rocprofv3.KernelTrace(),
         rocprofv3.Stats(),
         rocprofv3.MemoryCopyTrace(),
+        rocprofv3_counters.CounterCollection(),
+        rocprofv3_counters.AgentInfo(),
         summary_csv.SummaryCsv(),
         rocprof_compute.Workload(),
         rocprof_compute.WorkloadCsv(),

@@ -12,7 +12,7 @@ from roofscope.model import Profile, Warning
 from roofscope.work.counters import ALL, counter_work
 from roofscope.work.expr import ExprError
 from roofscope.work.model import Work
-from roofscope.work.spec import LAUNCH_FIELDS, Rule, evaluate_rule
+from roofscope.work.spec import LAUNCH_FIELDS, Rule, base_name, evaluate_rule
 
 
 def kernel_work(
@@ -26,17 +26,22 @@ def kernel_work(
         if rule is not None:
             out[k.name] = _from_rule(profile, rule, ids.get(k.name, []), k.calls)
     traced = counter_work(profile, profile.sources("dispatches"))
-    runs = counter_work(profile, profile.sources("counter-run"))
+    passes = [counter_work(profile, [s]) for s in profile.sources("counter-run")]
     calls = {k.name: k.calls for k in hot.kernels}
+    in_runs = run_name_ids(profile, list(calls)) if any(passes) else {}
     for kernel, name_ids in ids.items():
         if kernel in out or kernel not in calls:
             continue
-        if mine := [traced[i] for i in name_ids if i in traced]:
-            out[kernel] = _sum(mine, "counters")
-        elif other := [runs[i] for i in name_ids if i in runs]:
-            merged = _sum(other, "counters (counter run)")
-            seen = merged.dispatches or calls[kernel]
-            out[kernel] = merged.scaled(calls[kernel] / seen, merged.source)
+        traced_here = [traced[i] for i in name_ids if i in traced and _known(traced[i])]
+        per_pass = [
+            _sum(found, "counters (counter run)")
+            for run in passes
+            if (found := [run[i] for i in in_runs.get(kernel, []) if i in run and _known(run[i])])
+        ]
+        if traced_here:
+            out[kernel] = _sum(traced_here, "counters")
+        elif per_pass:
+            out[kernel] = _per_call(per_pass).scaled(calls[kernel], "counters (counter run)")
     warnings = []
     measured = [w for w in out.values() if w.source.startswith("counters")]
     if measured and all(w.flops is None for w in measured):
@@ -49,8 +54,40 @@ def kernel_work(
                 len(measured),
             )
         )
-    whole = traced.get(ALL) or runs.get(ALL)
+    whole = traced.get(ALL) or next((p[ALL] for p in passes if ALL in p), None)
     return out, whole, warnings
+
+
+def run_name_ids(profile: Profile, kernels: Sequence[str]) -> dict[str, list[int]]:
+    """The name ids under which counter runs recorded each traced kernel: its own name, or,
+    when the counter run was made with ``--basenames`` (names without template arguments
+    and parameters), its base name when no other traced kernel shares that base name."""
+    ids = _name_ids(profile)
+    runs = profile.sources("counter-run")
+    if not runs:
+        return {}
+    in_runs = {
+        str(k)
+        for (k,) in profile.con.execute(
+            f"""SELECT DISTINCT n.kernel FROM dispatches d JOIN names n USING (name_id)
+            WHERE d.source IN ({", ".join(map(str, runs))})"""
+        ).fetchall()
+    }
+    bases: dict[str, list[str]] = {}
+    for kernel in kernels:
+        bases.setdefault(base_name(kernel), []).append(kernel)
+    out: dict[str, list[int]] = {}
+    for kernel in kernels:
+        if kernel in in_runs:
+            out[kernel] = ids.get(kernel, [])
+        elif (base := base_name(kernel)) in in_runs and len(bases[base]) == 1:
+            out[kernel] = ids.get(base, [])
+    return out
+
+
+def _known(w: Work) -> bool:
+    """Counters that give some FLOPs or bytes (not only, say, LDS bank conflicts)."""
+    return w.flops is not None or bool(w.bytes)
 
 
 def _name_ids(profile: Profile) -> dict[str, list[int]]:
@@ -83,6 +120,23 @@ def _from_rule(profile: Profile, rule: Rule, name_ids: list[int], calls: int) ->
             where, f"{what or 'rule'}: {e}", 'fix the rule or give per = "total"'
         ) from None
     return Work(flops=flops or None, bytes=nbytes, source=rule.origin)
+
+
+def _per_call(passes: list[Work]) -> Work:
+    """One call's work from counter passes that each collected some counters: each
+    quantity from the first pass that has it, divided by that pass's dispatches."""
+    flops: dict[str, float] = {}
+    nbytes: dict[str, float] = {}
+    for w in passes:
+        n = w.dispatches or 1
+        for k, v in (w.flops or {}).items():
+            flops.setdefault(k, v / n)
+        for k, v in w.bytes.items():
+            nbytes.setdefault(k, v / n)
+    if "hbm-read" in nbytes and "hbm-write" in nbytes:
+        nbytes["hbm"] = nbytes["hbm-read"] + nbytes["hbm-write"]
+    known = flops if any(w.flops is not None for w in passes) else None
+    return Work(known, nbytes, passes[0].source, {}, 1)
 
 
 def _sum(works: list[Work], source: str) -> Work:

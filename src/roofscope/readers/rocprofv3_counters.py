@@ -1,0 +1,276 @@
+"""rocprofv3 ``counter_collection.csv`` and ``agent_info.csv`` (formats-amd.md 4.1, 4.3, 4.6).
+
+``counter_collection.csv`` is LONG: one row per counter per dispatch, in four header layouts
+(2024-08: 15 columns, no ``Kernel_Id``, ``Queue_Id`` a raw handle; 2024-09: + ``Kernel_Id``;
+2024-10-29: + ``Start_Timestamp``, ``End_Timestamp``; 2025-03 on: + ``Accum_VGPR_Count``,
+``Agent_Id`` written ``"Agent N"``). The rows of one dispatch (same ``Dispatch_Id`` and launch
+fields) become one row of ``dispatches``, in the order the file first names them; the device is
+the number in ``Agent_Id``, the pid the ``<pid>_`` file-name prefix (else ``Process_Id``), the
+times Start/End where the layout has them (else NULL). Its shape (``Grid_Size`` and
+``Workgroup_Size`` are already x*y*z products, LDS, scratch, registers) goes to ``launches``.
+Its counters go to ``counters`` under their ``Counter_Name``; a counter written on several rows
+of one dispatch (one per hardware instance or dimension) is SUMMED into one value, the sum
+rocprofv3 itself writes (section 4.3), so the value is the dispatch's total either way.
+
+Such a file is a counter run when a kernel trace is read with it (the trace gives the times and
+calls, see :mod:`roofscope.readers.load`); otherwise it gives the dispatches. Each ``pass_N/``
+or ``pmc_N/`` folder is a separate run of the program whose dispatch ids restart: every file is
+its own source, its counters attached to its own dispatch rows.
+
+``agent_info.csv`` lists the CPU and GPU agents of the run; it names the GPU for the report.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import itertools
+from pathlib import Path
+
+from roofscope.errors import InputError
+from roofscope.model import Profile, RunInfo
+from roofscope.readers.dispatch_csv import report_rows
+from roofscope.readers.registry import COUNTER_COLLECTION, METADATA, Reader
+from roofscope.readers.rocprofv3 import pid_from_name
+from roofscope.readers.sniff import Head, read_text
+
+# file column -> model column; every one is a whole number
+_INTS = {
+    "Dispatch_Id": "dispatch_id",
+    "Queue_Id": "queue",
+    "Process_Id": "process",
+    "Thread_Id": "tid",
+    "Grid_Size": "grid_size",
+    "Workgroup_Size": "workgroup_size",
+    "LDS_Block_Size": "lds_bytes",
+    "Scratch_Size": "scratch_bytes",
+    "VGPR_Count": "arch_vgpr",
+    "Accum_VGPR_Count": "accum_vgpr",
+    "SGPR_Count": "sgpr",
+    "Start_Timestamp": "start_ns",
+    "End_Timestamp": "end_ns",
+}
+_KEY = ("dispatch_id", "raw", "device", *[m for m in _INTS.values() if m != "dispatch_id"])
+_SHAPE = (
+    "tid, queue, grid_size, workgroup_size, lds_bytes, scratch_bytes, arch_vgpr, accum_vgpr, sgpr"
+)
+_NEEDED = ("Dispatch_Id", "Kernel_Name", "Counter_Name", "Counter_Value")
+_AGENT = "TRY_CAST(regexp_extract(\"Agent_Id\", '(\\d+)\\s*$', 1) AS BIGINT)"
+_WHY = {
+    "CAST": "a field that is not a number",
+    "MISSING COLUMNS": "too few fields",
+    "TOO MANY COLUMNS": "too many fields",
+    "UNQUOTED VALUE": "a stray quote",
+    "INVALID ENCODING": "bytes that are not UTF-8",
+}
+_ids = itertools.count()
+
+
+def _q(ident: str) -> str:
+    return '"' + ident.replace('"', '""') + '"'
+
+
+def _scan(path: Path, header: list[str], tag: str) -> str:
+    types = {c: "BIGINT" if c in _INTS else "VARCHAR" for c in header}
+    types["Counter_Value"] = "DOUBLE"
+    spec = ", ".join(f"'{c.replace(chr(39), chr(39) * 2)}': '{t}'" for c, t in types.items())
+    path_sql = str(path).replace("'", "''")
+    return (
+        f"read_csv('{path_sql}', header=true, columns={{{spec}}}, delim=',', quote='\"', "
+        "escape='\"', nullstr=['None', ''], auto_detect=false, store_rejects=true, "
+        f"rejects_table='{tag}_errors', rejects_scan='{tag}_scans')"
+    )
+
+
+def _header(path: Path, head: Head) -> list[str]:
+    header = [h.strip() for h in head.fields()]
+    missing = [c for c in _NEEDED if c not in header]
+    if missing:
+        raise InputError(
+            str(path),
+            f"is a rocprofv3 counter_collection.csv without {', '.join(missing)} (expected "
+            "one row per counter per dispatch: Dispatch_Id, ..., Kernel_Name, ..., "
+            "Counter_Name, Counter_Value)",
+            "pass the file as rocprofv3 wrote it, header line included",
+            line=1,
+        )
+    return header
+
+
+def load_counter_collection(
+    profile: Profile, path: Path, head: Head, *, fmt: str, role: str
+) -> int:
+    """Read the file into ``dispatches``, ``launches`` and ``counters``; its dispatch count."""
+    header = _header(path, head)
+    tag = f"cc{next(_ids)}"
+    try:
+        _stage(profile, path, header, tag)
+        rows = _insert(profile, path, tag, pid_from_name(path))
+        _report_rejects(profile, path, tag)
+    finally:
+        for table in ("rows", "k", "d", "errors", "scans"):
+            profile.con.execute(f"DROP TABLE IF EXISTS {tag}_{table}")
+    profile.add_input(str(path), fmt, rows, role)
+    return rows
+
+
+def _stage(profile: Profile, path: Path, header: list[str], tag: str) -> None:
+    """``<tag>_k``: the file's rows with the model's names and ``k``, the dispatch's index."""
+    given = {model: _q(col) for col, model in _INTS.items() if col in header}
+    given["device"] = _AGENT if "Agent_Id" in header else "NULL::BIGINT"
+    fields = ", ".join(f"{given.get(m, 'NULL::BIGINT')} AS {m}" for m in _KEY if m != "raw")
+    con = profile.con
+    con.execute(
+        f"""CREATE TEMP TABLE {tag}_rows AS SELECT {fields}, "Kernel_Name" AS raw,
+        "Counter_Name" AS counter, "Counter_Value" AS value FROM {_scan(path, header, tag)}"""
+    )
+    key = ", ".join(_KEY)
+    con.execute(
+        f"""CREATE TEMP TABLE {tag}_k AS
+        SELECT dense_rank() OVER (ORDER BY first_row) - 1 AS k, * EXCLUDE (first_row)
+        FROM (SELECT *, min(rowid) OVER (PARTITION BY {key}) AS first_row FROM {tag}_rows
+              WHERE dispatch_id IS NOT NULL AND raw IS NOT NULL)"""
+    )
+    con.execute(f"CREATE TEMP TABLE {tag}_d AS SELECT DISTINCT k, {key} FROM {tag}_k")
+
+
+def _insert(profile: Profile, path: Path, tag: str, pid: int | None) -> int:
+    con = profile.con
+    source, first = len(profile.inputs), profile.count("dispatches")
+    names = [str(r[0]) for r in con.execute(f"SELECT DISTINCT raw FROM {tag}_d").fetchall()]
+    if not names:
+        raise InputError(
+            str(path),
+            "has no dispatch rows (header only, or every row malformed)",
+            "check that the profiled program launched kernels and the profiler finished",
+        )
+    profile.name_ids(sorted(names))
+    con.execute(
+        f"""INSERT INTO dispatches (source, name_id, pid, device, dispatch_id, start_ns, end_ns)
+        SELECT {source}, n.name_id, {"d.process" if pid is None else pid}, d.device,
+        d.dispatch_id, d.start_ns, d.end_ns
+        FROM {tag}_d d JOIN names n ON n.raw_name = d.raw ORDER BY d.k"""
+    )
+    con.execute(
+        f"""INSERT INTO counters SELECT {first} + k, counter, sum(value) FROM {tag}_k
+        WHERE counter IS NOT NULL AND value IS NOT NULL GROUP BY k, counter ORDER BY 1, 2"""
+    )
+    con.execute(
+        f"""INSERT INTO launches (source, name_id, {_SHAPE}, dispatches)
+        SELECT {source}, n.name_id, {_SHAPE}, count(*)
+        FROM {tag}_d d JOIN names n ON n.raw_name = d.raw GROUP BY ALL"""
+    )
+    return profile.count("dispatches") - first
+
+
+def _report_rejects(profile: Profile, path: Path, tag: str) -> None:
+    rows = profile.con.execute(
+        f"SELECT line, string_agg(DISTINCT error_type::VARCHAR, ', ') FROM {tag}_errors "
+        "GROUP BY line ORDER BY line"
+    ).fetchall()
+    report_rows(profile, path, [(int(n), _WHY.get(str(why), str(why).lower())) for n, why in rows])
+
+
+class CounterCollection(Reader):
+    name = "rocprofv3-counters"
+    description = (
+        "rocprofv3 counter_collection.csv (counters per dispatch, all four header layouts; "
+        "a counter run when a kernel trace is read too)"
+    )
+    producer = "rocprofv3"
+    priority = 60
+
+    def detect(self, head: Head) -> bool:
+        fields = [f.strip() for f in head.fields()[:3]]
+        return fields == ["Correlation_Id", "Dispatch_Id", "Agent_Id"]
+
+    def role(self, head: Head) -> str:
+        return COUNTER_COLLECTION
+
+    def timed(self, head: Head) -> bool:
+        return {"Start_Timestamp", "End_Timestamp"} <= {f.strip() for f in head.fields()}
+
+    def read(self, path: Path, head: Head, profile: Profile, *, role: str) -> None:
+        load_counter_collection(profile, path, head, fmt=self.name, role=role)
+        profile.set_run(RunInfo(producer=self.producer))
+
+
+class AgentInfo(Reader):
+    name = "rocprofv3-agent-info"
+    description = "rocprofv3 agent_info.csv (the GPU: product name, gfx arch, CUs, XCCs)"
+    producer = "rocprofv3"
+    priority = 90
+
+    def detect(self, head: Head) -> bool:
+        return [f.strip() for f in head.fields()[:3]] == [
+            "Node_Id",
+            "Logical_Node_Id",
+            "Agent_Type",
+        ]
+
+    def role(self, head: Head) -> str:
+        return METADATA
+
+    def read(self, path: Path, head: Head, profile: Profile, *, role: str) -> None:
+        agents = list(csv.DictReader(io.StringIO(read_text(path))))
+        if not agents:
+            raise InputError(
+                str(path),
+                "has no agent rows under its header",
+                "re-run rocprofv3; it writes agent_info.csv when the profiled program starts",
+            )
+        gpus = [(i + 2, a) for i, a in enumerate(agents) if _text(a, "Agent_Type") == "GPU"]
+        profile.add_input(str(path), self.name, len(agents), role)
+        if not gpus:
+            profile.warn("no-gpu-agent", f"{path}: lists no agent with Agent_Type GPU")
+            return
+        line, agent = _named_agent(profile, gpus, pid_from_name(path))
+        profile.set_run(agent_run(path, line, agent))
+
+
+def _named_agent(
+    profile: Profile, gpus: list[tuple[int, dict[str, str]]], pid: int | None
+) -> tuple[int, dict[str, str]]:
+    """The GPU whose Logical_Node_Id is the one device the dispatches name (rocprofv3's default
+    ``Agent N`` numbering), else the first GPU."""
+    mine = f"pid = {pid}" if pid is not None else "true"
+    devices = profile.con.execute(
+        f"""SELECT DISTINCT device FROM dispatches WHERE device IS NOT NULL AND (
+        {mine} OR NOT EXISTS (SELECT 1 FROM dispatches WHERE {mine}))"""
+    ).fetchall()
+    if len(devices) == 1:
+        wanted = str(devices[0][0])
+        for line, agent in gpus:
+            if _text(agent, "Logical_Node_Id") == wanted:
+                return line, agent
+    return gpus[0]
+
+
+def agent_run(path: Path, line: int, agent: dict[str, str]) -> RunInfo:
+    """What one agent row says: product name, gfx target, CUs and XCCs (0 read as unknown)."""
+    return RunInfo(
+        producer="rocprofv3",
+        gpu=_text(agent, "Product_Name"),
+        arch=_text(agent, "Name"),
+        compute_units=_count(path, line, agent, "Cu_Count"),
+        xcds=_count(path, line, agent, "Num_Xcc"),
+    )
+
+
+def _text(agent: dict[str, str], field: str) -> str | None:
+    value = (agent.get(field) or "").strip()
+    return value or None
+
+
+def _count(path: Path, line: int, agent: dict[str, str], field: str) -> int | None:
+    value = _text(agent, field)
+    if value is None:
+        return None
+    if not value.isdigit():
+        raise InputError(
+            str(path),
+            f"{field} is {value!r}, not a whole number",
+            "pass agent_info.csv as rocprofv3 wrote it",
+            line=line,
+        )
+    return int(value) or None
