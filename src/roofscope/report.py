@@ -11,6 +11,8 @@ from roofscope.analysis.roofline import Roofline, roofline
 from roofscope.analysis.selection import EVERYTHING, Selection
 from roofscope.analysis.timeline import DEFAULT_GAP_NS, Timeline, timeline
 from roofscope.ceilings import Ceiling
+from roofscope.diagnosis.diagnose import diagnose
+from roofscope.diagnosis.findings import Finding
 from roofscope.model import InputFile, Profile, RunInfo, Warning
 from roofscope.work.assign import kernel_work
 from roofscope.work.model import Work
@@ -53,6 +55,7 @@ class Report:
     warnings: tuple[Warning, ...]
     selection: Selection
     roofline: RooflineSection
+    findings: tuple[Finding, ...]  # ranked: validity problems first, then by gain
 
 
 def analyse(
@@ -74,15 +77,22 @@ def analyse(
     hot = hotspots(profile, selection=selection)
     section, roof_warnings = _roofline(profile, hot, roof)
     warnings = [*profile.warnings, *check(profile), *notes, *roof_warnings]
+    times = timeline(profile, selection=selection, gap_threshold_ns=gap_threshold_ns)
+    activity = _activity(profile)
+    copy_ns = sum(a.total_ns for a in activity if a.kind == "copy")
+    findings = diagnose(
+        profile, selection, hot, section.result, times, copy_ns, section.choice.name
+    )
     return Report(
         inputs=tuple(profile.inputs),
         run=profile.run,
         hotspots=hot,
-        timeline=timeline(profile, selection=selection, gap_threshold_ns=gap_threshold_ns),
-        activity=_activity(profile),
+        timeline=times,
+        activity=activity,
         warnings=tuple(_merge(warnings)),
         selection=selection,
         roofline=section,
+        findings=tuple(findings),
     )
 
 

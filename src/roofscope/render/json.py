@@ -11,6 +11,7 @@ from typing import Any
 
 from roofscope import __version__
 from roofscope.analysis.roofline import KernelRoofline
+from roofscope.diagnosis.findings import Finding
 from roofscope.report import Report, RooflineSection
 from roofscope.work.model import Work
 
@@ -86,6 +87,7 @@ def to_dict(report: Report) -> dict[str, Any]:
             {"kind": a.kind, "name": a.name, "calls": a.calls, "total_s": _s(a.total_ns)}
             for a in report.activity
         ],
+        "findings": [_finding(f) for f in report.findings],
         "warnings": [
             {"code": w.code, "message": w.message, "count": w.count} for w in report.warnings
         ],
@@ -164,6 +166,22 @@ def _kernel_roofline(k: KernelRoofline | None) -> dict[str, Any] | None:
         "limiting_level": k.limiting_level,
         "placed_by": k.placed_by,
         "above_roof": k.above_roof,
+    }
+
+
+def _finding(f: Finding) -> dict[str, Any]:
+    return {
+        "rule": f.rule,
+        "kernel": f.kernel,
+        "kind": f.kind,
+        "severity": f.severity,
+        "summary": f.summary,
+        "evidence": f.evidence,
+        "thresholds": f.thresholds,
+        "prescription": f.prescription,
+        "gain_share": f.gain_share,
+        "program_speedup_bound": f.program_speedup_bound,
+        "formula": f.formula,
     }
 
 

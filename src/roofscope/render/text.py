@@ -11,6 +11,7 @@ from rich.text import Text
 
 from roofscope import __version__
 from roofscope.analysis.hotspots import KernelStats
+from roofscope.render.findings_text import findings_section
 from roofscope.render.roofline_text import roofline_section
 from roofscope.report import Report
 
@@ -68,6 +69,7 @@ def render_text(
     console.print(_table(report, top))
     roofline_section(console, report, top)
     _activity(console, report)
+    findings_section(console, report, top)
     _warnings(console, report)
     return buf.getvalue()
 

@@ -1,0 +1,65 @@
+"""The diagnosis of one profile: validity first, then rules, ranked by what they could save."""
+
+from __future__ import annotations
+
+from roofscope.analysis.hotspots import Hotspots
+from roofscope.analysis.roofline import Roofline
+from roofscope.analysis.selection import Selection, dispatch_filter
+from roofscope.analysis.timeline import Timeline
+from roofscope.diagnosis.evidence import KernelView, ProgramView, kernel_facts
+from roofscope.diagnosis.findings import Finding, ranked
+from roofscope.diagnosis.rules import (
+    KERNEL_RULES,
+    SHORT_NS,
+    copies_dominate,
+    idle_gaps,
+    short_kernels,
+)
+from roofscope.diagnosis.validity import CAVEATS, check_kernel
+from roofscope.model import Profile
+
+
+def diagnose(
+    profile: Profile,
+    selection: Selection,
+    hot: Hotspots,
+    roof: Roofline,
+    timeline: Timeline | None,
+    copy_ns: float,
+    device: str | None,
+) -> list[Finding]:
+    roofs = {k.name: k for k in roof.kernels}
+    kernels = [k for k in hot.kernels if k.hot or k.name in roofs]  # hot, or on the roofline
+    facts = kernel_facts(profile, selection, [k.name for k in kernels])
+    has_counters = profile.count("counters") > 0
+    findings: list[Finding] = []
+    for stats in kernels:
+        view = KernelView(stats, roofs.get(stats.name), **facts.get(stats.name, {}))  # type: ignore[arg-type]
+        problems = check_kernel(view, has_counters=has_counters, device=device)
+        findings += problems
+        if any(p.rule not in CAVEATS for p in problems):
+            continue
+        findings += [f for rule in KERNEL_RULES if (f := rule(view)) is not None]
+    program = ProgramView(
+        kernel_ns=hot.total_ns,
+        wall_ns=timeline.wall_ns if timeline else None,
+        idle_ns=timeline.idle_ns if timeline else None,
+        gaps=timeline.gaps if timeline else None,
+        gap_ns=timeline.gap_ns if timeline else None,
+        gap_threshold_ns=timeline.gap_threshold_ns if timeline else None,
+        dispatches=hot.dispatches,
+        copy_ns=copy_ns,
+        has_counters=has_counters,
+    )
+    findings += [f for f in (idle_gaps(program), copies_dominate(program)) if f]
+    if (short := short_kernels(program, _short_dispatches(profile, selection))) is not None:
+        findings.append(short)
+    return ranked(findings)
+
+
+def _short_dispatches(profile: Profile, selection: Selection) -> int:
+    row = profile.con.execute(
+        f"""SELECT count(*) FROM dispatches WHERE {dispatch_filter(profile, selection)}
+        AND end_ns >= start_ns AND end_ns - start_ns < {SHORT_NS}"""
+    ).fetchone()
+    return int(row[0]) if row else 0

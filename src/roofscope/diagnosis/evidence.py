@@ -1,0 +1,109 @@
+"""What the diagnosis knows about each hot kernel, gathered once from the profile."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from roofscope.analysis.hotspots import KernelStats
+from roofscope.analysis.roofline import KernelRoofline
+from roofscope.analysis.selection import Selection, dispatch_filter
+from roofscope.model import Profile
+from roofscope.work.assign import run_name_ids
+
+
+@dataclass(frozen=True)
+class KernelView:
+    stats: KernelStats
+    roof: KernelRoofline | None
+    first_ns: float | None = None  # the kernel's first dispatch (by Begin)
+    rest_median_ns: float | None = None  # the median of its other dispatches
+    counter_rows: int = 0  # counter values stored for its dispatches
+    activity_counters: int = 0  # values of counters no kernel that ran can leave at 0
+    nonzero_activity: int = 0
+    counter_run_calls: int | None = None  # its dispatches in counter runs of the program
+    summary_mean_ns: float | None = None  # a summary file's own mean, min and max
+    summary_min_ns: float | None = None
+    summary_max_ns: float | None = None
+
+
+@dataclass(frozen=True)
+class ProgramView:
+    """Whole-program facts for program-level rules."""
+
+    kernel_ns: float | None
+    wall_ns: int | None
+    idle_ns: int | None
+    gaps: int | None
+    gap_ns: int | None
+    gap_threshold_ns: int | None
+    dispatches: int
+    copy_ns: float
+    has_counters: bool
+
+
+# Counters that count for any kernel that ran at all: GPU-busy cycles, waves launched,
+# instructions issued. All zero means the counters were not armed for the kernel.
+ACTIVITY = ("GRBM_GUI_ACTIVE", "GRBM_COUNT", "SQ_WAVES", "SQ_BUSY_CYCLES", "SQ_WAVE_CYCLES",
+            "SQ_CYCLES", "SQ_INSTS_VALU", "SQ_INSTS_SALU", "Wavefronts", "GPUBusy")  # fmt: skip
+
+
+def kernel_facts(
+    profile: Profile, selection: Selection, kernels: list[str]
+) -> dict[str, dict[str, float | int | None]]:
+    """First-dispatch time, median of the rest and counter coverage for these kernels."""
+    if not kernels:
+        return {}
+    con = profile.con
+    where = dispatch_filter(profile, selection)
+    names = "SELECT name_id FROM names WHERE kernel IN (SELECT unnest($1::VARCHAR[]))"
+    timing = con.execute(
+        f"""SELECT n.kernel, first(dur ORDER BY start_ns), median(dur) FILTER (rn > 1)
+        FROM (SELECT name_id, start_ns, end_ns - start_ns AS dur,
+                     row_number() OVER (PARTITION BY name_id ORDER BY start_ns) AS rn
+              FROM dispatches WHERE {where} AND name_id IN ({names})
+              AND start_ns IS NOT NULL AND end_ns >= start_ns) d
+        JOIN names n USING (name_id) GROUP BY n.kernel""",
+        [kernels],
+    ).fetchall()
+    out: dict[str, dict[str, float | int | None]] = {k: {} for k in kernels}
+    for kernel, first, rest in timing:
+        out[str(kernel)].update(first_ns=first, rest_median_ns=rest)
+    summaries = con.execute(
+        f"""SELECT n.kernel, max(mean_ns), min(min_ns), max(max_ns) FROM kernel_summary s
+        JOIN names n USING (name_id) WHERE s.name_id IN ({names}) GROUP BY n.kernel""",
+        [kernels],
+    ).fetchall()
+    for kernel, mean, low, high in summaries:
+        out[str(kernel)].update(summary_mean_ns=mean, summary_min_ns=low, summary_max_ns=high)
+    in_runs = run_name_ids(profile, kernels)
+    runs = profile.sources("counter-run")
+    own: dict[str, list[int]] = {}
+    query = f"SELECT kernel, name_id FROM names WHERE name_id IN ({names})"
+    for k, i in con.execute(query, [kernels]).fetchall():
+        own.setdefault(str(k), []).append(int(i))
+    for kernel in kernels:
+        facts = _counter_facts(profile, profile.sources("dispatches"), own.get(kernel, []))
+        if kernel in in_runs:
+            more = _counter_facts(profile, runs, in_runs[kernel])
+            facts = {key: facts[key] + more[key] for key in facts}
+            out[kernel]["counter_run_calls"] = more["dispatches"]
+        del facts["dispatches"]
+        out[kernel].update(facts)
+    return out
+
+
+def _counter_facts(profile: Profile, sources: list[int], name_ids: list[int]) -> dict[str, int]:
+    """Dispatches of these kernels in these sources, and their counter values."""
+    if not sources or not name_ids:
+        return dict.fromkeys(("dispatches", "counter_rows", "activity_counters",
+                              "nonzero_activity"), 0)  # fmt: skip
+    row = profile.con.execute(
+        f"""SELECT count(DISTINCT d.rowid), count(c.value),
+            count(c.value) FILTER (c.counter IN {ACTIVITY}),
+            count(c.value) FILTER (c.counter IN {ACTIVITY} AND c.value <> 0)
+        FROM dispatches d LEFT JOIN counters c ON c.row_id = d.rowid
+        WHERE d.source IN ({", ".join(map(str, sources))})
+        AND d.name_id IN ({", ".join(map(str, name_ids))})"""
+    ).fetchone()
+    keys = ("dispatches", "counter_rows", "activity_counters", "nonzero_activity")
+    return dict(zip(keys, (int(v or 0) for v in (row or (0, 0, 0, 0))), strict=True))

@@ -1,0 +1,148 @@
+"""The rules: each a small function of what is known about a kernel (or the program) that
+returns a finding, with the evidence it read, its thresholds and a prescription.
+
+Roofline thresholds: below FAR = 50 % of its roof a kernel loses more to how it works than
+to how much work it does (the access pattern, the instruction mix); from NEAR = 90 % on
+(within 10 % of the roof), the code is at the hardware and only doing less work helps (the
+usual roofline practice, e.g. NERSC's and NVIDIA's roofline guides). Between the two no
+verdict is given: the data cannot say which of the two a kernel needs.
+Program thresholds: IDLE_SHARE = 20 % of a device's span idle; SHORT_NS = 10 µs (the order
+of a kernel launch's own overhead on AMD and NVIDIA GPUs) for half of at least 100
+dispatches; COPY_SHARE = copies taking half as long as all kernels.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from roofscope.diagnosis.evidence import KernelView, ProgramView
+from roofscope.diagnosis.findings import Finding, Severity, kernel_gain
+
+FAR = 0.5
+NEAR = 0.9
+IDLE_SHARE = 0.2
+SHORT_NS = 10_000
+SHORT_SHARE = 0.5
+SHORT_MIN_DISPATCHES = 100
+COPY_SHARE = 0.5
+
+PRESCRIPTIONS = {
+    "memory-far-below-roof": (
+        "fix the access pattern: coalesce (consecutive work-items on consecutive addresses), "
+        "use vectorised 64/128-bit loads and stores, avoid strided or scattered accesses, "
+        "and keep reused data in cache (check the L2 hit rate)"
+    ),
+    "memory-near-roof": (
+        "move fewer bytes: fuse with the kernels before or after it, reuse data through "
+        "LDS or registers (tiling), use a lower precision (fp16/bf16) or compressed formats"
+    ),
+    "compute-far-below-roof": (
+        "improve the instruction mix: put the dominant math on the matrix cores (MFMA / "
+        "tensor cores), use FMA and cheaper instructions, cut integer and address "
+        "arithmetic and divergence"
+    ),
+    "compute-near-roof": (
+        "the code is at the hardware's limit: only the algorithm (fewer FLOPs) or a "
+        "faster unit (matrix cores, lower precision) can make it faster"
+    ),
+}
+
+
+def severity(gain: float | None) -> Severity:
+    if gain is None:
+        return "low"
+    return "high" if gain >= 0.1 else "medium" if gain >= 0.02 else "low"
+
+
+def roofline_rule(k: KernelView) -> Finding | None:
+    r = k.roof
+    if r is None or r.efficiency is None or r.bound is None:
+        return None
+    if FAR <= r.efficiency < NEAR:
+        return None
+    where = "far-below-roof" if r.efficiency < FAR else "near-roof"
+    bound = "memory" if r.bound == "memory" else "compute"
+    rule = f"{bound}-{where}"
+    gain, formula = kernel_gain(k.stats.share, r.efficiency)
+    level = r.limiting_level or "hbm"
+    roof = f"{level} bandwidth" if bound == "memory" else f"{r.ceiling} compute"
+    return Finding(
+        rule,
+        k.stats.name,
+        "bottleneck",
+        severity(gain),
+        f"{bound}-bound at {r.efficiency:.1%} of its {roof} roof",
+        PRESCRIPTIONS[rule],
+        {
+            "efficiency": r.efficiency,
+            "bound": r.bound,
+            "limiting_level": r.limiting_level,
+            "ceiling": r.ceiling,
+            "intensity_flop_per_byte": r.intensity.get(level),
+            "achieved_flops_s": r.achieved_flops_s,
+            "achieved_bytes_s": r.achieved_bytes_s.get(level),
+            "attainable_flops_s": r.attainable_flops_s,
+            "share": k.stats.share,
+        },
+        {"far_below": FAR, "near": NEAR},
+        gain,
+        formula,
+    )
+
+
+KERNEL_RULES: list[Callable[[KernelView], Finding | None]] = [roofline_rule]
+
+
+def idle_gaps(p: ProgramView) -> Finding | None:
+    if not p.wall_ns or p.idle_ns is None or p.idle_ns < IDLE_SHARE * p.wall_ns:
+        return None
+    share = p.idle_ns / p.wall_ns
+    return Finding(
+        "idle-gaps",
+        None,
+        "program",
+        severity(share),
+        f"the GPU sat idle {share:.0%} of the time, in {p.gaps} gap(s) of at least "
+        f"{(p.gap_threshold_ns or 0) / 1000:g} µs",
+        "keep the GPU fed: fuse small kernels, capture launch sequences in HIP/CUDA graphs, "
+        "remove synchronisations (device syncs, blocking copies) between launches, overlap "
+        "host work with streams",
+        {"idle_s": p.idle_ns / 1e9, "wall_s": p.wall_ns / 1e9, "gaps": p.gaps},
+        {"idle_share_min": IDLE_SHARE},
+        share,
+        f"gain <= idle / wall = {p.idle_ns / 1e9:.6g} s / {p.wall_ns / 1e9:.6g} s = {share:.3f}",
+    )
+
+
+def copies_dominate(p: ProgramView) -> Finding | None:
+    if not p.kernel_ns or p.copy_ns < COPY_SHARE * p.kernel_ns:
+        return None
+    ratio = p.copy_ns / p.kernel_ns
+    return Finding(
+        "copies-dominate",
+        None,
+        "program",
+        "high" if ratio >= 1 else "medium",
+        f"memory copies take {ratio:.1f}x the time of all kernels",
+        "keep data on the GPU between kernels, copy once; use pinned host memory and "
+        "asynchronous copies that overlap compute",
+        {"copy_s": p.copy_ns / 1e9, "kernel_s": p.kernel_ns / 1e9},
+        {"copy_over_kernel_min": COPY_SHARE},
+    )
+
+
+def short_kernels(p: ProgramView, short_dispatches: int) -> Finding | None:
+    if p.dispatches < SHORT_MIN_DISPATCHES or short_dispatches < SHORT_SHARE * p.dispatches:
+        return None
+    share = short_dispatches / p.dispatches
+    return Finding(
+        "short-kernels",
+        None,
+        "program",
+        "medium",
+        f"{share:.0%} of {p.dispatches} dispatches run under {SHORT_NS / 1000:g} µs: launch "
+        "overhead is a large part of their cost",
+        "fuse the short kernels, or launch them as a HIP/CUDA graph",
+        {"short_dispatches": short_dispatches, "dispatches": p.dispatches},
+        {"short_ns": SHORT_NS, "share_min": SHORT_SHARE, "min_dispatches": SHORT_MIN_DISPATCHES},
+    )

@@ -1,0 +1,150 @@
+"""Data-validity checks, run on each hot kernel before any verdict about its bottleneck.
+
+A kernel that fails one gets that finding instead of a bottleneck verdict: a diagnosis
+built on a wrong number is worse than none. ``single-dispatch`` and ``warm-up`` are caveats
+(the numbers are right but thin or skewed): they are reported beside the verdict. Thresholds
+and their reasons:
+
+- ``above-roof``: efficiency > 1 (+1e-9): no kernel beats the hardware, so the GPU, the
+  ceilings' scope (one XCD/GCD vs the whole chip, partition mode) or the work is wrong.
+- ``average-outside-range``: a summary's mean below its min or above its max: arithmetic
+  says the file is damaged or its columns are mislabelled.
+- ``counters-missing`` / ``counters-all-zero``: the profile has counters, but none for this
+  kernel (a pass filtered it out), or its busy-cycle, wave and instruction counters (which
+  count for any kernel that ran) are all 0: the counters were not armed. Counters that a
+  kernel may rightly leave at 0 (LDS bank conflicts of a kernel without LDS) do not count.
+- ``pass-dispatch-mismatch``: the counter runs saw the kernel a different number of times
+  than the trace: the per-call work is scaled, but passes may have seen different inputs.
+- ``single-dispatch``: one dispatch is one sample: its time includes any cold start and has
+  no spread (MIN_DISPATCHES = 2).
+- ``warm-up``: the first dispatch took more than WARMUP_RATIO = 2x the median of the others
+  (with at least 3 dispatches): code-object load, first-touch page faults or clock ramp
+  inflate the mean.
+"""
+
+from __future__ import annotations
+
+from roofscope.diagnosis.evidence import KernelView
+from roofscope.diagnosis.findings import Finding
+
+# Caveats: the data is right but thin; the verdict is still given, with the caveat beside it.
+CAVEATS = frozenset({"single-dispatch", "warm-up"})
+MIN_DISPATCHES = 2
+WARMUP_RATIO = 2.0
+WARMUP_MIN_DISPATCHES = 3
+
+
+def check_kernel(k: KernelView, *, has_counters: bool, device: str | None) -> list[Finding]:
+    s, out = k.stats, []
+    name = s.name
+    if k.roof is not None and k.roof.above_roof and k.roof.efficiency is not None:
+        out.append(
+            Finding(
+                "above-roof",
+                name,
+                "validity",
+                "high",
+                f"reaches {k.roof.efficiency:.0%} of its roof: more than the hardware can do",
+                "check the GPU (--gpu; detected: "
+                f"{device or 'unknown'}), whether counters cover one XCD or GCD while the "
+                "ceilings are whole-chip (or the partition mode), and the work numbers "
+                "(per call or per kernel?)",
+                {
+                    "efficiency": k.roof.efficiency,
+                    "ceiling": k.roof.ceiling,
+                    "limiting_level": k.roof.limiting_level,
+                },
+                {"efficiency_max": 1.0},
+            )
+        )
+    mean, low, high = k.summary_mean_ns, k.summary_min_ns, k.summary_max_ns
+    if (
+        mean is not None
+        and low is not None
+        and high is not None
+        and not (low <= mean * (1 + 1e-9) and mean <= high * (1 + 1e-9))
+    ):
+        out.append(
+            Finding(
+                "average-outside-range",
+                name,
+                "validity",
+                "high",
+                f"the summary's mean {mean:.0f} ns lies outside its [min {low:.0f}, "
+                f"max {high:.0f}]",
+                "the summary is damaged or its columns mislabelled; analyse the trace instead",
+                {"mean_ns": mean, "min_ns": low, "max_ns": high},
+            )
+        )
+    if has_counters and k.counter_rows == 0:
+        out.append(
+            Finding(
+                "counters-missing",
+                name,
+                "validity",
+                "medium",
+                "the profile has counters, but none for this kernel",
+                "re-run the counter passes without a --kernel/--dispatch filter that drops it",
+                {"counter_values": 0},
+            )
+        )
+    elif k.activity_counters and k.nonzero_activity == 0:
+        out.append(
+            Finding(
+                "counters-all-zero",
+                name,
+                "validity",
+                "high",
+                f"its {k.activity_counters} busy-cycle, wave and instruction counter values "
+                "are all 0, though it ran",
+                "the counters were not armed for it (a driver or profiler fault); re-profile",
+                {"activity_values": k.activity_counters, "nonzero": 0},
+            )
+        )
+    if k.counter_run_calls is not None and k.counter_run_calls != s.calls:
+        out.append(
+            Finding(
+                "pass-dispatch-mismatch",
+                name,
+                "validity",
+                "medium",
+                f"the counter runs saw {k.counter_run_calls} dispatch(es), the trace {s.calls}",
+                "profile counters and timing in one run of the same input, or check that "
+                "every pass ran the same iterations",
+                {"counter_run_calls": k.counter_run_calls, "trace_calls": s.calls},
+            )
+        )
+    if s.calls < MIN_DISPATCHES:
+        out.append(
+            Finding(
+                "single-dispatch",
+                name,
+                "validity",
+                "low",
+                "one dispatch: its time is a single sample, with any cold start in it",
+                "profile more iterations before judging this kernel",
+                {"calls": s.calls},
+                {"min_dispatches": MIN_DISPATCHES},
+            )
+        )
+    if (
+        s.calls >= WARMUP_MIN_DISPATCHES
+        and k.first_ns is not None
+        and k.rest_median_ns
+        and k.first_ns > WARMUP_RATIO * k.rest_median_ns
+    ):
+        out.append(
+            Finding(
+                "warm-up",
+                name,
+                "validity",
+                "low",
+                f"the first dispatch took {k.first_ns / k.rest_median_ns:.1f}x the median of "
+                "the others",
+                "leave the first call out (profile after a warm-up iteration), or read the "
+                "median instead of the mean",
+                {"first_ns": k.first_ns, "rest_median_ns": k.rest_median_ns},
+                {"ratio_max": WARMUP_RATIO, "min_dispatches": WARMUP_MIN_DISPATCHES},
+            )
+        )
+    return out
