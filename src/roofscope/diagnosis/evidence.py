@@ -16,7 +16,6 @@ class KernelView:
     stats: KernelStats
     roof: KernelRoofline | None
     first_ns: float | None = None  # the kernel's first dispatch (by Begin)
-    rest_median_ns: float | None = None  # the median of its other dispatches
     counter_rows: int = 0  # counter values stored for its dispatches
     activity_counters: int = 0  # values of counters no kernel that ran can leave at 0
     nonzero_activity: int = 0
@@ -57,17 +56,14 @@ def kernel_facts(
     where = dispatch_filter(profile, selection)
     names = "SELECT name_id FROM names WHERE kernel IN (SELECT unnest($1::VARCHAR[]))"
     timing = con.execute(
-        f"""SELECT n.kernel, first(dur ORDER BY start_ns), median(dur) FILTER (rn > 1)
-        FROM (SELECT name_id, start_ns, end_ns - start_ns AS dur,
-                     row_number() OVER (PARTITION BY name_id ORDER BY start_ns) AS rn
-              FROM dispatches WHERE {where} AND name_id IN ({names})
-              AND start_ns IS NOT NULL AND end_ns >= start_ns) d
-        JOIN names n USING (name_id) GROUP BY n.kernel""",
+        f"""SELECT n.kernel, arg_min(end_ns - start_ns, start_ns) FROM dispatches d
+        JOIN names n USING (name_id) WHERE {where} AND d.name_id IN ({names})
+        AND start_ns IS NOT NULL AND end_ns >= start_ns GROUP BY n.kernel""",
         [kernels],
     ).fetchall()
     out: dict[str, dict[str, float | int | None]] = {k: {} for k in kernels}
-    for kernel, first, rest in timing:
-        out[str(kernel)].update(first_ns=first, rest_median_ns=rest)
+    for kernel, first in timing:
+        out[str(kernel)]["first_ns"] = first
     summaries = con.execute(
         f"""SELECT n.kernel, max(mean_ns), min(min_ns), max(max_ns) FROM kernel_summary s
         JOIN names n USING (name_id) WHERE s.name_id IN ({names}) GROUP BY n.kernel""",
@@ -75,6 +71,8 @@ def kernel_facts(
     ).fetchall()
     for kernel, mean, low, high in summaries:
         out[str(kernel)].update(summary_mean_ns=mean, summary_min_ns=low, summary_max_ns=high)
+    if profile.count("counters") == 0:
+        return out
     in_runs = run_name_ids(profile, kernels)
     runs = profile.sources("counter-run")
     own: dict[str, list[int]] = {}
