@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from roofscope.names import normalise
 from tests.conftest import DATA, DEMO, SHARED_CORPUS, run_json
 
 SUMMARY = DATA / "summary" / "kernels.csv"
@@ -99,7 +100,7 @@ def test_mid_roof_kernel_gets_no_verdict(capsys: pytest.CaptureFixture[str]) -> 
     doc = run_json(capsys, str(DATA / "rocprof-compute-mi200"))
     roof = next(k for k in doc["kernels"] if k["name"].startswith("vecCopy("))["roofline"]
     assert 0.5 < roof["efficiency"] < 0.9
-    assert not [f for f in doc["findings"] if f["kind"] == "bottleneck"]
+    assert not [f for f in doc["findings"] if f["rule"].endswith("roof")]
 
 
 @needs_corpus
@@ -293,3 +294,102 @@ def test_single_dispatch_and_warm_up_are_caveats(capsys: pytest.CaptureFixture[s
     assert not findings(doc, "warm-up") or all(
         "laplacian" not in (f["kernel"] or "") for f in findings(doc, "warm-up")
     )
+
+
+# -- rules over counter metrics and occupancy -------------------------------------------------
+
+
+def test_occupancy_limited_by_registers(capsys: pytest.CaptureFixture[str]) -> None:
+    """stencils (gfx90a): compute_fd_xyz_lds_window_vec_kernel has 64 arch + 128 accum VGPRs:
+    192 of a SIMD's 512 let 2 waves in of 8 (25 %); lifting it to 3 waves needs 512 // 3 =
+    170 -> 168 (granule 8) VGPRs, and 4 waves 128. compute_fd_xyz_lds_window_kernel (88
+    VGPRs, 5 waves by registers, 4 by its 2 workgroups) sits at exactly 50 %: no finding."""
+    doc = run_json(capsys, str(DATA / "rocprofv1-mi250x" / "stencils"))
+    fired = by_kernel(doc, "occupancy-limited")
+    assert set(fired) == {"compute_fd_xyz_lds_window_vec_kernel"}
+    f = fired["compute_fd_xyz_lds_window_vec_kernel"]
+    assert (f["evidence"]["limiter"], f["evidence"]["vgprs"]) == ("registers", 192)
+    assert (f["evidence"]["waves_per_simd"], f["evidence"]["max_waves_per_simd"]) == (2, 8)
+    assert f["evidence"]["lift_value"] == 128
+    window = next(k for k in doc["kernels"] if k["name"] == "compute_fd_xyz_lds_window_kernel")
+    assert window["occupancy"]["theoretical"]["fraction"] == 0.5
+
+
+def test_low_l2_hit_rate(capsys: pytest.CaptureFixture[str]) -> None:
+    """MI200 vcopy: TCC_HIT / (TCC_HIT + TCC_MISS), mean over its 3 dispatches (csv module)."""
+    folder = DATA / "rocprof-compute-mi200"
+    with (folder / "pmc_perf.csv").open(newline="") as f:
+        rows = [r for r in csv.DictReader(f) if r["Kernel_Name"].startswith("vecCopy(")]
+    rates = [
+        100 * float(r["TCC_HIT_sum"]) / (float(r["TCC_HIT_sum"]) + float(r["TCC_MISS_sum"]))
+        for r in rows
+    ]
+    doc = run_json(capsys, str(folder))
+    (f,) = findings(doc, "low-l2-hit-rate")
+    assert f["evidence"]["L2 Cache Hit Rate"] == pytest.approx(sum(rates) / len(rates))
+    assert sum(rates) / len(rates) < 50
+    # the summary example has no counters: nothing to judge
+    assert not findings(run_json(capsys, str(SUMMARY), *INLINE, *PEAKS), "low-l2-hit-rate")
+
+
+def test_low_active_threads(capsys: pytest.CaptureFixture[str]) -> None:
+    """hpctraining MI300A OpenMP offload: SQ_THREAD_CYCLES_VALU / SQ_ACTIVE_INST_VALU."""
+    folder = DATA / "rocprof-compute-omniperf2-mi300a"
+    doc = run_json(capsys, str(folder))
+    fired = findings(doc, "low-active-threads")
+    assert fired
+    with (folder / "pmc_perf.csv").open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    for f in fired:
+        mine = [r for r in rows if normalise(r["Kernel_Name"]) == f["kernel"]]
+        assert mine
+        threads = [
+            float(r["SQ_THREAD_CYCLES_VALU"]) / float(r["SQ_ACTIVE_INST_VALU"]) for r in mine
+        ]
+        assert f["evidence"]["active_threads"] == pytest.approx(sum(threads) / len(threads))
+        assert f["evidence"]["active_threads"] < 0.75 * 64
+    vcopy = run_json(capsys, str(DATA / "rocprof-compute-mi200"))  # 64 of 64 lanes
+    assert not findings(vcopy, "low-active-threads")
+
+
+def test_lds_bank_conflicts(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """stencils' counter run with LDSBankConflict edited to 25 % on one kernel's rows."""
+    src = DATA / "rocprofv1-mi250x" / "stencils"
+    for name in ("results.csv", "results.stats.csv", "results.sysinfo.txt"):
+        shutil.copy(src / name, tmp_path / name)
+    with (src / "bankconflicts.csv").open(newline="") as f:
+        rows = list(csv.reader(f))
+    col, name = rows[0].index("LDSBankConflict"), rows[0].index("KernelName")
+    for r in rows[1:]:
+        if "compute_fd_xy_lds_kernel" in r[name]:
+            r[col] = "25"
+    with (tmp_path / "bankconflicts.csv").open("w", newline="") as f:
+        csv.writer(f).writerows(rows)
+    doc = run_json(capsys, str(tmp_path))
+    fired = by_kernel(doc, "lds-bank-conflicts")
+    assert set(fired) == {"compute_fd_xy_lds_kernel"}
+    assert fired["compute_fd_xy_lds_kernel"]["evidence"] == {"LDSBankConflict": 25.0}
+    assert not findings(run_json(capsys, str(src)), "lds-bank-conflicts")  # all 0 as profiled
+
+
+@needs_corpus
+def test_metric_above_peak_when_workloads_are_mixed(capsys: pytest.CaptureFixture[str]) -> None:
+    """Omniperf's Axes1 folder holds an MI100 and an MI200 workload: read together, one
+    machine's constants meet the other's counters and metrics pass their peaks."""
+    doc = run_json(capsys, str(SHARED_CORPUS / "amd/omniperf-v1-2022/Axes1"))
+    fired = findings(doc, "metric-above-peak")
+    assert fired
+    for f in fired:
+        assert f["evidence"]["value"] > 1.01 * f["evidence"]["peak"]
+    for part in ("mi100", "mi200"):
+        alone = run_json(capsys, str(SHARED_CORPUS / "amd/omniperf-v1-2022/Axes1" / part))
+        assert not findings(alone, "metric-above-peak")
+
+
+@needs_corpus
+def test_lost_timestamps_are_the_finding(capsys: pytest.CaptureFixture[str]) -> None:
+    doc = run_json(capsys, str(SHARED_CORPUS / "amd/rocprof-compute-vcopy-2025/MI300A_A1"))
+    (f,) = findings(doc, "no-time")
+    assert f["kernel"].startswith("vecCopy(") and f["evidence"]["total_ns"] == 0
+    assert [g["rule"] for g in doc["findings"] if g["kernel"] == f["kernel"]] == ["no-time"]
+    assert not findings(run_json(capsys, str(DATA / "rocprof-compute-mi200")), "no-time")

@@ -13,6 +13,7 @@ from roofscope.analysis.timeline import DEFAULT_GAP_NS, Timeline, timeline
 from roofscope.ceilings import Ceiling
 from roofscope.diagnosis.diagnose import diagnose
 from roofscope.diagnosis.findings import Finding
+from roofscope.metrics.per_kernel import MetricsSection, kernel_metrics
 from roofscope.model import InputFile, Profile, RunInfo, Warning
 from roofscope.work.assign import kernel_work
 from roofscope.work.model import Work
@@ -55,6 +56,7 @@ class Report:
     warnings: tuple[Warning, ...]
     selection: Selection
     roofline: RooflineSection
+    metrics: MetricsSection
     findings: tuple[Finding, ...]  # ranked: validity problems first, then by gain
 
 
@@ -80,8 +82,11 @@ def analyse(
     times = timeline(profile, selection=selection, gap_threshold_ns=gap_threshold_ns)
     activity = _activity(profile)
     copy_ns = sum(a.total_ns for a in activity if a.kind == "copy")
+    on_roof = {k.name for k in section.result.kernels}
+    studied = [k.name for k in hot.kernels if k.hot or k.name in on_roof]
+    measured = kernel_metrics(profile, section.choice.device, studied)
     findings = diagnose(
-        profile, selection, hot, section.result, times, copy_ns, section.choice.name
+        profile, selection, hot, section.result, times, copy_ns, section.choice.name, measured
     )
     return Report(
         inputs=tuple(profile.inputs),
@@ -92,6 +97,7 @@ def analyse(
         warnings=tuple(_merge(warnings)),
         selection=selection,
         roofline=section,
+        metrics=measured,
         findings=tuple(findings),
     )
 

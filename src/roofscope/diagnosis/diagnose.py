@@ -16,6 +16,7 @@ from roofscope.diagnosis.rules import (
     short_kernels,
 )
 from roofscope.diagnosis.validity import CAVEATS, check_kernel
+from roofscope.metrics.per_kernel import KernelMetrics, MetricsSection
 from roofscope.model import Profile
 
 
@@ -27,6 +28,7 @@ def diagnose(
     timeline: Timeline | None,
     copy_ns: float,
     device: str | None,
+    measured: MetricsSection,
 ) -> list[Finding]:
     roofs = {k.name: k for k in roof.kernels}
     kernels = [k for k in hot.kernels if k.hot or k.name in roofs]  # hot, or on the roofline
@@ -34,7 +36,13 @@ def diagnose(
     has_counters = profile.count("counters") > 0
     findings: list[Finding] = []
     for stats in kernels:
-        view = KernelView(stats, roofs.get(stats.name), **facts.get(stats.name, {}))  # type: ignore[arg-type]
+        view = KernelView(
+            stats,
+            roofs.get(stats.name),
+            measured.kernels.get(stats.name, KernelMetrics()),
+            measured.machine,
+            **facts.get(stats.name, {}),  # type: ignore[arg-type]
+        )
         problems = check_kernel(view, has_counters=has_counters, device=device)
         findings += problems
         if any(p.rule not in CAVEATS for p in problems):

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from roofscope.analysis.hotspots import KernelStats
 from roofscope.analysis.roofline import KernelRoofline
 from roofscope.analysis.selection import Selection, dispatch_filter
+from roofscope.metrics.machine import Machine
+from roofscope.metrics.per_kernel import KernelMetrics
 from roofscope.model import Profile
 from roofscope.work.assign import run_name_ids
 
@@ -15,6 +17,8 @@ from roofscope.work.assign import run_name_ids
 class KernelView:
     stats: KernelStats
     roof: KernelRoofline | None
+    measured: KernelMetrics
+    machine: Machine
     first_ns: float | None = None  # the kernel's first dispatch (by Begin)
     counter_rows: int = 0  # counter values stored for its dispatches
     activity_counters: int = 0  # values of counters no kernel that ran can leave at 0

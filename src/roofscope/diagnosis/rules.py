@@ -146,3 +146,119 @@ def short_kernels(p: ProgramView, short_dispatches: int) -> Finding | None:
         {"short_dispatches": short_dispatches, "dispatches": p.dispatches},
         {"short_ns": SHORT_NS, "share_min": SHORT_SHARE, "min_dispatches": SHORT_MIN_DISPATCHES},
     )
+
+
+# -- rules over counter metrics and occupancy ----------------------------------------------
+
+OCCUPANCY_LOW = 0.5  # of the wave slots: too few waves to hide memory latency
+L2_HIT_LOW = 50.0  # % of L2 requests that hit
+BANK_CONFLICTS_HIGH = 0.1  # LDS bank-conflict cycles per LDS access (gfx9)
+BANK_CONFLICT_PCT_HIGH = 10.0  # rocprof v1 LDSBankConflict: % of GPU cycles
+ACTIVE_THREADS_LOW = 0.75  # of the wave's lanes doing VALU work
+LIFT = {
+    "registers": "use at most {v} VGPRs (launch bounds, fewer live values, less unrolling)",
+    "lds": "use at most {v} bytes of LDS per workgroup (smaller tiles, reuse buffers)",
+    "workgroup-slots": "use workgroups of {v} work-items or more, so fewer slots hold more waves",
+}
+
+
+def occupancy_limited(k: KernelView) -> Finding | None:
+    occ = k.measured.occupancy
+    if occ is None or occ.fraction >= OCCUPANCY_LOW or occ.limiter == "waves-per-simd":
+        return None
+    if k.roof is not None and k.roof.bound == "compute":
+        return None  # compute-bound kernels need no latency hiding from extra waves
+    lift = LIFT.get(occ.limiter, "{v}").format(v=occ.lift_value) if occ.lift_value else occ.lift
+    return Finding(
+        "occupancy-limited",
+        k.stats.name,
+        "bottleneck",
+        severity(k.stats.share),
+        f"{occ.waves_per_simd:g} of {occ.max_waves_per_simd} waves per SIMD fit "
+        f"({occ.fraction:.0%}), limited by {occ.limiter}",
+        f"{lift}; more resident waves hide memory latency",
+        {
+            "limiter": occ.limiter,
+            "waves_per_simd": occ.waves_per_simd,
+            "max_waves_per_simd": occ.max_waves_per_simd,
+            "vgprs": occ.vgprs,
+            "lds_bytes": occ.shape.lds_bytes,
+            "workgroup_size": occ.shape.workgroup_size,
+            "lift_value": occ.lift_value,
+            "achieved_ratio": k.measured.achieved.ratio if k.measured.achieved else None,
+        },
+        {"occupancy_min": OCCUPANCY_LOW},
+    )
+
+
+def _metric(k: KernelView, *names: str) -> tuple[str, float] | None:
+    for name in names:
+        value = k.measured.values.get(name)
+        if value is not None and value.value_dispatch_mean is not None:
+            return name, value.value_dispatch_mean
+    return None
+
+
+def low_l2_hit_rate(k: KernelView) -> Finding | None:
+    found = _metric(k, "L2 Cache Hit Rate", "L2CacheHit (recomputed)", "L2CacheHit")
+    if found is None or found[1] >= L2_HIT_LOW:
+        return None
+    if k.roof is not None and k.roof.bound == "compute":
+        return None
+    name, hit = found
+    return Finding(
+        "low-l2-hit-rate",
+        k.stats.name,
+        "bottleneck",
+        "medium" if (k.stats.share or 0) >= 0.1 else "low",
+        f"{hit:.1f}% of its L2 requests hit ({name})",
+        "reuse data while it is in cache: tile or block the loops, reorder work so that "
+        "neighbouring workgroups share data; a kernel that reads each byte once (a copy) "
+        "cannot do better",
+        {name: hit},
+        {"l2_hit_min_pct": L2_HIT_LOW},
+    )
+
+
+def lds_bank_conflicts(k: KernelView) -> Finding | None:
+    per_access = _metric(k, "LDS Bank Conflicts/Access")
+    pct = _metric(k, "LDSBankConflict (recomputed)", "LDSBankConflict")
+    if per_access is not None and per_access[1] > BANK_CONFLICTS_HIGH:
+        name, value, limit = per_access[0], per_access[1], BANK_CONFLICTS_HIGH
+    elif per_access is None and pct is not None and pct[1] > BANK_CONFLICT_PCT_HIGH:
+        name, value, limit = pct[0], pct[1], BANK_CONFLICT_PCT_HIGH
+    else:
+        return None
+    return Finding(
+        "lds-bank-conflicts",
+        k.stats.name,
+        "bottleneck",
+        "medium",
+        f"LDS bank conflicts: {name} = {value:.3g}",
+        "pad shared arrays (e.g. [N][N+1]), or change the access stride so that the lanes "
+        "of a wave hit different banks",
+        {name: value},
+        {name: limit},
+    )
+
+
+def low_active_threads(k: KernelView) -> Finding | None:
+    found = _metric(k, "VALU Active Threads")
+    wave = k.machine.wave_size or 64
+    if found is None or found[1] >= ACTIVE_THREADS_LOW * wave:
+        return None
+    return Finding(
+        "low-active-threads",
+        k.stats.name,
+        "bottleneck",
+        "medium",
+        f"{found[1]:.1f} of {wave} lanes active per VALU instruction: branch divergence or "
+        "partial waves",
+        "make neighbouring work-items take the same branch (sort or bin the work), and size "
+        "workgroups in multiples of the wave size",
+        {"active_threads": found[1], "wave_size": wave},
+        {"active_share_min": ACTIVE_THREADS_LOW},
+    )
+
+
+KERNEL_RULES.extend([occupancy_limited, low_l2_hit_rate, lds_bank_conflicts, low_active_threads])

@@ -5,8 +5,11 @@ built on a wrong number is worse than none. ``single-dispatch`` and ``warm-up`` 
 (the numbers are right but thin or skewed): they are reported beside the verdict. Thresholds
 and their reasons:
 
+- ``no-time``: every dispatch of the kernel takes 0 ns: timestamps lost or damaged.
 - ``above-roof``: efficiency > 1 (+1e-9): no kernel beats the hardware, so the GPU, the
   ceilings' scope (one XCD/GCD vs the whole chip, partition mode) or the work is wrong.
+- ``metric-above-peak``: a counter metric above 101 % of its peak (the peak is rounded):
+  the same causes as ``above-roof``, or counters and times from different runs.
 - ``average-outside-range``: a summary's mean below its min or above its max: arithmetic
   says the file is damaged or its columns are mislabelled.
 - ``counters-missing`` / ``counters-all-zero``: the profile has counters, but none for this
@@ -30,6 +33,7 @@ from roofscope.diagnosis.findings import Finding
 # Caveats: the data is right but thin; the verdict is still given, with the caveat beside it.
 CAVEATS = frozenset({"single-dispatch", "warm-up"})
 MIN_DISPATCHES = 2
+PEAK_TOLERANCE = 0.01  # a metric's peak is itself rounded; 1 % above is still noise
 WARMUP_RATIO = 2.0
 WARMUP_MIN_DISPATCHES = 3
 
@@ -37,6 +41,20 @@ WARMUP_MIN_DISPATCHES = 3
 def check_kernel(k: KernelView, *, has_counters: bool, device: str | None) -> list[Finding]:
     s, out = k.stats, []
     name = s.name
+    if s.total_ns is not None and s.total_ns <= 0 and s.calls > 0:
+        out.append(
+            Finding(
+                "no-time",
+                name,
+                "validity",
+                "high",
+                f"its {s.calls} dispatch(es) take 0 ns (Begin equals End): no rate, efficiency "
+                "or bound can be computed",
+                "the timestamps were lost (a file re-saved by a tool that rounds or drops "
+                "them); use the profiler's original output, or its timestamps.csv pass",
+                {"calls": s.calls, "total_ns": s.total_ns},
+            )
+        )
     if k.roof is not None and k.roof.above_roof and k.roof.efficiency is not None:
         out.append(
             Finding(
@@ -114,6 +132,22 @@ def check_kernel(k: KernelView, *, has_counters: bool, device: str | None) -> li
                 {"counter_run_calls": k.counter_run_calls, "trace_calls": s.calls},
             )
         )
+    for metric, value in sorted(k.measured.values.items()):
+        pct = value.pct_of_peak
+        if pct is not None and pct > 100 * (1 + PEAK_TOLERANCE):
+            out.append(
+                Finding(
+                    "metric-above-peak",
+                    name,
+                    "validity",
+                    "high",
+                    f"{metric} is {pct:.0f}% of its peak",
+                    "check the GPU and its partition (per-XCD counters against whole-chip "
+                    "peaks), and whether the counters come from the same run as the times",
+                    {"metric": metric, "value": value.value_dispatch_mean, "peak": value.peak},
+                    {"pct_of_peak_max": 100.0},
+                )
+            )
     if s.calls < MIN_DISPATCHES:
         out.append(
             Finding(

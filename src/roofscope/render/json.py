@@ -7,11 +7,15 @@ cannot give are null, never invented.
 from __future__ import annotations
 
 import json
+from dataclasses import fields
 from typing import Any
 
 from roofscope import __version__
 from roofscope.analysis.roofline import KernelRoofline
 from roofscope.diagnosis.findings import Finding
+from roofscope.metrics.derived import MetricValue
+from roofscope.metrics.machine import Machine
+from roofscope.metrics.per_kernel import KernelMetrics
 from roofscope.report import Report, RooflineSection
 from roofscope.work.model import Work
 
@@ -40,6 +44,11 @@ def to_dict(report: Report) -> dict[str, Any]:
         },
         "device": _device(report.roofline),
         "traffic": _traffic(report.roofline.whole),
+        "metrics": {
+            "machine": _machine(report.metrics.machine),
+            "whole": {n: _metric(v) for n, v in report.metrics.whole.items()},
+            "problem": report.metrics.problem,
+        },
         "selection": {"kernel": report.selection.kernel, "device": report.selection.device},
         "summary": {
             "kernel_time_s": _s(h.total_ns),
@@ -80,6 +89,7 @@ def to_dict(report: Report) -> dict[str, Any]:
                 "cumulative_share": k.cumulative_share,
                 "hotspot": k.hot,
                 "roofline": _kernel_roofline(roof.get(k.name)),
+                **_kernel_metrics(report.metrics.kernels.get(k.name)),
             }
             for k in h.kernels
         ],
@@ -167,6 +177,65 @@ def _kernel_roofline(k: KernelRoofline | None) -> dict[str, Any] | None:
         "placed_by": k.placed_by,
         "above_roof": k.above_roof,
     }
+
+
+def _machine(m: Machine) -> dict[str, Any]:
+    values = {f.name: getattr(m, f.name) for f in fields(m) if f.name != "sources"}
+    return {**values, "sources": dict(m.sources)}
+
+
+def _metric(v: MetricValue) -> dict[str, Any]:
+    return {
+        "value_dispatch_mean": v.value_dispatch_mean,
+        "value_time_weighted": v.value_time_weighted,
+        "total": v.total,
+        "unit": v.unit,
+        "kind": v.kind,
+        "peak": v.peak,
+        "pct_of_peak": v.pct_of_peak,
+        "dispatches": v.dispatches,
+        "left_out": v.left_out,
+        "aggregation_differs": v.aggregation_differs,
+        "source": v.source,
+    }
+
+
+def _kernel_metrics(k: KernelMetrics | None) -> dict[str, Any]:
+    if k is None:
+        return {"metrics": {}, "occupancy": None}
+    occ, got = k.occupancy, k.achieved
+    occupancy = None
+    if occ is not None or got is not None:
+        occupancy = {
+            "theoretical": None
+            if occ is None
+            else {
+                "arch": occ.arch,
+                "wave_size": occ.wave_size,
+                "vgprs": occ.vgprs,
+                "lds_bytes": occ.shape.lds_bytes,
+                "workgroup_size": occ.shape.workgroup_size,
+                "waves_per_simd": occ.waves_per_simd,
+                "max_waves_per_simd": occ.max_waves_per_simd,
+                "waves_per_cu": occ.waves_per_cu,
+                "fraction": occ.fraction,
+                "limiter": occ.limiter,
+                "limits_workgroups_per_cu": occ.limits,
+                "lift": occ.lift,
+                "lift_value": occ.lift_value,
+                "other_shapes": occ.other_shapes,
+            },
+            "achieved": None
+            if got is None
+            else {
+                "waves_on_gpu": got.waves_on_gpu,
+                "waves_per_cu": got.waves_per_cu,
+                "occupancy_percent": got.occupancy_percent,
+                "ratio_to_theoretical": got.ratio,
+                "counters": list(got.counters),
+            },
+        }
+    return {"metrics": {n: _metric(v) for n, v in k.values.items()}, "occupancy": occupancy}
 
 
 def _finding(f: Finding) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from rich.text import Text
 from roofscope import __version__
 from roofscope.analysis.hotspots import KernelStats
 from roofscope.render.findings_text import findings_section
+from roofscope.render.metrics_text import metrics_section
 from roofscope.render.roofline_text import roofline_section
 from roofscope.report import Report
 
@@ -67,6 +68,7 @@ def render_text(
     )
     _header(console, report)
     console.print(_table(report, top))
+    metrics_section(console, report)
     roofline_section(console, report, top)
     _activity(console, report)
     findings_section(console, report, top)

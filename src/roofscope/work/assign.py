@@ -19,7 +19,7 @@ def kernel_work(
     profile: Profile, hot: Hotspots, rules: Sequence[Rule]
 ) -> tuple[dict[str, Work], Work | None, list[Warning]]:
     """Work by kernel name, the whole profile's counter work (or None), and warnings."""
-    ids = _name_ids(profile)
+    ids = kernel_name_ids(profile)
     out: dict[str, Work] = {}
     for k in hot.kernels:
         rule = next((r for r in rules if r.matches(k.name)), None)
@@ -62,7 +62,7 @@ def run_name_ids(profile: Profile, kernels: Sequence[str]) -> dict[str, list[int
     """The name ids under which counter runs recorded each traced kernel: its own name, or,
     when the counter run was made with ``--basenames`` (names without template arguments
     and parameters), its base name when no other traced kernel shares that base name."""
-    ids = _name_ids(profile)
+    ids = kernel_name_ids(profile)
     runs = profile.sources("counter-run")
     if not runs:
         return {}
@@ -90,7 +90,7 @@ def _known(w: Work) -> bool:
     return w.flops is not None or bool(w.bytes)
 
 
-def _name_ids(profile: Profile) -> dict[str, list[int]]:
+def kernel_name_ids(profile: Profile) -> dict[str, list[int]]:
     ids: dict[str, list[int]] = {}
     for name_id, kernel in profile.con.execute("SELECT name_id, kernel FROM names").fetchall():
         ids.setdefault(str(kernel), []).append(int(name_id))
