@@ -39,6 +39,10 @@ class Counters:
     def __contains__(self, name: str) -> bool:
         return name in self._columns
 
+    def get(self, name: str, default: Array) -> Array:
+        found = self._columns.get(name)
+        return default if found is None else found
+
     def names(self) -> list[str]:
         return sorted(self._columns)
 

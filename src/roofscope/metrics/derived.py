@@ -136,11 +136,49 @@ def rate(
     text: str,
     amount: Side,
     peak: PeakFn | None = None,
+    *,
+    duration: Callable[[Counters, Array], Array] | None = None,
 ) -> Metric:
     """``amount / duration``; amounts in units per ns are G-units per second."""
-    return Metric(
-        name, unit, "rate", archs, src, text, lambda c, m, d: Parts(amount(c, m), d), peak
-    )
+
+    def parts(c: Counters, m: Machine, d: Array) -> Parts:
+        return Parts(amount(c, m), d if duration is None else duration(c, d))
+
+    return Metric(name, unit, "rate", archs, src, text, parts, peak)
+
+
+def own_run(side: Side, run: str) -> Side:
+    """``side`` over the counters of one counter run (``NAME@run``, kept by the workload
+    reader for the run's clock counters) where the profile has them, else over the merged
+    dispatch's."""
+
+    def pick(c: Counters, m: Machine) -> Array:
+        if f"GRBM_GUI_ACTIVE@{run}" in c:
+            return side(_Renamed(c, {"GRBM_GUI_ACTIVE": f"GRBM_GUI_ACTIVE@{run}"}), m)
+        return side(c, m)
+
+    return pick
+
+
+def own_duration(run: str) -> Callable[[Counters, Array], Array]:
+    """The duration of one counter run's dispatch where kept, else the dispatch's."""
+    return lambda c, d: c.get(f"duration_ns@{run}", d)
+
+
+class _Renamed(Counters):
+    """``c`` with some names read from other columns."""
+
+    def __init__(self, c: Counters, renamed: dict[str, str]) -> None:
+        self._base, self._renamed = c, renamed
+
+    def __getitem__(self, name: str) -> Array:
+        return self._base[self._renamed.get(name, name)]
+
+    def __contains__(self, name: str) -> bool:
+        return self._renamed.get(name, name) in self._base
+
+    def get(self, name: str, default: Array) -> Array:
+        return self._base.get(self._renamed.get(name, name), default)
 
 
 def ratio(
@@ -310,8 +348,9 @@ COMPUTE: list[Metric] = [
           "(VALU+VMEM+SALU+SMEM+GDS+BRANCH+SENDMSG+VSKIPPED instructions) / SQ_ACTIVE_INST_ANY",
           _issued, col("SQ_ACTIVE_INST_ANY"), const(5)),
     ratio("Wavefront Occupancy", "waves", CDNA, SOL,
-          "SQ_ACCUM_PREV_HIRES of SQ_LEVEL_WAVES / (GRBM_GUI_ACTIVE / num_xcd)",
-          col("SQ_LEVEL_WAVES_ACCUM"), grbm_per_xcd,
+          "SQ_ACCUM_PREV_HIRES of SQ_LEVEL_WAVES / (GRBM_GUI_ACTIVE / num_xcd), both of the "
+          "SQ_LEVEL_WAVES run where the profile keeps it",
+          col("SQ_LEVEL_WAVES_ACCUM"), own_run(grbm_per_xcd, "SQ_LEVEL_WAVES"),
           _max_waves),
     ratio("Wavefront Occupancy", "waves", RDNA, SOL_RDNA, "SQ_WAVE_CYCLES_sum / SQ_BUSY_CYCLES_avr",
           col("SQ_WAVE_CYCLES_sum"), col("SQ_BUSY_CYCLES_avr"),
@@ -406,7 +445,10 @@ MEMORY: list[Metric] = [
                 per_clock(64, _SQC)),
     _per_access("Instruction Cache Bandwidth", RDNA, SOL_RDNA, "SQC_TC_INST_REQ_sum", 128,
                 per_clock(64, _SQC)),
-    _per_access("Instruction Fetch Bandwidth", CDNA, SOL_1X, "SQ_IFETCH", 32, per_clock(32, _SQC)),
+    rate("Instruction Fetch Bandwidth", "GB/s", CDNA, SOL_1X,
+         "32 * SQ_IFETCH / duration, the duration of the SQ_IFETCH_LEVEL run where the profile "
+         "keeps it", lambda c, m: 32 * c["SQ_IFETCH"], per_clock(32, _SQC),
+         duration=own_duration("SQ_IFETCH_LEVEL")),
     ratio("Instruction Fetch Latency", "cycles", CDNA, SOL,
           "SQ_ACCUM_PREV_HIRES of SQ_IFETCH_LEVEL / SQ_IFETCH",
           col("SQ_IFETCH_LEVEL_ACCUM"), col("SQ_IFETCH")),

@@ -251,8 +251,9 @@ def achieved(
     if parts is None:
         raise UsageError(f"{target} agents span several XCDs; pass xcds (the profile omits it)")
     c = data.counters
-    busy = c["GRBM_GUI_ACTIVE"] / parts
     level = _level_accumulator(c)
+    # the busy cycles of the run that counted the waves, where the reader kept them
+    busy = c.get("GRBM_GUI_ACTIVE@SQ_LEVEL_WAVES", c["GRBM_GUI_ACTIVE"]) / parts
     waves = c[level] / busy if level else None
     cycles = a.wave_cycles_per_count if "SQ_WAVE_CYCLES" in c else None
     per_cu = c["SQ_WAVE_CYCLES"] * cycles / busy / cus if cycles and cus else None

@@ -331,10 +331,25 @@ def attach_counter_run(
         _skip(profile, path, "has no Dispatch_ID (or Index) column to match dispatches by")
         return
     new = [c for c in dict.fromkeys(layout.counters) if c not in present]
+    # The run's own clock: its busy cycles and duration, for ratios within this one run
+    # (Omniperf's Wave Occupancy and Instr Fetch BW), kept beside pmc_perf.csv's.
+    own = {}
+    if "GRBM_GUI_ACTIVE" in layout.counters:
+        own[f"GRBM_GUI_ACTIVE@{path.stem}"] = 'TRY_CAST("GRBM_GUI_ACTIVE" AS DOUBLE)'
+    if "start_ns" in layout.mapping and "end_ns" in layout.mapping:
+        own[f"duration_ns@{path.stem}"] = (
+            f"({layout.mapping['end_ns']} - {layout.mapping['start_ns']})::DOUBLE"
+        )
     if not new:
         return
     tag = f"run{next(_ids)}"
-    values = ", ".join(f"TRY_CAST({_q(c)} AS DOUBLE) AS {_q(c)}" for c in new)
+    values = ", ".join(
+        [
+            *(f"TRY_CAST({_q(c)} AS DOUBLE) AS {_q(c)}" for c in new),
+            *(f"{expr} AS {_q(name)}" for name, expr in own.items()),
+        ]
+    )
+    new += list(own)
     con = profile.con
     con.execute(
         f"CREATE TEMP TABLE {tag} AS SELECT {layout.mapping['dispatch_id']} AS _id, "
