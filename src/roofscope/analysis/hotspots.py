@@ -32,6 +32,7 @@ class KernelStats:
     share: float | None
     cumulative_share: float | None
     hot: bool
+    first_ns: float | None = None  # the first dispatch's duration (warm-up check)
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,7 @@ class _Partial:
     sumsq: float | None
     median: float | None
     raw: tuple[str, ...]
+    first: float | None = None  # the duration of the first dispatch (by Begin)
 
 
 def hotspots(profile: Profile, *, selection: Selection = EVERYTHING) -> Hotspots:
@@ -84,7 +86,19 @@ def _stats(
     if p.sumsq is not None and mean is not None and p.timed > 1:
         std = math.sqrt(max(0.0, (p.sumsq - p.timed * mean * mean) / (p.timed - 1)))
     return KernelStats(
-        kernel, p.raw, p.calls, p.total, mean, p.median, p.minimum, p.maximum, std, share, cum, hot
+        kernel,
+        p.raw,
+        p.calls,
+        p.total,
+        mean,
+        p.median,
+        p.minimum,
+        p.maximum,
+        std,
+        share,
+        cum,
+        hot,
+        p.first,
     )
 
 
@@ -95,8 +109,8 @@ def _from_dispatches(profile: Profile, selection: Selection) -> list[tuple[str, 
         SELECT name_id, dense_rank() OVER (ORDER BY kernel) AS kid, kernel, raw_name FROM names""")
     rows = con.execute(f"""
         SELECT k.kid, count(*), count(dur), sum(dur), min(dur), max(dur),
-               sum(dur::DOUBLE * dur), median(dur)
-        FROM (SELECT name_id, end_ns - start_ns AS dur FROM dispatches
+               sum(dur::DOUBLE * dur), median(dur), arg_min(dur, start_ns)
+        FROM (SELECT name_id, start_ns, end_ns - start_ns AS dur FROM dispatches
               WHERE {where} AND (end_ns IS NULL OR start_ns IS NULL OR end_ns >= start_ns)) d
         JOIN kernel_ids k USING (name_id) GROUP BY k.kid""").fetchall()
     names: dict[int, tuple[str, list[str]]] = {}
@@ -107,7 +121,7 @@ def _from_dispatches(profile: Profile, selection: Selection) -> list[tuple[str, 
     used = {int(r[0]) for r in rows}
     raw_used = _raw_names_used(profile, where) if any(len(names[k][1]) > 1 for k in used) else None
     out = []
-    for kid, calls, timed, total, lo, hi, sumsq, median in rows:
+    for kid, calls, timed, total, lo, hi, sumsq, median, first in rows:
         kernel, raws = names[int(kid)]
         if raw_used is not None:
             raws = [r for r in raws if r in raw_used]
@@ -124,6 +138,7 @@ def _from_dispatches(profile: Profile, selection: Selection) -> list[tuple[str, 
                     float(sumsq) if timed_ok else None,
                     median if timed_ok else None,
                     tuple(raws),
+                    first if timed_ok else None,
                 ),
             )
         )
@@ -172,4 +187,5 @@ def _merge(parts: list[_Partial]) -> _Partial:
         sumsq=None if None in sumsqs else sum(s for s in sumsqs if s is not None),
         median=None,
         raw=raw,
+        first=next((p.first for p in parts if p.first is not None), None),
     )

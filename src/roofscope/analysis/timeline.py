@@ -63,11 +63,13 @@ def timeline(
         return None
     per_device = []
     for device, lo, hi, _, _ in devices:
-        rows = f"SELECT start_ns, end_ns FROM dispatches WHERE {valid} AND coalesce(device, -1) = "
-        sweep = _sweep(con, rows + str(device), int(lo), int(hi), gap_threshold_ns)
+        rows = f"SELECT start_ns, end_ns FROM dispatches WHERE {valid}"
+        if len(devices) > 1:
+            rows += f" AND coalesce(device, -1) = {device}"
+        sweep = _sweep(con, rows, int(lo), int(hi), gap_threshold_ns)
         if sweep is None:  # not in start order: let DuckDB sort it (out of core if need be)
             sorted_rows = f"timeline_{abs(hash((device, lo, hi)))}"
-            con.execute(f"CREATE TEMP TABLE {sorted_rows} AS {rows}{device} ORDER BY start_ns")
+            con.execute(f"CREATE TEMP TABLE {sorted_rows} AS {rows} ORDER BY start_ns")
             try:
                 (n,) = con.execute(f"SELECT count(*) FROM {sorted_rows}").fetchone() or (0,)
                 sweep = _sweep(

@@ -32,7 +32,7 @@ def diagnose(
 ) -> list[Finding]:
     roofs = {k.name: k for k in roof.kernels}
     kernels = [k for k in hot.kernels if k.hot or k.name in roofs]  # hot, or on the roofline
-    facts = kernel_facts(profile, selection, [k.name for k in kernels])
+    facts = kernel_facts(profile, [k.name for k in kernels])
     has_counters = profile.count("counters") > 0
     findings: list[Finding] = []
     for stats in kernels:

@@ -6,7 +6,6 @@ from dataclasses import dataclass
 
 from roofscope.analysis.hotspots import KernelStats
 from roofscope.analysis.roofline import KernelRoofline
-from roofscope.analysis.selection import Selection, dispatch_filter
 from roofscope.metrics.machine import Machine
 from roofscope.metrics.per_kernel import KernelMetrics
 from roofscope.model import Profile
@@ -19,7 +18,6 @@ class KernelView:
     roof: KernelRoofline | None
     measured: KernelMetrics
     machine: Machine
-    first_ns: float | None = None  # the kernel's first dispatch (by Begin)
     counter_rows: int = 0  # counter values stored for its dispatches
     activity_counters: int = 0  # values of counters no kernel that ran can leave at 0
     nonzero_activity: int = 0
@@ -50,24 +48,13 @@ ACTIVITY = ("GRBM_GUI_ACTIVE", "GRBM_COUNT", "SQ_WAVES", "SQ_BUSY_CYCLES", "SQ_W
             "SQ_CYCLES", "SQ_INSTS_VALU", "SQ_INSTS_SALU", "Wavefronts", "GPUBusy")  # fmt: skip
 
 
-def kernel_facts(
-    profile: Profile, selection: Selection, kernels: list[str]
-) -> dict[str, dict[str, float | int | None]]:
-    """First-dispatch time, median of the rest and counter coverage for these kernels."""
+def kernel_facts(profile: Profile, kernels: list[str]) -> dict[str, dict[str, float | int | None]]:
+    """A summary's own mean/min/max and the counter coverage of these kernels."""
     if not kernels:
         return {}
     con = profile.con
-    where = dispatch_filter(profile, selection)
     names = "SELECT name_id FROM names WHERE kernel IN (SELECT unnest($1::VARCHAR[]))"
-    timing = con.execute(
-        f"""SELECT n.kernel, arg_min(end_ns - start_ns, start_ns) FROM dispatches d
-        JOIN names n USING (name_id) WHERE {where} AND d.name_id IN ({names})
-        AND start_ns IS NOT NULL AND end_ns >= start_ns GROUP BY n.kernel""",
-        [kernels],
-    ).fetchall()
     out: dict[str, dict[str, float | int | None]] = {k: {} for k in kernels}
-    for kernel, first in timing:
-        out[str(kernel)]["first_ns"] = first
     summaries = con.execute(
         f"""SELECT n.kernel, max(mean_ns), min(min_ns), max(max_ns) FROM kernel_summary s
         JOIN names n USING (name_id) WHERE s.name_id IN ({names}) GROUP BY n.kernel""",
