@@ -13,6 +13,16 @@ DEMO = Path(__file__).parents[1] / "src" / "roofscope" / "data" / "demo" / "fini
 SHARED_CORPUS = Path(__file__).parents[2] / "shared" / "corpus"
 
 
+SUMMARY = DATA / "summary" / "kernels.csv"  # the roofline issue's example
+SUMMARY_WORK = [
+    "--work", "vector_add=1.0e9:8.0e8",
+    "--work", "mat_mul=2.6e10:6.0e8",
+    "--work", "layer_norm=1.8e9:2.4e8",
+    "--work", "softmax=4.0e9:6.4e8",
+]  # fmt: skip
+PEAKS = ["--peak-flops", "22.6e12", "--peak-bw", "1.6e12"]
+
+
 def run_json(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, Any]:
     """``roofscope analyze ARGS --json``; asserts exit 0 and returns the parsed document."""
     code = main(["analyze", *args, "--json"])

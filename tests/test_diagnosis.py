@@ -11,16 +11,8 @@ from typing import Any
 import pytest
 
 from roofscope.names import normalise
-from tests.conftest import DATA, DEMO, SHARED_CORPUS, run_json
+from tests.conftest import DATA, DEMO, PEAKS, SHARED_CORPUS, SUMMARY, SUMMARY_WORK, run_json
 
-SUMMARY = DATA / "summary" / "kernels.csv"
-INLINE = [
-    "--work", "vector_add=1.0e9:8.0e8",
-    "--work", "mat_mul=2.6e10:6.0e8",
-    "--work", "layer_norm=1.8e9:2.4e8",
-    "--work", "softmax=4.0e9:6.4e8",
-]  # fmt: skip
-PEAKS = ["--peak-flops", "22.6e12", "--peak-bw", "1.6e12"]
 OMNIPERF_MI200 = SHARED_CORPUS / "amd/omniperf-v1-2022/Axes1/mi200"
 ROOF_ONLY_MI200 = SHARED_CORPUS / "amd/omniperf-v1-2022/roof_only_Axes1/mi200"
 needs_corpus = pytest.mark.skipif(not SHARED_CORPUS.is_dir(), reason="needs ../shared/corpus")
@@ -40,7 +32,7 @@ def by_kernel(doc: dict[str, Any], rule: str) -> dict[str | None, dict[str, Any]
 def test_the_summary_example(capsys: pytest.CaptureFixture[str]) -> None:
     """vector_add (15.6 %) and layer_norm (30 %) are memory-bound under half their roof;
     softmax sits at exactly 50 % and mat_mul at 88.5 % (neither far below nor within 10 %)."""
-    doc = run_json(capsys, str(SUMMARY), *INLINE, *PEAKS)
+    doc = run_json(capsys, str(SUMMARY), *SUMMARY_WORK, *PEAKS)
     got = [(f["rule"], f["kernel"]) for f in doc["findings"]]
     assert got == [
         ("memory-far-below-roof", "vector_add"),
@@ -339,7 +331,7 @@ def test_low_l2_hit_rate(capsys: pytest.CaptureFixture[str]) -> None:
     assert f["evidence"]["L2 Cache Hit Rate"] == pytest.approx(sum(rates) / len(rates))
     assert sum(rates) / len(rates) < 50
     # the summary example has no counters: nothing to judge
-    assert not findings(run_json(capsys, str(SUMMARY), *INLINE, *PEAKS), "low-l2-hit-rate")
+    assert not findings(run_json(capsys, str(SUMMARY), *SUMMARY_WORK, *PEAKS), "low-l2-hit-rate")
 
 
 def test_low_active_threads(capsys: pytest.CaptureFixture[str]) -> None:

@@ -11,16 +11,7 @@ from hypothesis import strategies as st
 from roofscope.analysis.roofline import _kernel
 from roofscope.ceilings import Ceiling
 from roofscope.work.model import Work
-from tests.conftest import DATA, kernels_by_name, run_json
-
-SUMMARY = DATA / "summary" / "kernels.csv"
-WORK = [
-    "--work", "vector_add=1.0e9:8.0e8",
-    "--work", "mat_mul=2.6e10:6.0e8",
-    "--work", "layer_norm=1.8e9:2.4e8",
-    "--work", "softmax=4.0e9:6.4e8",
-]  # fmt: skip
-PEAKS = ["--peak-flops", "22.6e12", "--peak-bw", "1.6e12"]
+from tests.conftest import DATA, PEAKS, SUMMARY, SUMMARY_WORK, kernels_by_name, run_json
 
 
 def test_the_issue_example(capsys: pytest.CaptureFixture[str]) -> None:
@@ -32,7 +23,7 @@ def test_the_issue_example(capsys: pytest.CaptureFixture[str]) -> None:
     of 2 TFLOP/s attainable = 15.6 %, memory-bound; mat_mul 43.3 FLOP/B is past the ridge:
     20 TFLOP/s of 22.6 = 88.5 %, compute-bound.
     """
-    doc = run_json(capsys, str(SUMMARY), *WORK, *PEAKS)
+    doc = run_json(capsys, str(SUMMARY), *SUMMARY_WORK, *PEAKS)
     k = kernels_by_name(doc)
     expected = {
         # name: (share, intensity, efficiency, bound, achieved, attainable)
@@ -70,7 +61,7 @@ def test_the_issue_example(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_without_ceilings_the_hotspots_still_run(capsys: pytest.CaptureFixture[str]) -> None:
-    doc = run_json(capsys, str(SUMMARY), *WORK)
+    doc = run_json(capsys, str(SUMMARY), *SUMMARY_WORK)
     assert doc["summary"]["kernels"] == 4
     assert doc["device"]["problem"].startswith("no roofline: the GPU is not known from the profile")
     assert "pass --gpu NAME" in doc["device"]["problem"]
@@ -211,13 +202,13 @@ def test_demo_gpu_is_one_mi250_gcd(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_gpu_option_and_its_errors(capsys: pytest.CaptureFixture[str]) -> None:
-    doc = run_json(capsys, str(SUMMARY), "--gpu", "AMD Instinct MI100", *WORK)
+    doc = run_json(capsys, str(SUMMARY), "--gpu", "AMD Instinct MI100", *SUMMARY_WORK)
     assert doc["device"]["key"] == "mi100" and doc["device"]["detected_from"] == "--gpu"
     mat_mul = kernels_by_name(doc)["mat_mul"]["roofline"]
     assert mat_mul["ceiling"] == "fp32-vector"
     assert mat_mul["efficiency"] == pytest.approx(2.6e10 / 1.3e-3 / 23.1e12)  # MI100 FP32 23.1 TF
     # a user's --peak-bw beats the catalogue's 1228 GB/s; the rest stays from the catalogue
-    doc = run_json(capsys, str(SUMMARY), "--gpu", "mi100", "--peak-bw", "1.0e12", *WORK)
+    doc = run_json(capsys, str(SUMMARY), "--gpu", "mi100", "--peak-bw", "1.0e12", *SUMMARY_WORK)
     origins = {c["name"]: c["origin"] for c in doc["device"]["ceilings"]}
     assert origins["hbm"] == "user" and origins["fp32-vector"] == "catalogue"
     from roofscope.cli import main

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import duckdb
 
+from roofscope.errors import InputError
 from roofscope.model import DISPATCH_COLUMNS, LAUNCH_COLUMNS, Profile
 
 SAMPLE_ROWS = 20_000
@@ -113,6 +114,18 @@ def load_dispatch_csv(profile: Profile, path: Path, layout: CsvLayout, source: i
     finally:
         con.execute(f"DROP TYPE IF EXISTS {enum}")
     return LoadResult(rows=rows, rejected=rejected)
+
+
+def register_names(profile: Profile, path: Path, table: str) -> None:
+    """Give every raw name in ``table``'s ``raw`` column an id; an error when it has none."""
+    names = [str(r[0]) for r in profile.con.execute(f"SELECT DISTINCT raw FROM {table}").fetchall()]
+    if not names:
+        raise InputError(
+            str(path),
+            "has no dispatch rows (header only, or every row malformed)",
+            "check that the profiled program launched kernels and the profiler finished",
+        )
+    profile.name_ids(sorted(names))
 
 
 def insert_rows(

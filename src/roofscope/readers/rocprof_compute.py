@@ -42,7 +42,7 @@ from pathlib import Path
 
 from roofscope.errors import InputError
 from roofscope.model import Profile, RunInfo
-from roofscope.readers.csvload import CsvLayout
+from roofscope.readers.csvload import CsvLayout, register_names
 from roofscope.readers.dispatch_csv import read_dispatch_csv
 from roofscope.readers.registry import DISPATCHES, WORKLOAD, Reader
 from roofscope.readers.sniff import Head
@@ -257,14 +257,7 @@ def _stage_long(profile: Profile, path: Path, header: list[str], tag: str) -> No
 def _insert_long(profile: Profile, path: Path, tag: str, *, fmt: str, role: str) -> set[str]:
     con = profile.con
     source, first = len(profile.inputs), profile.count("dispatches")
-    names = [str(r[0]) for r in con.execute(f"SELECT DISTINCT raw FROM {tag}_d").fetchall()]
-    if not names:
-        raise InputError(
-            str(path),
-            "has no dispatch rows (header only, or every row malformed)",
-            "check that the profiled program launched kernels and the profiler finished",
-        )
-    profile.name_ids(sorted(names))
+    register_names(profile, path, f"{tag}_d")
     con.execute(
         f"""INSERT INTO dispatches (source, name_id, device, dispatch_id, start_ns, end_ns)
         SELECT {source}, n.name_id, d.device, d.dispatch_id, d.start_ns,

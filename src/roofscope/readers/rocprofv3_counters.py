@@ -29,6 +29,7 @@ from pathlib import Path
 
 from roofscope.errors import InputError
 from roofscope.model import Profile, RunInfo
+from roofscope.readers.csvload import register_names
 from roofscope.readers.dispatch_csv import report_rows
 from roofscope.readers.registry import COUNTER_COLLECTION, METADATA, Reader
 from roofscope.readers.rocprofv3 import pid_from_name
@@ -137,14 +138,7 @@ def _stage(profile: Profile, path: Path, header: list[str], tag: str) -> None:
 def _insert(profile: Profile, path: Path, tag: str, pid: int | None) -> int:
     con = profile.con
     source, first = len(profile.inputs), profile.count("dispatches")
-    names = [str(r[0]) for r in con.execute(f"SELECT DISTINCT raw FROM {tag}_d").fetchall()]
-    if not names:
-        raise InputError(
-            str(path),
-            "has no dispatch rows (header only, or every row malformed)",
-            "check that the profiled program launched kernels and the profiler finished",
-        )
-    profile.name_ids(sorted(names))
+    register_names(profile, path, f"{tag}_d")
     con.execute(
         f"""INSERT INTO dispatches (source, name_id, pid, device, dispatch_id, start_ns, end_ns)
         SELECT {source}, n.name_id, {"d.process" if pid is None else pid}, d.device,
