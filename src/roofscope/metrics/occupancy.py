@@ -54,7 +54,6 @@ Sources of the per-arch constants (``ARCHS``):
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -254,6 +253,7 @@ def achieved(
     level = _level_accumulator(c)
     # the busy cycles of the run that counted the waves, where the reader kept them
     busy = c.get("GRBM_GUI_ACTIVE@SQ_LEVEL_WAVES", c["GRBM_GUI_ACTIVE"]) / parts
+    busy = np.where(busy > 0, busy, np.nan)  # no busy cycles: no occupancy for that dispatch
     waves = c[level] / busy if level else None
     cycles = a.wave_cycles_per_count if "SQ_WAVE_CYCLES" in c else None
     per_cu = c["SQ_WAVE_CYCLES"] * cycles / busy / cus if cycles and cus else None
@@ -405,7 +405,9 @@ def _level_accumulator(c: Counters) -> str | None:
 
 
 def _mean(values: Array | None, mask: npt.NDArray[np.bool_]) -> float | None:
-    if values is None or not mask.any():
+    """The mean over the dispatches of ``mask`` that have a value (NaN: left out)."""
+    if values is None:
         return None
-    mean = float(values[mask].mean())
-    return mean if math.isfinite(mean) else None
+    chosen = values[mask]
+    chosen = chosen[np.isfinite(chosen)]
+    return float(chosen.mean()) if chosen.size else None
