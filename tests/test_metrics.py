@@ -340,3 +340,13 @@ def test_per_dispatch_values() -> None:
     c = Counters({"TCC_HIT_sum": np.array([1.0, 9.0, 0.0]), "TCC_MISS_sum": np.array([1.0, 1, 0])})
     values = metric.per_dispatch(c, Machine(), np.array([1.0, 1.0, 1.0]))
     assert values[:2].tolist() == [50.0, 90.0] and np.isnan(values[2])
+
+
+def test_rocprofv3_summed_instances_stand_for_sum_columns() -> None:
+    """rocprofv3 reports TCC_HIT per instance; summed, it is rocprof-compute's TCC_HIT_sum."""
+    c = Counters({"TCC_HIT": np.array([30.0]), "TCC_MISS": np.array([10.0])})
+    assert c["TCC_HIT_sum"][0] == 30.0 and "TCC_MISS_sum" in c
+    assert "TCC_EA_RDREQ_sum" not in c
+    metric = next(m for m in CATALOGUE if m.name == "L2 Cache Hit Rate" and m.applies("gfx942"))
+    num, den = metric.parts(c, Machine(arch="gfx942"), np.array([1.0]))
+    assert float(num[0] / den[0]) == 75.0  # 100 * 30 / (30 + 10)

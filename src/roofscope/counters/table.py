@@ -31,17 +31,25 @@ class Counters:
         self._columns = columns
 
     def __getitem__(self, name: str) -> Array:
-        column = self._columns.get(name)
+        column = self._lookup(name)
         if column is None:
             raise Missing(name)
         return column
 
     def __contains__(self, name: str) -> bool:
-        return name in self._columns
+        return self._lookup(name) is not None
 
     def get(self, name: str, default: Array) -> Array:
-        found = self._columns.get(name)
+        found = self._lookup(name)
         return default if found is None else found
+
+    def _lookup(self, name: str) -> Array | None:
+        """``X_sum`` (rocprof v1 and rocprof-compute: the sum over instances) is what
+        rocprofv3's counter_collection.csv reports as ``X`` once its instances are summed."""
+        found = self._columns.get(name)
+        if found is None and name.endswith("_sum"):
+            found = self._columns.get(name.removesuffix("_sum"))
+        return found
 
     def names(self) -> list[str]:
         return sorted(self._columns)
