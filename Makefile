@@ -15,7 +15,8 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/roofscope demo
+	$(BIN)/roofscope demo trace
+	$(BIN)/roofscope demo counters
 
 test: $(STAMP) lint types unit
 

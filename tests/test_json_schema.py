@@ -311,3 +311,17 @@ def test_roofline_reports(
     doc = analyze_json(capsys, str(counters))
     assert_valid(validator, doc)
     assert doc["traffic"]["quantities"]["hbm"]["unit"] == "B"
+
+
+def test_demo_counters_command(
+    validator: jsonschema.Draft202012Validator, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The shipped Omniperf workload: metrics, occupancy, roofline and findings all present."""
+    assert main(["demo", "counters", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert_valid(validator, doc)
+    assert doc["device"]["key"] == "mi300a"
+    assert all(k["metrics"] and k["occupancy"] and k["roofline"] for k in doc["kernels"])
+    assert {f["rule"] for f in doc["findings"]} >= {"warm-up-dominates", "low-active-threads"}
+    assert main(["demo", "nothing"]) == 2
+    assert "choose one of trace, counters" in capsys.readouterr().err

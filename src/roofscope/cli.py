@@ -132,10 +132,21 @@ def analyze(
 
 @app.command()
 def demo(
+    which: Annotated[
+        str,
+        typer.Argument(
+            help="trace: a rocprof v1 trace of a finite-difference code on one MI250 GCD; "
+            "counters: an Omniperf workload of an OpenMP offload exercise on an MI300A "
+            "(counters, roofline, findings)."
+        ),
+    ] = "trace",
     as_json: Annotated[bool, typer.Option("--json", help="JSON instead of text.")] = False,
 ) -> None:
-    """Run analyze on a real rocprof profile shipped with roofscope (MI250, MIT licence)."""
-    root = resources.files("roofscope") / "data" / "demo" / "finite-difference"
+    """Run analyze on a real profile shipped with roofscope (AMD HPC training, MIT licence)."""
+    folders = {"trace": "finite-difference", "counters": "openmp-collapse-mi300a"}
+    if which not in folders:
+        raise UsageError(f"demo {which!r}: choose one of {', '.join(folders)}")
+    root = resources.files("roofscope") / "data" / "demo" / folders[which]
     with resources.as_file(root) as folder:
         report = analyse(load([str(Path(folder))]))
     sys.stdout.write(render_json(report) if as_json else _text(report))
