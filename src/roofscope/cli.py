@@ -153,6 +153,89 @@ def demo(
 
 
 @app.command()
+def compare(
+    base: Annotated[str, typer.Argument(help="The baseline profile (file or directory).")],
+    new: Annotated[str, typer.Argument(help="The candidate profile (file or directory).")],
+    base_run: Annotated[
+        list[str] | None, typer.Option("--base-run", help="Another run of the baseline.")
+    ] = None,
+    new_run: Annotated[
+        list[str] | None, typer.Option("--new-run", help="Another run of the candidate.")
+    ] = None,
+    fail_if_slower: Annotated[
+        float | None,
+        typer.Option(
+            "--fail-if-slower",
+            min=0,
+            help="Fail (exit 3) if the total kernel time is this many % slower, beyond noise.",
+        ),
+    ] = None,
+    fail_if_kernel_slower: Annotated[
+        float | None,
+        typer.Option(
+            "--fail-if-kernel-slower",
+            min=0,
+            help="Fail (exit 3) if a kernel above --min-share is this many % slower, beyond noise.",
+        ),
+    ] = None,
+    min_share: Annotated[
+        float,
+        typer.Option(
+            "--min-share",
+            min=0,
+            max=1,
+            help="Kernels the gate checks: at least this share of the baseline's kernel time.",
+        ),
+    ] = 0.01,
+    junit: Annotated[str | None, typer.Option("--junit", help="Write a JUnit XML file.")] = None,
+    markdown_out: Annotated[
+        str | None, typer.Option("--markdown", help="Write a Markdown summary (CI step).")
+    ] = None,
+    fmt: Annotated[
+        str | None, typer.Option("--format", help="Read every file as this format.")
+    ] = None,
+    gpu: Annotated[
+        str | None, typer.Option("--gpu", help="The GPU, when the profiles do not say.")
+    ] = None,
+    work: Annotated[
+        list[str] | None, typer.Option("--work", help="Work of kernels (as analyze).")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="JSON on stdout.")] = False,
+) -> None:
+    """Baseline against candidate: per-kernel and end-to-end speedup, and a gate for CI."""
+    from roofscope.compare.compare import Run, run_of
+    from roofscope.compare.compare import compare as compare_runs
+    from roofscope.compare.gate import EXIT_GATE_FAILED, gate, markdown, write_junit
+    from roofscope.render.compare_out import render_compare_json, render_compare_text
+
+    roof = RooflineOptions(gpu=gpu, rules=tuple(_work_rules(work or [])))
+
+    def runs(first: str, more: list[str] | None) -> list[Run]:
+        out = []
+        for path in [first, *(more or [])]:
+            profile = load([path], fmt=fmt)
+            out.append(run_of(profile, analyse(profile, roof=roof)))
+        return out
+
+    cmp = compare_runs(runs(base, base_run), runs(new, new_run), (base, new))
+    verdict = gate(
+        cmp,
+        fail_if_slower=fail_if_slower,
+        fail_if_kernel_slower=fail_if_kernel_slower,
+        min_share=min_share,
+    )
+    if junit:
+        write_junit(verdict, Path(junit))
+    if markdown_out:
+        Path(markdown_out).write_text(markdown(cmp, verdict), encoding="utf-8")
+    sys.stdout.write(
+        render_compare_json(cmp, verdict) if as_json else render_compare_text(cmp, verdict)
+    )
+    if not verdict.passed:
+        raise typer.Exit(EXIT_GATE_FAILED)
+
+
+@app.command()
 def devices(
     name: Annotated[
         str | None, typer.Argument(help="Show this GPU with the source of every value.")
@@ -218,7 +301,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit code instead of raising."""
     args = list(sys.argv[1:] if argv is None else argv)
     try:
-        app(args=args, prog_name="roofscope", standalone_mode=False)
+        # without standalone mode, click returns the code of a typer.Exit (the gate's 3)
+        code = app(args=args, prog_name="roofscope", standalone_mode=False)
     except RoofscopeError as exc:
         sys.stderr.write(f"roofscope: error: {exc}\n")
         return exc.exit_code
@@ -234,7 +318,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         sys.stderr.write(f"roofscope: error: {exc.format_message()}\n")  # type: ignore[attr-defined]
         return 2
-    return 0
+    return code if isinstance(code, int) else 0
 
 
 def _is_usage_error(exc: Exception) -> bool:

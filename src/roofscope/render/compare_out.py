@@ -1,0 +1,183 @@
+"""The comparison in the terminal and as JSON (a ``compare`` document, schema version 1)."""
+
+from __future__ import annotations
+
+import io
+import json
+from typing import Any
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from roofscope import __version__
+from roofscope.compare.compare import Comparison, Interval, KernelChange
+from roofscope.compare.gate import Verdict, speedup_text
+from roofscope.render.text import human_time
+
+SCHEMA_VERSION = "1"
+
+
+def render_compare_text(cmp: Comparison, verdict: Verdict, *, top: int = 20) -> str:
+    buf = io.StringIO()
+    console = Console(
+        file=buf, width=120, no_color=True, highlight=False, emoji=False, markup=False
+    )
+    e = cmp.end_to_end
+    console.print(
+        Text(
+            f"roofscope {__version__} compare · baseline {cmp.base_label} ({cmp.runs[0]} run(s)) "
+            f"vs {cmp.new_label} ({cmp.runs[1]} run(s))",
+            style="bold",
+        )
+    )
+    console.print(
+        f"End to end: kernel time {human_time(e.kernel_ns[0])} -> {human_time(e.kernel_ns[1])}: "
+        f"{speedup_text(e.speedup, e.interval)}" + (f" ({e.interval.method})" if e.interval else "")
+    )
+    if e.wall_speedup is not None:
+        amdahl = (
+            f"; Amdahl: the kernel changes alone imply {e.implied_wall_speedup:.3f}x on the wall"
+            if e.implied_wall_speedup is not None
+            else ""
+        )
+        console.print(
+            f"Wall {human_time(e.wall_ns[0])} -> {human_time(e.wall_ns[1])} "
+            f"({e.wall_speedup:.3f}x); idle {human_time(e.idle_ns[0])} -> "
+            f"{human_time(e.idle_ns[1])}{amdahl}"
+        )
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, expand=True)
+    table.add_column("Kernel", ratio=1, overflow="ellipsis", no_wrap=True)
+    for header in ("Base", "New", "Speedup", "Share of change", "Matched"):
+        table.add_column(Text(header), justify="right", no_wrap=True)
+    for k in [k for k in cmp.kernels if k.how in ("name", "similarity")][:top]:
+        table.add_row(*map(Text, _row(k)))
+    console.print(table)
+    for how, title in (("removed", "Removed (baseline only)"), ("added", "Added (candidate only)")):
+        items = [k for k in cmp.kernels if k.how == how]
+        if items:
+            console.print(f"{title}:")
+            for k in items:
+                t = k.total_ns[0] if how == "removed" else k.total_ns[1]
+                console.print(f"  {k.name}: {human_time(t)}, {k.calls[0] or k.calls[1]:g} call(s)")
+    moved = [k for k in cmp.kernels if k.movement is not None]
+    if moved:
+        console.print("Roofline movement (before -> after):")
+        for k in moved[:top]:
+            m = k.movement
+            assert m is not None
+            console.print(
+                f"  {k.name}: intensity {_g(m.intensity[0])} -> {_g(m.intensity[1])} FLOP/B "
+                f"({m.level}); efficiency {_p(m.efficiency[0])} -> {_p(m.efficiency[1])}; "
+                f"bound {m.bound[0] or '-'} -> {m.bound[1] or '-'}"
+            )
+    console.print(Text(f"Gate: {'PASS' if verdict.passed else 'FAIL'}", style="bold"))
+    for c in verdict.checks:
+        if c.failed or c.name == "end-to-end":
+            console.print(f"  {'x' if c.failed else 'ok'} {c.reason}")
+    return buf.getvalue()
+
+
+def _row(k: KernelChange) -> list[str]:
+    share = "-" if k.attribution is None else f"{100 * k.attribution:+.1f}%"
+    how = "name" if k.how == "name" else f"similar {k.score:.2f}"
+    name = k.name if k.base == k.new else f"{k.base} -> {k.new}"
+    return [
+        name,
+        human_time(k.total_ns[0]),
+        human_time(k.total_ns[1]),
+        speedup_text(k.speedup, k.interval),
+        share,
+        how,
+    ]
+
+
+def _g(x: float | None) -> str:
+    return "-" if x is None else f"{x:.3g}"
+
+
+def _p(x: float | None) -> str:
+    return "-" if x is None else f"{100 * x:.1f}%"
+
+
+def render_compare_json(cmp: Comparison, verdict: Verdict) -> str:
+    return (
+        json.dumps(compare_dict(cmp, verdict), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    )
+
+
+def compare_dict(cmp: Comparison, verdict: Verdict) -> dict[str, Any]:
+    e = cmp.end_to_end
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "kind": "compare",
+        "tool": {"name": "roofscope", "version": __version__},
+        "base": {"label": cmp.base_label, "runs": cmp.runs[0]},
+        "new": {"label": cmp.new_label, "runs": cmp.runs[1]},
+        "end_to_end": {
+            "kernel_time_s": [e.kernel_ns[0] / 1e9, e.kernel_ns[1] / 1e9],
+            "wall_s": [_s(e.wall_ns[0]), _s(e.wall_ns[1])],
+            "idle_s": [_s(e.idle_ns[0]), _s(e.idle_ns[1])],
+            "speedup": e.speedup,
+            "interval": _interval(e.interval),
+            "wall_speedup": e.wall_speedup,
+            "implied_wall_speedup": e.implied_wall_speedup,
+        },
+        "kernels": [_kernel(k) for k in cmp.kernels],
+        "added": list(cmp.matching.added),
+        "removed": list(cmp.matching.removed),
+        "gate": {
+            "passed": verdict.passed,
+            "reasons": verdict.reasons,
+            "checks": [
+                {
+                    "name": c.name,
+                    "slower_pct": c.slower_pct,
+                    "threshold_pct": c.threshold_pct,
+                    "beyond_noise": c.beyond_noise,
+                    "failed": c.failed,
+                    "reason": c.reason,
+                }
+                for c in verdict.checks
+            ],
+        },
+    }
+
+
+def _s(ns: float | None) -> float | None:
+    return None if ns is None else ns / 1e9
+
+
+def _interval(i: Interval | None) -> dict[str, Any] | None:
+    if i is None:
+        return None
+    return {"low": i.low, "high": i.high, "method": i.method, "beyond_noise": i.beyond_noise}
+
+
+def _kernel(k: KernelChange) -> dict[str, Any]:
+    m = k.movement
+    return {
+        "base_name": k.base,
+        "new_name": k.new,
+        "matched_by": k.how,
+        "score": k.score,
+        "calls": list(k.calls),
+        "total_s": [k.total_ns[0] / 1e9, k.total_ns[1] / 1e9],
+        "mean_s": [_s(k.mean_ns[0]), _s(k.mean_ns[1])],
+        "base_share": k.base_share,
+        "speedup": k.speedup,
+        "interval": _interval(k.interval),
+        "delta_s": k.delta_ns / 1e9,
+        "attribution": k.attribution,
+        "roofline": None
+        if m is None
+        else {
+            "level": m.level,
+            "intensity": list(m.intensity),
+            "achieved_flops_s": list(m.achieved_flops_s),
+            "achieved_bytes_s": list(m.achieved_bytes_s),
+            "efficiency": list(m.efficiency),
+            "bound": list(m.bound),
+        },
+    }

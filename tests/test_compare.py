@@ -1,0 +1,174 @@
+"""compare: matching, speedups with their spread, attribution and the CI gate."""
+
+from __future__ import annotations
+
+import csv
+import json
+import random
+from pathlib import Path
+from typing import Any
+from xml.etree import ElementTree as ET
+
+import pytest
+
+from roofscope.cli import main
+from roofscope.names import normalise
+from tests.conftest import DATA, DEMO, SHARED_CORPUS
+
+TRACE = DEMO / "results.csv"
+
+
+def compare_json(capsys: pytest.CaptureFixture[str], *args: str, code: int = 0) -> dict[str, Any]:
+    got = main(["compare", *args, "--json"])
+    out, err = capsys.readouterr()
+    assert got == code, err
+    doc: dict[str, Any] = json.loads(out)
+    return doc
+
+
+def rewrite(src: Path, dst: Path, edit: Any) -> Path:
+    """A copy of a rocprof v1 trace with each row passed through ``edit`` (None drops it)."""
+    with src.open(newline="") as f:
+        rows = list(csv.DictReader(f))
+        header = list(rows[0].keys())
+    kept = [r for r in (edit(dict(r)) for r in rows) if r is not None]
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    with dst.open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=header, quoting=csv.QUOTE_ALL)
+        w.writeheader()
+        w.writerows(kept)
+    return dst
+
+
+def scale(factors: dict[str, float]) -> Any:
+    def edit(r: dict[str, str]) -> dict[str, str]:
+        f = next((v for k, v in factors.items() if k in r["KernelName"]), 1.0)
+        begin, end = int(r["BeginNs"]), int(r["EndNs"])
+        r["EndNs"] = str(begin + round((end - begin) * f))
+        r["DurationNs"] = str(int(r["EndNs"]) - begin)
+        return r
+
+    return edit
+
+
+def totals(path: Path) -> dict[str, int]:
+    out: dict[str, int] = {}
+    with path.open(newline="") as f:
+        for r in csv.DictReader(f):
+            k = normalise(r["KernelName"])
+            out[k] = out.get(k, 0) + int(r["EndNs"]) - int(r["BeginNs"])
+    return out
+
+
+SELF_PREFIXES = ("rocprof-compute-m", "rocprof-compute-o", "rocprofv3-", "summary", "omniperf")
+SELF = [DEMO, *(p for p in sorted(DATA.iterdir()) if p.name.startswith(SELF_PREFIXES))]
+
+
+@pytest.mark.parametrize("folder", SELF, ids=lambda p: p.name)
+def test_a_profile_against_itself(capsys: pytest.CaptureFixture[str], folder: Path) -> None:
+    doc = compare_json(
+        capsys, str(folder), str(folder), "--fail-if-slower", "0", "--fail-if-kernel-slower", "0"
+    )
+    assert doc["added"] == [] and doc["removed"] == []
+    assert doc["kernels"] and all(k["matched_by"] == "name" for k in doc["kernels"])
+    assert all(k["speedup"] == 1.0 for k in doc["kernels"] if k["total_s"][0] > 0)
+    assert doc["gate"]["passed"] and doc["gate"]["reasons"] == []
+
+
+def test_scaled_kernels(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """laplacian 1.5x slower, test_function 4x faster, check_kernel 2x slower (0.04 % of the
+    time: below --min-share, so the gate does not look at it)."""
+    factors = {"laplacian_kernel": 1.5, "test_function_kernel": 0.25, "check_kernel": 2.0}
+    new = rewrite(TRACE, tmp_path / "new" / "results.csv", scale(factors))
+    base_t, new_t = totals(TRACE), totals(new)
+    junit, md = tmp_path / "gate.xml", tmp_path / "gate.md"
+    doc = compare_json(
+        capsys, str(TRACE), str(new), "--fail-if-kernel-slower", "10", "--min-share", "0.01",
+        "--junit", str(junit), "--markdown", str(md), code=3,
+    )  # fmt: skip
+    kernels = {k["base_name"]: k for k in doc["kernels"]}
+    delta = sum(new_t.values()) - sum(base_t.values())
+    for name, t in base_t.items():
+        k = kernels[name]
+        assert k["speedup"] == pytest.approx(t / new_t[name], rel=1e-12)
+        assert k["attribution"] == pytest.approx((new_t[name] - t) / delta, rel=1e-9)
+    assert sum(k["attribution"] for k in doc["kernels"]) == pytest.approx(1.0)
+    e = doc["end_to_end"]
+    assert e["speedup"] == pytest.approx(sum(base_t.values()) / sum(new_t.values()), rel=1e-12)
+    lap = next(k for k in kernels if "laplacian" in k)
+    assert kernels[lap]["interval"]["beyond_noise"] and kernels[lap]["interval"]["high"] < 1
+    failed = [c["name"] for c in doc["gate"]["checks"] if c["failed"]]
+    assert failed == [lap]
+    checked = {c["name"] for c in doc["gate"]["checks"]}
+    assert not any("check_kernel" in n for n in checked)  # 2x slower but below --min-share
+    suite = ET.parse(junit).getroot()
+    cases = {c.get("name"): c for c in suite.iter("testcase")}
+    assert suite.get("failures") == "1" and cases[lap].find("failure") is not None
+    assert md.read_text(encoding="utf-8").startswith("### roofscope compare: FAIL")
+
+
+def test_renamed_and_missing_kernels(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """The candidate's laplacian_kernel<double> became laplacian_kernel<float> (same launch
+    shape), its names lost rocprof's [clone .kd], and check_kernel is gone."""
+
+    def edit(r: dict[str, str]) -> dict[str, str] | None:
+        if "check_kernel" in r["KernelName"]:
+            return None
+        name = r["KernelName"].replace(" [clone .kd]", "")
+        r["KernelName"] = name.replace("laplacian_kernel<double>", "laplacian_kernel<float>")
+        return r
+
+    new = rewrite(TRACE, tmp_path / "new" / "results.csv", edit)
+    doc = compare_json(capsys, str(TRACE), str(new))
+    similar = [k for k in doc["kernels"] if k["matched_by"] == "similarity"]
+    assert [(k["base_name"], k["new_name"]) for k in similar] == [
+        (
+            "void laplacian_kernel<double>(double*, double const*, int, int, int, double, "
+            "double, double, double)",
+            "void laplacian_kernel<float>(double*, double const*, int, int, int, double, "
+            "double, double, double)",
+        )
+    ]
+    assert 0.9 < similar[0]["score"] < 1
+    (check,) = [k for k in totals(TRACE) if "check_kernel" in k]
+    assert doc["removed"] == [check]
+    assert doc["added"] == []
+    removed = next(k for k in doc["kernels"] if k["matched_by"] == "removed")
+    assert removed["delta_s"] < 0 and removed["total_s"][1] == 0
+
+
+VCOPY = SHARED_CORPUS / "amd/rocprof-compute-vcopy-2025"
+
+
+@pytest.mark.skipif(not VCOPY.is_dir(), reason="needs ../shared/corpus")
+def test_vcopy_from_mi200_to_mi300x(capsys: pytest.CaptureFixture[str]) -> None:
+    doc = compare_json(capsys, str(VCOPY / "MI200"), str(VCOPY / "MI300X_A1_rocpd"))
+    (k,) = [k for k in doc["kernels"] if k["base_name"].startswith("vecCopy(")]
+    assert k["matched_by"] == "name"
+    assert k["speedup"] == pytest.approx(k["total_s"][0] / k["total_s"][1])
+    roof = k["roofline"]
+    assert roof["level"] == "hbm" and None not in roof["efficiency"]
+    assert roof["achieved_bytes_s"][0] != roof["achieved_bytes_s"][1]
+
+
+def test_resampled_runs_are_within_noise(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Two 'runs': the candidate's laplacian durations are a resample (with replacement) of
+    the baseline's own. A 0.1 % threshold is crossed by chance, never beyond noise."""
+    with TRACE.open(newline="") as f:
+        lap = [int(r["EndNs"]) - int(r["BeginNs"]) for r in csv.DictReader(f)
+               if "laplacian" in r["KernelName"]]  # fmt: skip
+    rng = random.Random(7)
+    drawn = iter([rng.choice(lap) for _ in lap])
+
+    def edit(r: dict[str, str]) -> dict[str, str]:
+        if "laplacian" in r["KernelName"]:
+            r["EndNs"] = str(int(r["BeginNs"]) + next(drawn))
+        return r
+
+    new = rewrite(TRACE, tmp_path / "new" / "results.csv", edit)
+    doc = compare_json(capsys, str(TRACE), str(new), "--fail-if-kernel-slower", "0.001")
+    k = next(k for k in doc["kernels"] if "laplacian" in k["base_name"])
+    assert k["speedup"] != 1.0 and not k["interval"]["beyond_noise"]
+    assert doc["gate"]["passed"]
