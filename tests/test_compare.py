@@ -5,10 +5,12 @@ from __future__ import annotations
 import csv
 import json
 import random
+from importlib import resources
 from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree as ET
 
+import jsonschema
 import pytest
 
 from roofscope.cli import main
@@ -18,11 +20,19 @@ from tests.conftest import DATA, DEMO, SHARED_CORPUS
 TRACE = DEMO / "results.csv"
 
 
+SCHEMA = json.loads(
+    (resources.files("roofscope") / "schema" / "compare-v1.schema.json").read_text("utf-8")
+)
+
+
 def compare_json(capsys: pytest.CaptureFixture[str], *args: str, code: int = 0) -> dict[str, Any]:
+    """``roofscope compare ARGS --json``, checked against the shipped schema."""
     got = main(["compare", *args, "--json"])
     out, err = capsys.readouterr()
     assert got == code, err
     doc: dict[str, Any] = json.loads(out)
+    errors = list(jsonschema.Draft202012Validator(SCHEMA).iter_errors(doc))
+    assert not errors, [f"{list(e.absolute_path)}: {e.message}" for e in errors]
     return doc
 
 
@@ -172,3 +182,67 @@ def test_resampled_runs_are_within_noise(
     k = next(k for k in doc["kernels"] if "laplacian" in k["base_name"])
     assert k["speedup"] != 1.0 and not k["interval"]["beyond_noise"]
     assert doc["gate"]["passed"]
+
+
+CORPUS_DIRS = (
+    sorted(
+        [*(SHARED_CORPUS / "amd").glob("*/"), *(SHARED_CORPUS / "amd").glob("rocprof-compute-*/*/")]
+    )
+    if SHARED_CORPUS.is_dir()
+    else []
+)
+
+
+@pytest.mark.parametrize("folder", CORPUS_DIRS, ids=lambda p: p.name)
+def test_corpus_profile_against_itself(capsys: pytest.CaptureFixture[str], folder: Path) -> None:
+    if main(["analyze", str(folder), "--json"]) != 0:
+        capsys.readouterr()
+        pytest.skip(f"{folder.name} is not a profile roofscope reads as a whole")
+    capsys.readouterr()
+    doc = compare_json(capsys, str(folder), str(folder), "--fail-if-slower", "0",
+                       "--fail-if-kernel-slower", "0")  # fmt: skip
+    assert doc["added"] == [] and doc["removed"] == []
+    assert all(k["speedup"] in (1.0, None) for k in doc["kernels"])
+    assert doc["gate"]["passed"]
+
+
+def test_rocprof_v1_against_rocprofv3(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """The demo's rocprof v1 trace written again as a rocprofv3 kernel_trace.csv (2025-08
+    layout, names without [clone .kd]): every kernel matches by name, 1.00x."""
+    header = (
+        '"Kind","Agent_Id","Queue_Id","Stream_Id","Thread_Id","Dispatch_Id","Kernel_Id",'
+        '"Kernel_Name","Correlation_Id","Start_Timestamp","End_Timestamp","LDS_Block_Size",'
+        '"Scratch_Size","VGPR_Count","Accum_VGPR_Count","SGPR_Count","Workgroup_Size_X",'
+        '"Workgroup_Size_Y","Workgroup_Size_Z","Grid_Size_X","Grid_Size_Y","Grid_Size_Z"'
+    )
+    lines = [header]
+    with TRACE.open(newline="") as f:
+        for i, r in enumerate(csv.DictReader(f)):
+            name = r["KernelName"].replace(" [clone .kd]", "")
+            lines.append(
+                f'"KERNEL_DISPATCH","Agent {r["gpu-id"]}",1,1,{r["tid"]},{i + 1},1,"{name}",'
+                f"{i + 1},{r['BeginNs']},{r['EndNs']},{r['lds']},{r['scr']},{r['arch_vgpr']},"
+                f"{r['accum_vgpr']},{r['sgpr']},{r['wgr']},1,1,{r['grd']},1,1"
+            )
+    v3 = tmp_path / "42" / "42_kernel_trace.csv"
+    v3.parent.mkdir()
+    v3.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    doc = compare_json(capsys, str(TRACE), str(v3))
+    assert doc["added"] == [] and doc["removed"] == []
+    assert len(doc["kernels"]) == 4
+    assert all(k["matched_by"] == "name" and k["speedup"] == 1.0 for k in doc["kernels"])
+
+
+def test_terminal_view_and_closed_schema(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    new = rewrite(TRACE, tmp_path / "new" / "results.csv", scale({"laplacian_kernel": 0.5}))
+    assert main(["compare", str(TRACE), str(new)]) == 0
+    out = capsys.readouterr().out
+    assert f"baseline {TRACE} (1 run(s)) vs {new} (1 run(s))" in " ".join(out.split())
+    # 2.6086 s of laplacian halved + 2.2 ms of the others = 1.3065 s
+    assert "End to end: kernel time 2.61 s -> 1.31 s: 2.00 ± 0.00x faster" in out
+    assert "Gate: PASS" in out
+    doc = compare_json(capsys, str(TRACE), str(new))
+    doc["kernels"][0]["surprise"] = 1
+    assert list(jsonschema.Draft202012Validator(SCHEMA).iter_errors(doc))
