@@ -246,3 +246,26 @@ def test_terminal_view_and_closed_schema(
     doc = compare_json(capsys, str(TRACE), str(new))
     doc["kernels"][0]["surprise"] = 1
     assert list(jsonschema.Draft202012Validator(SCHEMA).iter_errors(doc))
+
+
+def test_several_runs_a_side(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """Two runs a side: speedup of the mean totals, interval bootstrapped over runs."""
+    runs = {
+        "b1": 1.0, "b2": 1.02, "n1": 0.5, "n2": 0.52,  # laplacian_kernel's scale per run
+    }  # fmt: skip
+    paths = {
+        k: rewrite(TRACE, tmp_path / k / "results.csv", scale({"laplacian_kernel": f}))
+        for k, f in runs.items()
+    }
+    doc = compare_json(
+        capsys, str(paths["b1"]), str(paths["n1"]),
+        "--base-run", str(paths["b2"]), "--new-run", str(paths["n2"]),
+    )  # fmt: skip
+    assert (doc["base"]["runs"], doc["new"]["runs"]) == (2, 2)
+    lap = next(k for k in doc["kernels"] if "laplacian" in k["base_name"])
+    t = {k: totals(p) for k, p in paths.items()}
+    name = lap["base_name"]
+    expected = (t["b1"][name] + t["b2"][name]) / (t["n1"][name] + t["n2"][name])
+    assert lap["speedup"] == pytest.approx(expected, rel=1e-12)
+    assert lap["interval"]["method"] == "bootstrap over runs" and lap["interval"]["beyond_noise"]
+    assert doc["end_to_end"]["interval"]["method"] == "bootstrap over runs"
