@@ -110,6 +110,15 @@ def analyze(
         float | None,
         typer.Option("--peak-bw", min=0, help="HBM bandwidth peak, B/s (e.g. 1.6e12)."),
     ] = None,
+    html: Annotated[
+        str | None, typer.Option("--html", help="Also write the report as one offline HTML file.")
+    ] = None,
+    svg: Annotated[
+        str | None, typer.Option("--svg", help="Also write each chart as an SVG file into DIR.")
+    ] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="Overwrite existing output files.")
+    ] = False,
 ) -> None:
     """Baseline, hotspots and roofline of one profile (files of several processes merge)."""
     selection = Selection(kernel=kernel, device=device)
@@ -127,6 +136,19 @@ def analyze(
     with _progress(paths) as tick:
         profile = load(paths, fmt=fmt, progress=tick)
     report = analyse(profile, selection=selection, gap_threshold_ns=round(gap_us * 1000), roof=roof)
+    if html:
+        from roofscope.render.html import render_html
+
+        _write(Path(html), render_html(report), force=force)
+    if svg:
+        from roofscope.render.charts import hotspot_svg, roofline_svg, timeline_svg
+
+        charts = {"hotspots": hotspot_svg(report), "roofline": roofline_svg(report),
+                  "timeline": timeline_svg(report)}  # fmt: skip
+        Path(svg).mkdir(parents=True, exist_ok=True)
+        for name, chart in charts.items():
+            if chart:
+                _write(Path(svg) / f"{name}.svg", chart, force=force)
     sys.stdout.write(render_json(report) if as_json else _text(report, top=top))
 
 
@@ -201,6 +223,12 @@ def compare(
         list[str] | None, typer.Option("--work", help="Work of kernels (as analyze).")
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="JSON on stdout.")] = False,
+    html: Annotated[
+        str | None, typer.Option("--html", help="Also write the comparison as an HTML file.")
+    ] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="Overwrite existing output files.")
+    ] = False,
 ) -> None:
     """Baseline against candidate: per-kernel and end-to-end speedup, and a gate for CI."""
     from roofscope.compare.compare import Run, run_of
@@ -228,6 +256,10 @@ def compare(
         write_junit(verdict, Path(junit))
     if markdown_out:
         Path(markdown_out).write_text(markdown(cmp, verdict), encoding="utf-8")
+    if html:
+        from roofscope.render.html import render_compare_html
+
+        _write(Path(html), render_compare_html(cmp, verdict), force=force)
     sys.stdout.write(
         render_compare_json(cmp, verdict) if as_json else render_compare_text(cmp, verdict)
     )
@@ -253,6 +285,18 @@ def devices(
         near = ", ".join(catalogue.closest(name)) or "none"
         raise UsageError(f"{name!r}: not in the catalogue (closest: {near})")
     sys.stdout.write(catalogue.describe(found))
+
+
+def _write(path: Path, text: str, *, force: bool) -> None:
+    """Write an output file; an existing one only with --force."""
+    if path.exists() and not force:
+        raise UsageError(f"{path}: exists; pass --force to overwrite it, or another path")
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as e:
+        raise UsageError(
+            f"{path}: cannot be written ({e.strerror}); pass a writable path"
+        ) from None
 
 
 def _work_rules(values: Sequence[str]) -> list[Rule]:

@@ -1,0 +1,234 @@
+"""One self-contained HTML file: styles, charts (SVG) and script inline, no network.
+
+Kernel names are untrusted text: they reach the page only through :func:`html.escape`
+(tables, SVG) and ``textContent`` (the tooltip), never as markup.
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+from roofscope import __version__
+from roofscope.compare.compare import Comparison
+from roofscope.compare.gate import Verdict, speedup_text
+from roofscope.render.charts import hotspot_svg, roofline_svg, timeline_svg
+from roofscope.render.text import human_time
+from roofscope.report import Report
+
+STYLE = """
+body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1100px}
+h1{font-size:20px}h2{font-size:16px;margin-top:28px;border-bottom:1px solid #ddd}
+table{border-collapse:collapse;font-size:12px}td,th{padding:3px 8px;border-bottom:1px solid #eee;
+text-align:right}td:first-child,th:first-child{text-align:left;max-width:520px;overflow-wrap:anywhere}
+.sel rect,rect.sel{stroke:#000;stroke-width:2}circle.sel{stroke:#000;stroke-width:4}
+tr.sel{background:#fff3b0}.muted{color:#777}.fail{color:#b00020;font-weight:bold}
+.pass{color:#1b7f3b;font-weight:bold}#tip{position:fixed;pointer-events:none;background:#222;
+color:#fff;padding:4px 8px;border-radius:4px;font-size:12px;max-width:600px;display:none;
+white-space:pre-wrap}[data-k]{cursor:pointer}
+"""
+
+SCRIPT = """
+(function(){
+  var tip=document.getElementById('tip');
+  function select(k){
+    document.querySelectorAll('.sel').forEach(function(e){e.classList.remove('sel');});
+    document.querySelectorAll('[data-k="'+k+'"]').forEach(function(e){e.classList.add('sel');});
+  }
+  document.querySelectorAll('[data-k]').forEach(function(el){
+    el.addEventListener('click',function(){select(el.getAttribute('data-k'));});
+    el.addEventListener('mousemove',function(ev){
+      var t=el.querySelector('title');
+      tip.textContent=t?t.textContent:(el.getAttribute('data-name')||'');
+      tip.style.display='block';tip.style.left=(ev.clientX+12)+'px';tip.style.top=(ev.clientY+12)+'px';
+    });
+    el.addEventListener('mouseleave',function(){tip.style.display='none';});
+  });
+})();
+"""
+
+
+def _e(text: object) -> str:
+    return escape(str(text), quote=True)
+
+
+def _page(title: str, body: list[str]) -> str:
+    return "\n".join(
+        [
+            "<!DOCTYPE html>",
+            '<html lang="en"><head><meta charset="utf-8">',
+            '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
+            "style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">",
+            f"<title>{_e(title)}</title><style>{STYLE}</style></head><body>",
+            *body,
+            '<div id="tip"></div>',
+            f"<script>{SCRIPT}</script>",
+            "</body></html>",
+        ]
+    )
+
+
+def render_html(report: Report) -> str:
+    h, t, run = report.hotspots, report.timeline, report.run
+    gpu = " · ".join(x for x in (run.gpu, run.arch) if x) or "GPU unknown"
+    body = [
+        f"<h1>roofscope check-up · {_e(run.producer or 'unknown producer')} · {_e(gpu)}</h1>",
+        f'<p class="muted">roofscope {__version__}</p>',
+        "<h2>Baseline</h2>",
+        f"<p>Kernel time {human_time(h.total_ns)} in {h.dispatches:,} dispatches of "
+        f"{len(h.kernels)} kernel(s); {h.kernels_for_80pct or '-'} make 80% of it.</p>",
+    ]
+    if t is not None:
+        body.append(
+            f"<p>GPU busy {human_time(t.busy_ns)} of {human_time(t.wall_ns)} wall; idle "
+            f"{human_time(t.idle_ns)} ({100 * t.idle_share:.1f}%), {t.gaps:,} gap(s).</p>"
+        )
+        body.append(timeline_svg(report))
+    else:
+        body.append('<p class="muted">No dispatch timestamps: no timeline.</p>')
+    body += ["<h2>Hotspots</h2>", hotspot_svg(report), _kernel_table(report)]
+    body.append("<h2>Roofline</h2>")
+    section = report.roofline
+    if section.problem:
+        body.append(f'<p class="muted">{_e(section.problem)}.</p>')
+    if section.result.ceilings:
+        choice = section.choice
+        body.append(
+            f"<p>{_e(choice.name or 'ceilings from the user')} · scope {_e(choice.scope)} · "
+            f"detected from {_e(choice.detected_from or '-')}</p>"
+        )
+        body.append(roofline_svg(report))
+        body.append(_ceiling_table(report))
+        placed = [k.name for k in section.result.kernels if k.placed_by == "bandwidth"]
+        if placed:
+            body.append(
+                f'<p class="muted">{len(placed)} kernel(s) without known FLOPs are placed by '
+                "bandwidth and listed in the table, not drawn.</p>"
+            )
+    body += ["<h2>Findings</h2>", _findings(report), "<h2>Inputs and warnings</h2>"]
+    body.append(
+        "<ul>"
+        + "".join(
+            f"<li>{_e(f.path)} ({_e(f.format)}, {f.rows:,} rows, {_e(f.role)})</li>"
+            for f in report.inputs
+        )
+        + "</ul>"
+    )
+    if report.warnings:
+        body.append(
+            "<ul>"
+            + "".join(f"<li>[{_e(w.code)}] {_e(w.message)}</li>" for w in report.warnings)
+            + "</ul>"
+        )
+    return _page(f"roofscope · {gpu}", body)
+
+
+def _kernel_table(report: Report, top: int = 50) -> str:
+    roofs = {k.name: k for k in report.roofline.result.kernels}
+    rows = []
+    for i, k in enumerate(report.hotspots.kernels[:top]):
+        r = roofs.get(k.name)
+        eff = "-" if r is None or r.efficiency is None else f"{100 * r.efficiency:.1f}%"
+        rows.append(
+            f'<tr data-k="{i}"><td>{"● " if k.hot else ""}{_e(k.name)}</td><td>{k.calls:,}</td>'
+            f"<td>{human_time(k.total_ns)}</td>"
+            f"<td>{'-' if k.share is None else f'{100 * k.share:.1f}%'}</td>"
+            f"<td>{human_time(k.mean_ns)}</td><td>{eff}</td>"
+            f"<td>{_e((r.bound or '-') if r else '-')}</td></tr>"
+        )
+    return (
+        '<table id="kernels"><tr><th>Kernel</th><th>Calls</th><th>Total</th><th>Share</th>'
+        "<th>Mean</th><th>Efficiency</th><th>Bound</th></tr>" + "".join(rows) + "</table>"
+    )
+
+
+def _ceiling_table(report: Report) -> str:
+    rows = "".join(
+        f"<tr><td>{_e(c.name)}</td><td>{c.value:.4g} {_e(c.unit_of_value)}</td>"
+        f"<td>{_e(c.origin)}</td><td>{_e(c.scope)}</td><td>{_e(c.source)}</td></tr>"
+        for c in report.roofline.result.ceilings
+    )
+    return (
+        '<table id="ceilings"><tr><th>Ceiling</th><th>Value</th><th>Origin</th><th>Scope</th>'
+        f"<th>Source</th></tr>{rows}</table>"
+    )
+
+
+def _findings(report: Report) -> str:
+    if not report.findings:
+        return '<p class="muted">No findings.</p>'
+    index = {k.name: i for i, k in enumerate(report.hotspots.kernels)}
+    rows = []
+    for f in report.findings:
+        gain = "-" if f.gain_share is None else f"{100 * f.gain_share:.1f}%"
+        k = "" if f.kernel is None else f' data-k="{index.get(f.kernel, -1)}"'
+        rows.append(
+            f"<tr{k}><td>{_e(f.kernel or 'whole program')}</td><td>{_e(f.rule)}</td>"
+            f"<td>{_e(f.severity)}</td><td>{gain}</td><td>{_e(f.summary)}</td>"
+            f"<td>{_e(f.prescription)}</td></tr>"
+        )
+    return (
+        '<table id="findings"><tr><th>Kernel</th><th>Rule</th><th>Severity</th><th>Gain</th>'
+        "<th>Evidence</th><th>Prescription</th></tr>" + "".join(rows) + "</table>"
+    )
+
+
+def render_compare_html(cmp: Comparison, verdict: Verdict) -> str:
+    e = cmp.end_to_end
+    body = [
+        f"<h1>roofscope compare · {_e(cmp.base_label)} → {_e(cmp.new_label)}</h1>",
+        f'<p class="{"pass" if verdict.passed else "fail"}">Gate: '
+        f"{'PASS' if verdict.passed else 'FAIL'}</p>",
+        "<ul>" + "".join(f"<li>{_e(r)}</li>" for r in verdict.reasons) + "</ul>",
+        f"<p>End to end (kernel time): {human_time(e.kernel_ns[0])} → "
+        f"{human_time(e.kernel_ns[1])}: {_e(speedup_text(e.speedup, e.interval))}</p>",
+        "<h2>Contributions to the change (waterfall)</h2>",
+        _waterfall(cmp),
+        "<h2>Kernels</h2>",
+    ]
+    rows = []
+    for i, k in enumerate(cmp.kernels):
+        share = "-" if k.attribution is None else f"{100 * k.attribution:+.1f}%"
+        rows.append(
+            f'<tr data-k="{i}"><td>{_e(k.name)}</td><td>{_e(k.how)}</td>'
+            f"<td>{human_time(k.total_ns[0])}</td><td>{human_time(k.total_ns[1])}</td>"
+            f"<td>{_e(speedup_text(k.speedup, k.interval))}</td><td>{share}</td></tr>"
+        )
+    body.append(
+        '<table id="changes"><tr><th>Kernel</th><th>Matched</th><th>Base</th><th>New</th>'
+        "<th>Speedup</th><th>Share of change</th></tr>" + "".join(rows) + "</table>"
+    )
+    return _page(f"roofscope compare · {cmp.base_label} → {cmp.new_label}", body)
+
+
+def _waterfall(cmp: Comparison, top: int = 20) -> str:
+    """Each kernel's change in time, from the baseline total to the candidate's."""
+    items = list(enumerate(cmp.kernels))[:top]
+    if not items:
+        return ""
+    width, row, left = 760, 22, 260
+    base, new = cmp.end_to_end.kernel_ns
+    span = max(base, new, 1.0)
+    scale = (width - left - 20) / span
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" id="waterfall" '
+           f'width="{width}" height="{30 + row * (len(items) + 2)}">']  # fmt: skip
+    level = base
+    out.append(f'<rect x="{left}" y="4" width="{base * scale:.1f}" height="16" fill="#9aa5b1">'
+               f"<title>baseline {human_time(base)}</title></rect>")  # fmt: skip
+    for n, (i, k) in enumerate(items, start=1):
+        y = 4 + n * row
+        start, end = level, level + k.delta_ns
+        x0, x1 = sorted((start * scale, end * scale))
+        colour = "#d62728" if k.delta_ns > 0 else "#2ca02c"
+        label = k.name if len(k.name) <= 38 else k.name[:37] + "…"
+        tip = f"{k.name}: {k.delta_ns / 1e6:+.3f} ms"
+        out.append(
+            f'<g data-k="{i}"><title>{_e(tip)}</title>'
+            f'<text x="{left - 6}" y="{y + 13}" text-anchor="end" font-size="11">{_e(label)}</text>'
+            f'<rect x="{left + x0:.1f}" y="{y}" width="{max(1.0, x1 - x0):.1f}" height="16" '
+            f'fill="{colour}"/></g>'
+        )
+        level = end
+    y = 4 + (len(items) + 1) * row
+    out.append(f'<rect x="{left}" y="{y}" width="{new * scale:.1f}" height="16" fill="#555">'
+               f"<title>candidate {human_time(new)}</title></rect></svg>")  # fmt: skip
+    return "\n".join(out)

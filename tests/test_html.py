@@ -1,0 +1,187 @@
+"""The HTML report: one offline file, escaped names, linked charts, checked in Chromium.
+
+The browser tests need Chromium (Debian's /usr/bin/chromium, or $ROOFSCOPE_CHROMIUM) and
+Playwright: without them they are skipped with the reason, except in CI (CI=true), where a
+missing browser fails them. Screenshots go to test-artifacts/.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from roofscope.cli import main
+from tests.conftest import DATA, DEMO
+
+ARTIFACTS = Path(__file__).parents[1] / "test-artifacts"
+CHROMIUM = os.environ.get("ROOFSCOPE_CHROMIUM") or shutil.which("chromium") or ""
+PROFILES = [DEMO, DEMO.parent / "openmp-collapse-mi300a", DATA / "rocprof-compute-mi200"]
+XSS = "<img src=x onerror=alert(1)>"
+
+
+def _browser_missing() -> str | None:
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "playwright is not installed (pip install playwright)"
+    if not CHROMIUM:
+        return "no Chromium found (apt-get install chromium, or set ROOFSCOPE_CHROMIUM)"
+    return None
+
+
+def needs_browser() -> None:
+    why = _browser_missing()
+    if why is None:
+        return
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"browser tests need a browser in CI: {why}")
+    pytest.skip(why)
+
+
+def analyze_json(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, Any]:
+    assert main(["analyze", *args, "--json"]) == 0
+    doc: dict[str, Any] = json.loads(capsys.readouterr().out)
+    return doc
+
+
+def xss_profile(tmp_path: Path) -> Path:
+    path = tmp_path / "kernels.csv"
+    with path.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["Name", "Count", "TotalTimeNs", "AverageTimeNs"])
+        w.writerow([XSS, 4, 4000, 1000])
+        w.writerow(["copy_kernel", 2, 500, 250])
+    return path
+
+
+# -- without a browser ----------------------------------------------------------------------
+
+
+def test_one_offline_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    html = tmp_path / "r.html"
+    doc = analyze_json(capsys, str(PROFILES[1]), "--html", str(html))
+    text = html.read_text(encoding="utf-8")
+    # the only URL is SVG's namespace, which is a name, not a request
+    urls = set(re.findall(r"(?:https?:)?//[\w.-]+[^\s\"'<>]*", text))
+    assert urls == {"http://www.w3.org/2000/svg"}
+    assert "default-src 'none'" in text and "<script src" not in text and "<link" not in text
+    assert text.count('class="bar"') == len(doc["kernels"])  # 3 kernels, none folded
+    assert main(["analyze", str(PROFILES[1]), "--html", str(html)]) == 2  # no overwrite
+    assert "exists; pass --force" in capsys.readouterr().err
+    assert main(["analyze", str(PROFILES[1]), "--html", str(html), "--force"]) == 0
+
+
+def test_names_are_text(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    html = tmp_path / "xss.html"
+    analyze_json(capsys, str(xss_profile(tmp_path)), "--html", str(html))
+    text = html.read_text(encoding="utf-8")
+    assert XSS not in text and "&lt;img src=x onerror=alert(1)&gt;" in text
+
+
+def test_svg_files(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    from xml.etree import ElementTree as ET
+
+    analyze_json(capsys, str(PROFILES[1]), "--svg", str(tmp_path / "charts"))
+    names = sorted(p.name for p in (tmp_path / "charts").iterdir())
+    assert names == ["hotspots.svg", "roofline.svg", "timeline.svg"]
+    for p in (tmp_path / "charts").iterdir():
+        root = ET.parse(p).getroot()  # well-formed XML
+        assert root.tag == "{http://www.w3.org/2000/svg}svg"
+        assert float(root.get("width") or 0) == 760
+
+
+# -- in the browser ---------------------------------------------------------------------------
+
+
+def open_page(html: Path, shot: str) -> tuple[Any, list[str], list[str]]:
+    from playwright.sync_api import sync_playwright
+
+    pw = sync_playwright().start()
+    browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+    page = browser.new_page(viewport={"width": 1100, "height": 1400})
+    errors: list[str] = []
+    requests: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on(
+        "request",
+        lambda r: None if r.url.startswith(("file:", "data:")) else requests.append(r.url),
+    )
+    page.on("dialog", lambda d: (errors.append(f"dialog: {d.message}"), d.dismiss()))
+    page.goto(html.as_uri())
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{shot}.png"), full_page=True)
+    page._roofscope_close = lambda: (browser.close(), pw.stop())  # type: ignore[attr-defined]
+    return page, errors, requests
+
+
+@pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.name)
+def test_report_in_the_browser(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, profile: Path
+) -> None:
+    needs_browser()
+    html = tmp_path / "r.html"
+    doc = analyze_json(capsys, str(profile), "--html", str(html))
+    page, errors, requests = open_page(html, f"report-{profile.name}")
+    try:
+        shown = min(20, len(doc["kernels"])) + (1 if len(doc["kernels"]) > 20 else 0)
+        assert page.locator("#hotspots g.bar").count() == shown
+        drawn = [
+            i for i, k in enumerate(doc["kernels"])
+            if k["roofline"] and k["roofline"]["achieved_flops_s"] and k["roofline"]["ai"]
+        ]  # fmt: skip
+        assert page.locator("#roofline circle.point").count() == len(drawn)
+        if drawn:
+            i = drawn[0]
+            point = page.locator(f'#roofline circle.point[data-k="{i}"]')
+            point.hover(force=True)
+            assert doc["kernels"][i]["name"] in (page.text_content("#tip") or "")
+            page.locator(f'#hotspots g.bar[data-k="{i}"] rect').click()
+            assert "sel" in (point.get_attribute("class") or "")
+            assert "sel" in (
+                page.locator(f'#kernels tr[data-k="{i}"]').get_attribute("class") or ""
+            )
+        assert errors == [] and requests == []
+    finally:
+        page._roofscope_close()
+
+
+def test_names_run_no_script_in_the_browser(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    needs_browser()
+    html = tmp_path / "xss.html"
+    analyze_json(capsys, str(xss_profile(tmp_path)), "--html", str(html))
+    page, errors, requests = open_page(html, "report-xss")
+    try:
+        assert page.locator("img").count() == 0
+        assert XSS in (page.text_content("#kernels") or "")
+        page.locator('#hotspots g.bar[data-k="0"] rect').hover(force=True)
+        assert XSS in (page.text_content("#tip") or "")
+        assert errors == [] and requests == []
+    finally:
+        page._roofscope_close()
+
+
+def test_comparison_in_the_browser(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    needs_browser()
+    from tests.test_compare import TRACE, rewrite, scale
+
+    new = rewrite(TRACE, tmp_path / "new" / "results.csv", scale({"laplacian_kernel": 1.5}))
+    html = tmp_path / "cmp.html"
+    assert main(["compare", str(TRACE), str(new), "--html", str(html)]) == 0
+    capsys.readouterr()
+    page, errors, requests = open_page(html, "compare")
+    try:
+        assert page.locator("#waterfall g[data-k]").count() == 4
+        assert "Gate: PASS" in (page.text_content("body") or "")
+        assert errors == [] and requests == []
+    finally:
+        page._roofscope_close()
