@@ -73,6 +73,11 @@ def test_one_offline_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) ->
     assert urls == {"http://www.w3.org/2000/svg"}
     assert "default-src 'none'" in text and "<script src" not in text and "<link" not in text
     assert text.count('class="bar"') == len(doc["kernels"])  # 3 kernels, none folded
+    # the metrics table: one row per kernel with metrics, e.g. VALU Active Threads 44.1
+    metrics = text[text.index('<table id="metrics">') :].split("</table>")[0]
+    assert metrics.count("<tr data-k=") == len(doc["kernels"])
+    l18 = doc["kernels"][0]["metrics"]["VALU Active Threads"]["value_dispatch_mean"]
+    assert f"<td>{l18:.3g} threads</td>" in text
     assert main(["analyze", str(PROFILES[1]), "--html", str(html)]) == 2  # no overwrite
     assert "exists; pass --force" in capsys.readouterr().err
     assert main(["analyze", str(PROFILES[1]), "--html", str(html), "--force"]) == 0

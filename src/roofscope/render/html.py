@@ -86,6 +86,8 @@ def render_html(report: Report) -> str:
     else:
         body.append('<p class="muted">No dispatch timestamps: no timeline.</p>')
     body += ["<h2>Hotspots</h2>", hotspot_svg(report), _kernel_table(report)]
+    if report.metrics.kernels:
+        body += ["<h2>Metrics of the hot kernels</h2>", _metrics_table(report)]
     body.append("<h2>Roofline</h2>")
     section = report.roofline
     if section.problem:
@@ -138,6 +140,40 @@ def _kernel_table(report: Report, top: int = 50) -> str:
     return (
         '<table id="kernels"><tr><th>Kernel</th><th>Calls</th><th>Total</th><th>Share</th>'
         "<th>Mean</th><th>Efficiency</th><th>Bound</th></tr>" + "".join(rows) + "</table>"
+    )
+
+
+def _metrics_table(report: Report) -> str:
+    """One row per hot kernel with metrics: the speed-of-light set, mean over dispatches
+    (the time-weighted value beside it where the two differ), and occupancy."""
+    from roofscope.render.metrics_text import SHOWN
+
+    index = {k.name: i for i, k in enumerate(report.hotspots.kernels)}
+    kernels = [k for k in report.hotspots.kernels if k.name in report.metrics.kernels]
+    columns = [n for n in SHOWN if any(n in report.metrics.kernels[k.name].values for k in kernels)]
+    head = "".join(f"<th>{_e(n)}</th>" for n in columns)
+    rows = []
+    for k in kernels:
+        m = report.metrics.kernels[k.name]
+        cells = []
+        for n in columns:
+            v = m.values.get(n)
+            text = (
+                "-"
+                if v is None or v.value_dispatch_mean is None
+                else f"{v.value_dispatch_mean:.3g}"
+            )
+            if v is not None and v.aggregation_differs and v.value_time_weighted is not None:
+                text += f" [{v.value_time_weighted:.3g}]"
+            cells.append(f"<td>{text}{'' if v is None else ' ' + _e(v.unit)}</td>")
+        occ = m.occupancy
+        occupancy = "-" if occ is None else f"{100 * occ.fraction:.0f}% ({_e(occ.limiter)})"
+        rows.append(f'<tr data-k="{index[k.name]}"><td>{_e(k.name)}</td>{"".join(cells)}'
+                    f"<td>{occupancy}</td></tr>")  # fmt: skip
+    return (
+        f'<table id="metrics"><tr><th>Kernel</th>{head}<th>Occupancy</th></tr>'
+        + "".join(rows)
+        + "</table>"
     )
 
 
