@@ -190,3 +190,34 @@ def test_comparison_in_the_browser(capsys: pytest.CaptureFixture[str], tmp_path:
         assert errors == [] and requests == []
     finally:
         page._roofscope_close()
+
+
+def test_comparison_report_shows_movement(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The summary example against itself with vector_add twice as fast: its arrow on the
+    roofline goes up (same work, half the time), labelled 2.00x."""
+    from tests.conftest import SUMMARY, SUMMARY_WORK
+
+    new = tmp_path / "new.csv"
+    rows = SUMMARY.read_text(encoding="utf-8").splitlines()
+    rows = [r.replace("vector_add,8,3200000,400000", "vector_add,8,1600000,200000") for r in rows]
+    new.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    html = tmp_path / "cmp.html"
+    args = [
+        "compare",
+        str(SUMMARY),
+        str(new),
+        "--gpu",
+        "mi250x",
+        *SUMMARY_WORK,
+        "--html",
+        str(html),
+    ]
+    assert main(args) == 0
+    capsys.readouterr()
+    text = html.read_text(encoding="utf-8")
+    movement = text[text.index('id="movement"') :].split("</svg>")[0]
+    assert movement.count("<g data-k=") == 4  # every kernel has work on both sides
+    assert ">2.00x</text>" in movement and ">1.00x</text>" in movement
+    assert "Gate: PASS" in text and 'id="waterfall"' in text

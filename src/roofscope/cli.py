@@ -245,7 +245,8 @@ def compare(
             out.append(run_of(profile, analyse(profile, roof=roof)))
         return out
 
-    cmp = compare_runs(runs(base, base_run), runs(new, new_run), (base, new))
+    base_runs, new_runs = runs(base, base_run), runs(new, new_run)
+    cmp = compare_runs(base_runs, new_runs, (base, new))
     verdict = gate(
         cmp,
         fail_if_slower=fail_if_slower,
@@ -259,7 +260,8 @@ def compare(
     if html:
         from roofscope.render.html import render_compare_html
 
-        _write(Path(html), render_compare_html(cmp, verdict), force=force)
+        ceilings = base_runs[0].report.roofline.result.ceilings
+        _write(Path(html), render_compare_html(cmp, verdict, ceilings), force=force)
     sys.stdout.write(
         render_compare_json(cmp, verdict) if as_json else render_compare_text(cmp, verdict)
     )

@@ -5,9 +5,12 @@ report's kernel list) for the linked highlighting; every text is escaped."""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from html import escape
 
 from roofscope.analysis.roofline import KernelRoofline
+from roofscope.ceilings import Ceiling
+from roofscope.compare.compare import Comparison
 from roofscope.report import Report
 
 BOUND_COLOUR = {"memory": "#1f77b4", "compute": "#d62728", None: "#7f7f7f"}
@@ -189,6 +192,75 @@ def timeline_svg(report: Report) -> str:
             f"<title>busy {100 * busy:.1f}%</title></rect>"
             f'<rect x="{90 + busy * 600:.1f}" y="{y}" width="{(1 - busy) * 600:.1f}" height="18" '
             f'fill="#eee"><title>idle {100 * (1 - busy):.1f}%, {d.gaps} gap(s)</title></rect>'
+        )
+    out.append("</svg>")
+    return "\n".join(out)
+
+
+def movement_svg(cmp: Comparison, ceilings: Sequence[Ceiling]) -> str:
+    """Before -> after arrows on a log-log roofline, each labelled with its speedup; the
+    baseline's ceilings drawn for reference. Empty when no kernel has roofline data on
+    both sides."""
+    moves = []
+    for i, k in enumerate(cmp.kernels):
+        m = k.movement
+        if m is None or None in m.intensity or None in m.achieved_flops_s:
+            continue
+        if not all(v and v > 0 for v in (*m.intensity, *m.achieved_flops_s)):
+            continue
+        moves.append((i, k, m))
+    if not moves:
+        return ""
+    xs = [v for _, _, m in moves for v in m.intensity if v]
+    ys = [v for _, _, m in moves for v in m.achieved_flops_s if v]
+    ys += [c.value for c in ceilings if c.kind == "compute"]
+    x0, x1 = 10 ** math.floor(math.log10(min(xs)) - 0.5), 10 ** math.ceil(math.log10(max(xs)) + 0.5)
+    y0, y1 = 10 ** math.floor(math.log10(min(ys)) - 0.5), 10 ** math.ceil(math.log10(max(ys)) + 0.5)
+    width, height, pad = 760, 420, 60
+
+    def px(x: float) -> float:
+        span = math.log10(x1) - math.log10(x0)
+        return pad + (math.log10(x) - math.log10(x0)) / span * (width - 2 * pad)
+
+    def py(y: float) -> float:
+        span = math.log10(y1) - math.log10(y0)
+        return height - pad - (math.log10(y) - math.log10(y0)) / span * (height - 2 * pad)
+
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" id="movement" width="{width}" '
+        f'height="{height}" viewBox="0 0 {width} {height}" role="img">',
+        "<title>Roofline movement: each kernel before and after</title>",
+        '<defs><marker id="head" markerWidth="8" markerHeight="8" refX="6" refY="3" '
+        'orient="auto"><path d="M0,0 L6,3 L0,6 z" fill="#333"/></marker></defs>',
+        f'<rect x="{pad}" y="{pad}" width="{width - 2 * pad}" height="{height - 2 * pad}" '
+        'fill="none" stroke="#ccc"/>',
+    ]
+    for c in ceilings:
+        label = f"{c.name} {_si(c.value, c.unit_of_value)} (baseline)"
+        if c.kind == "compute" and y0 < c.value < y1:
+            out.append(
+                f'<line x1="{pad}" y1="{py(c.value):.1f}" x2="{width - pad}" '
+                f'y2="{py(c.value):.1f}" stroke="#bbb"><title>{_e(label)}</title></line>'
+            )
+        elif c.kind == "memory":
+            xa, xb = x0, min(x1, y1 / c.value)
+            if xb > xa and c.value * xa < y1:
+                out.append(
+                    f'<line x1="{px(xa):.1f}" y1="{py(max(y0, c.value * xa)):.1f}" '
+                    f'x2="{px(xb):.1f}" y2="{py(c.value * xb):.1f}" stroke="#bbb">'
+                    f"<title>{_e(label)}</title></line>"
+                )
+    for i, k, m in moves:
+        (ax, bx), (ay, by) = m.intensity, m.achieved_flops_s
+        assert ax and bx and ay and by
+        speed = "-" if k.speedup is None else f"{k.speedup:.2f}x"
+        tip = f"{k.name}: {speed}; intensity {ax:.3g} -> {bx:.3g} FLOP/B ({m.level})"
+        out.append(
+            f'<g data-k="{i}"><title>{_e(tip)}</title>'
+            f'<line x1="{px(ax):.1f}" y1="{py(ay):.1f}" x2="{px(bx):.1f}" y2="{py(by):.1f}" '
+            'stroke="#333" stroke-width="1.5" marker-end="url(#head)"/>'
+            f'<circle cx="{px(ax):.1f}" cy="{py(ay):.1f}" r="4" fill="#9aa5b1"/>'
+            f'<text x="{px(bx) + 6:.1f}" y="{py(by) - 6:.1f}" font-size="10">{_e(speed)}</text></g>'
         )
     out.append("</svg>")
     return "\n".join(out)

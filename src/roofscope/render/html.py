@@ -6,12 +6,14 @@ Kernel names are untrusted text: they reach the page only through :func:`html.es
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from html import escape
 
 from roofscope import __version__
+from roofscope.ceilings import Ceiling
 from roofscope.compare.compare import Comparison
 from roofscope.compare.gate import Verdict, speedup_text
-from roofscope.render.charts import hotspot_svg, roofline_svg, timeline_svg
+from roofscope.render.charts import hotspot_svg, movement_svg, roofline_svg, timeline_svg
 from roofscope.render.text import human_time
 from roofscope.report import Report
 
@@ -208,7 +210,7 @@ def _findings(report: Report) -> str:
     )
 
 
-def render_compare_html(cmp: Comparison, verdict: Verdict) -> str:
+def render_compare_html(cmp: Comparison, verdict: Verdict, ceilings: Sequence[Ceiling] = ()) -> str:
     e = cmp.end_to_end
     body = [
         f"<h1>roofscope compare · {_e(cmp.base_label)} → {_e(cmp.new_label)}</h1>",
@@ -219,6 +221,9 @@ def render_compare_html(cmp: Comparison, verdict: Verdict) -> str:
         f"{human_time(e.kernel_ns[1])}: {_e(speedup_text(e.speedup, e.interval))}</p>",
         "<h2>Contributions to the change (waterfall)</h2>",
         _waterfall(cmp),
+        "<h2>Roofline movement</h2>",
+        movement_svg(cmp, ceilings)
+        or '<p class="muted">No kernel has roofline data on both sides.</p>',
         "<h2>Kernels</h2>",
     ]
     rows = []
@@ -229,6 +234,11 @@ def render_compare_html(cmp: Comparison, verdict: Verdict) -> str:
             f"<td>{human_time(k.total_ns[0])}</td><td>{human_time(k.total_ns[1])}</td>"
             f"<td>{_e(speedup_text(k.speedup, k.interval))}</td><td>{share}</td></tr>"
         )
+    added = [k.name for k in cmp.kernels if k.how == "added"]
+    removed = [k.name for k in cmp.kernels if k.how == "removed"]
+    for title, names in (("Added (candidate only)", added), ("Removed (baseline only)", removed)):
+        if names:
+            body.append(f"<p>{title}: " + ", ".join(_e(n) for n in names) + "</p>")
     body.append(
         '<table id="changes"><tr><th>Kernel</th><th>Matched</th><th>Base</th><th>New</th>'
         "<th>Speedup</th><th>Share of change</th></tr>" + "".join(rows) + "</table>"
