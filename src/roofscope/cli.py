@@ -116,6 +116,10 @@ def analyze(
     svg: Annotated[
         str | None, typer.Option("--svg", help="Also write each chart as an SVG file into DIR.")
     ] = None,
+    png: Annotated[
+        str | None,
+        typer.Option("--png", help="Also write each chart as a PNG file into DIR (Chromium)."),
+    ] = None,
     force: Annotated[
         bool, typer.Option("--force", help="Overwrite existing output files.")
     ] = False,
@@ -140,15 +144,20 @@ def analyze(
         from roofscope.render.html import render_html
 
         _write(Path(html), render_html(report), force=force)
-    if svg:
+    if svg or png:
         from roofscope.render.charts import hotspot_svg, roofline_svg, timeline_svg
 
         charts = {"hotspots": hotspot_svg(report), "roofline": roofline_svg(report),
                   "timeline": timeline_svg(report)}  # fmt: skip
-        Path(svg).mkdir(parents=True, exist_ok=True)
-        for name, chart in charts.items():
-            if chart:
+        charts = {name: chart for name, chart in charts.items() if chart}
+        if svg:
+            Path(svg).mkdir(parents=True, exist_ok=True)
+            for name, chart in charts.items():
                 _write(Path(svg) / f"{name}.svg", chart, force=force)
+        if png:
+            from roofscope.render.png import write_pngs
+
+            write_pngs(charts, Path(png), force=force)
     sys.stdout.write(render_json(report) if as_json else _text(report, top=top))
 
 
