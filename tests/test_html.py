@@ -250,3 +250,14 @@ def test_png_files(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
                 idat += data[pos + 8 : pos + 8 + length]
             pos += 12 + length
         assert len(zlib.decompress(idat)) >= height * width * 3  # RGB(A) rows and filters
+
+
+def test_out_folder_names_the_report(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    assert main(["analyze", str(DEMO), "-o", str(tmp_path / "out")]) == 0
+    assert main(["compare", str(DEMO), str(DEMO), "-o", str(tmp_path / "out")]) == 0
+    assert main(["analyze", str(DEMO), "-o", str(tmp_path / "out")]) == 2  # exists: no --force
+    capsys.readouterr()
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
+        "finite-difference-vs-finite-difference.roofscope.html",
+        "finite-difference.roofscope.html",
+    ]

@@ -123,6 +123,10 @@ def analyze(
     force: Annotated[
         bool, typer.Option("--force", help="Overwrite existing output files.")
     ] = False,
+    out: Annotated[
+        str | None,
+        typer.Option("-o", "--out", help="Write the HTML report into DIR, named after the input."),
+    ] = None,
 ) -> None:
     """Baseline, hotspots and roofline of one profile (files of several processes merge)."""
     selection = Selection(kernel=kernel, device=device)
@@ -140,6 +144,9 @@ def analyze(
     with _progress(paths) as tick:
         profile = load(paths, fmt=fmt, progress=tick)
     report = analyse(profile, selection=selection, gap_threshold_ns=round(gap_us * 1000), roof=roof)
+    if out and not html:
+        html = str(Path(out) / f"{_stem(paths[0])}.roofscope.html")
+        Path(out).mkdir(parents=True, exist_ok=True)
     if html:
         from roofscope.render.html import render_html
 
@@ -238,6 +245,10 @@ def compare(
     force: Annotated[
         bool, typer.Option("--force", help="Overwrite existing output files.")
     ] = False,
+    out: Annotated[
+        str | None,
+        typer.Option("-o", "--out", help="Write the HTML report into DIR, named after the inputs."),
+    ] = None,
 ) -> None:
     """Baseline against candidate: per-kernel and end-to-end speedup, and a gate for CI."""
     from roofscope.compare.compare import Run, run_of
@@ -266,6 +277,9 @@ def compare(
         write_junit(verdict, Path(junit))
     if markdown_out:
         Path(markdown_out).write_text(markdown(cmp, verdict), encoding="utf-8")
+    if out and not html:
+        html = str(Path(out) / f"{_stem(base)}-vs-{_stem(new)}.roofscope.html")
+        Path(out).mkdir(parents=True, exist_ok=True)
     if html:
         from roofscope.render.html import render_compare_html
 
@@ -296,6 +310,13 @@ def devices(
         near = ", ".join(catalogue.closest(name)) or "none"
         raise UsageError(f"{name!r}: not in the catalogue (closest: {near})")
     sys.stdout.write(catalogue.describe(found))
+
+
+def _stem(path: str) -> str:
+    """A file-name-safe name for an input: its file or folder name without suffix."""
+    name = Path(path).resolve().name
+    stem = name.split(".")[0] or "profile"
+    return "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in stem)
 
 
 def _write(path: Path, text: str, *, force: bool) -> None:
