@@ -35,6 +35,12 @@ app = typer.Typer(
 
 PROGRESS_BYTES = 64 << 20
 
+Force = Annotated[bool, typer.Option("--force", help="Overwrite existing output files.")]
+OutDir = Annotated[
+    str | None,
+    typer.Option("-o", "--out", help="Write the HTML report into DIR, named after the input(s)."),
+]
+
 
 def _version(value: bool) -> None:
     if value:
@@ -120,13 +126,8 @@ def analyze(
         str | None,
         typer.Option("--png", help="Also write each chart as a PNG file into DIR (Chromium)."),
     ] = None,
-    force: Annotated[
-        bool, typer.Option("--force", help="Overwrite existing output files.")
-    ] = False,
-    out: Annotated[
-        str | None,
-        typer.Option("-o", "--out", help="Write the HTML report into DIR, named after the input."),
-    ] = None,
+    force: Force = False,
+    out: OutDir = None,
 ) -> None:
     """Baseline, hotspots and roofline of one profile (files of several processes merge)."""
     selection = Selection(kernel=kernel, device=device)
@@ -242,13 +243,8 @@ def compare(
     html: Annotated[
         str | None, typer.Option("--html", help="Also write the comparison as an HTML file.")
     ] = None,
-    force: Annotated[
-        bool, typer.Option("--force", help="Overwrite existing output files.")
-    ] = False,
-    out: Annotated[
-        str | None,
-        typer.Option("-o", "--out", help="Write the HTML report into DIR, named after the inputs."),
-    ] = None,
+    force: Force = False,
+    out: OutDir = None,
 ) -> None:
     """Baseline against candidate: per-kernel and end-to-end speedup, and a gate for CI."""
     from roofscope.compare.compare import Run, run_of
