@@ -135,3 +135,10 @@ def speedup_text(speedup: float | None, interval: Interval | None) -> str:
     half = (high - low) / 2
     noise = "" if interval.beyond_noise else ", within noise"
     return f"{shown:.2f} ± {half:.2f}x {word}{noise}"
+
+
+def share_text(share: float | None) -> str:
+    """``+12.3%``; a share that rounds to zero shows as ``+0.0%``, never ``-0.0%``."""
+    if share is None:
+        return "-"
+    return f"{round(100 * share, 1) + 0.0:+.1f}%"

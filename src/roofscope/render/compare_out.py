@@ -13,7 +13,7 @@ from rich.text import Text
 
 from roofscope import __version__
 from roofscope.compare.compare import Comparison, Interval, KernelChange
-from roofscope.compare.gate import Verdict, speedup_text
+from roofscope.compare.gate import Verdict, share_text, speedup_text
 from roofscope.render.text import human_time
 
 SCHEMA_VERSION = "1"
@@ -80,7 +80,7 @@ def render_compare_text(cmp: Comparison, verdict: Verdict, *, top: int = 20) -> 
 
 
 def _row(k: KernelChange) -> list[str]:
-    share = "-" if k.attribution is None else f"{100 * k.attribution:+.1f}%"
+    share = share_text(k.attribution)
     how = "name" if k.how == "name" else f"similar {k.score:.2f}"
     name = k.name if k.base == k.new else f"{k.base} -> {k.new}"
     return [

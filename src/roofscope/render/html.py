@@ -12,7 +12,7 @@ from html import escape
 from roofscope import __version__
 from roofscope.ceilings import Ceiling
 from roofscope.compare.compare import Comparison
-from roofscope.compare.gate import Verdict, speedup_text
+from roofscope.compare.gate import Verdict, share_text, speedup_text
 from roofscope.render.charts import hotspot_svg, movement_svg, roofline_svg, timeline_svg
 from roofscope.render.text import human_time
 from roofscope.report import Report
@@ -228,7 +228,7 @@ def render_compare_html(cmp: Comparison, verdict: Verdict, ceilings: Sequence[Ce
     ]
     rows = []
     for i, k in enumerate(cmp.kernels):
-        share = "-" if k.attribution is None else f"{100 * k.attribution:+.1f}%"
+        share = share_text(k.attribution)
         rows.append(
             f'<tr data-k="{i}"><td>{_e(k.name)}</td><td>{_e(k.how)}</td>'
             f"<td>{human_time(k.total_ns[0])}</td><td>{human_time(k.total_ns[1])}</td>"
