@@ -23,7 +23,7 @@ from pathlib import Path
 
 from roofscope.errors import InputError
 from roofscope.model import Profile
-from roofscope.readers import registry
+from roofscope.readers import registry, rocpd
 from roofscope.readers.registry import (
     COUNTER_COLLECTION,
     DISPATCHES,
@@ -33,11 +33,11 @@ from roofscope.readers.registry import (
 )
 from roofscope.readers.sniff import Head, read_head
 
-_CANDIDATE = re.compile(r"\.(csv|json)$", re.IGNORECASE)
+_CANDIDATE = re.compile(r"\.(csv|json|db)$", re.IGNORECASE)
 _PASS_DIR = re.compile(r"^(?:pass|pmc)_(\d+)$")
 _V3_SUFFIX = re.compile(
     r"_(kernel_trace|kernel_stats|memory_copy_trace|memory_copy_stats|"
-    r"[a-z_]*api_stats|[a-z_]*domain_stats|[a-z_]*_trace|agent_info|counter_collection)$"
+    r"[a-z_]*api_stats|[a-z_]*domain_stats|[a-z_]*_trace|agent_info|counter_collection|results)$"
 )
 
 Progress = Callable[[str], None]
@@ -85,8 +85,10 @@ def _identify(head: Head, forced: Reader | None) -> Found | None:
     shown = str(head.path)
     if head.kind == "empty":
         raise InputError(shown, "is empty", "re-run the profiler; the file was never written")
-    if head.kind in ("binary", "gzip", "sqlite"):
-        what = {"binary": "binary data", "gzip": "a gzip file", "sqlite": "an SQLite database"}
+    if head.kind == "sqlite":
+        return _identify_sqlite(head, forced)
+    if head.kind in ("binary", "gzip"):
+        what = {"binary": "binary data", "gzip": "a gzip file"}
         raise InputError(
             shown,
             f"is {what[head.kind]}, not a profiler CSV or JSON file",
@@ -101,6 +103,19 @@ def _identify(head: Head, forced: Reader | None) -> Found | None:
             line=1,
         )
     return None if detected is None else Found(head, detected, detected.role(head))
+
+
+def _identify_sqlite(head: Head, forced: Reader | None) -> Found:
+    """A rocpd database; a one-line error naming any other SQLite file."""
+    rocpd.require_rocpd(head.path)
+    reader = rocpd.Rocpd()
+    if forced is not None and forced.name != reader.name:
+        raise InputError(
+            str(head.path),
+            f"looks like {reader.name}, not {forced.name}",
+            f"drop --format or pass --format {reader.name}",
+        )
+    return Found(head, reader, reader.role(head))
 
 
 def _identify_file(head: Head, forced: Reader | None) -> Found:
@@ -131,6 +146,8 @@ def _scan_dir(root: Path, forced: Reader | None) -> list[Found]:
         head = read_head(path)
         if head.kind == "text" and (item := _identify(head, forced)) is not None:
             found.append(item)
+        elif head.kind == "sqlite" and rocpd.is_rocpd(path):
+            found.append(_identify_sqlite(head, forced))
         elif head.kind in ("empty", "binary"):
             unreadable.append(f"{path.relative_to(root)} is {head.kind}")
     if not found:

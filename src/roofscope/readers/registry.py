@@ -52,6 +52,7 @@ class Reader:
 
 def readers() -> list[Reader]:
     from roofscope.readers import (
+        rocpd,
         rocprof_compute,
         rocprof_v1_csv,
         rocprof_v1_json,
@@ -73,6 +74,7 @@ def readers() -> list[Reader]:
         summary_csv.SummaryCsv(),
         rocprof_compute.Workload(),
         rocprof_compute.WorkloadCsv(),
+        rocpd.Rocpd(),
     ]
 
 

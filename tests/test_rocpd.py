@@ -1,0 +1,234 @@
+"""rocpd SQLite databases: the corpus file against the rocprof v1 run it was made from.
+
+``synthetic-rocpd-mi250x/finite-difference_results.db`` re-expresses the dispatches of
+``hpctraining-rocprofv1-mi250x/finite-difference/`` in rocpd form (see its PROVENANCE.md), so
+its per-kernel calls and nanoseconds must equal that run's ``results.stats.csv``.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from roofscope.cli import main
+from roofscope.model import Profile
+from roofscope.names import normalise
+from roofscope.readers import rocpd
+from roofscope.readers.load import load
+from roofscope.readers.registry import KERNEL_SUMMARY
+from roofscope.readers.sniff import read_head
+from tests.conftest import SHARED_CORPUS, run_json
+
+DB = SHARED_CORPUS / "amd" / "synthetic-rocpd-mi250x" / "finite-difference_results.db"
+V1 = SHARED_CORPUS / "amd" / "hpctraining-rocprofv1-mi250x" / "finite-difference"
+pytestmark = pytest.mark.skipif(not DB.exists(), reason="shared corpus not present")
+
+
+def v1_stats() -> dict[str, tuple[int, int]]:
+    """results.stats.csv: normalised kernel name -> (calls, total ns), read with csv."""
+    with (V1 / "results.stats.csv").open(newline="") as f:
+        return {
+            normalise(r["Name"]): (int(r["Calls"]), int(r["TotalDurationNs"]))
+            for r in csv.DictReader(f)
+        }
+
+
+def per_kernel(profile: Profile, sql: str) -> dict[str, tuple[int, int]]:
+    rows = profile.con.execute(sql).fetchall()
+    return {str(k): (int(c), int(t)) for k, c, t in rows}
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def error_of(capsys: pytest.CaptureFixture[str], path: Path) -> str:
+    """``roofscope analyze PATH``: asserts exit 1 and one line on stderr, and returns it."""
+    assert main(["analyze", str(path)]) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.count("\n") == 1 and "Traceback" not in err
+    return err
+
+
+def test_dispatches_equal_v1_stats() -> None:
+    profile = load([str(DB)])
+    got = per_kernel(
+        profile,
+        """SELECT n.kernel, count(*), sum(d.end_ns - d.start_ns)
+        FROM dispatches d JOIN names n USING (name_id) GROUP BY n.kernel""",
+    )
+    assert got == v1_stats()
+    assert sum(c for c, _ in got.values()) == 1004
+    assert sum(t for _, t in got.values()) == 2_610_787_312
+    devices = profile.con.execute("SELECT DISTINCT device, pid FROM dispatches").fetchall()
+    assert devices == [(8, 2046349)]
+
+
+def test_top_kernels_cross_check_equals_v1_stats(capsys: pytest.CaptureFixture[str]) -> None:
+    profile = load([str(DB)])
+    assert [(f.role, f.rows) for f in profile.inputs] == [("dispatches", 1004), ("cross-check", 4)]
+    got = per_kernel(
+        profile,
+        """SELECT n.kernel, sum(s.calls), sum(s.total_ns)
+        FROM kernel_summary s JOIN names n USING (name_id) GROUP BY n.kernel""",
+    )
+    assert got == v1_stats()
+    doc = run_json(capsys, str(DB))
+    assert not [w for w in doc["warnings"] if w["code"] == "stats-mismatch"]
+
+
+def test_top_kernels_as_kernel_summary() -> None:
+    profile = Profile.empty()
+    rocpd.Rocpd().read(DB, read_head(DB), profile, role=KERNEL_SUMMARY)
+    assert profile.count("dispatches") == 0
+    rows = profile.con.execute(
+        "SELECT kernel, calls, total_ns, mean_ns FROM kernel_summary JOIN names USING (name_id)"
+    ).fetchall()
+    laplacian = [r for r in rows if "laplacian" in r[0]]
+    assert laplacian == [(laplacian[0][0], 1001, 2_608_618_986.0, 2_606_012.0)]
+
+
+def test_gpu_from_agents() -> None:
+    run = load([str(DB)]).run
+    assert (run.producer, run.gpu, run.arch) == ("rocprofv3", "AMD Instinct MI250X/MI250", "gfx90a")
+    assert (run.compute_units, run.xcds) == (104, 1)
+
+
+def test_launch_shapes() -> None:
+    profile = load([str(DB)])
+    rows = profile.launches().fetchall()
+    assert sum(r[-1] for r in rows) == 1004
+    cols = [c for c in profile.launches().columns]
+    shapes = {
+        tuple(r[cols.index(c)] for c in ("grid_size", "workgroup_size", "sgpr")) for r in rows
+    }
+    assert (134217728, 256, 32) in shapes
+
+
+def test_input_unchanged() -> None:
+    before = sha256(DB)
+    load([str(DB)])
+    assert sha256(DB) == before
+
+
+def _add_copy_and_counter(db: Path) -> None:
+    """One device-to-host copy and an SQ_WAVES value (two instances) for dispatch 2."""
+    con = sqlite3.connect(db)
+    tables = {
+        n.rsplit("_", 5)[0]: n
+        for (n,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+    }
+    (nid,) = con.execute(f"SELECT id FROM {tables['rocpd_info_node']}").fetchone()
+    string = tables["rocpd_string"]
+    con.execute(f"INSERT INTO {string} (string) VALUES ('MEMORY_COPY'), ('MEMORY_COPY_D2H')")
+    name_id = con.execute(f"SELECT id FROM {string} WHERE string = 'MEMORY_COPY_D2H'").fetchone()
+    category = con.execute(f"SELECT id FROM {string} WHERE string = 'MEMORY_COPY'").fetchone()
+    cur = con.execute(f"INSERT INTO {tables['rocpd_event']} (category_id) VALUES (?)", category)
+    con.execute(
+        f"""INSERT INTO {tables["rocpd_memory_copy"]} (nid, pid, tid, start, "end", name_id,
+        dst_agent_id, src_agent_id, size, event_id) VALUES (?, 2046349, 2046349, 1000, 1500, ?,
+        0, 8, 4, ?)""",
+        (nid, name_id[0], cur.lastrowid),
+    )
+    cur = con.execute(
+        f"""INSERT INTO {tables["rocpd_info_pmc"]} (nid, pid, agent_id, target_arch, name,
+        symbol) VALUES (?, 2046349, 8, 'GPU', 'SQ_WAVES', 'SQ_WAVES')""",
+        (nid,),
+    )
+    (event,) = con.execute(
+        f"SELECT event_id FROM {tables['rocpd_kernel_dispatch']} WHERE dispatch_id = 2"
+    ).fetchone()
+    con.executemany(
+        f"INSERT INTO {tables['rocpd_pmc_event']} (event_id, pmc_id, value) VALUES (?, ?, ?)",
+        [(event, cur.lastrowid, 3.0), (event, cur.lastrowid, 4.0)],
+    )
+    con.commit()
+    con.close()
+
+
+def test_copies_apart_and_counters(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db = tmp_path / "copy.db"
+    shutil.copyfile(DB, db)
+    _add_copy_and_counter(db)
+    profile = load([str(db)])
+    assert profile.con.execute("SELECT * FROM copies").fetchall() == [
+        (2, 2046349, "MEMORY_COPY_D2H", "Agent 8", "Agent 0", 1000, 1500)
+    ]
+    assert [f.role for f in profile.inputs] == ["dispatches", "cross-check", "copies"]
+    counters = profile.con.execute(
+        """SELECT d.dispatch_id, c.counter, c.value FROM counters c
+        JOIN dispatches d ON d.rowid = c.row_id"""
+    ).fetchall()
+    assert counters == [(2, "SQ_WAVES", 7.0)]
+    doc = run_json(capsys, str(db))
+    assert sum(k["calls"] for k in doc["kernels"]) == 1004
+    assert [(a["kind"], a["calls"]) for a in doc["activity"]] == [("copy", 1)]
+
+
+def test_unknown_schema_version(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db = tmp_path / "v9.db"
+    shutil.copyfile(DB, db)
+    with sqlite3.connect(db) as con:
+        (table,) = con.execute(
+            "SELECT name FROM sqlite_master WHERE name LIKE 'rocpd_metadata_%'"
+        ).fetchone()
+        con.execute(f"UPDATE {table} SET value = '9' WHERE tag = 'schema_version'")
+    con.close()
+    err = error_of(capsys, db)
+    assert err == (
+        f"roofscope: error: {db}: has rocpd schema_version 9; roofscope reads schema_version 3; "
+        "convert it with a matching rocprofv3 (rocpd2csv) and pass the CSV files\n"
+    )
+
+
+def test_rocprof_v1_results_db_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    path = V1 / "results.db"
+    err = error_of(capsys, path)
+    assert err == (
+        f"roofscope: error: {path}: is an SQLite database without rocpd's views (a rocprof v1 "
+        "results.db); pass the results.csv that rocprof wrote beside it\n"
+    )
+
+
+def test_rocprof_v1_folder_still_reads_its_csv(capsys: pytest.CaptureFixture[str]) -> None:
+    """The folder's results.db is skipped; its results.csv files (two runs) are read."""
+    doc = run_json(capsys, str(V1))
+    runs = [f for f in doc["inputs"] if f["role"] == "dispatches"]
+    assert [f["format"] for f in runs] == ["rocprof-v1-csv"] * 2
+    assert sum(k["calls"] for k in doc["kernels"]) == 2 * 1004
+    assert not [f for f in doc["inputs"] if f["path"].endswith(".db")]
+
+
+@pytest.mark.parametrize("size", [100, 65536, 557056])
+def test_truncated(tmp_path: Path, size: int, capsys: pytest.CaptureFixture[str]) -> None:
+    db = tmp_path / "cut.db"
+    db.write_bytes(DB.read_bytes()[:size])
+    err = error_of(capsys, db)
+    assert err == (
+        f"roofscope: error: {db}: is a damaged SQLite database (database disk image is "
+        "malformed); re-run the profiler; the file was cut short or overwritten\n"
+    )
+
+
+def test_locked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = tmp_path / "busy.db"
+    shutil.copyfile(DB, db)
+    monkeypatch.setattr(rocpd, "BUSY_TIMEOUT_S", 0.05)
+    writer = sqlite3.connect(db, isolation_level=None)
+    try:
+        writer.execute("BEGIN EXCLUSIVE")
+        err = error_of(capsys, db)
+    finally:
+        writer.close()
+    assert err == (
+        f"roofscope: error: {db}: is locked by another process (database is locked); "
+        "wait for the profiler to finish writing it, or pass a copy\n"
+    )
