@@ -7,12 +7,14 @@ from dataclasses import dataclass
 from roofscope.analysis.checks import check
 from roofscope.analysis.device import DeviceChoice, choose_device, gather_ceilings
 from roofscope.analysis.hotspots import Hotspots, hotspots
+from roofscope.analysis.ranks import RankView, rank_view
 from roofscope.analysis.roofline import Roofline, roofline
 from roofscope.analysis.selection import EVERYTHING, Selection
 from roofscope.analysis.timeline import DEFAULT_GAP_NS, Timeline, timeline
 from roofscope.ceilings import Ceiling
 from roofscope.diagnosis.diagnose import diagnose
-from roofscope.diagnosis.findings import Finding
+from roofscope.diagnosis.findings import Finding, ranked
+from roofscope.diagnosis.rules import stragglers
 from roofscope.metrics.per_kernel import MetricsSection, kernel_metrics
 from roofscope.model import InputFile, Profile, RunInfo, Warning
 from roofscope.work.assign import kernel_work
@@ -57,6 +59,7 @@ class Report:
     selection: Selection
     roofline: RooflineSection
     metrics: MetricsSection
+    ranks: RankView | None  # several processes (inputs) only
     findings: tuple[Finding, ...]  # ranked: validity problems first, then by gain
 
 
@@ -85,9 +88,11 @@ def analyse(
     on_roof = {k.name for k in section.result.kernels}
     studied = [k.name for k in hot.kernels if k.hot or k.name in on_roof]
     measured = kernel_metrics(profile, section.choice.device, studied)
+    ranks = rank_view(profile, selection)
     findings = diagnose(
         profile, selection, hot, section.result, times, copy_ns, section.choice.name, measured
     )
+    findings = ranked([*findings, *stragglers(ranks)])
     return Report(
         inputs=tuple(profile.inputs),
         run=profile.run,
@@ -98,6 +103,7 @@ def analyse(
         selection=selection,
         roofline=section,
         metrics=measured,
+        ranks=ranks,
         findings=tuple(findings),
     )
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from roofscope.analysis.ranks import STRAGGLER_EXCESS, RankView
 from roofscope.diagnosis.evidence import KernelView, ProgramView
 from roofscope.diagnosis.findings import Finding, Severity, kernel_gain
 
@@ -262,3 +263,35 @@ def low_active_threads(k: KernelView) -> Finding | None:
 
 
 KERNEL_RULES.extend([occupancy_limited, low_l2_hit_rate, lds_bank_conflicts, low_active_threads])
+
+
+def stragglers(view: RankView | None) -> list[Finding]:
+    """One finding per rank whose kernel time exceeds the median rank's (analysis.ranks)."""
+    if view is None:
+        return []
+    out = []
+    for s in view.stragglers:
+        excess = s.total_ns / s.median_ns - 1
+        out.append(
+            Finding(
+                "straggler",
+                None,
+                "program",
+                "high" if excess >= 0.25 else "medium",
+                f"rank {s.rank} ({s.label}) spends {excess:.0%} more time in kernels than the "
+                f"median rank; slower kernels: {', '.join(s.kernels) or 'none alone'}",
+                "look at that rank's GPU (clocks, thermals, a shared or partitioned device) and "
+                "its share of the work (load balance); the others wait for it at every "
+                "collective",
+                {
+                    "rank": s.rank,
+                    "kernel_s": s.total_ns / 1e9,
+                    "median_s": s.median_ns / 1e9,
+                    "kernels": ", ".join(s.kernels),
+                },
+                {"excess_max": STRAGGLER_EXCESS},
+                excess / (1 + excess),
+                f"gain <= (rank - median) / rank = {excess / (1 + excess):.3f}",
+            )
+        )
+    return out

@@ -11,6 +11,7 @@ from dataclasses import fields
 from typing import Any
 
 from roofscope import __version__
+from roofscope.analysis.ranks import RankView
 from roofscope.analysis.roofline import KernelRoofline
 from roofscope.diagnosis.findings import Finding
 from roofscope.metrics.derived import MetricValue
@@ -97,6 +98,7 @@ def to_dict(report: Report) -> dict[str, Any]:
             {"kind": a.kind, "name": a.name, "calls": a.calls, "total_s": _s(a.total_ns)}
             for a in report.activity
         ],
+        "ranks": _ranks(report.ranks),
         "findings": [_finding(f) for f in report.findings],
         "warnings": [
             {"code": w.code, "message": w.message, "count": w.count} for w in report.warnings
@@ -236,6 +238,31 @@ def _kernel_metrics(k: KernelMetrics | None) -> dict[str, Any]:
             },
         }
     return {"metrics": {n: _metric(v) for n, v in k.values.items()}, "occupancy": occupancy}
+
+
+def _ranks(view: RankView | None) -> dict[str, Any] | None:
+    if view is None:
+        return None
+    return {
+        "labels": list(view.labels),
+        "kernel_time_s": [t / 1e9 for t in view.totals_ns],
+        "kernels": [
+            {
+                "name": k.kernel,
+                "total_s": [t / 1e9 for t in k.totals_ns],
+                "min_s": k.min_ns / 1e9,
+                "median_s": k.median_ns / 1e9,
+                "max_s": k.max_ns / 1e9,
+                "cv": k.cv,
+                "slowest_rank": k.slowest,
+            }
+            for k in view.kernels
+        ],
+        "stragglers": [
+            {"rank": s.rank, "kernel_time_s": s.total_ns / 1e9, "kernels": list(s.kernels)}
+            for s in view.stragglers
+        ],
+    }
 
 
 def _finding(f: Finding) -> dict[str, Any]:

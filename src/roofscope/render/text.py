@@ -68,6 +68,7 @@ def render_text(
     )
     _header(console, report)
     console.print(_table(report, top))
+    _ranks(console, report)
     metrics_section(console, report)
     roofline_section(console, report, top)
     _activity(console, report)
@@ -174,6 +175,24 @@ def _row(i: int, k: KernelStats, tscale: float, mscale: float) -> list[str]:
         _num(k.median_ns, mscale),
         _bar(k.share),
     ]
+
+
+def _ranks(console: Console, report: Report) -> None:
+    view = report.ranks
+    if view is None:
+        return
+    totals = sorted(view.totals_ns)
+    console.print(
+        f"Ranks: {len(view.labels)}; kernel time per rank {human_time(totals[0])} .. "
+        f"{human_time(totals[-1])} (median {human_time(totals[len(totals) // 2])})"
+    )
+    for k in view.kernels[:5]:
+        ratio = f"{k.max_ns / k.min_ns:.2f}" if k.min_ns else "-"
+        console.print(
+            f"  {k.kernel[:60]}: cv {k.cv:.3f}, max/min {ratio}, slowest rank {k.slowest}"
+        )
+    for st in view.stragglers:
+        console.print(f"  straggler: rank {st.rank} ({st.label}): {', '.join(st.kernels)}")
 
 
 def _activity(console: Console, report: Report) -> None:

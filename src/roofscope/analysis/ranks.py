@@ -1,0 +1,101 @@
+"""Per-rank view of a profile read from many processes (one input file each).
+
+A rank is one dispatch source (one process's output), in the stable order the inputs were
+read; its pid is kept beside it. Per kernel: its total time on each rank, and their min,
+median, max and coefficient of variation (sample standard deviation over the mean); the
+slowest rank. A rank is a straggler when its kernel time exceeds the median rank's by more
+than STRAGGLER_EXCESS (10 %: beyond the run-to-run noise of a GPU kernel, and large enough
+to hold the others at the next collective); the kernels responsible are those whose time on
+that rank exceeds their own median by the same margin.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+
+from roofscope.analysis.selection import EVERYTHING, Selection, dispatch_filter
+from roofscope.model import Profile
+
+STRAGGLER_EXCESS = 0.10
+
+
+@dataclass(frozen=True)
+class KernelSpread:
+    kernel: str
+    totals_ns: tuple[float, ...]  # per rank, 0 where the rank did not run it
+    min_ns: float
+    median_ns: float
+    max_ns: float
+    cv: float  # coefficient of variation over ranks
+    slowest: int  # rank index
+
+
+@dataclass(frozen=True)
+class Straggler:
+    rank: int
+    label: str
+    total_ns: float
+    median_ns: float
+    kernels: tuple[str, ...]  # those above their own median by the margin
+
+
+@dataclass(frozen=True)
+class RankView:
+    labels: tuple[str, ...]  # per rank: the input path and pid
+    totals_ns: tuple[float, ...]  # kernel time per rank
+    kernels: tuple[KernelSpread, ...]  # by total time, largest first
+    stragglers: tuple[Straggler, ...]
+
+
+def rank_view(profile: Profile, selection: Selection = EVERYTHING) -> RankView | None:
+    """None unless the profile holds dispatches from two or more inputs."""
+    sources = profile.sources("dispatches")
+    if selection.sources is not None:
+        sources = [s for s in sources if s in selection.sources]
+    if len(sources) < 2:
+        return None
+    rows = profile.con.execute(
+        f"""SELECT d.source, n.kernel, sum(d.end_ns - d.start_ns), min(d.pid)
+        FROM dispatches d JOIN names n USING (name_id)
+        WHERE {dispatch_filter(profile, selection)} AND d.end_ns >= d.start_ns
+        GROUP BY ALL"""
+    ).fetchall()
+    rank_of = {s: i for i, s in enumerate(sources)}
+    pids: dict[int, int | None] = {}
+    per_kernel: dict[str, list[float]] = {}
+    for source, kernel, total, pid in rows:
+        r = rank_of[int(source)]
+        pids.setdefault(r, pid)
+        per_kernel.setdefault(str(kernel), [0.0] * len(sources))[r] = float(total or 0)
+    labels = tuple(
+        f"{profile.inputs[s].path} (pid {pids.get(i, '-')})" for i, s in enumerate(sources)
+    )
+    spreads = []
+    for kernel, totals in per_kernel.items():
+        mean = statistics.fmean(totals)
+        cv = statistics.stdev(totals) / mean if mean and len(totals) > 1 else 0.0
+        spreads.append(
+            KernelSpread(
+                kernel,
+                tuple(totals),
+                min(totals),
+                statistics.median(totals),
+                max(totals),
+                cv,
+                max(range(len(totals)), key=lambda i: (totals[i], -i)),
+            )
+        )
+    spreads.sort(key=lambda k: (-sum(k.totals_ns), k.kernel))
+    rank_totals = tuple(sum(k.totals_ns[r] for k in spreads) for r in range(len(sources)))
+    median = statistics.median(rank_totals)
+    stragglers = []
+    for r, total in enumerate(rank_totals):
+        if median and total > median * (1 + STRAGGLER_EXCESS):
+            slow = tuple(
+                k.kernel
+                for k in spreads
+                if k.median_ns and k.totals_ns[r] > k.median_ns * (1 + STRAGGLER_EXCESS)
+            )
+            stragglers.append(Straggler(r, labels[r], total, median, slow))
+    return RankView(labels, rank_totals, tuple(spreads), tuple(stragglers))
