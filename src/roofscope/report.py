@@ -13,8 +13,7 @@ from roofscope.analysis.selection import EVERYTHING, Selection
 from roofscope.analysis.timeline import DEFAULT_GAP_NS, Timeline, timeline
 from roofscope.ceilings import Ceiling
 from roofscope.diagnosis.diagnose import diagnose
-from roofscope.diagnosis.findings import Finding, ranked
-from roofscope.diagnosis.rules import stragglers
+from roofscope.diagnosis.findings import Finding
 from roofscope.metrics.per_kernel import MetricsSection, kernel_metrics
 from roofscope.model import InputFile, Profile, RunInfo, Warning
 from roofscope.work.assign import kernel_work
@@ -90,9 +89,9 @@ def analyse(
     measured = kernel_metrics(profile, section.choice.device, studied)
     ranks = rank_view(profile, selection)
     findings = diagnose(
-        profile, selection, hot, section.result, times, copy_ns, section.choice.name, measured
-    )
-    findings = ranked([*findings, *stragglers(ranks)])
+        profile, selection, hot, section.result, times, copy_ns, section.choice.name, measured,
+        ranks,
+    )  # fmt: skip
     return Report(
         inputs=tuple(profile.inputs),
         run=profile.run,

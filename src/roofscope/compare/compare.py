@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import numpy.typing as npt
@@ -214,10 +214,7 @@ def _pair(
 
 
 def _with_attribution(c: KernelChange, share: float | None) -> KernelChange:
-    return KernelChange(
-        c.base, c.new, c.how, c.score, c.calls, c.total_ns, c.mean_ns, c.base_share,
-        c.speedup, c.interval, c.delta_ns, share, c.movement,
-    )  # fmt: skip
+    return replace(c, attribution=share)
 
 
 def _interval(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from roofscope.analysis.hotspots import Hotspots
+from roofscope.analysis.ranks import RankView
 from roofscope.analysis.roofline import Roofline
 from roofscope.analysis.selection import Selection, dispatch_filter
 from roofscope.analysis.timeline import Timeline
@@ -14,6 +15,7 @@ from roofscope.diagnosis.rules import (
     copies_dominate,
     idle_gaps,
     short_kernels,
+    stragglers,
 )
 from roofscope.diagnosis.validity import CAVEATS, check_kernel
 from roofscope.metrics.per_kernel import KernelMetrics, MetricsSection
@@ -29,6 +31,7 @@ def diagnose(
     copy_ns: float,
     device: str | None,
     measured: MetricsSection,
+    ranks: RankView | None = None,
 ) -> list[Finding]:
     roofs = {k.name: k for k in roof.kernels}
     kernels = [k for k in hot.kernels if k.hot or k.name in roofs]  # hot, or on the roofline
@@ -62,6 +65,7 @@ def diagnose(
     findings += [f for f in (idle_gaps(program), copies_dominate(program)) if f]
     if (short := short_kernels(program, _short_dispatches(profile, selection))) is not None:
         findings.append(short)
+    findings += stragglers(ranks)
     return ranked(findings)
 
 

@@ -11,21 +11,19 @@ from html import escape
 from roofscope.analysis.roofline import KernelRoofline
 from roofscope.ceilings import Ceiling
 from roofscope.compare.compare import Comparison
+from roofscope.render.roofline_text import si
 from roofscope.report import Report
 
 BOUND_COLOUR = {"memory": "#1f77b4", "compute": "#d62728", None: "#7f7f7f"}
 HOT, COLD = "#d62728", "#9aa5b1"
 
 
-def _e(text: object) -> str:
+def escape_text(text: object) -> str:
+    """Untrusted text (kernel names) made safe inside HTML and SVG, attributes included."""
     return escape(str(text), quote=True)
 
 
-def _si(value: float, unit: str) -> str:
-    for scale, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if abs(value) >= scale:
-            return f"{value / scale:.3g} {prefix}{unit}"
-    return f"{value:.3g} {unit}"
+_e = escape_text
 
 
 def hotspot_svg(report: Report, top: int = 20) -> str:
@@ -121,7 +119,7 @@ def roofline_svg(report: Report) -> str:
     top = max((c.value for c in compute), default=y1)
     for c in memory:  # diagonal: bandwidth x intensity, up to the highest compute roof
         xe = min(x1, top / c.value)
-        label = f"{c.name} {_si(c.value, 'B/s')}"
+        label = f"{c.name} {si(c.value, 'B/s')}"
         out.append(
             f'<g class="ceiling memory"><title>{_e(label)} · {_e(c.source)}</title>'
             f'<line x1="{px(x0):.1f}" y1="{py(max(y0, c.value * x0)):.1f}" x2="{px(xe):.1f}" '
@@ -131,7 +129,7 @@ def roofline_svg(report: Report) -> str:
         )
     for c in compute:
         ridge = min((c.value / m.value for m in memory), default=x0)
-        label = f"{c.name} {_si(c.value, c.unit_of_value)}"
+        label = f"{c.name} {si(c.value, c.unit_of_value)}"
         out.append(
             f'<g class="ceiling compute"><title>{_e(label)} · {_e(c.source)}</title>'
             f'<line x1="{px(max(x0, ridge)):.1f}" y1="{py(c.value):.1f}" x2="{px(x1):.1f}" '
@@ -150,8 +148,8 @@ def roofline_svg(report: Report) -> str:
         fill = "none" if k.above_roof else colour
         tip = (
             f"{k.name}\nintensity {k.intensity[lvl]:.3g} FLOP/B ({lvl}), achieved "
-            f"{_si(k.achieved_flops_s or 0, 'FLOP/s')}, attainable "
-            f"{_si(k.attainable_flops_s or 0, 'FLOP/s')}, efficiency "
+            f"{si(k.achieved_flops_s or 0, 'FLOP/s')}, attainable "
+            f"{si(k.attainable_flops_s or 0, 'FLOP/s')}, efficiency "
             f"{'-' if k.efficiency is None else f'{100 * k.efficiency:.1f}%'}"
             + (" — ABOVE ITS ROOF: check the GPU, counter scope or work" if k.above_roof else "")
         )
@@ -236,7 +234,7 @@ def movement_svg(cmp: Comparison, ceilings: Sequence[Ceiling]) -> str:
         'fill="none" stroke="#ccc"/>',
     ]
     for c in ceilings:
-        label = f"{c.name} {_si(c.value, c.unit_of_value)} (baseline)"
+        label = f"{c.name} {si(c.value, c.unit_of_value)} (baseline)"
         if c.kind == "compute" and y0 < c.value < y1:
             out.append(
                 f'<line x1="{pad}" y1="{py(c.value):.1f}" x2="{width - pad}" '

@@ -14,6 +14,7 @@ from rich.text import Text
 from roofscope import __version__
 from roofscope.compare.compare import Comparison, Interval, KernelChange
 from roofscope.compare.gate import Verdict, share_text, speedup_text
+from roofscope.render.json import seconds
 from roofscope.render.text import human_time
 
 SCHEMA_VERSION = "1"
@@ -117,8 +118,8 @@ def compare_dict(cmp: Comparison, verdict: Verdict) -> dict[str, Any]:
         "new": {"label": cmp.new_label, "runs": cmp.runs[1]},
         "end_to_end": {
             "kernel_time_s": [e.kernel_ns[0] / 1e9, e.kernel_ns[1] / 1e9],
-            "wall_s": [_s(e.wall_ns[0]), _s(e.wall_ns[1])],
-            "idle_s": [_s(e.idle_ns[0]), _s(e.idle_ns[1])],
+            "wall_s": [seconds(e.wall_ns[0]), seconds(e.wall_ns[1])],
+            "idle_s": [seconds(e.idle_ns[0]), seconds(e.idle_ns[1])],
             "speedup": e.speedup,
             "interval": _interval(e.interval),
             "wall_speedup": e.wall_speedup,
@@ -145,10 +146,6 @@ def compare_dict(cmp: Comparison, verdict: Verdict) -> dict[str, Any]:
     }
 
 
-def _s(ns: float | None) -> float | None:
-    return None if ns is None else ns / 1e9
-
-
 def _interval(i: Interval | None) -> dict[str, Any] | None:
     if i is None:
         return None
@@ -164,7 +161,7 @@ def _kernel(k: KernelChange) -> dict[str, Any]:
         "score": k.score,
         "calls": list(k.calls),
         "total_s": [k.total_ns[0] / 1e9, k.total_ns[1] / 1e9],
-        "mean_s": [_s(k.mean_ns[0]), _s(k.mean_ns[1])],
+        "mean_s": [seconds(k.mean_ns[0]), seconds(k.mean_ns[1])],
         "base_share": k.base_share,
         "speedup": k.speedup,
         "interval": _interval(k.interval),

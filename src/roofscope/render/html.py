@@ -7,13 +7,20 @@ Kernel names are untrusted text: they reach the page only through :func:`html.es
 from __future__ import annotations
 
 from collections.abc import Sequence
-from html import escape
 
 from roofscope import __version__
 from roofscope.ceilings import Ceiling
 from roofscope.compare.compare import Comparison
 from roofscope.compare.gate import Verdict, share_text, speedup_text
-from roofscope.render.charts import hotspot_svg, movement_svg, roofline_svg, timeline_svg
+from roofscope.render.charts import (
+    escape_text as _e,
+)
+from roofscope.render.charts import (
+    hotspot_svg,
+    movement_svg,
+    roofline_svg,
+    timeline_svg,
+)
 from roofscope.render.text import human_time
 from roofscope.report import Report
 
@@ -47,10 +54,6 @@ SCRIPT = """
   });
 })();
 """
-
-
-def _e(text: object) -> str:
-    return escape(str(text), quote=True)
 
 
 def _page(title: str, body: list[str]) -> str:

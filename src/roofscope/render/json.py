@@ -23,7 +23,8 @@ from roofscope.work.model import Work
 SCHEMA_VERSION = "1"
 
 
-def _s(ns: float | None) -> float | None:
+def seconds(ns: float | None) -> float | None:
+    """Nanoseconds to the JSON's SI seconds; None stays None."""
     return None if ns is None else ns / 1e9
 
 
@@ -52,26 +53,26 @@ def to_dict(report: Report) -> dict[str, Any]:
         },
         "selection": {"kernel": report.selection.kernel, "device": report.selection.device},
         "summary": {
-            "kernel_time_s": _s(h.total_ns),
+            "kernel_time_s": seconds(h.total_ns),
             "dispatches": h.dispatches,
             "kernels": len(h.kernels),
             "kernels_for_80pct": h.kernels_for_80pct,
-            "wall_s": _s(t.wall_ns) if t else None,
-            "busy_s": _s(t.busy_ns) if t else None,
-            "idle_s": _s(t.idle_ns) if t else None,
+            "wall_s": seconds(t.wall_ns) if t else None,
+            "busy_s": seconds(t.busy_ns) if t else None,
+            "idle_s": seconds(t.idle_ns) if t else None,
             "idle_share": t.idle_share if t else None,
             "gaps": t.gaps if t else None,
-            "gap_total_s": _s(t.gap_ns) if t else None,
-            "gap_threshold_s": _s(t.gap_threshold_ns) if t else None,
+            "gap_total_s": seconds(t.gap_ns) if t else None,
+            "gap_threshold_s": seconds(t.gap_threshold_ns) if t else None,
         },
         "devices": [
             {
                 "device": d.device,
-                "span_s": _s(d.span_ns),
-                "busy_s": _s(d.busy_ns),
-                "idle_s": _s(d.idle_ns),
+                "span_s": seconds(d.span_ns),
+                "busy_s": seconds(d.busy_ns),
+                "idle_s": seconds(d.idle_ns),
                 "gaps": d.gaps,
-                "gap_total_s": _s(d.gap_ns),
+                "gap_total_s": seconds(d.gap_ns),
             }
             for d in (t.devices if t else ())
         ],
@@ -80,12 +81,12 @@ def to_dict(report: Report) -> dict[str, Any]:
                 "name": k.name,
                 "raw_names": list(k.raw_names),
                 "calls": k.calls,
-                "total_s": _s(k.total_ns),
-                "mean_s": _s(k.mean_ns),
-                "median_s": _s(k.median_ns),
-                "min_s": _s(k.min_ns),
-                "max_s": _s(k.max_ns),
-                "std_s": _s(k.std_ns),
+                "total_s": seconds(k.total_ns),
+                "mean_s": seconds(k.mean_ns),
+                "median_s": seconds(k.median_ns),
+                "min_s": seconds(k.min_ns),
+                "max_s": seconds(k.max_ns),
+                "std_s": seconds(k.std_ns),
                 "share": k.share,
                 "cumulative_share": k.cumulative_share,
                 "hotspot": k.hot,
@@ -95,7 +96,7 @@ def to_dict(report: Report) -> dict[str, Any]:
             for k in h.kernels
         ],
         "activity": [
-            {"kind": a.kind, "name": a.name, "calls": a.calls, "total_s": _s(a.total_ns)}
+            {"kind": a.kind, "name": a.name, "calls": a.calls, "total_s": seconds(a.total_ns)}
             for a in report.activity
         ],
         "ranks": _ranks(report.ranks),
@@ -144,7 +145,7 @@ def _traffic(whole: Work | None) -> dict[str, Any] | None:
     quantities = {**whole.bytes, **(whole.flops or {})}
     return {
         "dispatches": whole.dispatches,
-        "time_s": _s(whole.time_ns),
+        "time_s": seconds(whole.time_ns),
         "quantities": {
             q: {
                 "total": total,

@@ -117,14 +117,10 @@ def read_work_file(path: Path) -> list[Rule]:
             shown, "has no [[kernel]] rules", "add [[kernel]] tables with match/flops/bytes"
         )
     rules = [_rule(shown, text, i, k, constants) for i, k in enumerate(kernels)]
-    unknown = set(doc) - {"constants", "kernel"}
-    if unknown:
-        raise InputError(
-            shown,
-            f"has unknown table(s) {', '.join(sorted(unknown))}",
-            "use [constants] and [[kernel]] only",
-            line=line_of(text, sorted(unknown)[0]),
-        )
+    _refuse_unknown(
+        shown, text, doc, {"constants", "kernel"}, "has unknown table(s)",
+        "use [constants] and [[kernel]] only",
+    )  # fmt: skip
     return rules
 
 
@@ -156,17 +152,24 @@ def _rule(shown: str, text: str, index: int, k: object, constants: Mapping[str, 
         )
     dtype = ceiling_name(str(k.get("dtype", "fp32")), where=f"{shown}: {where}")
     allowed = set(constants) | ({"calls", *LAUNCH_FIELDS} if per == "call" else {"calls"})
-    flops = _exprs(shown, text, where, k.get("flops"), dtype, set(UNITS), allowed, kind="flops")
-    nbytes = _exprs(shown, text, where, k.get("bytes"), "hbm", set(LEVELS), allowed, kind="bytes")
-    unknown = set(k) - {"match", "per", "dtype", "flops", "bytes"}
+    flops = _exprs(shown, text, where, k.get("flops"), dtype, allowed, kind="flops")
+    nbytes = _exprs(shown, text, where, k.get("bytes"), "hbm", allowed, kind="bytes")
+    keys = {"match", "per", "dtype", "flops", "bytes"}
+    _refuse_unknown(
+        shown, text, k, keys, f"{where} has unknown key(s)", "use match, per, dtype, flops, bytes"
+    )
+    return Rule(pattern, per, flops, nbytes, origin=f"{shown} {where}", constants=constants)
+
+
+def _refuse_unknown(
+    shown: str, text: str, found: Mapping[str, object], allowed: set[str], what: str, remedy: str
+) -> None:
+    """One line naming the first unknown table or key, and its line."""
+    unknown = sorted(set(found) - allowed)
     if unknown:
         raise InputError(
-            shown,
-            f"{where} has unknown key(s) {', '.join(sorted(unknown))}",
-            "use match, per, dtype, flops, bytes",
-            line=line_of(text, sorted(unknown)[0]),
+            shown, f"{what} {', '.join(unknown)}", remedy, line=line_of(text, unknown[0])
         )
-    return Rule(pattern, per, flops, nbytes, origin=f"{shown} {where}", constants=constants)
 
 
 def _exprs(
@@ -175,7 +178,6 @@ def _exprs(
     where: str,
     value: object,
     default_key: str,
-    keys: set[str],
     allowed: set[str],
     *,
     kind: str,
@@ -221,7 +223,6 @@ def _exprs(
                 line=line_of(text, source),
             )
         out[name] = source
-    del keys
     return out
 
 
