@@ -207,5 +207,5 @@ class Profile:
         return self.con.table("launches")
 
     def count(self, table: str) -> int:
-        row = self.con.execute(f"SELECT count(*) FROM {table}").fetchone()
-        return int(row[0]) if row else 0
+        ((n,),) = self.con.execute(f"SELECT count(*) FROM {table}").fetchall()
+        return int(n)

@@ -105,9 +105,11 @@ def _identify(head: Head, forced: Reader | None) -> Found | None:
     return None if detected is None else Found(head, detected, detected.role(head))
 
 
-def _identify_sqlite(head: Head, forced: Reader | None) -> Found:
-    """A rocpd database; a one-line error naming any other SQLite file."""
-    rocpd.require_rocpd(head.path)
+def _identify_sqlite(head: Head, forced: Reader | None, *, known: bool = False) -> Found:
+    """A rocpd database; a one-line error naming any other SQLite file (unless ``known``
+    to be rocpd)."""
+    if not known:
+        rocpd.require_rocpd(head.path)
     reader = rocpd.Rocpd()
     if forced is not None and forced.name != reader.name:
         raise InputError(
@@ -147,7 +149,7 @@ def _scan_dir(root: Path, forced: Reader | None) -> list[Found]:
         if head.kind == "text" and (item := _identify(head, forced)) is not None:
             found.append(item)
         elif head.kind == "sqlite" and rocpd.is_rocpd(path):
-            found.append(_identify_sqlite(head, forced))
+            found.append(_identify_sqlite(head, forced, known=True))
         elif head.kind in ("empty", "binary"):
             unreadable.append(f"{path.relative_to(root)} is {head.kind}")
     if not found:

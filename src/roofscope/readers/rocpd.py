@@ -30,10 +30,13 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
 from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
 
 from roofscope.errors import InputError
 from roofscope.model import Profile, RunInfo
-from roofscope.readers.csvload import register_names
 from roofscope.readers.registry import DISPATCHES, KERNEL_SUMMARY, Reader
 from roofscope.readers.sniff import Head
 from roofscope.readers.stats_csv import insert_kernel_summary
@@ -44,45 +47,49 @@ _CHUNK = 100_000
 _VIEWS = ("rocpd_metadata", "kernels")
 _STAGE = "rocpd_k"
 
-# column in the staging table -> (DuckDB type, expression over the ``kernels`` view)
+# column -> expression over the view; every column is a 64-bit integer except those in _TEXT
 _KERNEL_COLUMNS = {
-    "guid": ("VARCHAR", "guid"),
-    "id": ("BIGINT", "id"),
-    "raw": ("VARCHAR", "name"),
-    "pid": ("BIGINT", "pid"),
-    "tid": ("BIGINT", "tid"),
-    "agent": ("BIGINT", "agent_abs_index"),
-    "device": ("BIGINT", "agent_log_index"),
-    "dispatch_id": ("BIGINT", "dispatch_id"),
-    "queue": ("BIGINT", "queue_id"),
-    "stream": ("BIGINT", "stream_id"),
-    "start_ns": ("BIGINT", "start"),
-    "end_ns": ("BIGINT", '"end"'),
-    "grid_size": ("BIGINT", "grid_x * grid_y * grid_z"),
-    "workgroup_size": ("BIGINT", "workgroup_x * workgroup_y * workgroup_z"),
-    "lds_bytes": ("BIGINT", "lds_size"),
-    "scratch_bytes": ("BIGINT", "scratch_size"),
-    "arch_vgpr": ("BIGINT", "vgpr_count"),
-    "accum_vgpr": ("BIGINT", "accum_vgpr_count"),
-    "sgpr": ("BIGINT", "sgpr_count"),
+    "guid": "guid",
+    "id": "id",
+    "raw": "name",
+    "pid": "pid",
+    "tid": "tid",
+    "agent": "agent_abs_index",
+    "device": "agent_log_index",
+    "dispatch_id": "dispatch_id",
+    "queue": "queue_id",
+    "stream": "stream_id",
+    "start_ns": "start",
+    "end_ns": '"end"',
+    "grid_size": "grid_x * grid_y * grid_z",
+    "workgroup_size": "workgroup_x * workgroup_y * workgroup_z",
+    "lds_bytes": "lds_size",
+    "scratch_bytes": "scratch_size",
+    "arch_vgpr": "vgpr_count",
+    "accum_vgpr": "accum_vgpr_count",
+    "sgpr": "sgpr_count",
 }
 _COUNTER_COLUMNS = {
-    "guid": ("VARCHAR", "guid"),
-    "dispatch_id": ("BIGINT", "dispatch_id"),
-    "agent": ("BIGINT", "agent_abs_index"),
-    "counter": ("VARCHAR", "counter_name"),
-    "value": ("DOUBLE", "value"),
+    "guid": "guid",
+    "dispatch_id": "dispatch_id",
+    "agent": "agent_abs_index",
+    "counter": "counter_name",
+    "value": "value",
 }
 _COPY_COLUMNS = {
-    "pid": ("BIGINT", "pid"),
-    "direction": ("VARCHAR", "name"),
-    "src_agent": ("VARCHAR", "'Agent ' || src_agent_log_index"),
-    "dst_agent": ("VARCHAR", "'Agent ' || dst_agent_log_index"),
-    "start_ns": ("BIGINT", "start"),
-    "end_ns": ("BIGINT", '"end"'),
+    "pid": "pid",
+    "direction": "name",
+    "src_agent": "'Agent ' || src_agent_log_index",
+    "dst_agent": "'Agent ' || dst_agent_log_index",
+    "start_ns": "start",
+    "end_ns": '"end"',
 }
+_TEXT = {"guid", "raw", "counter", "direction", "src_agent", "dst_agent"}
+_FLOAT = {"value"}
 _SHAPE = "tid, queue, stream, grid_size, workgroup_size, lds_bytes, scratch_bytes, arch_vgpr, "
 _SHAPE += "accum_vgpr, sgpr"
+
+Column = npt.NDArray[Any]
 
 
 # -- opening and recognising --------------------------------------------------------------
@@ -124,7 +131,11 @@ def require_rocpd(path: Path) -> None:
     """Nothing for a rocpd database; a one-line InputError naming what any other SQLite
     file is (a rocprof v1 ``results.db``, ...) or why it cannot be read."""
     with opened(path) as con:
-        objects = _objects(con)
+        _require_views(path, con)
+
+
+def _require_views(path: Path, con: sqlite3.Connection) -> None:
+    objects = _objects(con)
     missing = [v for v in _VIEWS if v not in objects]
     if not missing:
         return
@@ -177,42 +188,67 @@ def _check_schema(path: Path, con: sqlite3.Connection) -> None:
 
 
 def _stage(
-    con: sqlite3.Connection,
-    profile: Profile,
-    view: str,
-    columns: dict[str, tuple[str, str]],
-    table: str,
+    con: sqlite3.Connection, profile: Profile, view: str, columns: dict[str, str], table: str
 ) -> None:
-    """Copy the view's rows into the DuckDB temp table ``table``, a chunk of columns at a time."""
+    """Copy the view's rows into the DuckDB temp table ``table``, a chunk at a time, through
+    numpy columns (kernel names become name ids on the way)."""
     duck = profile.con
-    duck.execute(
-        f"CREATE TEMP TABLE {table} ({', '.join(f'{c} {t}' for c, (t, _) in columns.items())})"
-    )
-    select = ", ".join(expr for _, expr in columns.values())
-    cursor = con.execute(f"SELECT {select} FROM {view}")
-    unnest = ", ".join(f"unnest(${i + 1})" for i in range(len(columns)))
+    cursor = con.execute(f"SELECT {', '.join(columns.values())} FROM {view}")
+    created = False
     while batch := cursor.fetchmany(_CHUNK):
-        columns_of_batch = [list(c) for c in zip(*batch, strict=True)]
-        duck.execute(f"INSERT INTO {table} SELECT {unnest}", columns_of_batch)
+        values = zip(*batch, strict=True)
+        arrays = {_name(c): _column(profile, c, v) for c, v in zip(columns, values, strict=True)}
+        duck.register("rocpd_batch", arrays)
+        try:
+            into = "INSERT INTO" if created else "CREATE TEMP TABLE"
+            sql = f"{into} {table} {'' if created else 'AS'} SELECT * FROM rocpd_batch"
+            duck.execute(sql).fetchall()  # an INSERT's row count, read so the next batch can bind
+        finally:
+            duck.unregister("rocpd_batch")
+        created = True
+    if not created:
+        duck.execute(
+            f"CREATE TEMP TABLE {table} ({', '.join(f'{_name(c)} {_type(c)}' for c in columns)})"
+        )
+
+
+def _name(column: str) -> str:
+    return "name_id" if column == "raw" else column
+
+
+def _type(column: str) -> str:
+    return "VARCHAR" if column in _TEXT - {"raw"} else "DOUBLE" if column in _FLOAT else "BIGINT"
+
+
+def _column(profile: Profile, column: str, values: tuple[object, ...]) -> Column:
+    if column == "raw":
+        ids = profile.name_ids(sorted({str(v) for v in values if v is not None}))
+        values = tuple(None if v is None else ids[str(v)] for v in values)
+    elif column in _TEXT:
+        return np.array(values, dtype=object)
+    elif column in _FLOAT:
+        return np.array(values, dtype=np.float64)
+    if None not in values:
+        return np.array(values, dtype=np.int64)
+    data = np.array([0 if v is None else v for v in values], dtype=np.int64)
+    return np.ma.masked_array(data, mask=np.array([v is None for v in values]))
 
 
 def _insert_dispatches(profile: Profile, path: Path, role: str, fmt: str) -> int:
     duck = profile.con
     source, first = len(profile.inputs), profile.count("dispatches")
-    nameless = profile.count(f"{_STAGE} WHERE raw IS NULL")
+    nameless = profile.count(f"{_STAGE} WHERE name_id IS NULL")
     if nameless:
         profile.warn("rocpd-nameless", f"{path}: {nameless} dispatch(es) without a kernel name")
-    duck.execute(f"DELETE FROM {_STAGE} WHERE raw IS NULL")
-    if not profile.count(_STAGE):
+    if nameless == profile.count(_STAGE):
         raise InputError(
             str(path),
             "has no kernel dispatches in its kernels view",
             "re-run rocprofv3 with --kernel-trace (or --pmc) so that dispatches are recorded",
         )
-    register_names(profile, path, _STAGE)
     duck.execute(
         f"""CREATE TEMP TABLE {_STAGE}_n AS SELECT row_number() OVER (ORDER BY guid, id) - 1
-        AS k, n.name_id, s.* FROM {_STAGE} s JOIN names n ON n.raw_name = s.raw"""
+        AS k, * FROM {_STAGE} WHERE name_id IS NOT NULL"""
     )
     duck.execute(
         f"""INSERT INTO dispatches (source, name_id, pid, device, dispatch_id, start_ns, end_ns)
@@ -230,6 +266,8 @@ def _insert_dispatches(profile: Profile, path: Path, role: str, fmt: str) -> int
 
 def _insert_counters(con: sqlite3.Connection, profile: Profile, path: Path, first: int) -> None:
     _stage(con, profile, "counters_collection", _COUNTER_COLUMNS, f"{_STAGE}_c")
+    if not profile.count(f"{_STAGE}_c"):
+        return
     duck = profile.con
     duck.execute(
         f"""INSERT INTO counters SELECT {first} + d.k, c.counter, c.value
@@ -325,8 +363,8 @@ class Rocpd(Reader):
         return DISPATCHES
 
     def read(self, path: Path, head: Head, profile: Profile, *, role: str) -> None:
-        require_rocpd(path)
         with opened(path) as con:
+            _require_views(path, con)
             _check_schema(path, con)
             if role == KERNEL_SUMMARY:
                 read_top_kernels(con, profile, path, role=role)

@@ -85,10 +85,14 @@ def insert_kernel_summary(
     pid: int | None = None,
 ) -> None:
     """Rows of (raw name, calls, total_ns, mean_ns, min_ns, max_ns, std_ns)."""
+    if not rows:
+        return
     ids = profile.name_ids(r[0] for r in rows)
-    profile.con.executemany(
-        "INSERT INTO kernel_summary VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [(source, ids[r[0]], *r[1:], pid) for r in rows],
+    columns = [list(c) for c in zip(*[(ids[r[0]], *r[1:]) for r in rows], strict=True)]
+    types = ["INTEGER", "BIGINT", *["DOUBLE"] * 5]
+    unnest = ", ".join(f"unnest(${i}::{t}[])" for i, t in enumerate(types, start=2))
+    profile.con.execute(
+        f"INSERT INTO kernel_summary SELECT $1, {unnest}, $9", [source, *columns, pid]
     )
 
 
