@@ -50,7 +50,8 @@ def make_rank(out: Path, rank: int, repeat: int, slow: float) -> Path:
     with con:
         event, kernel = table(con, "rocpd_event"), table(con, "rocpd_kernel_dispatch")
         process = table(con, "rocpd_info_process")
-        (n, lo, hi) = con.execute(f'SELECT max(id), min(start), max("end") FROM {kernel}').fetchone()
+        extent = f'SELECT max(id), min(start), max("end") FROM {kernel}'
+        (n, lo, hi) = con.execute(extent).fetchone()
         span = hi - lo + 1_000_000
         ev_cols, k_cols = columns(con, event), columns(con, kernel)
         for k in range(1, repeat):
@@ -74,7 +75,8 @@ def make_rank(out: Path, rank: int, repeat: int, slow: float) -> Path:
             )
         (env,) = con.execute(f"SELECT environment FROM {process}").fetchone()
         environment = {**json.loads(env), "OMPI_COMM_WORLD_RANK": str(rank)}
-        con.execute(f"UPDATE {process} SET pid = ?, environment = ?", (pid, json.dumps(environment)))
+        update = f"UPDATE {process} SET pid = ?, environment = ?"
+        con.execute(update, (pid, json.dumps(environment)))
     con.close()
     return path
 

@@ -261,3 +261,29 @@ def test_out_folder_names_the_report(capsys: pytest.CaptureFixture[str], tmp_pat
         "finite-difference-vs-finite-difference.roofscope.html",
         "finite-difference.roofscope.html",
     ]
+
+
+def test_rank_view_in_the_browser(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """Eight ranks, rank 5's laplacian 30% slower: a row per rank with rank 5 marked as the
+    straggler, the spread table, a timeline row per process, and a spread row linked to the
+    hotspot bar of the same kernel."""
+    from tests.test_ranks import ranks
+
+    needs_browser()
+    html = tmp_path / "ranks.html"
+    doc = analyze_json(capsys, str(ranks(tmp_path, slow=1.3)), "--html", str(html))
+    page, errors, requests = open_page(html, "report-ranks")
+    try:
+        assert page.locator("#ranks tr").count() == 1 + 8
+        marked = page.locator("#ranks tr.straggler")
+        assert marked.count() == 1
+        assert (marked.locator("td").first.text_content() or "").startswith("5")
+        assert page.locator("#rank-spread tr").count() == 1 + len(doc["ranks"]["kernels"])
+        assert page.locator("#timeline rect").count() == 2 * len(doc["devices"]) == 16
+        lap = next(i for i, k in enumerate(doc["kernels"]) if "laplacian" in k["name"])
+        page.locator(f'#hotspots g.bar[data-k="{lap}"] rect').click()
+        row = page.locator(f'#rank-spread tr[data-k="{lap}"]')
+        assert "sel" in (row.get_attribute("class") or "")
+        assert errors == [] and requests == []
+    finally:
+        page._roofscope_close()

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import shutil
+import sqlite3
 from itertools import pairwise
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -88,3 +91,127 @@ def test_statistics_merged_over_files_equal_one_file(
         assert (s.std_ns is None) == (k.std_ns is None)
         if k.std_ns is not None:
             assert s.std_ns == pytest.approx(k.std_ns, rel=1e-9)
+
+
+# -- many files read in parallel ------------------------------------------------------------
+
+
+def rocpd_ranks(root: Path, n: int, *, slow_rank: int = -1, recorded: bool = True) -> Path:
+    """``n`` rocpd databases (bench/gen_rocpd.py: pid 10000 + i); the recorded MPI rank is
+    reversed against the pid order (n - 1 - i), or removed when not ``recorded``."""
+    from bench.gen_rocpd import make_rank
+
+    for i in range(n):
+        path = make_rank(root, i, 1, 1.3 if i == slow_rank else 1.0)
+        with sqlite3.connect(path) as con:
+            (table,) = con.execute(
+                "SELECT name FROM sqlite_master WHERE name LIKE 'rocpd_info_process_%'"
+            ).fetchone()
+            (env,) = con.execute(f"SELECT environment FROM {table}").fetchone()
+            environment = json.loads(env)
+            environment.pop("OMPI_COMM_WORLD_RANK")
+            if recorded:
+                environment["PMI_RANK"] = str(n - 1 - i)
+            con.execute(f"UPDATE {table} SET environment = ?", (json.dumps(environment),))
+        con.close()
+    return root
+
+
+def test_rank_numbers_come_from_the_recorded_mpi_rank(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    root = rocpd_ranks(tmp_path / "job", 4, slow_rank=1)  # pid 10001 is MPI rank 2
+    view = run_json(capsys, str(root))["ranks"]
+    assert view["ranks"] == [0, 1, 2, 3]
+    assert [lbl.split("/")[-1] for lbl in view["labels"]] == [
+        f"{10000 + i}_results.db (pid {10000 + i})" for i in (3, 2, 1, 0)
+    ]
+    (s,) = view["stragglers"]
+    assert s["rank"] == 2
+    lap = next(k for k in view["kernels"] if "laplacian" in k["name"])
+    assert lap["slowest_rank"] == 2
+
+
+def test_without_recorded_ranks_they_follow_the_pids(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    root = rocpd_ranks(tmp_path / "job", 3, slow_rank=1, recorded=False)
+    view = run_json(capsys, str(root))["ranks"]
+    assert view["ranks"] == [0, 1, 2]
+    assert [lbl.split("(pid ")[1] for lbl in view["labels"]] == ["10000)", "10001)", "10002)"]
+    assert view["stragglers"][0]["rank"] == 1
+
+
+def test_each_process_keeps_its_own_devices(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Eight copies of one trace: eight (process, device) timelines, each the single trace's."""
+    single = run_json(capsys, str(TRACE))["devices"]
+    doc = run_json(capsys, str(ranks(tmp_path)))
+    devices = doc["devices"]
+    assert len(devices) == 8 * len(single)
+    assert sorted({d["input"] for d in devices}) == sorted(
+        str(tmp_path / "job" / f"rank{r}" / "results.csv") for r in range(8)
+    )
+    for d in devices:
+        assert (d["busy_s"], d["span_s"], d["gaps"]) == (
+            single[0]["busy_s"], single[0]["span_s"], single[0]["gaps"],
+        )  # fmt: skip
+    assert single[0]["input"] is None
+
+
+@pytest.mark.parametrize("layout", ["rocpd", "csv"])
+def test_parallel_read_equals_one_after_another(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    layout: str,
+) -> None:
+    """Worker processes (``--jobs 2``) give the same check-up, number for number, as reading
+    the processes' files one after another (``--jobs 1``)."""
+    import roofscope.readers.load as loader
+
+    monkeypatch.setattr(loader, "PARALLEL_MIN_BYTES", 0)
+    root = rocpd_ranks(tmp_path / "job", 6, slow_rank=4) if layout == "rocpd" else ranks(tmp_path)
+    calls: list[int] = []
+    real = loader.shards.read_parallel
+
+    def spy(*args: Any) -> Any:
+        calls.append(args[1])
+        return real(*args)
+
+    monkeypatch.setattr(loader.shards, "read_parallel", spy)
+    one = run_json(capsys, str(root), "--jobs", "1")
+    assert calls == []
+    two = run_json(capsys, str(root), "--jobs", "2")
+    assert calls == [2]
+    assert two == one
+    assert len(one["ranks"]["ranks"]) == (6 if layout == "rocpd" else 8)
+
+
+def test_parallel_statistics_over_random_splits(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The split-file property of test_statistics_merged_over_files_equal_one_file, read by
+    two worker processes and merged from their shards."""
+    import roofscope.readers.load as loader
+    from roofscope.analysis.hotspots import hotspots
+    from roofscope.readers.load import load
+
+    monkeypatch.setattr(loader, "PARALLEL_MIN_BYTES", 0)
+    lines = TRACE.read_text(encoding="utf-8").splitlines(keepends=True)
+    header, rows = lines[0], lines[1:]
+    whole = {k.name: k for k in hotspots(load([str(TRACE)])).kernels}
+    for cuts in ([500], [1, 2, 3, 1003], [17, 400, 401, 999]):
+        root = tmp_path_factory.mktemp("split")
+        bounds = [0, *cuts, len(rows)]
+        for i, (a, b) in enumerate(pairwise(bounds)):
+            (root / f"r{i}").mkdir()
+            (root / f"r{i}" / "results.csv").write_text(header + "".join(rows[a:b]), "utf-8")
+        split = {k.name: k for k in hotspots(load([str(root)], jobs=2)).kernels}
+        assert whole.keys() == split.keys()
+        for name, k in whole.items():
+            s = split[name]
+            assert (s.calls, s.total_ns, s.min_ns, s.max_ns, s.median_ns) == (
+                k.calls, k.total_ns, k.min_ns, k.max_ns, k.median_ns,
+            )  # fmt: skip

@@ -128,6 +128,12 @@ def analyze(
     ] = None,
     force: Force = False,
     out: OutDir = None,
+    jobs: Annotated[
+        int | None,
+        typer.Option(
+            "--jobs", min=1, help="Worker processes reading many ranks' files (default: all cores)."
+        ),
+    ] = None,
 ) -> None:
     """Baseline, hotspots and roofline of one profile (files of several processes merge)."""
     selection = Selection(kernel=kernel, device=device)
@@ -143,7 +149,7 @@ def analyze(
         ),
     )
     with _progress(paths) as tick:
-        profile = load(paths, fmt=fmt, progress=tick)
+        profile = load(paths, fmt=fmt, progress=tick, jobs=jobs)
     report = analyse(profile, selection=selection, gap_threshold_ns=round(gap_us * 1000), roof=roof)
     if out and not html:
         html = str(Path(out) / f"{_stem(paths[0])}.roofscope.html")

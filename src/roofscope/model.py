@@ -26,7 +26,7 @@ A :class:`Profile` holds its data in a DuckDB connection:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import duckdb
 
@@ -97,6 +97,7 @@ class InputFile:
     role: str  # dispatches | kernel-summary | api-summary | copy-summary | copies | cross-check
     # | counter-run | metadata
     group: str = ""  # files of one run share it
+    rank: int | None = None  # the process's rank in a parallel job, where the producer says
 
 
 @dataclass(frozen=True)
@@ -142,14 +143,16 @@ class Profile:
 
     # -- filled by readers -------------------------------------------------------------
 
-    def add_input(self, path: str, fmt: str, rows: int, role: str) -> None:
-        self.inputs.append(InputFile(path=path, format=fmt, rows=rows, role=role))
+    def add_input(
+        self, path: str, fmt: str, rows: int, role: str, *, rank: int | None = None
+    ) -> None:
+        self.inputs.append(InputFile(path=path, format=fmt, rows=rows, role=role, rank=rank))
 
     def tag_group(self, start: int, group: str) -> None:
         """Mark the inputs added from index ``start`` on as files of one run."""
         for i in range(start, len(self.inputs)):
             f = self.inputs[i]
-            self.inputs[i] = InputFile(f.path, f.format, f.rows, f.role, group)
+            self.inputs[i] = replace(f, group=group)
 
     def sources(self, *roles: str) -> list[int]:
         """Source ids (indices into ``inputs``) of the given roles."""

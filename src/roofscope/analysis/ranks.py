@@ -1,7 +1,10 @@
 """Per-rank view of a profile read from many processes (one input file each).
 
-A rank is one dispatch source (one process's output), in the stable order the inputs were
-read; its pid is kept beside it. Per kernel: its total time on each rank, and their min,
+A rank is one dispatch source (one process's output). Its number is the rank the producer
+recorded (the MPI rank in a rocpd database's process environment) when every source has a
+distinct one; otherwise ranks are numbered from 0 in the order of the sources' process ids
+(then paths), which is stable across runs of the same job layout. The pid is kept beside it.
+Per kernel: its total time on each rank, and their min,
 median, max and coefficient of variation (sample standard deviation over the mean); the
 slowest rank. A rank is a straggler when its kernel time exceeds the median rank's by more
 than STRAGGLER_EXCESS (10 %: beyond the run-to-run noise of a GPU kernel, and large enough
@@ -28,12 +31,12 @@ class KernelSpread:
     median_ns: float
     max_ns: float
     cv: float  # coefficient of variation over ranks
-    slowest: int  # rank index
+    slowest: int  # rank number
 
 
 @dataclass(frozen=True)
 class Straggler:
-    rank: int
+    rank: int  # rank number
     label: str
     total_ns: float
     median_ns: float
@@ -42,6 +45,7 @@ class Straggler:
 
 @dataclass(frozen=True)
 class RankView:
+    ranks: tuple[int, ...]  # the rank numbers, in order; the per-rank tuples follow it
     labels: tuple[str, ...]  # per rank: the input path and pid
     totals_ns: tuple[float, ...]  # kernel time per rank
     kernels: tuple[KernelSpread, ...]  # by total time, largest first
@@ -61,16 +65,17 @@ def rank_view(profile: Profile, selection: Selection = EVERYTHING) -> RankView |
         WHERE {dispatch_filter(profile, selection)} AND d.end_ns >= d.start_ns
         GROUP BY ALL"""
     ).fetchall()
-    rank_of = {s: i for i, s in enumerate(sources)}
-    pids: dict[int, int | None] = {}
+    pid_of: dict[int, int] = {}
+    for source, _, _, pid in rows:
+        if pid is not None:
+            pid_of[int(source)] = min(int(pid), pid_of.get(int(source), int(pid)))
+    sources, numbers = _numbered(profile, sources, pid_of)
+    position = {s: i for i, s in enumerate(sources)}
     per_kernel: dict[str, list[float]] = {}
-    for source, kernel, total, pid in rows:
-        r = rank_of[int(source)]
-        pids.setdefault(r, pid)
+    for source, kernel, total, _ in rows:
+        r = position[int(source)]
         per_kernel.setdefault(str(kernel), [0.0] * len(sources))[r] = float(total or 0)
-    labels = tuple(
-        f"{profile.inputs[s].path} (pid {pids.get(i, '-')})" for i, s in enumerate(sources)
-    )
+    labels = tuple(f"{profile.inputs[s].path} (pid {pid_of.get(s, '-')})" for s in sources)
     spreads = []
     for kernel, totals in per_kernel.items():
         mean = statistics.fmean(totals)
@@ -83,7 +88,7 @@ def rank_view(profile: Profile, selection: Selection = EVERYTHING) -> RankView |
                 statistics.median(totals),
                 max(totals),
                 cv,
-                max(range(len(totals)), key=lambda i: (totals[i], -i)),
+                numbers[max(range(len(totals)), key=lambda i: (totals[i], -i))],
             )
         )
     spreads.sort(key=lambda k: (-sum(k.totals_ns), k.kernel))
@@ -97,5 +102,17 @@ def rank_view(profile: Profile, selection: Selection = EVERYTHING) -> RankView |
                 for k in spreads
                 if k.median_ns and k.totals_ns[r] > k.median_ns * (1 + STRAGGLER_EXCESS)
             )
-            stragglers.append(Straggler(r, labels[r], total, median, slow))
-    return RankView(labels, rank_totals, tuple(spreads), tuple(stragglers))
+            stragglers.append(Straggler(numbers[r], labels[r], total, median, slow))
+    return RankView(numbers, labels, rank_totals, tuple(spreads), tuple(stragglers))
+
+
+def _numbered(
+    profile: Profile, sources: list[int], pid_of: dict[int, int]
+) -> tuple[list[int], tuple[int, ...]]:
+    """The sources in rank order and their rank numbers."""
+    recorded = [profile.inputs[s].rank for s in sources]
+    if None not in recorded and len(set(recorded)) == len(recorded):
+        ordered = sorted(zip(recorded, sources, strict=True))
+        return [s for _, s in ordered], tuple(int(r) for r, _ in ordered if r is not None)
+    by_pid = sorted(sources, key=lambda s: (pid_of.get(s, -1), profile.inputs[s].path, s))
+    return by_pid, tuple(range(len(by_pid)))

@@ -10,7 +10,7 @@ over the summed device spans.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import duckdb
 import numpy as np
@@ -27,6 +27,7 @@ Ints = npt.NDArray[np.int64]
 @dataclass(frozen=True)
 class DeviceTime:
     device: int | None
+    source: int | None  # the process's input, when the profile merges several processes
     span_ns: int
     busy_ns: int
     idle_ns: int
@@ -55,20 +56,23 @@ def timeline(
     """None when the input has no dispatch timestamps."""
     con = profile.con
     valid = f"{dispatch_filter(profile, selection)} AND start_ns IS NOT NULL AND end_ns >= start_ns"
+    # devices of different processes are different GPUs (one per rank), or shared ones that
+    # the inputs cannot tell apart: each process's devices are kept apart
+    process = "source" if len(profile.sources("dispatches")) > 1 else "-1"
     devices = con.execute(
-        f"SELECT coalesce(device, -1), min(rowid), max(rowid), min(start_ns), max(end_ns) "
-        f"FROM dispatches WHERE {valid} GROUP BY 1 ORDER BY 1"
+        f"SELECT {process}, coalesce(device, -1), min(rowid), max(rowid), min(start_ns), "
+        f"max(end_ns) FROM dispatches WHERE {valid} GROUP BY 1, 2 ORDER BY 1, 2"
     ).fetchall()
     if not devices:
         return None
     per_device = []
-    for device, lo, hi, _, _ in devices:
+    for source, device, lo, hi, _, _ in devices:
         rows = f"SELECT start_ns, end_ns FROM dispatches WHERE {valid}"
         if len(devices) > 1:
-            rows += f" AND coalesce(device, -1) = {device}"
+            rows += f" AND coalesce(device, -1) = {device} AND {process} = {source}"
         sweep = _sweep(con, rows, int(lo), int(hi), gap_threshold_ns)
         if sweep is None:  # not in start order: let DuckDB sort it (out of core if need be)
-            sorted_rows = f"timeline_{abs(hash((device, lo, hi)))}"
+            sorted_rows = f"timeline_{abs(hash((source, device, lo, hi)))}"
             con.execute(f"CREATE TEMP TABLE {sorted_rows} AS {rows} ORDER BY start_ns")
             try:
                 (n,) = con.execute(f"SELECT count(*) FROM {sorted_rows}").fetchone() or (0,)
@@ -78,8 +82,9 @@ def timeline(
             finally:
                 con.execute(f"DROP TABLE {sorted_rows}")
         assert sweep is not None, "rows sorted by start_ns sweep in order"
-        per_device.append(sweep.result(None if device == -1 else int(device)))
-    wall = int(max(d[4] for d in devices) - min(d[3] for d in devices))
+        result = sweep.result(None if device == -1 else int(device))
+        per_device.append(replace(result, source=None if source == -1 else int(source)))
+    wall = int(max(d[5] for d in devices) - min(d[4] for d in devices))
     span = sum(d.span_ns for d in per_device)
     busy = sum(d.busy_ns for d in per_device)
     idle = sum(d.idle_ns for d in per_device)
@@ -128,7 +133,7 @@ class _Sweep:
 
     def result(self, device: int | None) -> DeviceTime:
         span = self.reach - (self.first or 0)
-        return DeviceTime(device, span, span - self.idle, self.idle, self.gaps, self.gap_ns)
+        return DeviceTime(device, None, span, span - self.idle, self.idle, self.gaps, self.gap_ns)
 
 
 def _sweep(

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from roofscope.errors import InputError
 from roofscope.model import Profile
-from roofscope.readers import registry, rocpd
+from roofscope.readers import registry, rocpd, shards
 from roofscope.readers.registry import (
     COUNTER_COLLECTION,
     DISPATCHES,
@@ -41,6 +41,8 @@ _V3_SUFFIX = re.compile(
 )
 
 Progress = Callable[[str], None]
+# below this many bytes of input, starting worker processes costs more than it saves
+PARALLEL_MIN_BYTES = 16 << 20
 
 
 @dataclass(frozen=True)
@@ -56,9 +58,16 @@ class Found:
 
 
 def load(
-    paths: Sequence[str], *, fmt: str | None = None, progress: Progress | None = None
+    paths: Sequence[str],
+    *,
+    fmt: str | None = None,
+    progress: Progress | None = None,
+    jobs: int | None = None,
 ) -> Profile:
-    """Read every path into one Profile; InputError when nothing usable is found."""
+    """Read every path into one Profile; InputError when nothing usable is found.
+
+    Runs that stand alone (one per process of a many-rank job) are read one after another,
+    or by ``jobs`` worker processes (default: every core) when there are enough of them."""
     if not paths:
         raise InputError("roofscope", "no input path given", "pass a profile file or directory")
     forced = registry.by_name(fmt) if fmt else None
@@ -70,6 +79,23 @@ def load(
         else:
             found.append(_identify_file(read_head(path), forced))
     plan = _plan(found)
+    runs = shards.units(plan)
+    if runs is None:
+        return read_plan(plan, progress)
+    jobs = shards.default_jobs() if jobs is None else jobs
+    if jobs < 2 or _bytes(plan) < PARALLEL_MIN_BYTES:
+        return read_plan([item for run in runs for item in run], progress)
+    profile = Profile.empty()
+    for shard in shards.read_parallel(shards.split(runs, jobs), jobs, read_plan):
+        shards.absorb(profile, shard)
+        for f in shard.inputs:
+            if progress and f.role == DISPATCHES:
+                progress(f.path)
+    return profile
+
+
+def read_plan(plan: Sequence[tuple[Found, str]], progress: Progress | None = None) -> Profile:
+    """Read the planned files, in order, into a new Profile."""
     profile = Profile.empty()
     for item, role in plan:
         if progress:
@@ -78,6 +104,10 @@ def load(
         item.reader.read(item.head.path, item.head, profile, role=role)
         profile.tag_group(before, "/".join(item.group))
     return profile
+
+
+def _bytes(plan: Sequence[tuple[Found, str]]) -> int:
+    return sum(f.head.size for f, _ in plan)
 
 
 def _identify(head: Head, forced: Reader | None) -> Found | None:

@@ -190,26 +190,27 @@ def _check_schema(path: Path, con: sqlite3.Connection) -> None:
 def _stage(
     con: sqlite3.Connection, profile: Profile, view: str, columns: dict[str, str], table: str
 ) -> None:
-    """Copy the view's rows into the DuckDB temp table ``table``, a chunk at a time, through
-    numpy columns (kernel names become name ids on the way)."""
+    """Copy the view's rows into the DuckDB temp table ``table``, a chunk at a time."""
     duck = profile.con
+    duck.execute(
+        f"CREATE TEMP TABLE {table} ({', '.join(f'{_name(c)} {_type(c)}' for c in columns)})"
+    )
     cursor = con.execute(f"SELECT {', '.join(columns.values())} FROM {view}")
-    created = False
     while batch := cursor.fetchmany(_CHUNK):
-        values = zip(*batch, strict=True)
-        arrays = {_name(c): _column(profile, c, v) for c, v in zip(columns, values, strict=True)}
-        duck.register("rocpd_batch", arrays)
+        duck.register("rocpd_batch", _arrays(profile, columns, batch))
         try:
-            into = "INSERT INTO" if created else "CREATE TEMP TABLE"
-            sql = f"{into} {table} {'' if created else 'AS'} SELECT * FROM rocpd_batch"
-            duck.execute(sql).fetchall()  # an INSERT's row count, read so the next batch can bind
+            # the INSERT's row count is read so that the next batch can be registered
+            duck.execute(f"INSERT INTO {table} SELECT * FROM rocpd_batch").fetchall()
         finally:
             duck.unregister("rocpd_batch")
-        created = True
-    if not created:
-        duck.execute(
-            f"CREATE TEMP TABLE {table} ({', '.join(f'{_name(c)} {_type(c)}' for c in columns)})"
-        )
+
+
+def _arrays(
+    profile: Profile, columns: dict[str, str], batch: list[tuple[object, ...]]
+) -> dict[str, Column]:
+    """A batch of rows as numpy columns (kernel names become name ids on the way)."""
+    values = zip(*batch, strict=True)
+    return {_name(c): _column(profile, c, v) for c, v in zip(columns, values, strict=True)}
 
 
 def _name(column: str) -> str:
@@ -234,40 +235,73 @@ def _column(profile: Profile, column: str, values: tuple[object, ...]) -> Column
     return np.ma.masked_array(data, mask=np.array([v is None for v in values]))
 
 
-def _insert_dispatches(profile: Profile, path: Path, role: str, fmt: str) -> int:
+def _read_kernels(
+    con: sqlite3.Connection, profile: Profile, path: Path, role: str, *, keys: bool
+) -> tuple[int, set[int]]:
+    """The kernels view into ``dispatches`` and ``launches``, in (guid, id) order, a chunk at
+    a time; with ``keys`` the (guid, dispatch_id, agent) of each row into ``{_STAGE}_n`` for
+    the counters. Returns the first new dispatch row and the agents the dispatches ran on."""
     duck = profile.con
     source, first = len(profile.inputs), profile.count("dispatches")
-    nameless = profile.count(f"{_STAGE} WHERE name_id IS NULL")
+    shape = _SHAPE.split(", ")
+    duck.execute(
+        f"CREATE TEMP TABLE {_STAGE} (name_id INTEGER, {', '.join(f'{c} BIGINT' for c in shape)})"
+    )
+    duck.execute(
+        f"CREATE TEMP TABLE {_STAGE}_n (k BIGINT, guid VARCHAR, dispatch_id BIGINT, agent BIGINT)"
+    )
+    select = ", ".join(_KERNEL_COLUMNS.values())
+    cursor = con.execute(f"SELECT {select} FROM kernels ORDER BY guid, id")
+    rows, nameless, agents = 0, 0, set[int]()
+    while batch := cursor.fetchmany(_CHUNK):
+        arrays = _arrays(profile, _KERNEL_COLUMNS, batch)
+        named = ~np.ma.getmaskarray(arrays["name_id"])
+        if not named.all():
+            nameless += int((~named).sum())
+            arrays = {c: a[named] for c, a in arrays.items()}
+        arrays["k"] = np.arange(rows, rows + len(arrays["id"]), dtype=np.int64)
+        rows += len(arrays["k"])
+        agents.update(int(a) for a in np.unique(np.ma.compressed(arrays["agent"])))
+        duck.register("rocpd_batch", arrays)
+        try:
+            duck.execute(
+                f"""INSERT INTO dispatches (source, name_id, pid, device, dispatch_id, start_ns,
+                end_ns) SELECT {source}, name_id, pid, device, dispatch_id, start_ns, end_ns
+                FROM rocpd_batch"""
+            ).fetchall()
+            duck.execute(
+                f"INSERT INTO {_STAGE} SELECT name_id, {_SHAPE} FROM rocpd_batch"
+            ).fetchall()
+            if keys:
+                duck.execute(
+                    f"INSERT INTO {_STAGE}_n SELECT k, guid, dispatch_id, agent FROM rocpd_batch"
+                ).fetchall()
+        finally:
+            duck.unregister("rocpd_batch")
     if nameless:
         profile.warn("rocpd-nameless", f"{path}: {nameless} dispatch(es) without a kernel name")
-    if nameless == profile.count(_STAGE):
+    if not rows:
         raise InputError(
             str(path),
             "has no kernel dispatches in its kernels view",
             "re-run rocprofv3 with --kernel-trace (or --pmc) so that dispatches are recorded",
         )
     duck.execute(
-        f"""CREATE TEMP TABLE {_STAGE}_n AS SELECT row_number() OVER (ORDER BY guid, id) - 1
-        AS k, * FROM {_STAGE} WHERE name_id IS NOT NULL"""
-    )
-    duck.execute(
-        f"""INSERT INTO dispatches (source, name_id, pid, device, dispatch_id, start_ns, end_ns)
-        SELECT {source}, name_id, pid, device, dispatch_id, start_ns, end_ns
-        FROM {_STAGE}_n ORDER BY k"""
-    )
-    duck.execute(
         f"""INSERT INTO launches (source, name_id, {_SHAPE}, wave_size, dispatches)
-        SELECT {source}, name_id, {_SHAPE}, NULL, count(*) FROM {_STAGE}_n GROUP BY ALL"""
+        SELECT {source}, name_id, {_SHAPE}, NULL, count(*) FROM {_STAGE} GROUP BY ALL"""
     )
-    rows = profile.count("dispatches") - first
-    profile.add_input(str(path), fmt, rows, role)
-    return first
+    profile.add_input(str(path), Rocpd.name, rows, role, rank=_rank(con))
+    return first, agents
+
+
+def _has_counters(con: sqlite3.Connection) -> bool:
+    """Whether any counter value was recorded (the counters_collection view costs a join of
+    every dispatch even when there are none)."""
+    return bool(con.execute("SELECT EXISTS (SELECT 1 FROM rocpd_pmc_event)").fetchone()[0])
 
 
 def _insert_counters(con: sqlite3.Connection, profile: Profile, path: Path, first: int) -> None:
     _stage(con, profile, "counters_collection", _COUNTER_COLUMNS, f"{_STAGE}_c")
-    if not profile.count(f"{_STAGE}_c"):
-        return
     duck = profile.con
     duck.execute(
         f"""INSERT INTO counters SELECT {first} + d.k, c.counter, c.value
@@ -314,9 +348,8 @@ def read_top_kernels(con: sqlite3.Connection, profile: Profile, path: Path, *, r
 # -- the run ------------------------------------------------------------------------------
 
 
-def _run_info(con: sqlite3.Connection, profile: Profile) -> RunInfo:
+def _run_info(con: sqlite3.Connection, used: set[int]) -> RunInfo:
     """The GPU the dispatches ran on (when they name one), else the first GPU agent."""
-    used = {a for (a,) in profile.con.execute(f"SELECT DISTINCT agent FROM {_STAGE}_n").fetchall()}
     gpus = con.execute(
         """SELECT absolute_index, name, product_name, extdata FROM rocpd_info_agent
         WHERE type = 'GPU' ORDER BY absolute_index"""
@@ -333,6 +366,32 @@ def _run_info(con: sqlite3.Connection, profile: Profile) -> RunInfo:
         compute_units=_count(extra.get("cu_count")),
         xcds=_count(extra.get("num_xcc")),
     )
+
+
+# environment variables that hold the process's rank, by launcher (Open MPI, MPICH/Intel MPI,
+# PMIx, Slurm, MVAPICH2, Cray PALS, torchrun)
+RANK_VARIABLES = (
+    "OMPI_COMM_WORLD_RANK",
+    "PMI_RANK",
+    "PMIX_RANK",
+    "SLURM_PROCID",
+    "MV2_COMM_WORLD_RANK",
+    "PALS_RANKID",
+    "RANK",
+)
+
+
+def _rank(con: sqlite3.Connection) -> int | None:
+    """The rank of the one process in the database, from its recorded environment."""
+    rows = con.execute("SELECT environment FROM rocpd_info_process").fetchall()
+    if len(rows) != 1:
+        return None
+    environment = _json(rows[0][0])
+    for name in RANK_VARIABLES:
+        value = environment.get(name)
+        if isinstance(value, str | int) and str(value).isdigit():
+            return int(value)
+    return None
 
 
 def _json(text: object) -> dict[str, object]:
@@ -377,9 +436,10 @@ class Rocpd(Reader):
                     profile.con.execute(f"DROP TABLE IF EXISTS {_STAGE}{suffix}")
 
     def _read_all(self, con: sqlite3.Connection, profile: Profile, path: Path, role: str) -> None:
-        _stage(con, profile, "kernels", _KERNEL_COLUMNS, _STAGE)
-        first = _insert_dispatches(profile, path, role, self.name)
-        _insert_counters(con, profile, path, first)
+        counted = _has_counters(con)
+        first, agents = _read_kernels(con, profile, path, role, keys=counted)
+        if counted:
+            _insert_counters(con, profile, path, first)
         read_top_kernels(con, profile, path, role="cross-check")
         _insert_copies(con, profile, path, self.name)
-        profile.set_run(_run_info(con, profile))
+        profile.set_run(_run_info(con, agents))

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from html import escape
+from pathlib import Path
 
 from roofscope.analysis.roofline import KernelRoofline
 from roofscope.ceilings import Ceiling
@@ -181,15 +182,19 @@ def timeline_svg(report: Report) -> str:
         f'height="{20 + row * len(t.devices)}" role="img">',
         "<title>busy and idle per device</title>",
     ]
+    left = 90 if all(d.source is None for d in t.devices) else 240  # room for the process
+    bar = width - left - 70
     for i, d in enumerate(t.devices):
         busy = d.busy_ns / d.span_ns if d.span_ns else 0.0
         y = 10 + i * row
+        process = "" if d.source is None else f"{Path(report.inputs[d.source].path).name[:28]} · "
         out.append(
-            f'<text x="0" y="{y + 15}" font-size="11">device {_e(d.device)}</text>'
-            f'<rect x="90" y="{y}" width="{busy * 600:.1f}" height="18" fill="#2ca02c">'
+            f'<text x="0" y="{y + 15}" font-size="11">{_e(process)}device {_e(d.device)}</text>'
+            f'<rect x="{left}" y="{y}" width="{busy * bar:.1f}" height="18" fill="#2ca02c">'
             f"<title>busy {100 * busy:.1f}%</title></rect>"
-            f'<rect x="{90 + busy * 600:.1f}" y="{y}" width="{(1 - busy) * 600:.1f}" height="18" '
-            f'fill="#eee"><title>idle {100 * (1 - busy):.1f}%, {d.gaps} gap(s)</title></rect>'
+            f'<rect x="{left + busy * bar:.1f}" y="{y}" width="{(1 - busy) * bar:.1f}" '
+            f'height="18" fill="#eee"><title>idle {100 * (1 - busy):.1f}%, {d.gaps} gap(s)</title>'
+            "</rect>"
         )
     out.append("</svg>")
     return "\n".join(out)

@@ -6,9 +6,11 @@ Kernel names are untrusted text: they reach the page only through :func:`html.es
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Sequence
 
 from roofscope import __version__
+from roofscope.analysis.ranks import STRAGGLER_EXCESS
 from roofscope.ceilings import Ceiling
 from roofscope.compare.compare import Comparison
 from roofscope.compare.gate import Verdict, share_text, speedup_text
@@ -30,7 +32,8 @@ h1{font-size:20px}h2{font-size:16px;margin-top:28px;border-bottom:1px solid #ddd
 table{border-collapse:collapse;font-size:12px}td,th{padding:3px 8px;border-bottom:1px solid #eee;
 text-align:right}td:first-child,th:first-child{text-align:left;max-width:520px;overflow-wrap:anywhere}
 .sel rect,rect.sel{stroke:#000;stroke-width:2}circle.sel{stroke:#000;stroke-width:4}
-tr.sel{background:#fff3b0}.muted{color:#777}.fail{color:#b00020;font-weight:bold}
+tr.sel{background:#fff3b0}tr.straggler td:first-child{color:#b00020}.muted{color:#777}
+.fail{color:#b00020;font-weight:bold}
 .pass{color:#1b7f3b;font-weight:bold}#tip{position:fixed;pointer-events:none;background:#222;
 color:#fff;padding:4px 8px;border-radius:4px;font-size:12px;max-width:600px;display:none;
 white-space:pre-wrap}[data-k]{cursor:pointer}
@@ -91,6 +94,8 @@ def render_html(report: Report) -> str:
     else:
         body.append('<p class="muted">No dispatch timestamps: no timeline.</p>')
     body += ["<h2>Hotspots</h2>", hotspot_svg(report), _kernel_table(report)]
+    if report.ranks is not None:
+        body += ["<h2>Ranks</h2>", _rank_tables(report)]
     if report.metrics.kernels:
         body += ["<h2>Metrics of the hot kernels</h2>", _metrics_table(report)]
     body.append("<h2>Roofline</h2>")
@@ -145,6 +150,37 @@ def _kernel_table(report: Report, top: int = 50) -> str:
     return (
         '<table id="kernels"><tr><th>Kernel</th><th>Calls</th><th>Total</th><th>Share</th>'
         "<th>Mean</th><th>Efficiency</th><th>Bound</th></tr>" + "".join(rows) + "</table>"
+    )
+
+
+def _rank_tables(report: Report, top: int = 20) -> str:
+    """Kernel time per rank (stragglers marked) and each kernel's spread over the ranks."""
+    view = report.ranks
+    assert view is not None
+    median = statistics.median(view.totals_ns)
+    slow = {s.rank for s in view.stragglers}
+    ranks = []
+    for r, label, total in zip(view.ranks, view.labels, view.totals_ns, strict=True):
+        mark = (' class="straggler"', " ⚠ straggler") if r in slow else ("", "")
+        excess = f"{100 * (total / median - 1):+.1f}%" if median else "-"
+        ranks.append(
+            f"<tr{mark[0]}><td>{r}{mark[1]}</td><td>{_e(label)}</td>"
+            f"<td>{human_time(total)}</td><td>{excess}</td></tr>"
+        )
+    index = {k.name: i for i, k in enumerate(report.hotspots.kernels)}
+    spread = [
+        f'<tr data-k="{index.get(k.kernel, "")}"><td>{_e(k.kernel)}</td>'
+        f"<td>{human_time(k.min_ns)}</td><td>{human_time(k.median_ns)}</td>"
+        f"<td>{human_time(k.max_ns)}</td><td>{k.cv:.3f}</td><td>{k.slowest}</td></tr>"
+        for k in view.kernels[:top]
+    ]
+    return (
+        f"<p>{len(view.ranks)} ranks; a rank whose kernel time exceeds the median rank's by more "
+        f"than {100 * STRAGGLER_EXCESS:.0f}% is a straggler.</p>"
+        '<table id="ranks"><tr><th>Rank</th><th>Input (pid)</th><th>Kernel time</th>'
+        "<th>vs median</th></tr>" + "".join(ranks) + "</table>"
+        '<table id="rank-spread"><tr><th>Kernel</th><th>Min over ranks</th><th>Median</th>'
+        "<th>Max</th><th>cv</th><th>Slowest rank</th></tr>" + "".join(spread) + "</table>"
     )
 
 

@@ -68,6 +68,7 @@ def to_dict(report: Report) -> dict[str, Any]:
         "devices": [
             {
                 "device": d.device,
+                "input": None if d.source is None else report.inputs[d.source].path,
                 "span_s": seconds(d.span_ns),
                 "busy_s": seconds(d.busy_ns),
                 "idle_s": seconds(d.idle_ns),
@@ -245,6 +246,7 @@ def _ranks(view: RankView | None) -> dict[str, Any] | None:
     if view is None:
         return None
     return {
+        "ranks": list(view.ranks),
         "labels": list(view.labels),
         "kernel_time_s": [t / 1e9 for t in view.totals_ns],
         "kernels": [

@@ -1,0 +1,146 @@
+"""Many processes' outputs read in parallel and merged into one Profile.
+
+A job of many ranks leaves one output per process (a rocpd database, a rocprofv3 CSV folder,
+a rocprof v1 set). When every run in the plan stands alone (one dispatch source each, no
+counter run that attaches to another run's dispatches), each run is a *unit*: worker processes
+read batches of units, each batch into a Profile of its own with the same readers, and send it
+back as a :class:`Shard` (its tables as numpy columns). The main process appends the shards in
+the plan's order, renumbering sources, name ids and dispatch row ids, so the merged Profile is
+the one that reading the units one after another gives (a test holds the two equal).
+
+Workers are forked from a fork server started before any DuckDB connection exists, so no
+DuckDB thread state is copied into them. Per-kernel statistics are merged from per-source
+aggregates downstream (hotspots, the rank view); what crosses the process boundary is each
+batch's tables, which a Profile would hold anyway.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from roofscope.ceilings import Ceiling
+from roofscope.model import InputFile, Profile, RunInfo, Warning
+from roofscope.readers.registry import DISPATCHES
+
+if TYPE_CHECKING:
+    from roofscope.readers.load import Found
+
+Planned = tuple["Found", str]
+Columns = dict[str, npt.NDArray[Any]]
+
+# tables a shard carries, with the columns renumbered on the way in
+_TABLES = ("dispatches", "launches", "counters", "kernel_summary", "activity_summary", "copies")
+_SOURCED = {"dispatches", "launches", "kernel_summary", "activity_summary", "copies"}
+_NAMED = {"dispatches", "launches", "kernel_summary"}
+BATCHES_PER_WORKER = 4  # batches per worker: balances uneven files, few shards to merge
+
+
+@dataclass
+class Shard:
+    """What a worker read: its tables and what it learnt, in the Profile's own terms."""
+
+    names: Columns
+    tables: dict[str, Columns]
+    inputs: list[InputFile]
+    run: RunInfo
+    warnings: list[Warning]
+    ceilings: list[Ceiling] = field(default_factory=list)
+    sysinfo: dict[str, str] = field(default_factory=dict)
+
+
+def units(plan: Sequence[Planned]) -> list[list[Planned]] | None:
+    """The plan as independent runs, in the order of their dispatch source's path; None when
+    there are fewer than two or when a run depends on another (a counter run)."""
+    groups: dict[tuple[str, str], list[Planned]] = {}
+    for item in plan:
+        groups.setdefault(item[0].group, []).append(item)
+    if len(groups) < 2 or any(role == "counter-run" for _, role in plan):
+        return None
+    sources = {}
+    for key, members in groups.items():
+        primary = [f for f, role in members if role == DISPATCHES]
+        if len(primary) != 1:
+            return None
+        sources[key] = str(primary[0].head.path)
+    return [groups[key] for key in sorted(groups, key=lambda k: sources[k])]
+
+
+def default_jobs() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def read_parallel(
+    batches: Sequence[Sequence[Planned]], jobs: int, read: Callable[[Sequence[Planned]], Profile]
+) -> Iterator[Shard]:
+    """Each batch read by ``read`` in a worker and exported, yielded in order."""
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["roofscope.readers.load"])
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+        yield from pool.map(_export_batch, [(read, list(b)) for b in batches])
+
+
+def _export_batch(job: tuple[Callable[[Sequence[Planned]], Profile], list[Planned]]) -> Shard:
+    read, batch = job
+    return export(read(batch))
+
+
+def split(items: Sequence[list[Planned]], jobs: int) -> list[list[Planned]]:
+    """Consecutive batches of units, about ``BATCHES_PER_WORKER`` per worker."""
+    n = max(1, min(len(items), jobs * BATCHES_PER_WORKER))
+    size = -(-len(items) // n)
+    return [[p for unit in items[i : i + size] for p in unit] for i in range(0, len(items), size)]
+
+
+def export(profile: Profile) -> Shard:
+    profile.launches()  # fill what a reader deferred: the shard must be complete
+    con = profile.con
+    return Shard(
+        names=con.execute("SELECT name_id, raw_name FROM names").fetchnumpy(),
+        tables={t: con.execute(f"SELECT * FROM {t}").fetchnumpy() for t in _TABLES},
+        inputs=list(profile.inputs),
+        run=profile.run,
+        warnings=list(profile.warnings),
+        ceilings=list(profile.ceilings),
+        sysinfo=dict(profile.sysinfo),
+    )
+
+
+def absorb(profile: Profile, shard: Shard) -> None:
+    """Append a shard to ``profile``: sources after the profile's, names by raw name,
+    counter rows after its dispatches."""
+    con = profile.con
+    source_base, row_base = len(profile.inputs), profile.count("dispatches")
+    raw = [str(r) for r in shard.names["raw_name"]]
+    ids = profile.name_ids(raw)
+    old = np.asarray(shard.names["name_id"], dtype=np.int64)
+    remap = np.zeros(int(old.max()) + 1 if old.size else 1, dtype=np.int64)
+    remap[old] = [ids[r] for r in raw]
+    for table, columns in shard.tables.items():
+        if not len(next(iter(columns.values()))):
+            continue
+        fixed = dict(columns)
+        if table in _SOURCED:
+            fixed["source"] = fixed["source"] + source_base
+        if table in _NAMED:
+            fixed["name_id"] = remap[fixed["name_id"]]
+        if table == "counters":
+            fixed["row_id"] = fixed["row_id"] + row_base
+        con.register("shard_rows", fixed)
+        try:
+            con.execute(f"INSERT INTO {table} SELECT * FROM shard_rows").fetchall()
+        finally:
+            con.unregister("shard_rows")
+    profile.inputs.extend(shard.inputs)
+    profile.warnings.extend(shard.warnings)
+    profile.set_run(shard.run)
+    profile.ceilings.extend(c for c in shard.ceilings if c not in profile.ceilings)
+    for key, value in shard.sysinfo.items():
+        profile.sysinfo.setdefault(key, value)
