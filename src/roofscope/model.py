@@ -21,6 +21,8 @@ A :class:`Profile` holds its data in a DuckDB connection:
     API and copy summaries (hip_stats, copy_stats, ...), never mixed into kernel time.
 ``copies``
     memory copies with their timestamps (rocprofv3 memory_copy_trace).
+``producer_rules``
+    the profiler's own analysis rows (Nsight Compute rules) per dispatch row, kept as evidence.
 """
 
 from __future__ import annotations
@@ -84,6 +86,8 @@ CREATE TABLE activity_summary (source INTEGER, kind VARCHAR, name VARCHAR, calls
     total_ns DOUBLE);
 CREATE TABLE copies (source INTEGER, pid BIGINT, direction VARCHAR, src_agent VARCHAR,
     dst_agent VARCHAR, start_ns BIGINT, end_ns BIGINT);
+CREATE TABLE producer_rules (row_id BIGINT, section VARCHAR, rule VARCHAR, kind VARCHAR,
+    text VARCHAR, speedup_kind VARCHAR, speedup_pct DOUBLE);
 """
 
 
@@ -98,6 +102,9 @@ class InputFile:
     # | counter-run | metadata
     group: str = ""  # files of one run share it
     rank: int | None = None  # the process's rank in a parallel job, where the producer says
+    # False when its dispatches carry durations only, laid end to end in launch order (a
+    # replaying profiler such as Nsight Compute): no timeline is drawn from them
+    on_timeline: bool = True
 
 
 @dataclass(frozen=True)
@@ -144,9 +151,16 @@ class Profile:
     # -- filled by readers -------------------------------------------------------------
 
     def add_input(
-        self, path: str, fmt: str, rows: int, role: str, *, rank: int | None = None
+        self,
+        path: str,
+        fmt: str,
+        rows: int,
+        role: str,
+        *,
+        rank: int | None = None,
+        on_timeline: bool = True,
     ) -> None:
-        self.inputs.append(InputFile(path=path, format=fmt, rows=rows, role=role, rank=rank))
+        self.inputs.append(InputFile(path, fmt, rows, role, "", rank, on_timeline))
 
     def tag_group(self, start: int, group: str) -> None:
         """Mark the inputs added from index ``start`` on as files of one run."""

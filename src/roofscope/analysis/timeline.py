@@ -56,6 +56,9 @@ def timeline(
     """None when the input has no dispatch timestamps."""
     con = profile.con
     valid = f"{dispatch_filter(profile, selection)} AND start_ns IS NOT NULL AND end_ns >= start_ns"
+    untimed = [i for i, f in enumerate(profile.inputs) if not f.on_timeline]
+    if untimed:  # durations laid end to end by the reader: no real timeline
+        valid += f" AND source NOT IN ({', '.join(map(str, untimed))})"
     # devices of different processes are different GPUs (one per rank), or shared ones that
     # the inputs cannot tell apart: each process's devices are kept apart
     process = "source" if len(profile.sources("dispatches")) > 1 else "-1"

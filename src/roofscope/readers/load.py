@@ -33,7 +33,7 @@ from roofscope.readers.registry import (
 )
 from roofscope.readers.sniff import Head, read_head
 
-_CANDIDATE = re.compile(r"\.(csv|json|db)$", re.IGNORECASE)
+_CANDIDATE = re.compile(r"\.(csv|json|json\.gz|db|sqlite)$", re.IGNORECASE)
 _PASS_DIR = re.compile(r"^(?:pass|pmc)_(\d+)$")
 _V3_SUFFIX = re.compile(
     r"_(kernel_trace|kernel_stats|memory_copy_trace|memory_copy_stats|"
@@ -152,6 +152,13 @@ def _identify_sqlite(head: Head, forced: Reader | None, *, known: bool = False) 
 
 def _identify_file(head: Head, forced: Reader | None) -> Found:
     found = _identify(head, forced)
+    if found is None and head.gzip:
+        raise InputError(
+            str(head.path),
+            "is gzip-compressed, and what is inside is no format roofscope reads compressed "
+            f"(first line: {head.first_line[:60]!r})",
+            "decompress it (gunzip) and pass the file inside",
+        )
     if found is None:
         first = head.first_line[:80]
         remedy = (

@@ -32,6 +32,8 @@ class Reader:
     producer: ClassVar[str]
     # Lower wins when two files of one run both give dispatches (trace CSV before JSON).
     priority: ClassVar[int] = 50
+    # Whether it reads gzip-compressed files itself (``head.gzip``; head.text is what is inside)
+    compressed: ClassVar[bool] = False
 
     def detect(self, head: Head) -> bool:
         raise NotImplementedError
@@ -83,7 +85,7 @@ def detect(head: Head) -> Reader | None:
     if head.kind != "text":
         return None
     for reader in readers():
-        if reader.detect(head):
+        if (reader.compressed or not head.gzip) and reader.detect(head):
             return reader
     return None
 

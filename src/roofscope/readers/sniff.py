@@ -5,7 +5,8 @@ from __future__ import annotations
 import csv
 import io
 import stat
-from dataclasses import dataclass
+import zlib
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from roofscope.errors import InputError
@@ -20,9 +21,11 @@ class Head:
 
     path: Path
     size: int
-    kind: str  # text | gzip | sqlite | binary | empty
+    kind: str  # text | gzip (undecodable) | sqlite | binary | empty
     first_line: str
     bom: bool
+    text: str = ""  # for text: the first 64 KiB decoded (U+FFFD for bad bytes), BOM dropped
+    gzip: bool = False  # the content is gzip-compressed; kind and text describe what is inside
 
     def fields(self) -> list[str]:
         """The first line split as CSV (quotes removed)."""
@@ -72,20 +75,32 @@ def read_head(path: Path) -> Head:
 
 
 def classify(path: Path, raw: bytes, size: int) -> Head:
+    if raw.startswith(b"\x1f\x8b"):
+        inner = _gunzip_head(raw)
+        if inner is None:
+            return Head(path, size, "gzip", "", False)
+        head = classify(path, inner, size)
+        return replace(head, gzip=True) if head.kind in ("text", "binary", "empty") else head
     bom = raw.startswith(_BOM)
     if bom:
         raw = raw[len(_BOM) :]
     if not raw.strip():
         return Head(path, size, "empty", "", bom)
-    if raw.startswith(b"\x1f\x8b"):
-        return Head(path, size, "gzip", "", bom)
     if raw.startswith(b"SQLite format 3\x00"):
         return Head(path, size, "sqlite", "", bom)
     line = raw.split(b"\n", 1)[0].rstrip(b"\r")
     if b"\x00" in raw[:4096] or _mostly_binary(line):
         return Head(path, size, "binary", "", bom)
     text = line.decode("utf-8", errors="replace")
-    return Head(path, size, "text", text, bom)
+    return Head(path, size, "text", text, bom, raw.decode("utf-8", errors="replace"))
+
+
+def _gunzip_head(raw: bytes) -> bytes | None:
+    """The first 64 KiB inside a gzip file's first bytes; None when they do not decompress."""
+    try:
+        return zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(raw, HEAD_BYTES)
+    except zlib.error:
+        return None
 
 
 def _mostly_binary(line: bytes) -> bool:
