@@ -37,7 +37,15 @@ Planned = tuple["Found", str]
 Columns = dict[str, npt.NDArray[Any]]
 
 # tables a shard carries, with the columns renumbered on the way in
-_TABLES = ("dispatches", "launches", "counters", "kernel_summary", "activity_summary", "copies")
+_TABLES = (
+    "dispatches",
+    "launches",
+    "counters",
+    "kernel_summary",
+    "activity_summary",
+    "copies",
+    "producer_rules",
+)
 _SOURCED = {"dispatches", "launches", "kernel_summary", "activity_summary", "copies"}
 _NAMED = {"dispatches", "launches", "kernel_summary"}
 BATCHES_PER_WORKER = 4  # batches per worker: balances uneven files, few shards to merge
@@ -131,7 +139,7 @@ def absorb(profile: Profile, shard: Shard) -> None:
             fixed["source"] = fixed["source"] + source_base
         if table in _NAMED:
             fixed["name_id"] = remap[fixed["name_id"]]
-        if table == "counters":
+        if table in ("counters", "producer_rules"):
             fixed["row_id"] = fixed["row_id"] + row_base
         con.register("shard_rows", fixed)
         try:
