@@ -414,3 +414,29 @@ def test_lost_timestamps_are_the_finding(capsys: pytest.CaptureFixture[str]) -> 
     assert f["kernel"].startswith("vecCopy(") and f["evidence"]["total_ns"] == 0
     assert [g["rule"] for g in doc["findings"] if g["kernel"] == f["kernel"]] == ["no-time"]
     assert not findings(run_json(capsys, str(DATA / "rocprof-compute-mi200")), "no-time")
+
+
+def test_communication_kernels_are_marked_and_their_share_found(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The demo trace with its laplacian renamed to an NCCL all-reduce kernel: that kernel is
+    marked as communication and holds more than 20% of the kernel time (the finding's
+    evidence equals the file's own sums); the other kernels are not marked."""
+    from tests.test_compare import TRACE, rewrite, totals
+
+    nccl = "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)"
+
+    def rename(r: dict[str, str]) -> dict[str, str]:
+        if "laplacian" in r["KernelName"]:
+            r["KernelName"] = nccl
+        return r
+
+    trace = rewrite(TRACE, tmp_path / "results.csv", rename)
+    doc = run_json(capsys, str(trace))
+    marked = {k["name"]: k["communication"] for k in doc["kernels"]}
+    assert marked.pop(nccl) is True and not any(marked.values())
+    sums = totals(trace)
+    (f,) = findings(doc, "communication-share")
+    assert f["evidence"]["communication_s"] == pytest.approx(sums[nccl] / 1e9, rel=1e-12)
+    assert f["evidence"]["kernel_s"] == pytest.approx(sum(sums.values()) / 1e9, rel=1e-12)
+    assert not findings(run_json(capsys, str(TRACE)), "communication-share")

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from roofscope.analysis.selection import EVERYTHING, Selection, dispatch_filter, summary_filter
 from roofscope.model import Profile
+from roofscope.names import is_communication
 
 HOT_SHARE = 0.8
 
@@ -33,6 +34,7 @@ class KernelStats:
     cumulative_share: float | None
     hot: bool
     first_ns: float | None = None  # the first dispatch's duration (warm-up check)
+    communication: bool = False  # an NCCL/RCCL collective or send/receive kernel
 
 
 @dataclass(frozen=True)
@@ -99,6 +101,7 @@ def _stats(
         cum,
         hot,
         p.first,
+        is_communication(kernel),
     )
 
 

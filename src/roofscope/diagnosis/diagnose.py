@@ -12,6 +12,7 @@ from roofscope.diagnosis.findings import Finding, ranked
 from roofscope.diagnosis.rules import (
     KERNEL_RULES,
     SHORT_NS,
+    communication_share,
     copies_dominate,
     idle_gaps,
     short_kernels,
@@ -61,8 +62,10 @@ def diagnose(
         dispatches=hot.dispatches,
         copy_ns=copy_ns,
         has_counters=has_counters,
+        communication_ns=sum(k.total_ns or 0 for k in hot.kernels if k.communication),
     )
-    findings += [f for f in (idle_gaps(program), copies_dominate(program)) if f]
+    program_rules = (idle_gaps, copies_dominate, communication_share)
+    findings += [f for rule in program_rules if (f := rule(program))]
     if (short := short_kernels(program, _short_dispatches(profile, selection))) is not None:
         findings.append(short)
     findings += stragglers(ranks)

@@ -40,6 +40,7 @@ class ProgramView:
     dispatches: int
     copy_ns: float
     has_counters: bool
+    communication_ns: float = 0.0  # in NCCL/RCCL kernels (part of kernel_ns)
 
 
 # Counters that count for any kernel that ran at all: GPU-busy cycles, waves launched,

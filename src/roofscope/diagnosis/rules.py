@@ -26,6 +26,7 @@ SHORT_NS = 10_000
 SHORT_SHARE = 0.5
 SHORT_MIN_DISPATCHES = 100
 COPY_SHARE = 0.5
+COMMUNICATION_SHARE = 0.2  # of kernel time in NCCL/RCCL kernels: worth overlapping
 
 PRESCRIPTIONS = {
     "memory-far-below-roof": (
@@ -132,6 +133,25 @@ def copies_dominate(p: ProgramView) -> Finding | None:
     )
 
 
+def communication_share(p: ProgramView) -> Finding | None:
+    """NCCL/RCCL kernels holding COMMUNICATION_SHARE or more of the kernel time."""
+    if not p.kernel_ns or p.communication_ns < COMMUNICATION_SHARE * p.kernel_ns:
+        return None
+    share = p.communication_ns / p.kernel_ns
+    return Finding(
+        "communication-share",
+        None,
+        "program",
+        "high" if share >= 0.5 else "medium",
+        f"collective-communication kernels (NCCL/RCCL) take {share:.0%} of the kernel time",
+        "overlap communication with compute (bucketed all-reduce, async collectives), "
+        "communicate less often or in larger messages, and check the interconnect and "
+        "that every rank reaches the collective at the same time (see the rank view)",
+        {"communication_s": p.communication_ns / 1e9, "kernel_s": p.kernel_ns / 1e9},
+        {"communication_share_min": COMMUNICATION_SHARE},
+    )
+
+
 def short_kernels(p: ProgramView, short_dispatches: int) -> Finding | None:
     if p.dispatches < SHORT_MIN_DISPATCHES or short_dispatches < SHORT_SHARE * p.dispatches:
         return None
@@ -189,6 +209,42 @@ def occupancy_limited(k: KernelView) -> Finding | None:
             "achieved_ratio": k.measured.achieved.ratio if k.measured.achieved else None,
         },
         {"occupancy_min": OCCUPANCY_LOW},
+    )
+
+
+def low_achieved_occupancy(k: KernelView) -> Finding | None:
+    """Nsight Compute's achieved occupancy (% of the warp slots) where no theoretical
+    occupancy was worked out from the launch (NVIDIA); theoretical beside it tells whether
+    the launch resources or the way the work ran (tail, imbalance) held it down."""
+    found = _metric(k, "Achieved Occupancy")
+    if k.measured.occupancy is not None or found is None or found[1] >= 100 * OCCUPANCY_LOW:
+        return None
+    if k.roof is not None and k.roof.bound == "compute":
+        return None
+    achieved = found[1]
+    theory = _metric(k, "Theoretical Occupancy")
+    if theory is not None and theory[1] < 100 * OCCUPANCY_LOW:
+        why = f"the launch allows only {theory[1]:.0f}% (theoretical occupancy)"
+        fix = (
+            "use fewer registers per thread (launch bounds, less unrolling) or less shared "
+            "memory per block, or larger blocks, so that more warps fit per SM"
+        )
+    else:
+        allowed = f"{theory[1]:.0f}%" if theory else "unknown"
+        why = f"the launch allows {allowed}, so warps end unevenly or too few blocks run"
+        fix = (
+            "launch enough blocks to fill every SM several times, and balance the work "
+            "per block so that SMs do not idle at the tail"
+        )
+    return Finding(
+        "occupancy-limited",
+        k.stats.name,
+        "bottleneck",
+        severity(k.stats.share),
+        f"{achieved:.1f}% of the warp slots were occupied (achieved occupancy); {why}",
+        f"{fix}; more resident warps hide memory latency",
+        {"achieved_pct": achieved, "theoretical_pct": theory[1] if theory else None},
+        {"occupancy_min_pct": 100 * OCCUPANCY_LOW},
     )
 
 
@@ -262,7 +318,15 @@ def low_active_threads(k: KernelView) -> Finding | None:
     )
 
 
-KERNEL_RULES.extend([occupancy_limited, low_l2_hit_rate, lds_bank_conflicts, low_active_threads])
+KERNEL_RULES.extend(
+    [
+        occupancy_limited,
+        low_achieved_occupancy,
+        low_l2_hit_rate,
+        lds_bank_conflicts,
+        low_active_threads,
+    ]
+)
 
 
 def stragglers(view: RankView | None) -> list[Finding]:

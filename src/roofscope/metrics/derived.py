@@ -38,6 +38,7 @@ from roofscope.metrics.formula import (
     valid_mask,
 )
 from roofscope.metrics.machine import Machine
+from roofscope.metrics.nvidia import NCU
 from roofscope.metrics.rocprof_v1 import ROCPROF_V1
 from roofscope.metrics.sol import COMPUTE, MEMORY
 from roofscope.model import Profile
@@ -60,7 +61,7 @@ class MetricValue:
     source: str
 
 
-CATALOGUE: tuple[Metric, ...] = (*COMPUTE, *MEMORY, *ROCPROF_V1)
+CATALOGUE: tuple[Metric, ...] = (*COMPUTE, *MEMORY, *ROCPROF_V1, *NCU)
 
 
 # --- evaluation and aggregation -------------------------------------------------------------

@@ -91,6 +91,7 @@ def to_dict(report: Report) -> dict[str, Any]:
                 "share": k.share,
                 "cumulative_share": k.cumulative_share,
                 "hotspot": k.hot,
+                "communication": k.communication,
                 "roofline": _kernel_roofline(roof.get(k.name)),
                 **_kernel_metrics(report.metrics.kernels.get(k.name)),
             }
