@@ -23,17 +23,15 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
-import threading
-import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from gen_rocpd import generate  # noqa: E402
+from measure import Run, run_one  # noqa: E402
 
 SQLITE_CODE = """\
 import pathlib, sqlite3, sys
@@ -50,63 +48,6 @@ for path in sorted(pathlib.Path(sys.argv[1]).rglob("*.db")):
     con.close()
 print(len(totals), sum(t[0] for t in totals.values()))
 """
-
-
-@dataclass
-class Run:
-    name: str
-    exit_code: int
-    wall_s: float
-    peak_rss_mb: float  # the largest single process
-    tree_rss_mb: float  # the largest sum over the process and its descendants
-
-
-def _tree_rss_kib(root: int) -> int:
-    """Summed VmRSS of ``root`` and every process below it."""
-    parents: dict[int, int] = {}
-    rss: dict[int, int] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            status = (entry / "status").read_text()
-        except OSError:
-            continue
-        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
-        pid = int(entry.name)
-        parents[pid] = int(fields.get("PPid", "0").strip())
-        rss[pid] = int(fields.get("VmRSS", "0 kB").split()[0])
-    tree, grew = {root}, True
-    while grew:
-        below = {p for p, pp in parents.items() if pp in tree} - tree
-        tree |= below
-        grew = bool(below)
-    return sum(rss.get(p, 0) for p in tree)
-
-
-def run_one(name: str, cmd: list[str]) -> Run:
-    peak = [0]
-    with tempfile.TemporaryFile() as err:
-        start = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, cwd=HERE.parent)
-        done = threading.Event()
-
-        def sample() -> None:
-            while not done.is_set():
-                peak[0] = max(peak[0], _tree_rss_kib(proc.pid))
-                done.wait(0.01)
-
-        sampler = threading.Thread(target=sample, daemon=True)
-        sampler.start()
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - start
-        done.set()
-        sampler.join()
-        proc.returncode = code = os.waitstatus_to_exitcode(status)
-        if code != 0:
-            err.seek(0)
-            print(f"[{name}] failed (exit {code}): {err.read()[-300:]!r}", file=sys.stderr)
-    return Run(name, code, wall, usage.ru_maxrss / 1024, peak[0] / 1024)
 
 
 def main() -> int:

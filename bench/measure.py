@@ -1,0 +1,73 @@
+"""Run a contender as a subprocess and measure it: wall time, the largest single process's
+peak RSS (``os.wait4``) and the peak of the summed RSS of its whole process tree (sampled
+from /proc every 10 ms, so worker processes count)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclass
+class Run:
+    name: str
+    exit_code: int
+    wall_s: float
+    peak_rss_mb: float  # the largest single process
+    tree_rss_mb: float  # the largest sum over the process and its descendants
+
+
+def _tree_rss_kib(root: int) -> int:
+    """Summed VmRSS of ``root`` and every process below it."""
+    parents: dict[int, int] = {}
+    rss: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            status = (entry / "status").read_text()
+        except OSError:
+            continue
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        pid = int(entry.name)
+        parents[pid] = int(fields.get("PPid", "0").strip())
+        rss[pid] = int(fields.get("VmRSS", "0 kB").split()[0])
+    tree, grew = {root}, True
+    while grew:
+        below = {p for p, pp in parents.items() if pp in tree} - tree
+        tree |= below
+        grew = bool(below)
+    return sum(rss.get(p, 0) for p in tree)
+
+
+def run_one(name: str, cmd: list[str]) -> Run:
+    peak = [0]
+    with tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, cwd=ROOT)
+        done = threading.Event()
+
+        def sample() -> None:
+            while not done.is_set():
+                peak[0] = max(peak[0], _tree_rss_kib(proc.pid))
+                done.wait(0.01)
+
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        done.set()
+        sampler.join()
+        proc.returncode = code = os.waitstatus_to_exitcode(status)
+        if code != 0:
+            err.seek(0)
+            print(f"[{name}] failed (exit {code}): {err.read()[-300:]!r}", file=sys.stderr)
+    return Run(name, code, wall, usage.ru_maxrss / 1024, peak[0] / 1024)
