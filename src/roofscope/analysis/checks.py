@@ -85,6 +85,12 @@ def _stats_agree(profile: Profile) -> list[Warning]:
     if not checks:
         return []
     traced_by_source = _traced(profile)
+    summarised: dict[int, list[tuple[str, int, float]]] = {}
+    for source, kernel, calls, total in profile.con.execute(
+        """SELECT s.source, n.kernel, sum(s.calls), sum(s.total_ns)
+        FROM kernel_summary s JOIN names n USING (name_id) GROUP BY ALL"""
+    ).fetchall():
+        summarised.setdefault(int(source), []).append((str(kernel), int(calls), total))
     out = []
     for source in checks:
         group = profile.inputs[source].group
@@ -95,18 +101,13 @@ def _stats_agree(profile: Profile) -> list[Warning]:
                     was_calls, was_total = traced.get(kernel, (0, 0))
                     both = None if was_total is None or total is None else was_total + total
                     traced[kernel] = (was_calls + calls, both)
-        rows = profile.con.execute(
-            """SELECT n.kernel, sum(s.calls), sum(s.total_ns)
-            FROM kernel_summary s JOIN names n USING (name_id) WHERE s.source = ?
-            GROUP BY n.kernel""",
-            [source],
-        ).fetchall()
+        rows = summarised.get(source, [])
         bad = []
         for kernel, calls, total in rows:
-            k = traced.get(str(kernel))
-            if k is None or k[0] != int(calls) or k[1] != total:
-                bad.append((str(kernel), k, int(calls), total))
-        missing = set(traced) - {str(r[0]) for r in rows}
+            k = traced.get(kernel)
+            if k is None or k[0] != calls or k[1] != total:
+                bad.append((kernel, k, calls, total))
+        missing = set(traced) - {r[0] for r in rows}
         if bad or missing:
             path = profile.inputs[source].path
             first = bad[0] if bad else None

@@ -48,6 +48,7 @@ class RankView:
     ranks: tuple[int, ...]  # the rank numbers, in order; the per-rank tuples follow it
     labels: tuple[str, ...]  # per rank: the input path and pid
     totals_ns: tuple[float, ...]  # kernel time per rank
+    median_ns: float  # of the ranks' kernel times
     kernels: tuple[KernelSpread, ...]  # by total time, largest first
     stragglers: tuple[Straggler, ...]
 
@@ -103,7 +104,7 @@ def rank_view(profile: Profile, selection: Selection = EVERYTHING) -> RankView |
                 if k.median_ns and k.totals_ns[r] > k.median_ns * (1 + STRAGGLER_EXCESS)
             )
             stragglers.append(Straggler(numbers[r], labels[r], total, median, slow))
-    return RankView(numbers, labels, rank_totals, tuple(spreads), tuple(stragglers))
+    return RankView(numbers, labels, rank_totals, median, tuple(spreads), tuple(stragglers))
 
 
 def _numbered(

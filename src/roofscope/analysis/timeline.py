@@ -68,25 +68,14 @@ def timeline(
     ).fetchall()
     if not devices:
         return None
-    per_device = []
-    for source, device, lo, hi, _, _ in devices:
-        rows = f"SELECT start_ns, end_ns FROM dispatches WHERE {valid}"
-        if len(devices) > 1:
-            rows += f" AND coalesce(device, -1) = {device} AND {process} = {source}"
-        sweep = _sweep(con, rows, int(lo), int(hi), gap_threshold_ns)
-        if sweep is None:  # not in start order: let DuckDB sort it (out of core if need be)
-            sorted_rows = f"timeline_{abs(hash((source, device, lo, hi)))}"
-            con.execute(f"CREATE TEMP TABLE {sorted_rows} AS {rows} ORDER BY start_ns")
-            try:
-                (n,) = con.execute(f"SELECT count(*) FROM {sorted_rows}").fetchone() or (0,)
-                sweep = _sweep(
-                    con, f"SELECT * FROM {sorted_rows} WHERE TRUE", 0, n - 1, gap_threshold_ns
-                )
-            finally:
-                con.execute(f"DROP TABLE {sorted_rows}")
-        assert sweep is not None, "rows sorted by start_ns sweep in order"
-        result = sweep.result(None if device == -1 else int(device))
-        per_device.append(replace(result, source=None if source == -1 else int(source)))
+    rows = sum(int(hi) - int(lo) + 1 for _, _, lo, hi, _, _ in devices)
+    if len(devices) > 1 and rows <= CHUNK_ROWS:  # many small groups: one sorted fetch
+        per_device = _sweep_together(con, valid, process, gap_threshold_ns)
+    else:
+        per_device = [
+            _sweep_one(con, valid, process, group, gap_threshold_ns, len(devices) > 1)
+            for group in devices
+        ]
     wall = int(max(d[5] for d in devices) - min(d[4] for d in devices))
     span = sum(d.span_ns for d in per_device)
     busy = sum(d.busy_ns for d in per_device)
@@ -101,6 +90,56 @@ def timeline(
         gap_threshold_ns=gap_threshold_ns,
         devices=tuple(per_device),
     )
+
+
+def _sweep_one(
+    con: duckdb.DuckDBPyConnection,
+    valid: str,
+    process: str,
+    group: tuple[int, int, int, int, int, int],
+    threshold: int,
+    several: bool,
+) -> DeviceTime:
+    source, device, lo, hi, _, _ = group
+    rows = f"SELECT start_ns, end_ns FROM dispatches WHERE {valid}"
+    if several:
+        rows += f" AND coalesce(device, -1) = {device} AND {process} = {source}"
+    sweep = _sweep(con, rows, int(lo), int(hi), threshold)
+    if sweep is None:  # not in start order: let DuckDB sort it (out of core if need be)
+        sorted_rows = f"timeline_{abs(hash((source, device, lo, hi)))}"
+        con.execute(f"CREATE TEMP TABLE {sorted_rows} AS {rows} ORDER BY start_ns")
+        try:
+            (n,) = con.execute(f"SELECT count(*) FROM {sorted_rows}").fetchone() or (0,)
+            sweep = _sweep(con, f"SELECT * FROM {sorted_rows} WHERE TRUE", 0, n - 1, threshold)
+        finally:
+            con.execute(f"DROP TABLE {sorted_rows}")
+    assert sweep is not None, "rows sorted by start_ns sweep in order"
+    return _result(sweep, source, device)
+
+
+def _sweep_together(
+    con: duckdb.DuckDBPyConnection, valid: str, process: str, threshold: int
+) -> list[DeviceTime]:
+    """Every (process, device) group from one fetch sorted by group and start."""
+    cols = con.execute(
+        f"""SELECT {process} AS p, coalesce(device, -1) AS d, start_ns, end_ns
+        FROM dispatches WHERE {valid} ORDER BY p, d, start_ns"""
+    ).fetchnumpy()
+    p, d = np.asarray(cols["p"], dtype=np.int64), np.asarray(cols["d"], dtype=np.int64)
+    start = np.asarray(cols["start_ns"], dtype=np.int64)
+    end = np.asarray(cols["end_ns"], dtype=np.int64)
+    cuts = np.flatnonzero((p[1:] != p[:-1]) | (d[1:] != d[:-1])) + 1
+    out = []
+    for a, b in zip([0, *cuts.tolist()], [*cuts.tolist(), len(start)], strict=True):
+        sweep = _Sweep(threshold)
+        sweep.feed(start[a:b], end[a:b])
+        out.append(_result(sweep, int(p[a]), int(d[a])))
+    return out
+
+
+def _result(sweep: _Sweep, source: int, device: int) -> DeviceTime:
+    result = sweep.result(None if device == -1 else int(device))
+    return replace(result, source=None if source == -1 else int(source))
 
 
 @dataclass

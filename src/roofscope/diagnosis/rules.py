@@ -212,6 +212,12 @@ def occupancy_limited(k: KernelView) -> Finding | None:
     )
 
 
+# Nsight Compute's speed-of-light throughputs (% of peak): a kernel that keeps a unit this busy
+# is limited by that unit, not by the latency that more resident warps would hide
+THROUGHPUTS = ("Compute (SM) Throughput", "Memory Throughput")
+BUSY_PCT = 60.0
+
+
 def low_achieved_occupancy(k: KernelView) -> Finding | None:
     """Nsight Compute's achieved occupancy (% of the warp slots) where no theoretical
     occupancy was worked out from the launch (NVIDIA); theoretical beside it tells whether
@@ -221,6 +227,9 @@ def low_achieved_occupancy(k: KernelView) -> Finding | None:
         return None
     if k.roof is not None and k.roof.bound == "compute":
         return None
+    busiest = [v for _, v in filter(None, (_metric(k, n) for n in THROUGHPUTS))]
+    if busiest and max(busiest) >= BUSY_PCT:
+        return None  # a unit already runs near its peak: more warps would not help
     achieved = found[1]
     theory = _metric(k, "Theoretical Occupancy")
     if theory is not None and theory[1] < 100 * OCCUPANCY_LOW:

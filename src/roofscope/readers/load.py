@@ -23,7 +23,7 @@ from pathlib import Path
 
 from roofscope.errors import InputError
 from roofscope.model import Profile
-from roofscope.readers import registry, rocpd, shards
+from roofscope.readers import nsys_sqlite, registry, rocpd, shards
 from roofscope.readers.registry import (
     COUNTER_COLLECTION,
     DISPATCHES,
@@ -136,11 +136,15 @@ def _identify(head: Head, forced: Reader | None) -> Found | None:
 
 
 def _identify_sqlite(head: Head, forced: Reader | None, *, known: bool = False) -> Found:
-    """A rocpd database; a one-line error naming any other SQLite file (unless ``known``
-    to be rocpd)."""
-    if not known:
-        rocpd.require_rocpd(head.path)
-    reader = rocpd.Rocpd()
+    """A rocpd database or an Nsight Systems export; a one-line error naming any other SQLite
+    file (unless ``known`` to be one of them)."""
+    reader: Reader
+    if nsys_sqlite.is_nsys(head.path):
+        reader = nsys_sqlite.NsysSqlite()
+    else:
+        if not known:
+            rocpd.require_rocpd(head.path)
+        reader = rocpd.Rocpd()
     if forced is not None and forced.name != reader.name:
         raise InputError(
             str(head.path),
@@ -185,7 +189,7 @@ def _scan_dir(root: Path, forced: Reader | None) -> list[Found]:
         head = read_head(path)
         if head.kind == "text" and (item := _identify(head, forced)) is not None:
             found.append(item)
-        elif head.kind == "sqlite" and rocpd.is_rocpd(path):
+        elif head.kind == "sqlite" and (nsys_sqlite.is_nsys(path) or rocpd.is_rocpd(path)):
             found.append(_identify_sqlite(head, forced, known=True))
         elif head.kind in ("empty", "binary"):
             unreadable.append(f"{path.relative_to(root)} is {head.kind}")

@@ -54,6 +54,10 @@ class Reader:
 
 def readers() -> list[Reader]:
     from roofscope.readers import (
+        kineto,
+        ncu_csv,
+        nsys_csv,
+        nsys_sqlite,
         rocpd,
         rocprof_compute,
         rocprof_v1_csv,
@@ -77,6 +81,13 @@ def readers() -> list[Reader]:
         rocprof_compute.Workload(),
         rocprof_compute.WorkloadCsv(),
         rocpd.Rocpd(),
+        kineto.KinetoTrace(),
+        nsys_csv.KernSum(),
+        nsys_csv.GpuTrace(),
+        nsys_csv.MemTimeSum(),
+        nsys_csv.ApiSum(),
+        nsys_sqlite.NsysSqlite(),
+        ncu_csv.Ncu(),
     ]
 
 

@@ -6,7 +6,6 @@ Kernel names are untrusted text: they reach the page only through :func:`html.es
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Sequence
 
 from roofscope import __version__
@@ -157,7 +156,7 @@ def _rank_tables(report: Report, top: int = 20) -> str:
     """Kernel time per rank (stragglers marked) and each kernel's spread over the ranks."""
     view = report.ranks
     assert view is not None
-    median = statistics.median(view.totals_ns)
+    median = view.median_ns
     slow = {s.rank for s in view.stragglers}
     ranks = []
     for r, label, total in zip(view.ranks, view.labels, view.totals_ns, strict=True):

@@ -184,7 +184,7 @@ def _ranks(console: Console, report: Report) -> None:
     totals = sorted(view.totals_ns)
     console.print(
         f"Ranks: {len(view.labels)}; kernel time per rank {human_time(totals[0])} .. "
-        f"{human_time(totals[-1])} (median {human_time(totals[len(totals) // 2])})"
+        f"{human_time(totals[-1])} (median {human_time(view.median_ns)})"
     )
     for k in view.kernels[:5]:
         ratio = f"{k.max_ns / k.min_ns:.2f}" if k.min_ns else "-"

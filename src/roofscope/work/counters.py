@@ -28,6 +28,7 @@ import numpy.typing as npt
 
 from roofscope.counters.table import Array, Counters, Formula, dispatch_counters, evaluate
 from roofscope.model import Profile
+from roofscope.work import nvidia
 from roofscope.work.model import Work
 
 
@@ -99,8 +100,15 @@ def counter_work(profile: Profile, sources: list[int]) -> dict[int, Work]:
     table = dispatch_counters(profile, sources)
     if table is None:
         return {}
-    flops = evaluate(FLOPS, table.counters)
-    nbytes = evaluate(BYTES, table.counters)
+    arch = profile.run.arch or ""
+    # Nsight Compute metrics (``unit__counter.rollup``, work/nvidia.py); older ncu CSVs
+    # give no compute capability, so the names decide
+    if arch.startswith("sm_") or any("__" in n for n in table.counters.names()):
+        flops = evaluate(nvidia.flops_for(arch), table.counters)
+        nbytes = evaluate(nvidia.BYTES, table.counters)
+    else:
+        flops = evaluate(FLOPS, table.counters)
+        nbytes = evaluate(BYTES, table.counters)
     if "hbm-read" in nbytes and "hbm-write" in nbytes:
         nbytes["hbm"] = nbytes["hbm-read"] + nbytes["hbm-write"]
     dur = table.duration_ns

@@ -1,0 +1,555 @@
+"""PyTorch profiler / Kineto chrome traces (``*.pt.trace.json[.gz]``; formats-nvidia-torch.md
+section 3), read as a stream: the document is never loaded whole (traces reach GBs), one event
+object at a time is decoded from a bounded sliding text buffer (:class:`EventStream`).
+
+What maps to what:
+
+``traceEvents``, ``ph`` "X", ``cat`` "kernel" (2023+) or "Kernel" (2021-2022)
+    -> ``dispatches`` (device = ``args.device``, else the event's int ``pid``; dispatch_id =
+    ``args.correlation``; pid = the OS pid of the process, from its ``cpu_op`` / ``Operator`` /
+    ``cuda_runtime`` / ``Runtime`` / ``cuda_driver`` events) and ``launches`` (stream =
+    ``args.stream``, else an int ``tid`` or ``"stream 7"``; grid_size = threads in total,
+    product(grid) * product(block), as AMD's grid counts work-items; workgroup_size =
+    product(block); arch_vgpr = ``registers per thread``; lds_bytes = ``shared memory``;
+    wave_size = the device's ``warpSize`` in ``deviceProperties``, else 32 unless the runtime
+    calls are HIP's). NCCL kernels stay kernels.
+``cat`` gpu_memcpy / gpu_memset / Memcpy / Memset
+    -> ``copies`` (direction = the event name, src/dst agent from its "(A -> B)"), never
+    kernel time.
+``distributedInfo.rank``
+    -> the input's rank.
+``deviceProperties``
+    -> the run's GPU: the entry whose ``id`` is the device most kernels ran on (the list
+    names every visible GPU); arch ``sm_{computeMajor}{computeMinor}`` for NVIDIA, a
+    ``gcnArchName``/``gfx…`` value where an AMD entry gives one (ROCm 6.2 traces give none:
+    their name is "AMD Radeon Graphics" with computeMajor 9), compute_units = ``numSms``.
+``schemaVersion``
+    -> producer_version "schemaVersion N" (the trace format's version, not PyTorch's).
+
+Times: ``ts`` and ``dur`` are MICROseconds written as JSON numbers, integers in old traces and
+with three decimals (nanosecond resolution) in newer ones, around 1.7e15 in magnitude where
+float64 loses the last nanosecond. They are converted exactly: floats reach the reader as
+:class:`decimal.Decimal` of their literal text, ns = the µs value * 1000 rounded half-even to
+an integer (so "4458676983543.183" -> 4458676983543183 ns); end_ns = start_ns + dur_ns.
+HolisticTraceAnalysis 0.5.0 parses with float64 and, for float traces, rounds to whole µs by
+default (start ceiled, end floored; pytorch/pytorch#122425); with ``HTA_DISABLE_NS_ROUNDING=1``
+its per-kernel duration sums equal these to the ns (tools/hta_reference.py). Times stay
+relative as written: ``baseTimeNanoseconds`` (the offset that newer Kineto subtracts) is not
+added, so they compare only within one file.
+
+PyTorch execution traces (``schema`` + ``nodes``) are recognised and refused with one line.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import re
+import zlib
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from decimal import ROUND_HALF_EVEN, Context, Decimal
+from math import prod
+from pathlib import Path
+from typing import Any, TextIO
+
+import numpy as np
+import numpy.typing as npt
+
+from roofscope.errors import InputError
+from roofscope.model import Profile, RunInfo
+from roofscope.readers.registry import DISPATCHES, Reader
+from roofscope.readers.sniff import Head
+
+KERNEL_CATS = frozenset({"kernel", "Kernel"})
+COPY_CATS = frozenset({"gpu_memcpy", "gpu_memset", "Memcpy", "Memset"})
+HOST_CATS = frozenset({"cpu_op", "Operator", "cuda_runtime", "Runtime", "cuda_driver"})
+BATCH = 100_000  # rows gathered before they are written to DuckDB
+CHUNK_CHARS = 1 << 20  # text read at a time
+MAX_VALUE_CHARS = 1 << 26  # one event (or top-level value) larger than this is refused
+_STAGE = "kineto_k"
+_EXACT = Context(prec=60)
+_STREAM_TID = re.compile(r"stream (\d+)$")
+_AGENTS = re.compile(r"\((.+?) -> (.+?)\)")
+_KINETO_KEYS = re.compile(r'"(schemaVersion|deviceProperties|distributedInfo)"\s*:')
+_KINETO_CATS = re.compile(
+    r'"cat"\s*:\s*"(kernel|Kernel|cpu_op|Operator|cuda_runtime|Runtime|user_annotation)"'
+)
+_ET_KEYS = ('"schema"', '"nodes"')
+
+# staged kernel columns; every one a 64-bit integer
+_KERNEL_COLUMNS = (
+    "name_id",
+    "device",
+    "dispatch_id",
+    "start_ns",
+    "end_ns",
+    "stream",
+    "grid_size",
+    "workgroup_size",
+    "lds_bytes",
+    "arch_vgpr",
+)
+_COPY_COLUMNS = ("direction", "src_agent", "dst_agent", "start_ns", "end_ns")
+_TEXT = {"direction", "src_agent", "dst_agent"}
+_WS = re.compile(r"[ \t\n\r]*")
+
+Column = npt.NDArray[Any]
+
+
+# -- reading the document as a stream ----------------------------------------------------
+
+
+@contextmanager
+def open_text(path: Path, *, gzipped: bool) -> Iterator[TextIO]:
+    """The file as text (gunzipped when ``gzipped``); undecodable bytes become U+FFFD."""
+    try:
+        # closed by the TextIOWrapper below
+        raw = gzip.open(path, "rb") if gzipped else path.open("rb")  # noqa: SIM115
+    except OSError as exc:
+        raise InputError(str(path), f"cannot be read ({exc})", "check its permissions") from None
+    with io.TextIOWrapper(raw, encoding="utf-8-sig", errors="replace") as text:
+        yield text
+
+
+class EventStream:
+    """The top-level JSON object read a value at a time through a bounded text buffer:
+    :meth:`events` yields the elements of ``traceEvents``; the other keys land in ``meta``
+    wherever they appear."""
+
+    def __init__(self, text: TextIO, path: str) -> None:
+        self.text, self.path = text, path
+        self.buf, self.pos, self.eof = "", 0, False
+        self.dropped = self.lines = 0  # characters and newlines before ``buf``
+        self.meta: dict[str, Any] = {}
+        self.decoder = json.JSONDecoder(parse_float=Decimal)
+
+    def events(self) -> Iterator[Any]:
+        self._expect("{", "a JSON object")
+        if self._peek() == "}":
+            return
+        while True:
+            key = self._value()
+            if not isinstance(key, str):
+                raise self._malformed("expected a key")
+            self._expect(":", "':'")
+            if key == "traceEvents":
+                yield from self._array()
+            elif key == "nodes" and "schema" in self.meta:
+                raise execution_trace(self.path, self.meta["schema"])
+            else:
+                self.meta[key] = self._value()
+            if self._expect(",}", "',' or '}'") == "}":
+                return
+
+    def _array(self) -> Iterator[Any]:
+        self._expect("[", "the traceEvents array")
+        if self._peek() == "]":
+            self.pos += 1
+            return
+        while True:
+            yield self._value()
+            if self._expect(",]", "',' or ']'") == "]":
+                return
+
+    def _value(self) -> Any:
+        self._peek()
+        while True:
+            try:
+                value, end = self.decoder.raw_decode(self.buf, self.pos)
+            except json.JSONDecodeError as exc:
+                if not self._at_end(exc):
+                    raise self._malformed(exc.msg, exc.pos) from None
+                if self.eof:
+                    raise self._cut() from None
+                self._more()
+                continue
+            if end < len(self.buf) or self.eof:  # a number at the end may go on
+                self.pos = end
+                return value
+            self._more()
+
+    def _at_end(self, exc: json.JSONDecodeError) -> bool:
+        """Whether decoding failed because the value runs past the text read so far."""
+        return exc.pos >= len(self.buf) - 8 or exc.msg.startswith("Unterminated string")
+
+    def _peek(self) -> str:
+        """The next non-blank character ('' at the end of the file)."""
+        while True:
+            match = _WS.match(self.buf, self.pos)
+            self.pos = match.end() if match else self.pos
+            if self.pos < len(self.buf):
+                return self.buf[self.pos]
+            if not self._more():
+                return ""
+
+    def _expect(self, chars: str, what: str) -> str:
+        char = self._peek()
+        if not char:
+            raise self._cut()
+        if char not in chars:
+            raise self._malformed(f"expected {what}")
+        self.pos += 1
+        return char
+
+    def _more(self) -> bool:
+        """Drop what was read, add the next chunk; False at the end of the file."""
+        if self.eof:
+            return False
+        if len(self.buf) - self.pos > MAX_VALUE_CHARS:
+            raise self._malformed(f"a value longer than {MAX_VALUE_CHARS} characters")
+        self.lines += self.buf.count("\n", 0, self.pos)
+        self.dropped += self.pos
+        self.buf, self.pos = self.buf[self.pos :], 0
+        try:
+            chunk = self.text.read(CHUNK_CHARS)
+        except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+            raise self._cut(f" (gzip: {exc})") from None
+        except OSError as exc:
+            raise InputError(self.path, f"cannot be read ({exc})", "check the file") from None
+        self.eof = not chunk
+        self.buf += chunk
+        return not self.eof
+
+    def _cut(self, why: str = "") -> InputError:
+        return InputError(
+            self.path,
+            f"the trace was cut short after {self.dropped + len(self.buf)} characters{why}",
+            "the profiler or a copy did not finish writing it; export the trace again",
+        )
+
+    def _malformed(self, what: str, pos: int | None = None) -> InputError:
+        pos = self.pos if pos is None else pos
+        line = self.lines + self.buf.count("\n", 0, pos) + 1
+        return InputError(
+            self.path,
+            f"is not valid JSON at character {self.dropped + pos} ({what})",
+            "the trace is damaged; export it again",
+            line=line,
+        )
+
+
+# -- values -------------------------------------------------------------------------------
+
+
+def ns(value: object) -> int | None:
+    """Microseconds as written (int, or Decimal of the literal) -> exact integer ns."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value * 1000
+    if isinstance(value, Decimal) and value.is_finite():
+        return int(value.scaleb(3, _EXACT).to_integral_value(ROUND_HALF_EVEN, _EXACT))
+    return None
+
+
+def _int(value: object) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, Decimal) and value.is_finite() and value == value.to_integral_value():
+        return int(value)
+    return None
+
+
+def _stream(event: dict[str, Any], args: dict[str, Any]) -> int | None:
+    stream = _int(args.get("stream"))
+    if stream is not None:
+        return stream
+    tid = event.get("tid")
+    if isinstance(tid, str) and (m := _STREAM_TID.match(tid)):
+        return int(m.group(1))
+    return _int(tid)
+
+
+def _product(dims: object) -> int | None:
+    if not isinstance(dims, list) or not dims:
+        return None
+    ints = [_int(d) for d in dims]
+    return None if None in ints else prod(i for i in ints if i is not None)
+
+
+def _args(event: dict[str, Any]) -> dict[str, Any]:
+    args = event.get("args")
+    return args if isinstance(args, dict) else {}
+
+
+# -- one pass over the events -------------------------------------------------------------
+
+
+class _Rows:
+    """Rows of one kind gathered in memory and written to a DuckDB table a batch at a time."""
+
+    def __init__(self, profile: Profile, table: str, columns: tuple[str, ...]) -> None:
+        self.profile, self.table, self.columns = profile, table, columns
+        self.rows: list[tuple[object, ...]] = []
+        self.count = 0
+
+    def add(self, row: tuple[object, ...]) -> None:
+        self.rows.append(row)
+        if len(self.rows) >= BATCH:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the gathered rows through numpy columns (names become name ids)."""
+        if not self.rows:
+            return
+        values = list(zip(*self.rows, strict=True))
+        if self.columns[0] == "name_id":
+            ids = self.profile.name_ids(sorted({str(v) for v in values[0]}))
+            values[0] = tuple(ids[str(v)] for v in values[0])
+        arrays = {c: _column(c, v) for c, v in zip(self.columns, values, strict=True)}
+        duck = self.profile.con
+        duck.register("kineto_batch", arrays)
+        try:
+            # the INSERT's row count is read so that the next batch can be registered
+            duck.execute(
+                f"INSERT INTO {self.table} SELECT {', '.join(self.columns)} FROM kineto_batch"
+            ).fetchall()
+        finally:
+            duck.unregister("kineto_batch")
+        self.count += len(self.rows)
+        self.rows = []
+
+
+def _column(column: str, values: tuple[object, ...]) -> Column:
+    if column in _TEXT:
+        return np.array(values, dtype=object)
+    if None not in values:
+        return np.array(values, dtype=np.int64)
+    data = np.array([0 if v is None else v for v in values], dtype=np.int64)
+    return np.ma.masked_array(data, mask=np.array([v is None for v in values]))
+
+
+class _Pass:
+    """What one pass over ``traceEvents`` keeps: staged rows and a few facts."""
+
+    def __init__(self, profile: Profile) -> None:
+        self.kernels = _Rows(profile, _STAGE, _KERNEL_COLUMNS)
+        self.copies = _Rows(profile, f"{_STAGE}_m", _COPY_COLUMNS)
+        self.devices: Counter[int] = Counter()
+        self.os_pid: int | None = None
+        self.hip = False
+        self.untimed = 0
+
+    def event(self, event: object) -> None:
+        if not isinstance(event, dict) or event.get("ph") != "X":
+            return
+        cat = event.get("cat")
+        if cat in KERNEL_CATS:
+            self._kernel(event)
+        elif cat in COPY_CATS:
+            self._copy(event)
+        elif cat in HOST_CATS:
+            self._host(event)
+
+    def _times(self, event: dict[str, Any]) -> tuple[int, int] | None:
+        start, dur = ns(event.get("ts")), ns(event.get("dur"))
+        if start is None or dur is None:
+            self.untimed += 1
+            return None
+        return start, start + dur
+
+    def _kernel(self, event: dict[str, Any]) -> None:
+        times, args = self._times(event), _args(event)
+        if times is None:
+            return
+        device = _int(args.get("device"))
+        device = _int(event.get("pid")) if device is None else device
+        if device is not None:
+            self.devices[device] += 1
+        block = _product(args.get("block"))
+        grid = _product(args.get("grid"))
+        self.kernels.add(
+            (
+                str(event.get("name", "")),
+                device,
+                _int(args.get("correlation")),
+                *times,
+                _stream(event, args),
+                None if grid is None or block is None else grid * block,
+                block,
+                _int(args.get("shared memory")),
+                _int(args.get("registers per thread")),
+            )
+        )
+
+    def _copy(self, event: dict[str, Any]) -> None:
+        times = self._times(event)
+        if times is None:
+            return
+        name = str(event.get("name", ""))
+        agents = _AGENTS.search(name)
+        src, dst = (agents.group(1), agents.group(2)) if agents else (None, None)
+        self.copies.add((name, src, dst, *times))
+
+    def _host(self, event: dict[str, Any]) -> None:
+        if self.os_pid is None:
+            self.os_pid = _int(event.get("pid"))
+        if not self.hip and str(event.get("name", "")).startswith("hip"):
+            self.hip = True
+
+
+# -- the run ------------------------------------------------------------------------------
+
+
+def _device_entries(meta: dict[str, Any]) -> dict[int, dict[str, Any]]:
+    entries = meta.get("deviceProperties") or meta.get("computeProperties") or []
+    if not isinstance(entries, list):
+        return {}
+    return {i: e for e in entries if isinstance(e, dict) and (i := _int(e.get("id"))) is not None}
+
+
+def _arch(entry: dict[str, Any]) -> str | None:
+    for key in ("gcnArchName", "archName", "gfxArch"):
+        value = entry.get(key)
+        if isinstance(value, str) and value:
+            return value.split(":")[0]
+    name = str(entry.get("name", ""))
+    major, minor = _int(entry.get("computeMajor")), _int(entry.get("computeMinor"))
+    if name.startswith("AMD") or major is None or minor is None:
+        return None
+    return f"sm_{major}{minor}"
+
+
+def _run_info(meta: dict[str, Any], device: int | None) -> RunInfo:
+    version = _int(meta.get("schemaVersion"))
+    entry = _device_entries(meta).get(device) if device is not None else None
+    sms = _int(entry.get("numSms")) if entry else None
+    return RunInfo(
+        producer=KinetoTrace.producer,
+        producer_version=None if version is None else f"schemaVersion {version}",
+        gpu=str(entry["name"]) if entry and entry.get("name") else None,
+        arch=_arch(entry) if entry else None,
+        compute_units=sms if sms and sms > 0 else None,
+    )
+
+
+def _rank(meta: dict[str, Any]) -> int | None:
+    info = meta.get("distributedInfo")
+    return _int(info.get("rank")) if isinstance(info, dict) else None
+
+
+def _waves(meta: dict[str, Any], hip: bool) -> list[tuple[int, int | None]]:
+    """(device, warp size) for every described device, and the default under device -1."""
+    waves = [(i, _int(e.get("warpSize"))) for i, e in _device_entries(meta).items()]
+    return [*waves, (-1, None if hip else 32)]
+
+
+# -- writing the model --------------------------------------------------------------------
+
+
+def _create_stage(profile: Profile) -> None:
+    duck = profile.con
+    duck.execute(
+        f"CREATE TEMP TABLE {_STAGE} ({', '.join(f'{c} BIGINT' for c in _KERNEL_COLUMNS)})"
+    )
+    duck.execute(
+        f"""CREATE TEMP TABLE {_STAGE}_m (direction VARCHAR, src_agent VARCHAR,
+        dst_agent VARCHAR, start_ns BIGINT, end_ns BIGINT)"""
+    )
+    duck.execute(f"CREATE TEMP TABLE {_STAGE}_w (device BIGINT, wave_size BIGINT)")
+
+
+def _insert_kernels(profile: Profile, source: int, pid: int | None, waves: list[Any]) -> None:
+    duck = profile.con
+    duck.executemany(f"INSERT INTO {_STAGE}_w VALUES (?, ?)", waves)
+    duck.execute(
+        f"""INSERT INTO dispatches (source, name_id, pid, device, dispatch_id, start_ns,
+        end_ns) SELECT {source}, name_id, $1, device, dispatch_id, start_ns, end_ns
+        FROM {_STAGE}""",
+        [pid],
+    )
+    duck.execute(
+        f"""INSERT INTO launches (source, name_id, stream, grid_size, workgroup_size,
+        lds_bytes, arch_vgpr, wave_size, dispatches)
+        SELECT {source}, k.name_id, k.stream, k.grid_size, k.workgroup_size, k.lds_bytes,
+        k.arch_vgpr, coalesce(w.wave_size, d.wave_size), count(*)
+        FROM {_STAGE} k LEFT JOIN {_STAGE}_w w ON w.device = k.device
+        CROSS JOIN (SELECT wave_size FROM {_STAGE}_w WHERE device = -1) d
+        GROUP BY ALL ORDER BY min(k.start_ns)"""
+    )
+
+
+def _insert_copies(
+    profile: Profile, path: Path, pid: int | None, rows: int, rank: int | None
+) -> None:
+    if rows:
+        source = len(profile.inputs)
+        profile.con.execute(f"INSERT INTO copies SELECT {source}, $1, * FROM {_STAGE}_m", [pid])
+        profile.add_input(str(path), KinetoTrace.name, rows, "copies", rank=rank)
+
+
+def execution_trace(path: str, schema: object) -> InputError:
+    return InputError(
+        path,
+        f"is a PyTorch execution trace (ExecutionTraceObserver output, schema {schema}: an "
+        "operator graph without GPU kernel times), not a profiler trace",
+        "pass the Kineto trace (torch.profiler's *.pt.trace.json[.gz]) of the same run",
+    )
+
+
+def _no_kernels(path: Path, meta: dict[str, Any]) -> InputError:
+    if "nodes" in meta and "schema" in meta:
+        return execution_trace(str(path), meta["schema"])
+    return InputError(
+        str(path),
+        "holds no GPU kernels (no traceEvents with cat kernel/Kernel: a CPU-only trace?)",
+        "profile with ProfilerActivity.CUDA in torch.profiler's activities",
+    )
+
+
+class KinetoTrace(Reader):
+    name = "kineto"
+    description = (
+        "PyTorch profiler / Kineto chrome trace (.json or .json.gz; kernels, memcpy/memset, "
+        "rank and GPU from deviceProperties)"
+    )
+    producer = "pytorch-profiler"
+    compressed = True
+
+    def detect(self, head: Head) -> bool:
+        text = head.text.lstrip()
+        if not text.startswith("{"):
+            return False
+        top = text[:4096]
+        if _KINETO_KEYS.search(top) or all(k in top for k in _ET_KEYS):
+            return True
+        return '"traceEvents"' in top and bool(_KINETO_CATS.search(text))
+
+    def role(self, head: Head) -> str:
+        return DISPATCHES
+
+    def read(self, path: Path, head: Head, profile: Profile, *, role: str) -> None:
+        _create_stage(profile)
+        try:
+            self._read(path, head, profile, role)
+        finally:
+            for suffix in ("", "_m", "_w"):
+                profile.con.execute(f"DROP TABLE IF EXISTS {_STAGE}{suffix}")
+
+    def _read(self, path: Path, head: Head, profile: Profile, role: str) -> None:
+        seen = _Pass(profile)
+        with open_text(path, gzipped=head.gzip) as text:
+            stream = EventStream(text, str(path))
+            for event in stream.events():
+                seen.event(event)
+            meta = stream.meta
+        seen.kernels.flush()
+        seen.copies.flush()
+        if not seen.kernels.count:
+            raise _no_kernels(path, meta)
+        if seen.untimed:
+            profile.warn(
+                "kineto-untimed", f"{path}: {seen.untimed} GPU event(s) without ts/dur left out"
+            )
+        source = len(profile.inputs)
+        _insert_kernels(profile, source, seen.os_pid, _waves(meta, seen.hip))
+        rank = _rank(meta)
+        profile.add_input(str(path), self.name, seen.kernels.count, role, rank=rank)
+        _insert_copies(profile, path, seen.os_pid, seen.copies.count, rank)
+        top = seen.devices.most_common(1)
+        profile.set_run(_run_info(meta, top[0][0] if top else None))
