@@ -24,7 +24,7 @@ import pytest
 
 from roofscope.errors import InputError
 from roofscope.model import Profile
-from roofscope.readers import kineto
+from roofscope.readers import json_stream
 from roofscope.readers.kineto import KinetoTrace
 from roofscope.readers.registry import DISPATCHES
 from roofscope.readers.sniff import read_head
@@ -156,7 +156,7 @@ def test_times_are_exact_nanoseconds(tmp_path: Path) -> None:
 
 def test_tiny_read_chunks_give_the_same_rows(monkeypatch: pytest.MonkeyPatch) -> None:
     whole = read(AMD).con.execute("SELECT * FROM dispatches").fetchall()
-    monkeypatch.setattr(kineto, "CHUNK_CHARS", 7)
+    monkeypatch.setattr(json_stream, "CHUNK_CHARS", 7)
     assert read(AMD).con.execute("SELECT * FROM dispatches").fetchall() == whole
 
 

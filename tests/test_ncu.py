@@ -17,7 +17,8 @@ import pytest
 from roofscope.counters.table import Counters, evaluate
 from roofscope.errors import InputError
 from roofscope.model import Profile
-from roofscope.readers.ncu_csv import Ncu, parse_number, unit_factor
+from roofscope.readers.ncu_csv import Ncu
+from roofscope.readers.ncu_units import parse_number, unit_factor
 from roofscope.readers.registry import DISPATCHES, KERNEL_SUMMARY
 from roofscope.readers.sniff import read_head
 from roofscope.work import nvidia

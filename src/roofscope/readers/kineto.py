@@ -1,6 +1,7 @@
 """PyTorch profiler / Kineto chrome traces (``*.pt.trace.json[.gz]``; formats-nvidia-torch.md
 section 3), read as a stream: the document is never loaded whole (traces reach GBs), one event
-object at a time is decoded from a bounded sliding text buffer (:class:`EventStream`).
+object at a time is decoded from a bounded sliding text buffer
+(:class:`~roofscope.readers.json_stream.EventStream`).
 
 What maps to what:
 
@@ -42,24 +43,20 @@ PyTorch execution traces (``schema`` + ``nodes``) are recognised and refused wit
 
 from __future__ import annotations
 
-import gzip
-import io
-import json
 import re
-import zlib
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Mapping
 from decimal import ROUND_HALF_EVEN, Context, Decimal
 from math import prod
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from roofscope.errors import InputError
 from roofscope.model import Profile, RunInfo
+from roofscope.readers.json_stream import EventStream, open_text
 from roofscope.readers.registry import DISPATCHES, Reader
 from roofscope.readers.sniff import Head
 
@@ -67,8 +64,6 @@ KERNEL_CATS = frozenset({"kernel", "Kernel"})
 COPY_CATS = frozenset({"gpu_memcpy", "gpu_memset", "Memcpy", "Memset"})
 HOST_CATS = frozenset({"cpu_op", "Operator", "cuda_runtime", "Runtime", "cuda_driver"})
 BATCH = 100_000  # rows gathered before they are written to DuckDB
-CHUNK_CHARS = 1 << 20  # text read at a time
-MAX_VALUE_CHARS = 1 << 26  # one event (or top-level value) larger than this is refused
 _STAGE = "kineto_k"
 _EXACT = Context(prec=60)
 _STREAM_TID = re.compile(r"stream (\d+)$")
@@ -94,141 +89,8 @@ _KERNEL_COLUMNS = (
 )
 _COPY_COLUMNS = ("direction", "src_agent", "dst_agent", "start_ns", "end_ns")
 _TEXT = {"direction", "src_agent", "dst_agent"}
-_WS = re.compile(r"[ \t\n\r]*")
 
 Column = npt.NDArray[Any]
-
-
-# -- reading the document as a stream ----------------------------------------------------
-
-
-@contextmanager
-def open_text(path: Path, *, gzipped: bool) -> Iterator[TextIO]:
-    """The file as text (gunzipped when ``gzipped``); undecodable bytes become U+FFFD."""
-    try:
-        # closed by the TextIOWrapper below
-        raw = gzip.open(path, "rb") if gzipped else path.open("rb")  # noqa: SIM115
-    except OSError as exc:
-        raise InputError(str(path), f"cannot be read ({exc})", "check its permissions") from None
-    with io.TextIOWrapper(raw, encoding="utf-8-sig", errors="replace") as text:
-        yield text
-
-
-class EventStream:
-    """The top-level JSON object read a value at a time through a bounded text buffer:
-    :meth:`events` yields the elements of ``traceEvents``; the other keys land in ``meta``
-    wherever they appear."""
-
-    def __init__(self, text: TextIO, path: str) -> None:
-        self.text, self.path = text, path
-        self.buf, self.pos, self.eof = "", 0, False
-        self.dropped = self.lines = 0  # characters and newlines before ``buf``
-        self.meta: dict[str, Any] = {}
-        self.decoder = json.JSONDecoder(parse_float=Decimal)
-
-    def events(self) -> Iterator[Any]:
-        self._expect("{", "a JSON object")
-        if self._peek() == "}":
-            return
-        while True:
-            key = self._value()
-            if not isinstance(key, str):
-                raise self._malformed("expected a key")
-            self._expect(":", "':'")
-            if key == "traceEvents":
-                yield from self._array()
-            elif key == "nodes" and "schema" in self.meta:
-                raise execution_trace(self.path, self.meta["schema"])
-            else:
-                self.meta[key] = self._value()
-            if self._expect(",}", "',' or '}'") == "}":
-                return
-
-    def _array(self) -> Iterator[Any]:
-        self._expect("[", "the traceEvents array")
-        if self._peek() == "]":
-            self.pos += 1
-            return
-        while True:
-            yield self._value()
-            if self._expect(",]", "',' or ']'") == "]":
-                return
-
-    def _value(self) -> Any:
-        self._peek()
-        while True:
-            try:
-                value, end = self.decoder.raw_decode(self.buf, self.pos)
-            except json.JSONDecodeError as exc:
-                if not self._at_end(exc):
-                    raise self._malformed(exc.msg, exc.pos) from None
-                if self.eof:
-                    raise self._cut() from None
-                self._more()
-                continue
-            if end < len(self.buf) or self.eof:  # a number at the end may go on
-                self.pos = end
-                return value
-            self._more()
-
-    def _at_end(self, exc: json.JSONDecodeError) -> bool:
-        """Whether decoding failed because the value runs past the text read so far."""
-        return exc.pos >= len(self.buf) - 8 or exc.msg.startswith("Unterminated string")
-
-    def _peek(self) -> str:
-        """The next non-blank character ('' at the end of the file)."""
-        while True:
-            match = _WS.match(self.buf, self.pos)
-            self.pos = match.end() if match else self.pos
-            if self.pos < len(self.buf):
-                return self.buf[self.pos]
-            if not self._more():
-                return ""
-
-    def _expect(self, chars: str, what: str) -> str:
-        char = self._peek()
-        if not char:
-            raise self._cut()
-        if char not in chars:
-            raise self._malformed(f"expected {what}")
-        self.pos += 1
-        return char
-
-    def _more(self) -> bool:
-        """Drop what was read, add the next chunk; False at the end of the file."""
-        if self.eof:
-            return False
-        if len(self.buf) - self.pos > MAX_VALUE_CHARS:
-            raise self._malformed(f"a value longer than {MAX_VALUE_CHARS} characters")
-        self.lines += self.buf.count("\n", 0, self.pos)
-        self.dropped += self.pos
-        self.buf, self.pos = self.buf[self.pos :], 0
-        try:
-            chunk = self.text.read(CHUNK_CHARS)
-        except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
-            raise self._cut(f" (gzip: {exc})") from None
-        except OSError as exc:
-            raise InputError(self.path, f"cannot be read ({exc})", "check the file") from None
-        self.eof = not chunk
-        self.buf += chunk
-        return not self.eof
-
-    def _cut(self, why: str = "") -> InputError:
-        return InputError(
-            self.path,
-            f"the trace was cut short after {self.dropped + len(self.buf)} characters{why}",
-            "the profiler or a copy did not finish writing it; export the trace again",
-        )
-
-    def _malformed(self, what: str, pos: int | None = None) -> InputError:
-        pos = self.pos if pos is None else pos
-        line = self.lines + self.buf.count("\n", 0, pos) + 1
-        return InputError(
-            self.path,
-            f"is not valid JSON at character {self.dropped + pos} ({what})",
-            "the trace is damaged; export it again",
-            line=line,
-        )
 
 
 # -- values -------------------------------------------------------------------------------
@@ -483,6 +345,11 @@ def _insert_copies(
         profile.add_input(str(path), KinetoTrace.name, rows, "copies", rank=rank)
 
 
+def _graph_key(path: str, key: str, meta: Mapping[str, Any]) -> InputError | None:
+    """Stop at an execution trace's ``nodes`` (its operator graph) once ``schema`` was read."""
+    return execution_trace(path, meta["schema"]) if key == "nodes" and "schema" in meta else None
+
+
 def execution_trace(path: str, schema: object) -> InputError:
     return InputError(
         path,
@@ -534,7 +401,7 @@ class KinetoTrace(Reader):
     def _read(self, path: Path, head: Head, profile: Profile, role: str) -> None:
         seen = _Pass(profile)
         with open_text(path, gzipped=head.gzip) as text:
-            stream = EventStream(text, str(path))
+            stream = EventStream(text, str(path), refuse=_graph_key)
             for event in stream.events():
                 seen.event(event)
             meta = stream.meta

@@ -33,13 +33,15 @@ The two activity headers are taken from nsys's report scripts as pasted in publi
 test files (nsys 2024.5 ``cuda_gpu_mem_time_sum``); no such file is in the corpus, so they are
 unverified against a real file. ``cuda_gpu_mem_size_sum`` (bytes) is not read: the model's
 ``activity_summary`` has no byte column. A malformed row is an error naming its line.
+
+The header matching (name before the parentheses, the unit's scale, summary roles by prefix)
+is in :mod:`~roofscope.readers.nsys_columns`; this module holds the readers.
 """
 
 from __future__ import annotations
 
 import csv
 import io
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,110 +49,22 @@ from typing import ClassVar
 
 from roofscope.errors import InputError
 from roofscope.model import Profile, RunInfo
+from roofscope.readers.nsys_columns import (
+    REQUIRED,
+    Column,
+    Header,
+    find_header,
+    number,
+    parse_field,
+    summary_columns,
+)
 from roofscope.readers.registry import ACTIVITY, DISPATCHES, KERNEL_SUMMARY, Reader
 from roofscope.readers.sniff import Head, read_text
 from roofscope.readers.stats_csv import insert_activity, insert_kernel_summary
 
 PRODUCER = "nsys"
-SCALES = {
-    "ns": 1.0,
-    "us": 1e3,
-    "μs": 1e3,
-    "usec": 1e3,
-    "ms": 1e6,
-    "msec": 1e6,
-    "s": 1e9,
-    "sec": 1e9,
-    "B": 1.0,
-    "KB": 1e3,
-    "MB": 1e6,
-    "GB": 1e9,
-    "KiB": 1024.0,
-    "MiB": float(1 << 20),
-    "GiB": float(1 << 30),
-    "%": 1.0,
-}
-_FIELD = re.compile(r"^\s*(?P<base>[^(]*?)\s*(?:\((?P<unit>[^)]*)\))?\s*$")
-_PREAMBLE = re.compile(r"^(Processing \[|Generating |NOTICE: |\s*\*\* |\s*$)")
-_PREAMBLE_LINES = 20
-
-# base-name prefix -> role of the column in a summary report (first match wins)
-_SUMMARY_KEYS = (
-    ("Total Time", "total"),
-    ("Time", "pct"),
-    ("Instances", "calls"),
-    ("Num Calls", "calls"),
-    ("Count", "calls"),
-    ("Operations", "calls"),
-    ("Avg", "mean"),
-    ("Average", "mean"),
-    ("Med", "med"),
-    ("Min", "min"),
-    ("Max", "max"),
-    ("StdDev", "std"),
-    ("Name", "name"),
-    ("Operation", "name"),
-)
-_REQUIRED = ("total", "calls", "name")
 # (raw name, calls, total_ns, mean_ns, min_ns, max_ns, std_ns) as insert_kernel_summary takes it
 SummaryTuple = tuple[str, int, float, float | None, float | None, float | None, float | None]
-
-
-@dataclass(frozen=True)
-class Column:
-    """One header field: its position, its name without the unit, and the unit's scale."""
-
-    index: int
-    base: str
-    unit: str | None
-    scale: float | None  # to ns or bytes; None for a unit roofscope does not know
-
-
-def parse_field(index: int, field: str) -> Column:
-    """``Total Time (ns)`` -> Column(base "Total Time", unit "ns", scale 1)."""
-    m = _FIELD.match(field.strip().strip('"'))
-    if m is None:  # a stray parenthesis: the whole field is the name
-        return Column(index, field.strip(), None, 1.0)
-    unit = m.group("unit")
-    unit = unit.strip() if unit is not None else None
-    return Column(index, m.group("base"), unit, SCALES.get(unit or "ns"))
-
-
-@dataclass(frozen=True)
-class Header:
-    """Where the header is (1-based line) and its fields."""
-
-    line: int
-    fields: list[str]
-
-    def columns(self) -> list[Column]:
-        return [parse_field(i, f) for i, f in enumerate(self.fields)]
-
-
-def find_header(head: Head) -> Header | None:
-    """The first line that is not nsys's progress chatter, split as CSV."""
-    for number, line in enumerate(head.text.splitlines()[:_PREAMBLE_LINES], start=1):
-        if _PREAMBLE.match(line):
-            continue
-        try:
-            fields = next(csv.reader(io.StringIO(line)), [])
-        except csv.Error:
-            return None
-        return Header(number, [f.strip() for f in fields])
-    return None
-
-
-def summary_columns(header: Header) -> dict[str, Column] | None:
-    """Summary role -> column, when the header is one of nsys's summary reports."""
-    found: dict[str, Column] = {}
-    for col in header.columns():
-        if col.scale is None:
-            return None
-        key = next((k for prefix, k in _SUMMARY_KEYS if col.base.startswith(prefix)), None)
-        if key is None or key in found:
-            return None
-        found[key] = col
-    return found if all(k in found for k in _REQUIRED) else None
 
 
 @dataclass(frozen=True)
@@ -188,28 +102,8 @@ def _summary_row(path: Path, line: int, row: list[str], columns: dict[str, Colum
     for key, col in columns.items():
         if key == "name":
             continue
-        values[key] = number(path, line, col, row[col.index], required=key in _REQUIRED)
+        values[key] = number(path, line, col, row[col.index], required=key in REQUIRED)
     return SummaryRow(line, row[columns["name"].index], values)
-
-
-def number(path: Path, line: int, col: Column, text: str, *, required: bool) -> float | None:
-    """The field as a finite number in the column's base unit; None when empty and optional."""
-    token = text.strip()
-    if not token and not required:
-        return None
-    try:
-        value = float(token)
-    except ValueError:
-        value = float("nan")
-    if value != value or value in (float("inf"), float("-inf")):
-        shown = f"{col.base} ({col.unit})" if col.unit else col.base
-        raise InputError(
-            str(path),
-            f"column {shown!r} holds {token[:40]!r}, not a number",
-            "pass the report as nsys stats wrote it",
-            line=line,
-        )
-    return value * (col.scale or 1.0)
 
 
 class _Summary(Reader):

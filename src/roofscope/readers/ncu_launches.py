@@ -1,0 +1,212 @@
+"""ncu's kernel launches: one per (``Process ID``, ``ID``), built from a row's identity
+columns, laid end to end in time and written into dispatches, launches, counters and
+producer_rules."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from roofscope.errors import InputError
+from roofscope.model import Profile, RunInfo
+from roofscope.readers.ncu_labels import DURATION
+from roofscope.readers.ncu_scan import Columns
+from roofscope.readers.ncu_units import integer, product
+
+Rule = tuple[str, str, str, str, str | None, float | None]  # section, name, kind, text, speedup
+
+# -- launches ---------------------------------------------------------------------------------
+
+
+@dataclass
+class Launch:
+    """One profiled kernel launch: who, where, its shape and its metric values (SI)."""
+
+    pid: int
+    id: int
+    name: str
+    device: int
+    stream: int | None
+    cc: str
+    block: int | None  # threads per block, from the "Block Size" column
+    grid: int | None  # blocks, from the "Grid Size" column
+    metrics: dict[str, float] = field(default_factory=dict)
+    texts: dict[str, str] = field(default_factory=dict)
+    rules: list[Rule] = field(default_factory=list)
+
+    def duration_ns(self) -> int | None:
+        seconds = self.metrics.get(DURATION)
+        if seconds is None:
+            cycles = self.metrics.get("sm__cycles_elapsed.avg")
+            rate = self.metrics.get("sm__cycles_elapsed.avg.per_second")
+            seconds = cycles / rate if cycles is not None and rate else None
+        return None if seconds is None else round(seconds * 1e9)
+
+
+def new_launch(path: Path, cols: Columns, row: list[str], line: int) -> Launch:
+    """The launch a row belongs to, from its identity columns; IDs must be integers."""
+    key = {c: integer(cols.get(row, c)) for c in ("ID", "Process ID")}
+    for column, value in key.items():
+        if value is None:
+            raise InputError(
+                str(path),
+                f"{column} {cols.get(row, column)!r} is not an integer",
+                "pass the CSV as ncu wrote it; this row is damaged",
+                line=line,
+            )
+    block, grid = cols.get(row, "Block Size"), cols.get(row, "Grid Size")
+    return Launch(
+        pid=key["Process ID"] or 0,
+        id=key["ID"] or 0,
+        name=cols.get(row, "Kernel Name"),
+        device=integer(cols.get(row, "Device")) or 0,
+        stream=integer(cols.get(row, "Stream")),
+        cc=cols.get(row, "CC").strip(),
+        block=product(block) if block else None,
+        grid=product(grid) if grid else None,
+    )
+
+
+# -- inserting ------------------------------------------------------------------------------
+
+
+def arch_of(cc: str) -> str | None:
+    """``"8.0"`` -> ``"sm_80"``; None when the compute capability is unknown."""
+    major, _, minor = cc.partition(".")
+    return f"sm_{major}{minor or '0'}" if major.isdigit() and minor.isdigit() else None
+
+
+def lay_out(launches: list[Launch]) -> tuple[list[int | None], list[int | None], int]:
+    """Start and end times laid end to end; the number of launches without a duration."""
+    starts: list[int | None] = []
+    ends: list[int | None] = []
+    clock, untimed = 0, 0
+    for launch in launches:
+        duration = launch.duration_ns()
+        if duration is None:
+            untimed += 1
+            starts.append(None)
+            ends.append(None)
+            continue
+        starts.append(clock)
+        clock += duration
+        ends.append(clock)
+    return starts, ends, untimed
+
+
+def _ints(values: list[int | None]) -> npt.NDArray[np.int64]:
+    data = np.array([0 if v is None else v for v in values], dtype=np.int64)
+    if all(v is not None for v in values):
+        return data
+    return np.ma.masked_array(data, mask=np.array([v is None for v in values]))
+
+
+def _insert(profile: Profile, table: str, columns: str, arrays: Mapping[str, object]) -> None:
+    duck = profile.con
+    duck.register("ncu_batch", arrays)
+    try:
+        duck.execute(f"INSERT INTO {table} ({columns}) SELECT {columns} FROM ncu_batch").fetchall()
+    finally:
+        duck.unregister("ncu_batch")
+
+
+def shape(launch: Launch) -> tuple[int | None, ...]:
+    """(stream, grid threads, block threads, LDS bytes, registers) of a launch."""
+    m = launch.metrics
+    block = launch.block or _whole(m.get("launch__block_size"))
+    blocks = launch.grid or _whole(m.get("launch__grid_size"))
+    lds = m.get("launch__shared_mem_per_block")
+    if lds is None and "launch__shared_mem_per_block_static" in m:
+        lds = m["launch__shared_mem_per_block_static"] + m.get(
+            "launch__shared_mem_per_block_dynamic", 0.0
+        )
+    grid = blocks * block if blocks is not None and block is not None else None
+    regs = m.get("launch__registers_per_thread")
+    return launch.stream, grid, block, _whole(lds), _whole(regs)
+
+
+def _whole(value: float | None) -> int | None:
+    return None if value is None else round(value)
+
+
+def insert_launches(
+    profile: Profile, path: Path, launches: list[Launch], role: str, *, fmt: str
+) -> None:
+    """The launches into dispatches, launches, counters and producer_rules, as an input of
+    reader ``fmt``."""
+    source, first = len(profile.inputs), profile.count("dispatches")
+    ids = profile.name_ids(launch.name for launch in launches)
+    starts, ends, untimed = lay_out(launches)
+    _insert(
+        profile,
+        "dispatches",
+        "source, name_id, pid, device, dispatch_id, start_ns, end_ns",
+        {
+            "source": np.full(len(launches), source, dtype=np.int64),
+            "name_id": np.array([ids[x.name] for x in launches], dtype=np.int64),
+            "pid": np.array([x.pid for x in launches], dtype=np.int64),
+            "device": np.array([x.device for x in launches], dtype=np.int64),
+            "dispatch_id": np.array([x.id for x in launches], dtype=np.int64),
+            "start_ns": _ints(starts),
+            "end_ns": _ints(ends),
+        },
+    )
+    _insert_shapes(profile, source, [(ids[x.name], *shape(x)) for x in launches])
+    _insert_counters(profile, first, launches)
+    _insert_rules(profile, first, launches)
+    if untimed:
+        profile.warn(
+            "ncu-no-duration",
+            f"{path}: {untimed} launch(es) without gpu__time_duration.sum or "
+            "sm__cycles_elapsed.avg(.per_second); their time is unknown",
+            untimed,
+        )
+    profile.add_input(str(path), fmt, len(launches), role, on_timeline=False)
+
+
+def _insert_shapes(profile: Profile, source: int, rows: list[tuple[int | None, ...]]) -> None:
+    counts: dict[tuple[int | None, ...], int] = {}
+    for row in rows:
+        counts[row] = counts.get(row, 0) + 1
+    columns = ["name_id", "stream", "grid_size", "workgroup_size", "lds_bytes", "arch_vgpr"]
+    arrays: dict[str, object] = {c: _ints([k[i] for k in counts]) for i, c in enumerate(columns)}
+    arrays |= {
+        "source": np.full(len(counts), source, dtype=np.int64),
+        "wave_size": np.full(len(counts), 32, dtype=np.int64),
+        "dispatches": np.array(list(counts.values()), dtype=np.int64),
+    }
+    _insert(profile, "launches", ", ".join(["source", *columns, "wave_size", "dispatches"]), arrays)
+
+
+def _insert_counters(profile: Profile, first: int, launches: list[Launch]) -> None:
+    rows = [(first + k, c, v) for k, x in enumerate(launches) for c, v in x.metrics.items()]
+    if rows:
+        row_ids, names, values = zip(*rows, strict=True)
+        arrays = {
+            "row_id": np.array(row_ids, dtype=np.int64),
+            "counter": np.array(names, dtype=object),
+            "value": np.array(values, dtype=np.float64),
+        }
+        _insert(profile, "counters", "row_id, counter, value", arrays)
+
+
+def _insert_rules(profile: Profile, first: int, launches: list[Launch]) -> None:
+    rows = [(first + k, *r) for k, x in enumerate(launches) for r in x.rules]
+    if rows:
+        profile.con.executemany("INSERT INTO producer_rules VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+
+
+def run_info(launches: list[Launch], *, producer: str) -> RunInfo:
+    """The run's GPU, arch and compute units, from the first launch."""
+    first = launches[0]
+    cus = first.metrics.get("device__attribute_multiprocessor_count")
+    return RunInfo(
+        producer=producer,
+        gpu=first.texts.get("device__attribute_display_name") or None,
+        arch=arch_of(first.cc),
+        compute_units=None if cus is None else round(cus),
+    )
