@@ -19,7 +19,7 @@ from roofscope import __version__
 from roofscope.analysis.selection import Selection
 from roofscope.analysis.timeline import DEFAULT_GAP_NS
 from roofscope.ceilings import read_ceilings_file, user_ceilings
-from roofscope.errors import RoofscopeError, UsageError
+from roofscope.errors import InputError, RoofscopeError, UsageError
 from roofscope.readers import registry
 from roofscope.readers.load import load
 from roofscope.render.json import render_json
@@ -173,6 +173,72 @@ def analyze(
 
             write_pngs(charts, Path(png), force=force)
     sys.stdout.write(render_json(report) if as_json else _text(report, top=top))
+
+
+@app.command()
+def profile(
+    command: Annotated[
+        list[str], typer.Argument(help="The program to profile and its arguments, after --.")
+    ],
+    with_: Annotated[
+        str | None,
+        typer.Option("--with", help="rocprofv3, rocprof, ncu or nsys (default: the first found)."),
+    ] = None,
+    counter_set: Annotated[
+        str,
+        typer.Option(
+            "--set",
+            help="hotspots (timing), roofline (+ the counters the roofline needs), "
+            "full (+ those of every metric).",
+        ),
+    ] = "roofline",
+    out: Annotated[
+        str | None,
+        typer.Option("-o", "--out", help="Folder for every output (default roofscope-profile)."),
+    ] = None,
+    kernel: Annotated[
+        str | None, typer.Option("--kernel", help="Profile only kernels matching this regex.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="JSON (schema v1) on stdout.")] = False,
+    force: Force = False,
+) -> None:
+    """Run COMMAND under a profiler with the counters the check-up needs (in as many passes
+    as the hardware allows), keep every output and a manifest in DIR, then analyse DIR."""
+    from roofscope import profiling
+
+    if counter_set not in profiling.SETS:
+        raise UsageError(f"--set {counter_set}: use one of {', '.join(profiling.SETS)}")
+    folder = Path(out or "roofscope-profile")
+    if folder.exists() and any(folder.iterdir()) and not force:
+        raise UsageError(f"{folder}: exists and is not empty; pass --force or another -o DIR")
+    profiler = profiling.pick(with_)
+    counters = profiling.counters_for(profiler, counter_set)
+    if counter_set != "hotspots" and not counters:
+        raise InputError(
+            profiler,
+            f"lists none of the counters the {counter_set} set needs on this GPU",
+            "check the GPU and driver, or use --set hotspots",
+        )
+    passes = profiling.plan(profiler, counter_set, counters, command, kernel=kernel)
+    folder.mkdir(parents=True, exist_ok=True)
+    manifest = profiling.Manifest(
+        command=list(command),
+        cwd=str(Path.cwd()),
+        profiler=profiler,
+        profiler_version=profiling.version(profiler),
+        counter_set=counter_set,
+        counters=counters,
+    )
+    runs = profiling.run(passes, folder.resolve(), Path.cwd(), manifest)
+    for number, done in enumerate(runs, start=1):
+        if not profiling.wrote_dispatches(folder / done.folder, done):
+            raise InputError(
+                f"pass {number} ({' '.join(done.argv[:2])} ...)",
+                "recorded no kernel dispatches",
+                f"check that the program launches GPU kernels (and --kernel matches); "
+                f"the output is kept in {folder}",
+            )
+    analyze([str(folder)], as_json=as_json, force=force)
 
 
 @app.command()

@@ -244,7 +244,7 @@ def _counting_counter_files(items: list[Found]) -> set[Path]:
     is read; else those outside any pass folder and those of the lowest pass of each run."""
     if any(f.role in (DISPATCHES, WORKLOAD) for f in items):
         return set()
-    passes = {f.head.path: _pass_of(f.head.path) for f in items if f.role == COUNTER_COLLECTION}
+    passes = {f.head.path: pass_of(f.head.path) for f in items if f.role == COUNTER_COLLECTION}
     lowest: dict[Path, int] = {}
     for found in passes.values():
         if found is not None:
@@ -253,7 +253,7 @@ def _counting_counter_files(items: list[Found]) -> set[Path]:
     return {p for p, found in passes.items() if found is None or lowest[found[0]] == found[1]}
 
 
-def _pass_of(path: Path) -> tuple[Path, int] | None:
+def pass_of(path: Path) -> tuple[Path, int] | None:
     """The folder holding the ``pass_N``/``pmc_N`` folder that ``path`` is in, and N."""
     for folder in path.parents:
         if m := _PASS_DIR.match(folder.name):

@@ -106,7 +106,12 @@ def load_counter_collection(
     tag = f"cc{next(_ids)}"
     try:
         _stage(profile, path, header, tag)
-        rows = _insert(profile, path, tag, pid_from_name(path))
+        earlier = _earlier_pass(profile, path) if role == "counter-run" else None
+        if earlier is not None and _join_pass(profile, path, tag, earlier):
+            rows = profile.count(f"{tag}_d")
+            role = "counter-pass"
+        else:
+            rows = _insert(profile, path, tag, pid_from_name(path))
         _report_rejects(profile, path, tag)
     finally:
         for table in ("rows", "k", "d", "errors", "scans"):
@@ -155,6 +160,56 @@ def _insert(profile: Profile, path: Path, tag: str, pid: int | None) -> int:
         FROM {tag}_d d JOIN names n ON n.raw_name = d.raw GROUP BY ALL"""
     )
     return profile.count("dispatches") - first
+
+
+def _earlier_pass(profile: Profile, path: Path) -> int | None:
+    """The source of the first counter run read from another pass folder of the same run
+    (``run/pass_2/…`` after ``run/pass_1/…``), if any."""
+    from roofscope.readers.load import pass_of
+
+    mine = pass_of(path)
+    if mine is None:
+        return None
+    for source in profile.sources("counter-run"):
+        theirs = pass_of(Path(profile.inputs[source].path))
+        if theirs is not None and theirs[0] == mine[0] and theirs[1] != mine[1]:
+            return source
+    return None
+
+
+def _join_pass(profile: Profile, path: Path, tag: str, earlier: int) -> bool:
+    """Put this pass's counters on the dispatches of an earlier pass of the same run, matched
+    by kernel and occurrence (the n-th dispatch of a kernel in one pass is its n-th in the
+    other; each pass is a run of the same program). False, with nothing added, when the
+    passes did not see the same dispatches of every kernel."""
+    con = profile.con
+    register_names(profile, path, f"{tag}_d")
+    mine = f"""SELECT d.k, n.kernel, row_number() OVER (PARTITION BY n.kernel ORDER BY d.k) AS i
+        FROM {tag}_d d JOIN names n ON n.raw_name = d.raw"""
+    theirs = f"""SELECT d.rowid AS row_id, n.kernel,
+        row_number() OVER (PARTITION BY n.kernel ORDER BY d.rowid) AS i
+        FROM dispatches d JOIN names n USING (name_id) WHERE d.source = {earlier}"""
+    counts = "SELECT kernel, count(*) AS c FROM ({}) GROUP BY kernel"
+    differ = con.execute(
+        f"""SELECT count(*) FROM ({counts.format(mine)}) a
+        FULL JOIN ({counts.format(theirs)}) b USING (kernel)
+        WHERE a.c IS DISTINCT FROM b.c"""
+    ).fetchall()[0][0]
+    if differ:
+        profile.warn(
+            "pass-mismatch",
+            f"{path}: its dispatches differ from those of an earlier pass of the same run; "
+            "its counters are kept apart",
+        )
+        return False
+    con.execute(
+        f"""INSERT INTO counters SELECT t.row_id, r.counter, sum(r.value)
+        FROM ({mine}) m JOIN ({theirs}) t USING (kernel, i) JOIN {tag}_k r ON r.k = m.k
+        WHERE r.counter IS NOT NULL AND r.value IS NOT NULL
+        AND r.counter NOT IN (SELECT counter FROM counters WHERE row_id = t.row_id)
+        GROUP BY t.row_id, r.counter ORDER BY 1, 2"""
+    )
+    return True
 
 
 def _report_rejects(profile: Profile, path: Path, tag: str) -> None:
