@@ -242,6 +242,42 @@ def profile(
 
 
 @app.command()
+def peaks(
+    out: Annotated[
+        str,
+        typer.Option("-o", "--out", help="The ceilings file to write (read by --ceilings)."),
+    ] = "roofscope-ceilings.toml",
+    device: Annotated[int, typer.Option("--device", min=0, help="The GPU index.")] = 0,
+    warmups: Annotated[int, typer.Option("--warmups", min=0, help="Untimed runs first.")] = 3,
+    repeats: Annotated[int, typer.Option("--repeats", min=1, help="Timed runs (median).")] = 10,
+    force: Force = False,
+) -> None:
+    """Measure this GPU's achievable ceilings with PyTorch (HBM and L2 bandwidth, matrix
+    FLOP/s per data type, vector FP32/FP64) and write them as a --ceilings file."""
+    from datetime import UTC, datetime
+
+    from roofscope import peaks as measure
+
+    if (reason := measure.no_gpu_reason()) is not None:
+        raise InputError("roofscope peaks", reason, "run it on a machine with a GPU")
+    if Path(out).exists() and not force:
+        raise UsageError(f"{out}: exists; pass --force to overwrite it")
+    from roofscope.peaks_torch import TorchBackend
+
+    backend = TorchBackend()
+    results = measure.measure(backend, device=device, warmups=warmups, repeats=repeats)
+    info = backend.info()
+    when = datetime.now(UTC).isoformat(timespec="seconds")
+    provenance = measure.Provenance(device, info, when, warmups, repeats)
+    scope = measure.scope_of(info)
+    measure.write_ceilings(results, provenance, Path(out), scope=scope, force=force)
+    for r in results:
+        shown = r.reason if isinstance(r, measure.Skipped) else measure.human(r)
+        sys.stderr.write(f"{r.name}: {shown}\n")
+    sys.stdout.write(f"{out}\n")
+
+
+@app.command()
 def demo(
     which: Annotated[
         str,
