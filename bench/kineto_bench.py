@@ -32,7 +32,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from measure import Run, run_one  # noqa: E402
+from measure import take_turns  # noqa: E402
 
 BASE_NS = 1_711_964_646_000_000_000
 JSON_CODE = """\
@@ -129,10 +129,7 @@ def main() -> int:
         }
         if args.hta_python:
             contenders["hta"] = [args.hta_python, "-c", HTA_CODE, str(folder)]
-        runs: dict[str, list[Run]] = {name: [] for name in contenders}
-        for _ in range(args.repeat):
-            for name, cmd in contenders.items():
-                runs[name].append(run_one(name, cmd))
+        runs = take_turns(contenders, args.repeat)
     median = {n: statistics.median(r.wall_s for r in rs) for n, rs in runs.items()}
     print(f"{'contender':<12}{'wall s':>10}{'peak RSS MB':>13}{'tree RSS MB':>13}")
     for name, rs in runs.items():

@@ -71,3 +71,12 @@ def run_one(name: str, cmd: list[str]) -> Run:
             err.seek(0)
             print(f"[{name}] failed (exit {code}): {err.read()[-300:]!r}", file=sys.stderr)
     return Run(name, code, wall, usage.ru_maxrss / 1024, peak[0] / 1024)
+
+
+def take_turns(contenders: dict[str, list[str]], repeat: int) -> dict[str, list[Run]]:
+    """Each contender ``repeat`` times, taking turns, so a noisy stretch hits them all."""
+    runs: dict[str, list[Run]] = {name: [] for name in contenders}
+    for _ in range(repeat):
+        for name, cmd in contenders.items():
+            runs[name].append(run_one(name, cmd))
+    return runs

@@ -31,7 +31,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from gen_rocpd import generate  # noqa: E402
-from measure import Run, run_one  # noqa: E402
+from measure import take_turns  # noqa: E402
 
 SQLITE_CODE = """\
 import pathlib, sqlite3, sys
@@ -70,10 +70,7 @@ def main() -> int:
             "roofscope-1-job": [*roofscope, "--jobs", "1"],
             "sqlite3-dict": [args.python, "-c", SQLITE_CODE, str(root)],
         }
-        runs: dict[str, list[Run]] = {name: [] for name in contenders}
-        for _ in range(args.repeat):
-            for name, cmd in contenders.items():
-                runs[name].append(run_one(name, cmd))
+        runs = take_turns(contenders, args.repeat)
     median = {n: statistics.median(r.wall_s for r in rs) for n, rs in runs.items()}
     print(f"{'contender':<18}{'wall s (median)':>16}{'peak RSS MB':>13}{'tree RSS MB':>13}")
     for name, rs in runs.items():

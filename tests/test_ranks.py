@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from roofscope.analysis.hotspots import Hotspots
 from tests.conftest import DEMO, run_json
 from tests.test_compare import TRACE, rewrite, scale, totals
 
@@ -71,19 +72,29 @@ def test_statistics_merged_over_files_equal_one_file(
     from roofscope.analysis.hotspots import hotspots
     from roofscope.readers.load import load
 
+    root = split_trace(tmp_path_factory.mktemp("split"), cuts)
+    assert_same_statistics(hotspots(load([str(TRACE)])), hotspots(load([str(root)])))
+
+
+def split_trace(root: Path, cuts: list[int]) -> Path:
+    """The demo trace cut at ``cuts`` (row indices) into consecutive files, one folder each."""
     lines = TRACE.read_text(encoding="utf-8").splitlines(keepends=True)
     header, rows = lines[0], lines[1:]
-    root = tmp_path_factory.mktemp("split")
     bounds = [0, *sorted(cuts), len(rows)]
     for i, (a, b) in enumerate(pairwise(bounds)):
         if a < b:
             (root / f"r{i}").mkdir()
             (root / f"r{i}" / "results.csv").write_text(header + "".join(rows[a:b]), "utf-8")
-    whole = {k.name: k for k in hotspots(load([str(TRACE)])).kernels}
-    split = {k.name: k for k in hotspots(load([str(root)])).kernels}
-    assert whole.keys() == split.keys()
-    for name, k in whole.items():
-        s = split[name]
+    return root
+
+
+def assert_same_statistics(whole: Hotspots, split: Hotspots) -> None:
+    """Every kernel's calls, total, min, max, median exactly; mean and std to rounding."""
+    one = {k.name: k for k in whole.kernels}
+    other = {k.name: k for k in split.kernels}
+    assert one.keys() == other.keys()
+    for name, k in one.items():
+        s = other[name]
         assert (s.calls, s.total_ns, s.min_ns, s.max_ns, s.median_ns) == (
             k.calls, k.total_ns, k.min_ns, k.max_ns, k.median_ns,
         )  # fmt: skip
@@ -199,19 +210,7 @@ def test_parallel_statistics_over_random_splits(
     from roofscope.readers.load import load
 
     monkeypatch.setattr(loader, "PARALLEL_MIN_BYTES", 0)
-    lines = TRACE.read_text(encoding="utf-8").splitlines(keepends=True)
-    header, rows = lines[0], lines[1:]
-    whole = {k.name: k for k in hotspots(load([str(TRACE)])).kernels}
+    whole = hotspots(load([str(TRACE)]))
     for cuts in ([500], [1, 2, 3, 1003], [17, 400, 401, 999]):
-        root = tmp_path_factory.mktemp("split")
-        bounds = [0, *cuts, len(rows)]
-        for i, (a, b) in enumerate(pairwise(bounds)):
-            (root / f"r{i}").mkdir()
-            (root / f"r{i}" / "results.csv").write_text(header + "".join(rows[a:b]), "utf-8")
-        split = {k.name: k for k in hotspots(load([str(root)], jobs=2)).kernels}
-        assert whole.keys() == split.keys()
-        for name, k in whole.items():
-            s = split[name]
-            assert (s.calls, s.total_ns, s.min_ns, s.max_ns, s.median_ns) == (
-                k.calls, k.total_ns, k.min_ns, k.max_ns, k.median_ns,
-            )  # fmt: skip
+        root = split_trace(tmp_path_factory.mktemp("split"), cuts)
+        assert_same_statistics(whole, hotspots(load([str(root)], jobs=2)))
