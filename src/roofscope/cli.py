@@ -20,6 +20,7 @@ from roofscope.analysis.selection import Selection
 from roofscope.analysis.timeline import DEFAULT_GAP_NS
 from roofscope.ceilings import read_ceilings_file, user_ceilings
 from roofscope.errors import InputError, RoofscopeError, UsageError
+from roofscope.outfile import refuse_existing, write_atomically
 from roofscope.readers import registry
 from roofscope.readers.load import load
 from roofscope.render.json import render_json
@@ -260,8 +261,7 @@ def peaks(
 
     if (reason := measure.no_gpu_reason()) is not None:
         raise InputError("roofscope peaks", reason, "run it on a machine with a GPU")
-    if Path(out).exists() and not force:
-        raise UsageError(f"{out}: exists; pass --force to overwrite it")
+    refuse_existing(Path(out), force=force)
     from roofscope.peaks_torch import TorchBackend
 
     backend = TorchBackend()
@@ -424,15 +424,9 @@ def _stem(path: str) -> str:
 
 
 def _write(path: Path, text: str, *, force: bool) -> None:
-    """Write an output file; an existing one only with --force."""
-    if path.exists() and not force:
-        raise UsageError(f"{path}: exists; pass --force to overwrite it, or another path")
-    try:
-        path.write_text(text, encoding="utf-8")
-    except OSError as e:
-        raise UsageError(
-            f"{path}: cannot be written ({e.strerror}); pass a writable path"
-        ) from None
+    """Write an output file whole (temporary file and rename); an existing one only with
+    --force."""
+    write_atomically(path, text, force=force)
 
 
 def _work_rules(values: Sequence[str]) -> list[Rule]:

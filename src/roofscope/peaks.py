@@ -32,9 +32,7 @@ from __future__ import annotations
 
 import importlib
 import math
-import os
 import statistics
-import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -43,6 +41,7 @@ from typing import Any, Literal, Protocol
 
 from roofscope.ceilings import DTYPES, LEVELS, UNITS
 from roofscope.errors import UsageError
+from roofscope.outfile import write_atomically
 
 Kind = Literal["compute", "memory"]
 
@@ -431,31 +430,7 @@ def write_ceilings(
     """Write the ceilings file through a temporary file in the same folder and a rename."""
     if not best_per_ceiling(results):
         raise UsageError(f"{path}: no ceiling was measured (every benchmark skipped); not written")
-    if path.exists() and not force:
-        raise UsageError(f"{path}: exists; pass --force to overwrite it, or another path")
-    _write_atomically(path, ceilings_toml(results, provenance, scope=scope))
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    """A temporary file beside ``path``, renamed onto it; never a half-written ``path``."""
-    try:
-        fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    except OSError as e:
-        raise _unwritable(path, e) from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(temp, 0o666 & ~umask)  # mkstemp's 0600 would hide the file from others
-        os.replace(temp, path)
-    except OSError as e:
-        Path(temp).unlink(missing_ok=True)
-        raise _unwritable(path, e) from None
-
-
-def _unwritable(path: Path, e: OSError) -> UsageError:
-    return UsageError(f"{path}: cannot be written ({e.strerror}); pass a writable path")
+    write_atomically(path, ceilings_toml(results, provenance, scope=scope), force=force)
 
 
 # --- PyTorch -------------------------------------------------------------------------------

@@ -9,9 +9,16 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Mapping
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 from roofscope.errors import UsageError
+from roofscope.outfile import produce_atomically
+
+
+def _shoot(svg: Any, temp: Path) -> None:
+    svg.screenshot(path=str(temp), type="png")  # the temporary name does not end in .png
 
 
 def write_pngs(charts: Mapping[str, str], folder: Path, *, force: bool) -> list[Path]:
@@ -32,10 +39,8 @@ def write_pngs(charts: Mapping[str, str], folder: Path, *, force: bool) -> list[
         page = browser.new_page(device_scale_factor=1)
         for name, svg in charts.items():
             path = folder / f"{name}.png"
-            if path.exists() and not force:
-                raise UsageError(f"{path}: exists; pass --force to overwrite it, or another path")
             page.set_content(f'<html><body style="margin:0;background:#fff">{svg}</body></html>')
-            page.locator("svg").first.screenshot(path=str(path))
+            produce_atomically(path, partial(_shoot, page.locator("svg").first), force=force)
             written.append(path)
         browser.close()
     return written
