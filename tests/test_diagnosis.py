@@ -12,6 +12,7 @@ import pytest
 
 from roofscope.names import normalise
 from tests.conftest import DATA, DEMO, PEAKS, SHARED_CORPUS, SUMMARY, SUMMARY_WORK, run_json
+from tests.test_validity_beside import assert_beside
 
 OMNIPERF_MI200 = SHARED_CORPUS / "amd/omniperf-v1-2022/Axes1/mi200"
 ROOF_ONLY_MI200 = SHARED_CORPUS / "amd/omniperf-v1-2022/roof_only_Axes1/mi200"
@@ -204,6 +205,7 @@ def test_average_outside_range(capsys: pytest.CaptureFixture[str], tmp_path: Pat
         10 * sum(durations[hottest]) / len(durations[hottest])
     )
     assert not findings(run_json(capsys, str(stats(edit=False))), "average-outside-range")
+    assert "average-outside-range" in assert_beside(capsys, tmp_path, str(stats(edit=True)))
 
 
 def test_counters_all_zero(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -229,6 +231,7 @@ def test_counters_all_zero(capsys: pytest.CaptureFixture[str], tmp_path: Path) -
     assert f["kernel"].startswith("vecCopy(")
     assert not [g for g in doc["findings"] if g["kind"] == "bottleneck"]
     assert not findings(run_json(capsys, str(DATA / "rocprof-compute-mi200")), "counters-all-zero")
+    assert "counters-all-zero" in assert_beside(capsys, tmp_path, str(folder))
 
 
 @needs_corpus
@@ -264,12 +267,14 @@ def test_counters_missing_and_pass_mismatch(
     assert mismatch[kernel]["evidence"]["trace_calls"] == len(lap)
     whole = run_json(capsys, str(src))
     assert not findings(whole, "pass-dispatch-mismatch") and not findings(whole, "counters-missing")
+    assert "pass-dispatch-mismatch" in assert_beside(capsys, tmp_path / "out", str(tmp_path))
     # the counter run without any laplacian row: the hot kernel has no counters at all
     with (tmp_path / "data_movement.csv").open("w", newline="") as f:
         csv.writer(f).writerows([header, *[r for r in body if "laplacian" not in r[name]]])
     doc = run_json(capsys, str(tmp_path))
     (missing,) = findings(doc, "counters-missing")
     assert "laplacian" in missing["kernel"]
+    assert "counters-missing" in assert_beside(capsys, tmp_path / "out", str(tmp_path))
 
 
 def test_single_dispatch_and_warm_up_are_caveats(capsys: pytest.CaptureFixture[str]) -> None:
@@ -394,12 +399,17 @@ def test_lds_bank_conflicts(capsys: pytest.CaptureFixture[str], tmp_path: Path) 
 
 
 @needs_corpus
-def test_metric_above_peak_when_workloads_are_mixed(capsys: pytest.CaptureFixture[str]) -> None:
+def test_metric_above_peak_when_workloads_are_mixed(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     """Omniperf's Axes1 folder holds an MI100 and an MI200 workload: read together, one
     machine's constants meet the other's counters and metrics pass their peaks."""
     doc = run_json(capsys, str(SHARED_CORPUS / "amd/omniperf-v1-2022/Axes1"))
     fired = findings(doc, "metric-above-peak")
     assert fired
+    assert "metric-above-peak" in assert_beside(
+        capsys, tmp_path, str(SHARED_CORPUS / "amd/omniperf-v1-2022/Axes1")
+    )
     for f in fired:
         assert f["evidence"]["value"] > 1.01 * f["evidence"]["peak"]
     for part in ("mi100", "mi200"):

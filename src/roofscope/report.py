@@ -61,6 +61,10 @@ class Report:
     ranks: RankView | None  # several processes (inputs) only
     findings: tuple[Finding, ...]  # ranked: validity problems first, then by gain
 
+    def validity(self, kernel: str) -> tuple[str, ...]:
+        """The validity findings (rule names) about one kernel: shown beside its numbers."""
+        return tuple(f.rule for f in self.findings if f.kind == "validity" and f.kernel == kernel)
+
 
 def analyse(
     profile: Profile,

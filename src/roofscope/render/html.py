@@ -32,6 +32,7 @@ table{border-collapse:collapse;font-size:12px}td,th{padding:3px 8px;border-botto
 text-align:right}td:first-child,th:first-child{text-align:left;max-width:520px;overflow-wrap:anywhere}
 .sel rect,rect.sel{stroke:#000;stroke-width:2}circle.sel{stroke:#000;stroke-width:4}
 tr.sel{background:#fff3b0}tr.straggler td:first-child{color:#b00020}.muted{color:#777}
+.validity{color:#b00020}
 .fail{color:#b00020;font-weight:bold}
 .pass{color:#1b7f3b;font-weight:bold}#tip{position:fixed;pointer-events:none;background:#222;
 color:#fff;padding:4px 8px;border-radius:4px;font-size:12px;max-width:600px;display:none;
@@ -140,7 +141,8 @@ def _kernel_table(report: Report, top: int = 50) -> str:
         r = roofs.get(k.name)
         eff = "-" if r is None or r.efficiency is None else f"{100 * r.efficiency:.1f}%"
         rows.append(
-            f'<tr data-k="{i}"><td>{"● " if k.hot else ""}{_e(k.name)}</td><td>{k.calls:,}</td>'
+            f'<tr data-k="{i}"><td>{"● " if k.hot else ""}{_e(k.name)}{_flags(report, k.name)}'
+            f"</td><td>{k.calls:,}</td>"
             f"<td>{human_time(k.total_ns)}</td>"
             f"<td>{'-' if k.share is None else f'{100 * k.share:.1f}%'}</td>"
             f"<td>{human_time(k.mean_ns)}</td><td>{eff}</td>"
@@ -150,6 +152,14 @@ def _kernel_table(report: Report, top: int = 50) -> str:
         '<table id="kernels"><tr><th>Kernel</th><th>Calls</th><th>Total</th><th>Share</th>'
         "<th>Mean</th><th>Efficiency</th><th>Bound</th></tr>" + "".join(rows) + "</table>"
     )
+
+
+def _flags(report: Report, kernel: str) -> str:
+    """The validity findings about a kernel, beside its name."""
+    rules = report.validity(kernel)
+    if not rules:
+        return ""
+    return f' <span class="validity" title="validity findings">⚠ {_e(", ".join(rules))}</span>'
 
 
 def _rank_tables(report: Report, top: int = 20) -> str:

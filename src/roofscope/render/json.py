@@ -92,6 +92,7 @@ def to_dict(report: Report) -> dict[str, Any]:
                 "cumulative_share": k.cumulative_share,
                 "hotspot": k.hot,
                 "communication": k.communication,
+                "validity": list(report.validity(k.name)),
                 "roofline": _kernel_roofline(roof.get(k.name)),
                 **_kernel_metrics(report.metrics.kernels.get(k.name)),
             }

@@ -68,6 +68,8 @@ def render_text(
     )
     _header(console, report)
     console.print(_table(report, top))
+    if any(report.validity(k.name) for k in report.hotspots.kernels[:top]):
+        console.print("  ! its numbers have a validity finding: read them with it (Findings)")
     _ranks(console, report)
     metrics_section(console, report)
     roofline_section(console, report, top)
@@ -134,7 +136,9 @@ def _table(report: Report, top: int) -> Table:
         table.add_column(Text(header), justify="right", no_wrap=True, width=max(len(header), 6))
     table.add_column("", no_wrap=True, width=BAR_WIDTH)
     for i, k in enumerate(shown, start=1):
-        table.add_row(*map(Text, _row(i, k, tscale, mscale)), style="bold red" if k.hot else None)
+        flagged = bool(report.validity(k.name))
+        style = "bold red" if k.hot else None
+        table.add_row(*map(Text, _row(i, k, tscale, mscale, flagged)), style=style)
     if rest:
         total = (
             sum(k.total_ns or 0 for k in rest)
@@ -162,8 +166,9 @@ def _table(report: Report, top: int) -> Table:
     return table
 
 
-def _row(i: int, k: KernelStats, tscale: float, mscale: float) -> list[str]:
-    mark = "● " if k.hot else "  "
+def _row(i: int, k: KernelStats, tscale: float, mscale: float, flagged: bool) -> list[str]:
+    """One kernel; ``!`` before its name when a validity finding is about it (see Findings)."""
+    mark = ("● " if k.hot else "  ") + ("! " if flagged else "")
     return [
         str(i),
         mark + k.name,
