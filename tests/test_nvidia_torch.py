@@ -124,3 +124,21 @@ def test_kineto_compare_against_itself(capsys: pytest.CaptureFixture[str]) -> No
     doc = compare_json(capsys, trace, trace)
     assert doc["end_to_end"]["speedup"] == 1.0
     assert doc["added"] == [] and doc["removed"] == []
+
+
+def test_ncu_rules_kept_as_evidence(capsys: pytest.CaptureFixture[str]) -> None:
+    """superbench's cuBLASLt log (ncu --set full): the kernel carries ncu's rule rows, the
+    same distinct (section, rule, type, speedup) as the file's rule rows read with csv."""
+    path = NCU / "superbench-cublaslt-ncu" / "cublaslt_ncu.log"
+    lines = [x for x in path.read_text(encoding="utf-8-sig").splitlines() if x.startswith('"')]
+    expected = set()
+    for r in csv.DictReader(lines):
+        if r.get("Rule Name"):
+            pct = r.get("Estimated Speedup") or None
+            expected.add((r["Section Name"], r["Rule Name"], r["Rule Type"],
+                          None if pct is None else float(pct)))  # fmt: skip
+    doc = run_json(capsys, str(path))
+    (k,) = doc["kernels"]
+    got = {(r["section"], r["rule"], r["kind"], r["speedup_pct"]) for r in k["profiler_rules"]}
+    assert got == expected and len(expected) > 3
+    assert max(r["speedup_pct"] or 0 for r in k["profiler_rules"]) == 81.25

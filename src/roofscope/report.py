@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from roofscope.analysis.checks import check
 from roofscope.analysis.device import DeviceChoice, choose_device, gather_ceilings
@@ -60,10 +60,49 @@ class Report:
     metrics: MetricsSection
     ranks: RankView | None  # several processes (inputs) only
     findings: tuple[Finding, ...]  # ranked: validity problems first, then by gain
+    # the profiler's own rule rows (Nsight Compute) per kernel, distinct, largest speedup first
+    profiler_rules: dict[str, tuple[ProfilerRule, ...]] = field(default_factory=dict)
 
     def validity(self, kernel: str) -> tuple[str, ...]:
         """The validity findings (rule names) about one kernel: shown beside its numbers."""
         return tuple(f.rule for f in self.findings if f.kind == "validity" and f.kernel == kernel)
+
+
+@dataclass(frozen=True)
+class ProfilerRule:
+    section: str
+    rule: str
+    kind: str  # OPT, WRN, INF
+    text: str
+    speedup_kind: str | None
+    speedup_pct: float | None
+
+
+def profiler_rules(profile: Profile, kernels: list[str]) -> dict[str, tuple[ProfilerRule, ...]]:
+    """The producer_rules rows of these kernels' dispatches, distinct per kernel."""
+    if not kernels or not profile.count("producer_rules"):
+        return {}
+    rows = profile.con.execute(
+        """SELECT DISTINCT n.kernel, r.section, r.rule, r.kind, r.text, r.speedup_kind,
+        r.speedup_pct FROM producer_rules r JOIN dispatches d ON d.rowid = r.row_id
+        JOIN names n USING (name_id) WHERE n.kernel IN (SELECT unnest($1::VARCHAR[]))
+        ORDER BY n.kernel, r.speedup_pct DESC NULLS LAST, r.section, r.rule""",
+        [kernels],
+    ).fetchall()
+    out: dict[str, list[ProfilerRule]] = {}
+    for kernel, *fields_ in rows:
+        section, rule, kind, text, sk, pct = fields_
+        out.setdefault(str(kernel), []).append(
+            ProfilerRule(
+                str(section or ""),
+                str(rule or ""),
+                str(kind or ""),
+                str(text or ""),
+                sk or None,
+                None if pct is None else float(pct),
+            )
+        )
+    return {k: tuple(v) for k, v in out.items()}
 
 
 def analyse(
@@ -108,6 +147,7 @@ def analyse(
         metrics=measured,
         ranks=ranks,
         findings=tuple(findings),
+        profiler_rules=profiler_rules(profile, studied),
     )
 
 

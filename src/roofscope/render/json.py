@@ -93,6 +93,17 @@ def to_dict(report: Report) -> dict[str, Any]:
                 "hotspot": k.hot,
                 "communication": k.communication,
                 "validity": list(report.validity(k.name)),
+                "profiler_rules": [
+                    {
+                        "section": r.section,
+                        "rule": r.rule,
+                        "kind": r.kind,
+                        "text": r.text,
+                        "speedup_kind": r.speedup_kind,
+                        "speedup_pct": r.speedup_pct,
+                    }
+                    for r in report.profiler_rules.get(k.name, ())
+                ],
                 "roofline": _kernel_roofline(roof.get(k.name)),
                 **_kernel_metrics(report.metrics.kernels.get(k.name)),
             }

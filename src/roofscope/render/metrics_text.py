@@ -23,7 +23,14 @@ SHOWN = (
     "LDSBankConflict",
     "VALUBusy",
     "L2CacheHit",
+    "Compute (SM) Throughput",
+    "Memory Throughput",
+    "DRAM Bandwidth",
+    "L1/TEX Hit Rate",
+    "Achieved Occupancy",
+    "Theoretical Occupancy",
 )
+RULES_SHOWN = 3  # the profiler's own rules per kernel, largest estimated speedup first
 MAX_KERNELS = 5
 
 
@@ -57,6 +64,10 @@ def metrics_section(console: Console, report: Report) -> None:
             if m.achieved is not None and m.achieved.ratio is not None:
                 line += f"; achieved {m.achieved.ratio:.0%} of that"
             console.print(line)
+        for r in report.profiler_rules.get(k.name, ())[:RULES_SHOWN]:
+            gain = f", est. speedup {r.speedup_pct:g}%" if r.speedup_pct is not None else ""
+            first = r.text.split(". ")[0][:110]
+            console.print(f"    ncu {r.section}/{r.rule} ({r.kind}{gain}): {first}")
     if len(kernels) > MAX_KERNELS:
         console.print(f"  … {len(kernels) - MAX_KERNELS} more kernel(s) with metrics (see --json)")
 
