@@ -3,7 +3,12 @@
 - ``end-before-begin``: dispatches whose End precedes their Begin (left out of all times);
 - ``zero-duration``: dispatches with End == Begin (kept; below the timer's resolution);
 - ``duplicate-dispatch-id``: one process reporting the same dispatch id twice in one file;
-- ``stats-mismatch``: a stats file whose calls or total time disagree with the trace beside it.
+- ``stats-mismatch``: a stats file whose calls or total time disagree with the trace beside it;
+- ``missing-time``: some dispatches of a timed file have no start or end (``None``, a damaged
+  field): counted as calls, left out of every time;
+- ``summary-missing-total``: kernel summary rows whose total time is missing or not a number;
+- ``mixed-producers``: dispatches of different formats read as one profile (they are not
+  ranks of one job: no per-rank view is made).
 """
 
 from __future__ import annotations
@@ -15,7 +20,68 @@ BITMAP_LIMIT_BYTES = 64 << 20
 
 def check(profile: Profile) -> list[Warning]:
     """All checks over the whole profile (not the --kernel/--device selection)."""
-    return [*_durations(profile), *_duplicates(profile), *_stats_agree(profile)]
+    return [
+        *_durations(profile),
+        *_untimed(profile),
+        *_duplicates(profile),
+        *_stats_agree(profile),
+        *_summary_totals(profile),
+        *_mixed(profile),
+    ]
+
+
+def _untimed(profile: Profile) -> list[Warning]:
+    """Dispatches without times in files whose other dispatches have them."""
+    rows = profile.con.execute(f"""SELECT source, count(*) FILTER (start_ns IS NULL OR
+        end_ns IS NULL), count(*) FROM dispatches WHERE {_where(profile)} GROUP BY source""")
+    out = []
+    for source, missing, total in rows.fetchall():
+        if 0 < missing < total:
+            out.append(
+                Warning(
+                    "missing-time",
+                    f"{profile.inputs[int(source)].path}: {missing} of {total} dispatch(es) "
+                    "have no start or end timestamp; counted as calls, left out of every time",
+                    int(missing),
+                )
+            )
+    return out
+
+
+def _summary_totals(profile: Profile) -> list[Warning]:
+    ((bad,),) = profile.con.execute(
+        "SELECT count(*) FROM kernel_summary WHERE total_ns IS NULL OR isnan(total_ns)"
+    ).fetchall()
+    if not bad:
+        return []
+    return [
+        Warning(
+            "summary-missing-total",
+            f"{bad} kernel summary row(s) have no total time (empty, None or nan): those "
+            "kernels' time is unknown and the shares cannot be computed",
+            int(bad),
+        )
+    ]
+
+
+def mixed_formats(profile: Profile) -> list[str]:
+    """The distinct formats of the dispatch sources, when there are several."""
+    formats = sorted({profile.inputs[s].format for s in profile.sources("dispatches")})
+    return formats if len(formats) > 1 else []
+
+
+def _mixed(profile: Profile) -> list[Warning]:
+    formats = mixed_formats(profile)
+    if not formats:
+        return []
+    return [
+        Warning(
+            "mixed-producers",
+            f"dispatches come from {len(formats)} formats ({', '.join(formats)}) read as one "
+            "profile: they are not ranks of one job, so no per-rank view is made; analyse "
+            "them apart, or compare them",
+        )
+    ]
 
 
 def _where(profile: Profile) -> str:

@@ -84,7 +84,7 @@ from roofscope.readers.ncu_scan import (
 from roofscope.readers.ncu_units import integer, parse_number, to_si
 from roofscope.readers.registry import DISPATCHES, KERNEL_SUMMARY, Reader
 from roofscope.readers.sniff import Head
-from roofscope.readers.stats_csv import insert_kernel_summary
+from roofscope.readers.stats_csv import SummaryRow, insert_kernel_summary
 
 # -- the pages ------------------------------------------------------------------------------
 
@@ -194,7 +194,6 @@ def read_raw(path: Path, scan: Scan, notes: Notes) -> list[Launch]:
     return launches
 
 
-SummaryRow = tuple[str, int, float, float | None, float | None, float | None, float | None]
 _GROUP = ("Process ID", "Kernel Name", "Block Size", "Grid Size", "Device")
 
 

@@ -17,6 +17,7 @@ from roofscope.readers.registry import ACTIVITY, KERNEL_SUMMARY, Reader
 from roofscope.readers.sniff import Head
 from roofscope.readers.stats_csv import (
     StatsRow,
+    SummaryRow,
     insert_activity,
     insert_kernel_summary,
     parse_stats,
@@ -43,9 +44,6 @@ def activity_kind(path: Path, names: list[str]) -> str | None:
     return None
 
 
-SummaryRow = tuple[str, int, float, float | None, float | None, float | None, float | None]
-
-
 class RocprofV1Stats(Reader):
     name = "rocprof-v1-stats"
     description = "rocprof v1 results.stats.csv (kernels), hip_stats/hsa_stats (API), copy_stats"
@@ -64,8 +62,9 @@ class RocprofV1Stats(Reader):
         return activity_kind(path, names)
 
     def summary_row(self, row: StatsRow) -> SummaryRow:
-        calls, total = int(row.values[0] or 0), float(row.values[1] or 0.0)
-        return (row.name, calls, total, total / calls if calls else None, None, None, None)
+        calls, total = int(row.values[0] or 0), row.values[1]  # a missing total stays unknown
+        mean = total / calls if calls and total is not None else None
+        return (row.name, calls, total, mean, None, None, None)
 
     def pid(self, path: Path) -> int | None:
         return None

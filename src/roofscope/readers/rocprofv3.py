@@ -15,9 +15,9 @@ from roofscope.model import Profile, RunInfo
 from roofscope.readers.csvload import CsvLayout
 from roofscope.readers.dispatch_csv import read_dispatch_csv
 from roofscope.readers.registry import COPIES, DISPATCHES, Reader
-from roofscope.readers.rocprof_v1_stats import RocprofV1Stats, SummaryRow, activity_kind
+from roofscope.readers.rocprof_v1_stats import RocprofV1Stats, activity_kind
 from roofscope.readers.sniff import Head
-from roofscope.readers.stats_csv import StatsRow
+from roofscope.readers.stats_csv import StatsRow, SummaryRow
 
 _PID_PREFIX = re.compile(r"^(\d+)_")
 _TEXT = {"Kind", "Agent_Id", "Kernel_Name"}
@@ -102,8 +102,16 @@ class Stats(RocprofV1Stats):
         return activity_kind(path, names)
 
     def summary_row(self, row: StatsRow) -> SummaryRow:
-        calls, total, mean, _, lo, hi, std = row.values
-        return (row.name, int(calls or 0), float(total or 0.0), mean, lo, hi, std)
+        calls, total, mean, _, lo, hi, std = row.values  # a missing total stays unknown
+        return (
+            row.name,
+            int(calls or 0),
+            total,
+            mean,
+            lo,
+            hi,
+            std,
+        )  # a missing total stays unknown
 
     def pid(self, path: Path) -> int | None:
         return pid_from_name(path)

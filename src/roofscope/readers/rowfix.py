@@ -80,6 +80,8 @@ def split_row(
     head = parts[:name_at]
     tail = parts[len(parts) - after :] if after else []
     name = ",".join(parts[name_at : len(parts) - after]).strip()
+    if name.startswith('"') and not name.endswith('"'):  # quoted name closed: extra fields
+        return None, f"more fields than the header's {len(columns)} (a comma inside a number?)"
     if len(name) >= 2 and name[0] == name[-1] == '"':
         name = name[1:-1]
     values: list[object] = []

@@ -77,10 +77,14 @@ def _split(line: str, numbers: int) -> tuple[str, tuple[float | None, ...]] | st
     return name, tuple(values)
 
 
+# raw name, calls, total, mean, min, max, std (ns); a total the file does not give is None
+SummaryRow = tuple[str, int, float | None, float | None, float | None, float | None, float | None]
+
+
 def insert_kernel_summary(
     profile: Profile,
     source: int,
-    rows: Sequence[tuple[str, int, float, float | None, float | None, float | None, float | None]],
+    rows: Sequence[SummaryRow],
     *,
     pid: int | None = None,
 ) -> None:

@@ -1,0 +1,389 @@
+"""The catalogue of bad inputs (docs/bad-inputs.md): one test per class not already covered by
+tests/test_bad_inputs.py. Each bad file is made in ``tmp_path`` from a real file in
+tests/data; each test asserts the promised behaviour: exit 1 (2 for an output path) with one
+stderr line naming the file, or a result whose JSON holds the named warning code.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import DATA
+from tests.test_bad_inputs import analyze_ok, error_line, run, warnings_by_code
+
+V1 = DATA / "rocprofv1-mi250x" / "laplacian"
+V3 = DATA / "rocprofv3-layouts" / "2025-08_kernel_trace.csv"
+KINETO = DATA / "kineto" / "inference_rank_1.json.gz"
+ROCPD = DATA / "rocpd-mi250x" / "finite-difference_results.db"
+NSYS = DATA / "nsys" / "host_cuda_gpu_trace.csv"
+
+Cap = pytest.CaptureFixture[str]
+
+
+def fails(capsys: Cap, path: Path | str, *extra: str, code: int = 1) -> str:
+    """Run analyze; assert the exit code, no stdout and one error line; return that line."""
+    rc, out, err = run(capsys, "analyze", str(path), *extra)
+    assert (rc, out) == (code, ""), err
+    return error_line(err)
+
+
+def v3_lines() -> list[str]:
+    return V3.read_text(encoding="utf-8").splitlines(keepends=True)
+
+
+def v3_with(tmp_path: Path, column: str, value: str, *, line: int = 3) -> Path:
+    """The rocprofv3 kernel trace with one field of one row (0 = header) replaced."""
+    lines = v3_lines()
+    header = [h.strip('"') for h in lines[0].strip().split(",")]
+    fields = lines[line].rstrip("\n").split(",")
+    fields[header.index(column) - len(header)] = value  # from the right: the name has commas
+    lines[line] = ",".join(fields) + "\n"
+    return write(tmp_path / "1_kernel_trace.csv", "".join(lines))
+
+
+def v3_field(column: str, line: int = 3) -> str:
+    lines = v3_lines()
+    header = [h.strip('"') for h in lines[0].strip().split(",")]
+    return lines[line].rstrip("\n").split(",")[header.index(column) - len(header)]
+
+
+def write(path: Path, data: str | bytes) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data.encode() if isinstance(data, str) else data)
+    return path
+
+
+# -- whole files: empty, header only, cut short ---------------------------------------------
+
+
+def test_v3_header_only(capsys: Cap, tmp_path: Path) -> None:
+    path = write(tmp_path / "1_kernel_trace.csv", v3_lines()[0])
+    assert fails(capsys, path) == (
+        f"{path}: has no dispatch rows (header only, or every row malformed); check that the "
+        "profiled program launched kernels and the profiler finished"
+    )
+
+
+def test_nsys_header_only(capsys: Cap, tmp_path: Path) -> None:
+    path = write(tmp_path / "r_cuda_gpu_trace.csv", NSYS.read_text().splitlines(True)[0])
+    assert fails(capsys, path).startswith(f"{path}: has no kernel rows (header only")
+
+
+def test_kineto_empty_gzip(capsys: Cap, tmp_path: Path) -> None:
+    path = write(tmp_path / "trace.json.gz", gzip.compress(b""))
+    assert (
+        fails(capsys, path) == f"{path}: is empty; re-run the profiler; the file was never written"
+    )
+
+
+def test_v3_csv_cut_at_a_byte(capsys: Cap, tmp_path: Path) -> None:
+    data = V3.read_bytes()
+    path = write(tmp_path / "1_kernel_trace.csv", data[: len(data) // 2 + 7])
+    doc = analyze_ok(capsys, path)
+    assert doc["summary"]["dispatches"] == 3
+    assert list(warnings_by_code(doc)) == ["truncated-last-row"]
+
+
+def test_kineto_json_cut_at_a_byte(capsys: Cap, tmp_path: Path) -> None:
+    text = gzip.decompress(KINETO.read_bytes())
+    path = write(tmp_path / "trace.json", text[: len(text) // 2])
+    assert fails(capsys, path).startswith(f"{path}: the trace was cut short after ")
+
+
+def test_kineto_gzip_cut_at_a_byte(capsys: Cap, tmp_path: Path) -> None:
+    data = KINETO.read_bytes()
+    path = write(tmp_path / "trace.json.gz", data[: len(data) // 2])
+    line = fails(capsys, path)
+    assert line.startswith(f"{path}: the trace was cut short after ")
+    assert "end-of-stream marker" in line
+
+
+@pytest.mark.parametrize("keep", [4096, 0.5])
+def test_rocpd_cut_at_a_byte(capsys: Cap, tmp_path: Path, keep: float) -> None:
+    data = ROCPD.read_bytes()
+    path = write(tmp_path / "results.db", data[: int(keep if keep > 1 else len(data) * keep)])
+    assert fails(capsys, path) == (
+        f"{path}: is a damaged SQLite database (database disk image is malformed); re-run the "
+        "profiler; the file was cut short or overwritten"
+    )
+
+
+# -- encodings and line endings ------------------------------------------------------------
+
+
+def test_v1_crlf(capsys: Cap, tmp_path: Path) -> None:
+    path = write(
+        tmp_path / "results.csv", (V1 / "results.csv").read_bytes().replace(b"\n", b"\r\n")
+    )
+    doc = analyze_ok(capsys, path)
+    assert doc["summary"]["dispatches"] == 1004
+    assert doc["warnings"] == []
+
+
+def test_v3_bom_and_crlf(capsys: Cap, tmp_path: Path) -> None:
+    data = b"\xef\xbb\xbf" + V3.read_bytes().replace(b"\n", b"\r\n")
+    doc = analyze_ok(capsys, write(tmp_path / "1_kernel_trace.csv", data))
+    assert doc["summary"]["dispatches"] == 9
+    assert doc["warnings"] == []
+
+
+# -- rows with the wrong number of fields, quoting ---------------------------------------------
+
+
+def test_v3_row_with_too_many_fields(capsys: Cap, tmp_path: Path) -> None:
+    """Was read from the right as a kernel named '"multiply...",3,<Start>' taking 0 ns."""
+    lines = v3_lines()
+    lines[3] = lines[3].rstrip("\n") + ",7,8\n"
+    path = write(tmp_path / "1_kernel_trace.csv", "".join(lines))
+    doc = analyze_ok(capsys, path)
+    assert doc["summary"]["dispatches"] == 8
+    assert doc["warnings"] == [
+        {
+            "code": "malformed-row",
+            "message": f"{path}: 1 malformed row(s) skipped: line 4 (more fields than the "
+            "header's 22 (a comma inside a number?))",
+            "count": 1,
+        }
+    ]
+
+
+def test_v3_row_with_too_few_fields(capsys: Cap, tmp_path: Path) -> None:
+    lines = v3_lines()
+    lines[3] = lines[3].rsplit(",", 3)[0] + "\n"
+    path = write(tmp_path / "1_kernel_trace.csv", "".join(lines))
+    doc = analyze_ok(capsys, path)
+    assert doc["summary"]["dispatches"] == 8
+    assert warnings_by_code(doc)["malformed-row"]["message"].startswith(
+        f"{path}: 1 malformed row(s) skipped: line 4 ("
+    )
+
+
+def test_nsys_row_with_too_few_fields(capsys: Cap, tmp_path: Path) -> None:
+    lines = NSYS.read_text().splitlines(keepends=True)
+    i = next(j for j, x in enumerate(lines) if j and "[CUDA" not in x)
+    lines[i] = lines[i].split(",", 1)[0] + "\n"
+    path = write(tmp_path / "r_cuda_gpu_trace.csv", "".join(lines))
+    assert fails(capsys, path).startswith(f"{path}:{i + 1}: has too few fields (")
+
+
+def test_v3_quoted_name_with_quotes_and_newline(capsys: Cap, tmp_path: Path) -> None:
+    lines = v3_lines()
+    assert '"multiply_kernel(' in lines[3]
+    lines[3] = lines[3].replace('"multiply_kernel(', '"multi""ply\nkernel(')
+    doc = analyze_ok(capsys, write(tmp_path / "1_kernel_trace.csv", "".join(lines)))
+    assert doc["summary"]["dispatches"] == 9
+    assert doc["warnings"] == []
+    assert any('multi"ply\nkernel(' in k["name"] for k in doc["kernels"])
+
+
+# -- numbers ----------------------------------------------------------------------------------
+
+
+def test_v3_thousands_separators(capsys: Cap, tmp_path: Path) -> None:
+    """Was a kernel of 1550151 s named after the split number; now a malformed row."""
+    start = int(v3_field("Start_Timestamp"))
+    path = v3_with(tmp_path, "Start_Timestamp", f'"{start:,}"')
+    doc = analyze_ok(capsys, path)
+    assert doc["summary"]["dispatches"] == 8
+    assert "more fields than the header's 22" in warnings_by_code(doc)["malformed-row"]["message"]
+    assert max(k["total_s"] for k in doc["kernels"]) < 1e-3
+
+
+def test_ncu_thousands_separators(capsys: Cap) -> None:
+    doc = analyze_ok(capsys, DATA / "ncu" / "leleucas-opanalysis-a100" / "nsight_virtual.csv")
+    assert doc["summary"]["dispatches"] >= 1
+    assert all(k["total_s"] < 1 for k in doc["kernels"])  # '7,488' ns, not 7 or 488e3 s
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
+def test_v3_nan_inf_timestamp(capsys: Cap, tmp_path: Path, value: str) -> None:
+    path = v3_with(tmp_path, "End_Timestamp", value)
+    doc = analyze_ok(capsys, path)
+    assert doc["summary"]["dispatches"] == 8
+    assert warnings_by_code(doc)["malformed-row"]["message"] == (
+        f"{path}: 1 malformed row(s) skipped: line 4 (field End_Timestamp = {value!r} is not "
+        "a bigint)"
+    )
+
+
+def test_v3_none_timestamp(capsys: Cap, tmp_path: Path) -> None:
+    doc = analyze_ok(capsys, v3_with(tmp_path, "Start_Timestamp", "None"))
+    assert warnings_by_code(doc)["missing-time"]["count"] == 1
+    assert doc["summary"]["dispatches"] == 9
+
+
+def test_v3_scientific_notation_exact(capsys: Cap, tmp_path: Path) -> None:
+    start = int(v3_field("Start_Timestamp"))
+    doc = analyze_ok(capsys, v3_with(tmp_path, "Start_Timestamp", f"{start:.15e}"))
+    assert doc["summary"]["dispatches"] == 9
+    assert doc["warnings"] == []
+
+
+def test_v3_spreadsheet_damaged_timestamp(capsys: Cap, tmp_path: Path) -> None:
+    """'1.5502E+15' (a spreadsheet's rounding) lands after End: the row is left out of times."""
+    start = int(v3_field("Start_Timestamp"))
+    doc = analyze_ok(capsys, v3_with(tmp_path, "Start_Timestamp", f"{start:.4E}"))
+    assert list(warnings_by_code(doc)) == ["end-before-begin"]
+
+
+def test_v1_stats_nan_total(capsys: Cap, tmp_path: Path) -> None:
+    lines = (V1 / "results.stats.csv").read_text().splitlines(keepends=True)
+    lines[1] = lines[1].replace(",2646378558,", ",nan,")
+    doc = analyze_ok(capsys, write(tmp_path / "results.stats.csv", "".join(lines)))
+    assert warnings_by_code(doc)["summary-missing-total"]["count"] == 1
+    assert doc["summary"]["kernel_time_s"] is None  # not a confident sum without it
+
+
+# -- times that cannot be right -----------------------------------------------------------------
+
+
+def test_v3_end_before_begin(capsys: Cap, tmp_path: Path) -> None:
+    start = int(v3_field("Start_Timestamp"))
+    doc = analyze_ok(capsys, v3_with(tmp_path, "End_Timestamp", str(start - 5)))
+    assert warnings_by_code(doc)["end-before-begin"]["count"] == 1
+
+
+def test_v3_zero_duration(capsys: Cap, tmp_path: Path) -> None:
+    doc = analyze_ok(capsys, v3_with(tmp_path, "End_Timestamp", v3_field("Start_Timestamp")))
+    assert list(warnings_by_code(doc)) == ["zero-duration"]
+
+
+def test_nsys_negative_duration(capsys: Cap, tmp_path: Path) -> None:
+    lines = NSYS.read_text().splitlines(keepends=True)
+    i = next(j for j, x in enumerate(lines) if j and "[CUDA" not in x)
+    lines[i] = lines[i].replace(",", ",-", 1)
+    doc = analyze_ok(capsys, write(tmp_path / "r_cuda_gpu_trace.csv", "".join(lines)))
+    assert warnings_by_code(doc)["end-before-begin"]["count"] == 1
+
+
+def test_v3_duplicated_dispatch_id(capsys: Cap, tmp_path: Path) -> None:
+    lines = v3_lines()
+    doc = analyze_ok(capsys, write(tmp_path / "1_kernel_trace.csv", "".join(lines + lines[3:4])))
+    assert doc["summary"]["dispatches"] == 10
+    assert list(warnings_by_code(doc)) == ["duplicate-dispatch-id"]
+
+
+# -- the wrong reader, several producers -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("source", "name", "fmt", "is_"),
+    [
+        (V3, "1_kernel_trace.csv", "ncu", "rocprofv3-kernel-trace"),
+        (V1 / "results.csv", "results.csv", "rocprofv3-kernel-trace", "rocprof-v1-csv"),
+        (NSYS, "r_cuda_gpu_trace.csv", "rocprof-v1-csv", "nsys-gpu-trace"),
+    ],
+)
+def test_format_of_another_producer(
+    capsys: Cap, tmp_path: Path, source: Path, name: str, fmt: str, is_: str
+) -> None:
+    path = tmp_path / name
+    shutil.copy(source, path)
+    assert fails(capsys, path, "--format", fmt) == (
+        f"{path}:1: looks like {is_}, not {fmt}; drop --format or pass --format {is_}"
+    )
+
+
+def test_sqlite_format_of_another_producer(capsys: Cap) -> None:
+    assert fails(capsys, ROCPD, "--format", "nsys-sqlite") == (
+        f"{ROCPD}: looks like rocpd, not nsys-sqlite; drop --format or pass --format rocpd"
+    )
+
+
+def test_directory_mixing_producers(capsys: Cap, tmp_path: Path) -> None:
+    write(tmp_path / "v1" / "results.csv", (V1 / "results.csv").read_bytes())
+    write(tmp_path / "v3" / "1_kernel_trace.csv", V3.read_bytes())
+    doc = analyze_ok(capsys, tmp_path)
+    assert "straggler" not in [f["rule"] for f in doc["findings"]]
+    assert doc["ranks"] is None and "mixed-producers" in warnings_by_code(doc)
+
+
+# -- sizes ------------------------------------------------------------------------------------
+
+
+def test_v1_ten_megabyte_kernel_name(capsys: Cap, tmp_path: Path) -> None:
+    lines = (V1 / "results.csv").read_text().splitlines(keepends=True)[:20]
+    lines[2] = lines[2].replace("laplacian_kernel", "l" * (10 << 20), 1)
+    doc = analyze_ok(capsys, write(tmp_path / "results.csv", "".join(lines)))
+    assert doc["summary"]["dispatches"] == 19
+    assert doc["warnings"] == []
+
+
+def test_v1_fifty_megabyte_line(capsys: Cap, tmp_path: Path) -> None:
+    header = (V1 / "results.csv").read_text().splitlines(keepends=True)[0]
+    path = write(tmp_path / "results.csv", header + "9" * (50 << 20))
+    assert fails(capsys, path).startswith(f"{path}: has no dispatch rows (header only")
+
+
+def test_kineto_gzip_bomb(capsys: Cap, tmp_path: Path) -> None:
+    """4 MiB of blanks before the trace's last ']' compress ~700-fold; read, not refused."""
+    text = gzip.decompress(KINETO.read_bytes())
+    cut = text.rindex(b"]")
+    data = gzip.compress(text[:cut] + b" " * (4 << 20) + text[cut:], 9)
+    assert (4 << 20) / len(data) > 500
+    doc = analyze_ok(capsys, write(tmp_path / "trace.json.gz", data))
+    assert doc["summary"]["dispatches"] == 4
+
+
+# -- SQLite files ---------------------------------------------------------------------------------
+
+
+def test_rocpd_corrupt_pages(capsys: Cap, tmp_path: Path) -> None:
+    data = bytearray(ROCPD.read_bytes())
+    for at in range(4096, len(data), 4096):
+        data[at : at + 64] = b"\xa5" * 64
+    path = write(tmp_path / "results.db", bytes(data))
+    assert fails(capsys, path).startswith(f"{path}: is a damaged SQLite database (")
+
+
+def test_sqlite_of_unknown_schema(capsys: Cap, tmp_path: Path) -> None:
+    path = tmp_path / "other.sqlite"
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE t(a)")
+    con.commit()
+    con.close()
+    assert fails(capsys, path) == (
+        f"{path}: is an SQLite database without rocpd's views (tables: t); pass rocprofv3 "
+        "rocpd, CSV or JSON output (see `roofscope formats`)"
+    )
+
+
+def test_rocpd_locked(capsys: Cap, tmp_path: Path) -> None:
+    path = tmp_path / "results.db"
+    shutil.copy(ROCPD, path)
+    con = sqlite3.connect(path)
+    con.execute("BEGIN EXCLUSIVE")
+    try:
+        assert fails(capsys, path).startswith(f"{path}: is locked by another process (")
+    finally:
+        con.rollback()
+        con.close()
+
+
+# -- paths that are no file ---------------------------------------------------------------------
+
+
+def test_fifo_as_input(capsys: Cap, tmp_path: Path) -> None:
+    path = tmp_path / "results.csv"
+    os.mkfifo(path)
+    assert fails(capsys, path) == (
+        f"{path}: is not a regular file; pass a profiler output file or a directory"
+    )
+
+
+def test_html_to_a_directory(capsys: Cap, tmp_path: Path) -> None:
+    line = fails(capsys, V1 / "results.csv", "--html", str(tmp_path), "--force", code=2)
+    assert line == f"{tmp_path}: cannot be written (Is a directory); pass a writable path"
+
+
+def test_html_not_writable(capsys: Cap, tmp_path: Path) -> None:
+    blocker = write(tmp_path / "file", "")
+    target = blocker / "report.html"
+    line = fails(capsys, V1 / "results.csv", "--html", str(target), code=2)
+    assert line == f"{target}: cannot be written (Not a directory); pass a writable path"
