@@ -17,6 +17,14 @@ class InputError(RoofscopeError):
         super().__init__(f"{where}: {problem}; {remedy}")
         self.path = path
         self.line = line
+        self.parts = (path, problem, remedy)
+
+    def __reduce__(self) -> tuple[object, ...]:  # crosses process boundaries (parallel reading)
+        return (_input_error, (*self.parts, self.line))
+
+
+def _input_error(path: str, problem: str, remedy: str, line: int | None) -> InputError:
+    return InputError(path, problem, remedy, line=line)
 
 
 class UsageError(RoofscopeError):

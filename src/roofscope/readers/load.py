@@ -16,10 +16,15 @@ reader alone: the other files in it and below it are its own and are not planned
 
 from __future__ import annotations
 
+import csv
 import re
+import sqlite3
+import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+import duckdb
 
 from roofscope.errors import InputError
 from roofscope.model import Profile
@@ -101,9 +106,37 @@ def read_plan(plan: Sequence[tuple[Found, str]], progress: Progress | None = Non
         if progress:
             progress(str(item.head.path))
         before = len(profile.inputs)
-        item.reader.read(item.head.path, item.head, profile, role=role)
+        try:
+            item.reader.read(item.head.path, item.head, profile, role=role)
+        except UNREADABLE as exc:
+            raise unreadable(item.head.path, item.reader.name, exc) from None
         profile.tag_group(before, "/".join(item.group))
     return profile
+
+
+# What a damaged file makes the parsers beneath the readers raise (DuckDB's CSV sniffer and
+# binder, the csv module, SQLite, text decoding, number conversion): each becomes one line
+# naming the file, never a traceback.
+UNREADABLE = (
+    duckdb.Error,
+    csv.Error,
+    sqlite3.Error,
+    UnicodeError,
+    ValueError,
+    OverflowError,
+    zlib.error,
+    EOFError,
+)
+
+
+def unreadable(path: Path, fmt: str, exc: BaseException) -> InputError:
+    why = " ".join(str(exc).split())[:160] or type(exc).__name__
+    return InputError(
+        str(path),
+        f"could not be read as {fmt} ({why})",
+        "the file is damaged or edited; pass the profiler's own output, or name its format "
+        "with --format",
+    )
 
 
 def _bytes(plan: Sequence[tuple[Found, str]]) -> int:

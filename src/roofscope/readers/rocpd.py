@@ -97,13 +97,20 @@ Column = npt.NDArray[Any]
 
 @contextmanager
 def opened(path: Path) -> Iterator[sqlite3.Connection]:
-    """A read-only connection; any SQLite error inside becomes a one-line InputError."""
+    """A read-only connection; any SQLite error inside (or text that is not UTF-8, from a
+    damaged page) becomes a one-line InputError."""
     uri = f"{path.resolve().as_uri()}?mode=ro"
     try:
         with closing(sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S)) as con:
             yield con
     except sqlite3.Error as exc:
         raise _failure(path, exc) from None
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            str(path),
+            f"is a damaged SQLite database (text that is not UTF-8: {exc.reason})",
+            "re-run the profiler; the file was cut short or overwritten",
+        ) from None
 
 
 def _failure(path: Path, exc: sqlite3.Error) -> InputError:

@@ -17,6 +17,7 @@ from roofscope.model import Profile
 from roofscope.readers.sniff import read_text
 
 _NULLS = {"", "None", "nan", "NaN"}
+PLAUSIBLE = 1e18  # ns: 31 years; counts of calls are far below it too
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,8 @@ def _split(line: str, numbers: int) -> tuple[str, tuple[float | None, ...]] | st
             return f"{token[:40]!r} is not a number"
         if math.isinf(value):
             return f"{token!r} is not a finite number"
+        if abs(value) > PLAUSIBLE:
+            return f"{token[:40]!r} is beyond any count or time in ns a profiler writes"
         values.append(value)
     if not name:
         return "the name field is empty"
