@@ -358,3 +358,14 @@ def test_detects_kineto_but_not_other_json() -> None:
     head = '{"traceEvents":[{}\n,{"args":{"BeginNs":"1"},"cat":"KERNEL_EXECUTION","ph":"X"}'
     rocprof_v1 = replace(read_head(SYNC), first_line='{"traceEvents":[{}', text=head)
     assert not KinetoTrace().detect(rocprof_v1)
+
+
+def test_an_event_whose_category_is_not_text_is_left_out(tmp_path: Path) -> None:
+    """Found by the fuzz campaign: ``"cat": [...]`` (a damaged event) is skipped, the kernel
+    beside it is read."""
+    kernel = {"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 2, "args": {}}
+    damaged = {**kernel, "cat": ["kernel"]}
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"schemaVersion": 1, "traceEvents": [damaged, kernel]}), "utf-8")
+    rows = read(path).con.execute("SELECT start_ns, end_ns FROM dispatches").fetchall()
+    assert rows == [(1000, 3000)]

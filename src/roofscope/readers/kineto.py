@@ -201,6 +201,8 @@ class _Pass:
         if not isinstance(event, dict) or event.get("ph") != "X":
             return
         cat = event.get("cat")
+        if not isinstance(cat, str):  # a damaged event: no category to go by
+            return
         if cat in KERNEL_CATS:
             self._kernel(event)
         elif cat in COPY_CATS:
