@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from roofscope.cli import main
 from roofscope.errors import InputError
 from roofscope.model import Profile
 from roofscope.readers import nsys_csv, nsys_sqlite, rocpd
@@ -524,3 +525,14 @@ def test_sqlite_locked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         "wait for the profiler to finish writing it, or pass a copy"
     )
     assert sha256(path) == sha256(copy)
+
+
+def test_a_total_beyond_any_time_is_refused(tmp_path: Path) -> None:
+    """Found by the fuzz campaign: 1e308 ns used to overflow the diagnosis; now one line."""
+    src = DATA / "nsys" / "projector_cuda_gpu_kern_sum.csv"
+    lines = src.read_text(encoding="utf-8").splitlines(keepends=True)
+    fields = lines[1].split(",")
+    fields[1] = "1e308"
+    path = tmp_path / "kern_sum.csv"
+    path.write_text(lines[0] + ",".join(fields) + "".join(lines[2:]), encoding="utf-8")
+    assert main(["analyze", str(path)]) == 1

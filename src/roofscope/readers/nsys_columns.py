@@ -12,6 +12,7 @@ from pathlib import Path
 
 from roofscope.errors import InputError
 from roofscope.readers.sniff import Head
+from roofscope.readers.stats_csv import PLAUSIBLE
 
 SCALES = {
     "ns": 1.0,
@@ -121,12 +122,14 @@ def number(path: Path, line: int, col: Column, text: str, *, required: bool) -> 
         value = float(token)
     except ValueError:
         value = float("nan")
-    if value != value or value in (float("inf"), float("-inf")):
+    scaled = value * (col.scale or 1.0)
+    if value != value or not abs(scaled) <= PLAUSIBLE:
         shown = f"{col.base} ({col.unit})" if col.unit else col.base
+        what = "not a number" if value != value else "beyond any count or time nsys writes"
         raise InputError(
             str(path),
-            f"column {shown!r} holds {token[:40]!r}, not a number",
+            f"column {shown!r} holds {token[:40]!r}, {what}",
             "pass the report as nsys stats wrote it",
             line=line,
         )
-    return value * (col.scale or 1.0)
+    return scaled
