@@ -168,15 +168,14 @@ def _identify(head: Head, forced: Reader | None) -> Found | None:
     return None if detected is None else Found(head, detected, detected.role(head))
 
 
-def _identify_sqlite(head: Head, forced: Reader | None, *, known: bool = False) -> Found:
+def _identify_sqlite(head: Head, forced: Reader | None) -> Found:
     """A rocpd database or an Nsight Systems export; a one-line error naming any other SQLite
-    file (unless ``known`` to be one of them)."""
+    file."""
     reader: Reader
     if nsys_sqlite.is_nsys(head.path):
         reader = nsys_sqlite.NsysSqlite()
     else:
-        if not known:
-            rocpd.require_rocpd(head.path)
+        rocpd.require_rocpd(head.path)
         reader = rocpd.Rocpd()
     if forced is not None and forced.name != reader.name:
         raise InputError(
@@ -222,8 +221,12 @@ def _scan_dir(root: Path, forced: Reader | None) -> list[Found]:
         head = read_head(path)
         if head.kind == "text" and (item := _identify(head, forced)) is not None:
             found.append(item)
-        elif head.kind == "sqlite" and (nsys_sqlite.is_nsys(path) or rocpd.is_rocpd(path)):
-            found.append(_identify_sqlite(head, forced, known=True))
+        elif head.kind == "sqlite":
+            try:  # a folder may hold other SQLite files: only profiler databases count
+                found.append(_identify_sqlite(head, forced))
+            except InputError:
+                if nsys_sqlite.is_nsys(path) or rocpd.is_rocpd(path):
+                    raise
         elif head.kind in ("empty", "binary"):
             unreadable.append(f"{path.relative_to(root)} is {head.kind}")
     if not found:

@@ -7,7 +7,7 @@ cannot give are null, never invented.
 from __future__ import annotations
 
 import json
-from dataclasses import fields
+from dataclasses import asdict, fields
 from typing import Any
 
 from roofscope import __version__
@@ -93,17 +93,7 @@ def to_dict(report: Report) -> dict[str, Any]:
                 "hotspot": k.hot,
                 "communication": k.communication,
                 "validity": list(report.validity(k.name)),
-                "profiler_rules": [
-                    {
-                        "section": r.section,
-                        "rule": r.rule,
-                        "kind": r.kind,
-                        "text": r.text,
-                        "speedup_kind": r.speedup_kind,
-                        "speedup_pct": r.speedup_pct,
-                    }
-                    for r in report.profiler_rules.get(k.name, ())
-                ],
+                "profiler_rules": [asdict(r) for r in report.profiler_rules.get(k.name, ())],
                 "roofline": _kernel_roofline(roof.get(k.name)),
                 **_kernel_metrics(report.metrics.kernels.get(k.name)),
             }
