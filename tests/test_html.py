@@ -138,13 +138,15 @@ def test_report_in_the_browser(
     try:
         shown = min(20, len(doc["kernels"])) + (1 if len(doc["kernels"]) > 20 else 0)
         assert page.locator("#hotspots g.bar").count() == shown
-        drawn = [
-            i for i, k in enumerate(doc["kernels"])
-            if k["roofline"] and k["roofline"]["achieved_flops_s"] and k["roofline"]["ai"]
-        ]  # fmt: skip
-        assert page.locator("#roofline circle.point").count() == len(drawn)
-        if drawn:
-            i = drawn[0]
+        # one mark per kernel with work data: FLOPs on the roofline proper, bytes alone in
+        # the bandwidth strip beneath it
+        work = [i for i, k in enumerate(doc["kernels"]) if k["roofline"]]
+        flops = [i for i in work if doc["kernels"][i]["roofline"]["placed_by"] == "flops"]
+        bandwidth = [i for i in work if doc["kernels"][i]["roofline"]["placed_by"] == "bandwidth"]
+        assert len(flops) + len(bandwidth) == len(work)
+        assert page.locator("#roofline circle.point").count() == len(work)
+        assert page.locator("#roofline circle.point.bw").count() == len(bandwidth)
+        for i in flops[:1] + bandwidth[:1]:
             point = page.locator(f'#roofline circle.point[data-k="{i}"]')
             point.hover(force=True)
             assert doc["kernels"][i]["name"] in (page.text_content("#tip") or "")
@@ -223,17 +225,104 @@ def test_comparison_report_shows_movement(
     assert "Gate: PASS" in text and 'id="waterfall"' in text
 
 
+def _no_flops_softmax(work: list[str]) -> list[str]:
+    """The summary example's work with softmax's FLOPs zeroed: bytes alone (a copy)."""
+    return [w.replace("softmax=4.0e9:", "softmax=0:") for w in work]
+
+
+def test_kernels_without_flops_are_drawn_by_bandwidth(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """softmax moves 6.4e8 B in 800 us = 800 GB/s; against the 1.6 TB/s peak that is 50.0%.
+    It has no intensity, so it is drawn in the strip beneath the roofline, not left out."""
+    from tests.conftest import PEAKS, SUMMARY, SUMMARY_WORK
+
+    svgs = tmp_path / "svg"
+    doc = analyze_json(capsys, str(SUMMARY), *_no_flops_softmax(SUMMARY_WORK), *PEAKS,
+                       "--svg", str(svgs))  # fmt: skip
+    index = next(i for i, k in enumerate(doc["kernels"]) if k["name"] == "softmax")
+    svg = (svgs / "roofline.svg").read_text(encoding="utf-8")
+    strip = svg[svg.index('class="bandwidth-strip"') :]
+    assert strip.count('<circle class="point bw"') == 1
+    assert f'data-k="{index}"' in strip
+    assert "hbm 800 GB/s, efficiency 50.0% of the hbm ceiling" in strip
+    assert svg.count('<circle class="point') == 4  # the three others on the roofline proper
+
+
+def test_comparison_moves_kernels_without_flops(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """softmax (bytes only) twice as fast: its arrow in the bandwidth strip of the movement
+    chart goes from 800 GB/s to 1.6 TB/s, labelled 2.00x."""
+    from tests.conftest import SUMMARY, SUMMARY_WORK
+
+    new = tmp_path / "new.csv"
+    rows = SUMMARY.read_text(encoding="utf-8").replace(
+        "softmax,4,800000,200000", "softmax,4,400000,100000"
+    )
+    new.write_text(rows, encoding="utf-8")
+    html = tmp_path / "cmp.html"
+    work = _no_flops_softmax(SUMMARY_WORK)
+    assert (
+        main(["compare", str(SUMMARY), str(new), "--gpu", "mi250x", *work, "--html", str(html)])
+        == 0
+    )
+    capsys.readouterr()
+    text = html.read_text(encoding="utf-8")
+    movement = text[text.index('id="movement"') :].split("</svg>")[0]
+    strip = movement[movement.index('class="bandwidth-strip"') :]
+    assert movement.count("<g data-k=") == 3  # the kernels with FLOPs on the roofline proper
+    assert strip.count('<g class="bw" data-k=') == 1
+    assert "softmax: 2.00x; no FLOPs on both sides: hbm 800 GB/s -&gt; 1.6 TB/s" in strip
+    assert ">2.00x</text>" in strip
+
+
+def test_comparison_charts_as_files(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """25 kernels k00..k24 of (i+1) x 100 us each, all twice as fast: ``compare --svg`` writes
+    the waterfall and the movement chart; the waterfall shows the 20 largest and folds the
+    other five (k00..k04) into one step of -(1+2+3+4+5) x 50 us = -0.750 ms, so that its steps
+    end at the candidate's total."""
+    from xml.etree import ElementTree as ET
+
+    def write(path: Path, factor: float) -> Path:
+        rows = ["Name,Count,TotalTimeNs,AverageTimeNs"]
+        rows += [f"k{i:02d},1,{(i + 1) * 100000 * factor:.0f},{(i + 1) * 100000 * factor:.0f}"
+                 for i in range(25)]  # fmt: skip
+        path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+        return path
+
+    base, new = write(tmp_path / "base.csv", 1.0), write(tmp_path / "new.csv", 0.5)
+    svgs = tmp_path / "svg"
+    assert main(["compare", str(base), str(new), "--svg", str(svgs)]) == 0
+    capsys.readouterr()
+    assert sorted(p.name for p in svgs.iterdir()) == ["waterfall.svg"]  # no work: no movement
+    root = ET.parse(svgs / "waterfall.svg").getroot()
+    tips = [t.text for t in root.iter("{http://www.w3.org/2000/svg}title")]
+    assert "other (5 kernels): -0.750 ms" in tips
+    assert "k24: -1.250 ms" in tips and not any(t and t.startswith("k04") for t in tips)
+    assert tips[0] == "baseline 32.5 ms" and tips[-1] == "candidate 16.2 ms"
+
+
 def test_png_files(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     """PNG signature, IHDR size equal to the SVG's, and the pixel data inflates."""
     import struct
     import zlib
     from xml.etree import ElementTree as ET
 
+    from tests.conftest import SUMMARY, SUMMARY_WORK
+
     needs_browser()
     pngs, svgs = tmp_path / "png", tmp_path / "svg"
     analyze_json(capsys, str(PROFILES[1]), "--png", str(pngs), "--svg", str(svgs))
     names = sorted(p.name for p in (tmp_path / "png").iterdir())
     assert names == ["hotspots.png", "roofline.png", "timeline.png"]
+    compare = ["compare", str(SUMMARY), str(SUMMARY), "--gpu", "mi250x", *SUMMARY_WORK]
+    assert main([*compare, "--png", str(pngs), "--svg", str(svgs)]) == 0
+    capsys.readouterr()
+    names = sorted(p.name for p in (tmp_path / "png").iterdir())
+    assert names == [
+        "hotspots.png", "movement.png", "roofline.png", "timeline.png", "waterfall.png"
+    ]  # fmt: skip
     for png in (tmp_path / "png").iterdir():
         data = png.read_bytes()
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR"

@@ -164,16 +164,21 @@ def analyze(
 
         charts = {"hotspots": hotspot_svg(report), "roofline": roofline_svg(report),
                   "timeline": timeline_svg(report)}  # fmt: skip
-        charts = {name: chart for name, chart in charts.items() if chart}
-        if svg:
-            Path(svg).mkdir(parents=True, exist_ok=True)
-            for name, chart in charts.items():
-                _write(Path(svg) / f"{name}.svg", chart, force=force)
-        if png:
-            from roofscope.render.png import write_pngs
-
-            write_pngs(charts, Path(png), force=force)
+        _write_charts(charts, svg, png, force=force)
     sys.stdout.write(render_json(report) if as_json else _text(report, top=top))
+
+
+def _write_charts(charts: dict[str, str], svg: str | None, png: str | None, *, force: bool) -> None:
+    """Each chart that has something to show as ``DIR/NAME.svg`` and/or ``DIR/NAME.png``."""
+    charts = {name: chart for name, chart in charts.items() if chart}
+    if svg:
+        Path(svg).mkdir(parents=True, exist_ok=True)
+        for name, chart in charts.items():
+            _write(Path(svg) / f"{name}.svg", chart, force=force)
+    if png:
+        from roofscope.render.png import write_pngs
+
+        write_pngs(charts, Path(png), force=force)
 
 
 @app.command()
@@ -351,6 +356,13 @@ def compare(
     html: Annotated[
         str | None, typer.Option("--html", help="Also write the comparison as an HTML file.")
     ] = None,
+    svg: Annotated[
+        str | None, typer.Option("--svg", help="Also write each chart as an SVG file into DIR.")
+    ] = None,
+    png: Annotated[
+        str | None,
+        typer.Option("--png", help="Also write each chart as a PNG file into DIR (Chromium)."),
+    ] = None,
     force: Force = False,
     out: OutDir = None,
 ) -> None:
@@ -384,11 +396,16 @@ def compare(
     if out and not html:
         html = str(Path(out) / f"{_stem(base)}-vs-{_stem(new)}.roofscope.html")
         Path(out).mkdir(parents=True, exist_ok=True)
+    ceilings = base_runs[0].report.roofline.result.ceilings
     if html:
         from roofscope.render.html import render_compare_html
 
-        ceilings = base_runs[0].report.roofline.result.ceilings
         _write(Path(html), render_compare_html(cmp, verdict, ceilings), force=force)
+    if svg or png:
+        from roofscope.render.compare_charts import movement_svg, waterfall_svg
+
+        charts = {"waterfall": waterfall_svg(cmp), "movement": movement_svg(cmp, ceilings)}
+        _write_charts(charts, svg, png, force=force)
     sys.stdout.write(
         render_compare_json(cmp, verdict) if as_json else render_compare_text(cmp, verdict)
     )

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from html import escape
 from pathlib import Path
 
 from roofscope.analysis.roofline import KernelRoofline
-from roofscope.ceilings import Ceiling
-from roofscope.compare.compare import Comparison
+from roofscope.render.bandwidth_strip import StripMark, bandwidth_strip, strip_height
 from roofscope.render.roofline_text import si
 from roofscope.report import Report
 
@@ -75,67 +75,50 @@ def roofline_svg(report: Report) -> str:
     shares = {k.name: k.share or 0.0 for k in report.hotspots.kernels}
     points: list[tuple[KernelRoofline, str]] = []
     for k in section.kernels:
-        lvl = _level(k)
-        if lvl is not None and k.achieved_flops_s and k.intensity.get(lvl):
+        lvl = _point_level(k)
+        if lvl is not None:
             points.append((k, lvl))
+    strip = [
+        _strip_mark(k, index.get(k.name, -1), shares.get(k.name, 0.0)) for k in section.kernels
+    ]
+    marks = [m for m in strip if m is not None]
     compute = [c for c in section.ceilings if c.kind == "compute"]
     memory = [c for c in section.ceilings if c.kind == "memory"]
     xs = [k.intensity[lvl] for k, lvl in points] + [0.01, 100.0]
     ys = [k.achieved_flops_s or 1.0 for k, _ in points] + [c.value for c in compute] + [1e9]
-    x0, x1 = 10 ** math.floor(math.log10(min(xs)) - 0.5), 10 ** math.ceil(math.log10(max(xs)) + 0.5)
-    y0, y1 = 10 ** math.floor(math.log10(min(ys)) - 0.5), 10 ** math.ceil(math.log10(max(ys)) + 0.5)
-    width, height, pad = 760, 460, 60
-
-    def px(x: float) -> float:
-        return pad + (math.log10(x) - math.log10(x0)) / (math.log10(x1) - math.log10(x0)) * (
-            width - 2 * pad
-        )
-
-    def py(y: float) -> float:
-        return (
-            height
-            - pad
-            - (math.log10(y) - math.log10(y0))
-            / (math.log10(y1) - math.log10(y0))
-            * (height - 2 * pad)
-        )
-
+    plot = LogPlot.around(xs, ys, 760, 460)
+    x0, x1, y0, y1, px, py = plot.x0, plot.x1, plot.y0, plot.y1, plot.px, plot.py
+    width, height, pad = plot.width, plot.height, plot.pad
+    total = height + strip_height(marks)
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" id="roofline" width="{width}" '
-        f'height="{height}" viewBox="0 0 {width} {height}" role="img">',
+        f'height="{total}" viewBox="0 0 {width} {total}" role="img">',
         "<title>Roofline: FLOP/s against arithmetic intensity (FLOP/B), log-log</title>",
-        f'<rect x="{pad}" y="{pad}" width="{width - 2 * pad}" height="{height - 2 * pad}" '
-        'fill="none" stroke="#ccc"/>',
+        *plot.frame(),
     ]
-    for decade in range(int(math.log10(x0)), int(math.log10(x1)) + 1):
-        out.append(f'<text x="{px(10.0**decade):.1f}" y="{height - pad + 16}" font-size="10" '
-                   f'text-anchor="middle">1e{decade}</text>')  # fmt: skip
-    for decade in range(int(math.log10(y0)), int(math.log10(y1)) + 1):
-        out.append(f'<text x="{pad - 6}" y="{py(10.0**decade) + 3:.1f}" font-size="10" '
-                   f'text-anchor="end">1e{decade}</text>')  # fmt: skip
-    out.append(f'<text x="{width / 2}" y="{height - 14}" font-size="11" text-anchor="middle">'
-               "arithmetic intensity [FLOP/B]</text>")  # fmt: skip
-    out.append(f'<text x="14" y="{height / 2}" font-size="11" text-anchor="middle" '
-               f'transform="rotate(-90 14 {height / 2})">performance [FLOP/s]</text>')  # fmt: skip
     top = max((c.value for c in compute), default=y1)
-    for c in memory:  # diagonal: bandwidth x intensity, up to the highest compute roof
-        xe = min(x1, top / c.value)
+    memory.sort(key=lambda c: -c.value)
+    memory_y = spread([py(max(y0, c.value * x0)) - 4 for c in memory])
+    for c, ly in zip(memory, memory_y, strict=True):  # diagonal: bandwidth x intensity
+        xe = min(x1, top / c.value)  # up to the highest compute roof
         label = f"{c.name} {si(c.value, 'B/s')}"
         out.append(
             f'<g class="ceiling memory"><title>{_e(label)} · {_e(c.source)}</title>'
             f'<line x1="{px(x0):.1f}" y1="{py(max(y0, c.value * x0)):.1f}" x2="{px(xe):.1f}" '
             f'y2="{py(c.value * xe):.1f}" stroke="#555"/>'
-            f'<text x="{px(x0) + 4:.1f}" y="{py(max(y0, c.value * x0)) - 4:.1f}" font-size="10">'
+            f'<text x="{px(x0) + 4:.1f}" y="{ly:.1f}" font-size="10">'
             f"{_e(label)}</text></g>"
         )
-    for c in compute:
+    compute.sort(key=lambda c: -c.value)
+    label_y = spread([py(c.value) - 4 for c in compute])
+    for c, ly in zip(compute, label_y, strict=True):
         ridge = min((c.value / m.value for m in memory), default=x0)
         label = f"{c.name} {si(c.value, c.unit_of_value)}"
         out.append(
             f'<g class="ceiling compute"><title>{_e(label)} · {_e(c.source)}</title>'
             f'<line x1="{px(max(x0, ridge)):.1f}" y1="{py(c.value):.1f}" x2="{px(x1):.1f}" '
             f'y2="{py(c.value):.1f}" stroke="#555"/>'
-            f'<text x="{px(x1) - 4:.1f}" y="{py(c.value) - 4:.1f}" font-size="10" '
+            f'<text x="{px(x1) - 4:.1f}" y="{ly:.1f}" font-size="10" '
             f'text-anchor="end">{_e(label)}</text></g>'
         )
     main = next((c for c in compute if c.name == section.main_ceiling), None)
@@ -161,8 +144,54 @@ def roofline_svg(report: Report) -> str:
             f'fill="{fill}" fill-opacity="0.6" stroke="{colour}" stroke-width="2">'
             f"<title>{_e(tip)}</title></circle>"
         )
+    out += bandwidth_strip(marks, section.ceilings, height, width, pad)
     out.append("</svg>")
     return "\n".join(out)
+
+
+def spread(ys: Sequence[float], gap: float = 11.0) -> list[float]:
+    """Label baselines in drawing order (top first), each pushed down to at least ``gap``
+    below the one before, so that ceilings of equal value keep readable labels."""
+    out: list[float] = []
+    for y in ys:
+        out.append(y if not out else max(y, out[-1] + gap))
+    return out
+
+
+def drawn_on_roofline(k: KernelRoofline) -> bool:
+    """Whether the roofline chart shows the kernel, as a point or in the bandwidth strip."""
+    return _point_level(k) is not None or _strip_level(k) is not None
+
+
+def _point_level(k: KernelRoofline) -> str | None:
+    """The memory level whose intensity places the kernel on the FLOP/s axes, if it can be."""
+    lvl = _level(k)
+    return lvl if lvl is not None and k.achieved_flops_s and k.intensity.get(lvl) else None
+
+
+def _strip_level(k: KernelRoofline) -> str | None:
+    """The memory level of a kernel placed by bandwidth, if it has a rate and a ceiling there."""
+    lvl = k.limiting_level
+    ok = k.placed_by == "bandwidth" and lvl is not None and k.achieved_bytes_s.get(lvl)
+    return lvl if ok else None
+
+
+def _strip_mark(k: KernelRoofline, index: int, share: float) -> StripMark | None:
+    """A kernel placed by bandwidth, as a point in the strip beneath the roofline."""
+    lvl = _strip_level(k)
+    if lvl is None:
+        return None
+    eff = "-" if k.efficiency is None else f"{100 * k.efficiency:.1f}%"
+    tip = (
+        f"{k.name}\nno FLOPs counted: placed by bandwidth; {lvl} "
+        f"{si(k.achieved_bytes_s[lvl], 'B/s')}, efficiency {eff} of the {lvl} ceiling"
+        + (" — ABOVE ITS ROOF: check the GPU, counter scope or work" if k.above_roof else "")
+    )
+    radius = 3 + 10 * math.sqrt(share)  # the strip's rows are 30 px high
+    bytes_s = k.achieved_bytes_s[lvl]
+    return StripMark(
+        index, lvl, bytes_s, None, tip, radius, BOUND_COLOUR["memory"], "", k.above_roof
+    )
 
 
 def _level(k: KernelRoofline) -> str | None:
@@ -200,70 +229,53 @@ def timeline_svg(report: Report) -> str:
     return "\n".join(out)
 
 
-def movement_svg(cmp: Comparison, ceilings: Sequence[Ceiling]) -> str:
-    """Before -> after arrows on a log-log roofline, each labelled with its speedup; the
-    baseline's ceilings drawn for reference. Empty when no kernel has roofline data on
-    both sides."""
-    moves = []
-    for i, k in enumerate(cmp.kernels):
-        m = k.movement
-        if m is None or None in m.intensity or None in m.achieved_flops_s:
-            continue
-        if not all(v and v > 0 for v in (*m.intensity, *m.achieved_flops_s)):
-            continue
-        moves.append((i, k, m))
-    if not moves:
-        return ""
-    xs = [v for _, _, m in moves for v in m.intensity if v]
-    ys = [v for _, _, m in moves for v in m.achieved_flops_s if v]
-    ys += [c.value for c in ceilings if c.kind == "compute"]
-    x0, x1 = 10 ** math.floor(math.log10(min(xs)) - 0.5), 10 ** math.ceil(math.log10(max(xs)) + 0.5)
-    y0, y1 = 10 ** math.floor(math.log10(min(ys)) - 0.5), 10 ** math.ceil(math.log10(max(ys)) + 0.5)
-    width, height, pad = 760, 420, 60
+@dataclass(frozen=True)
+class LogPlot:
+    """The log-log axes of a roofline: whole decades around the data, half a decade spare."""
 
-    def px(x: float) -> float:
-        span = math.log10(x1) - math.log10(x0)
-        return pad + (math.log10(x) - math.log10(x0)) / span * (width - 2 * pad)
+    x0: float
+    x1: float
+    y0: float
+    y1: float
+    width: int
+    height: int
+    pad: int = 60
 
-    def py(y: float) -> float:
-        span = math.log10(y1) - math.log10(y0)
-        return height - pad - (math.log10(y) - math.log10(y0)) / span * (height - 2 * pad)
-
-    out = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" id="movement" width="{width}" '
-        f'height="{height}" viewBox="0 0 {width} {height}" role="img">',
-        "<title>Roofline movement: each kernel before and after</title>",
-        '<defs><marker id="head" markerWidth="8" markerHeight="8" refX="6" refY="3" '
-        'orient="auto"><path d="M0,0 L6,3 L0,6 z" fill="#333"/></marker></defs>',
-        f'<rect x="{pad}" y="{pad}" width="{width - 2 * pad}" height="{height - 2 * pad}" '
-        'fill="none" stroke="#ccc"/>',
-    ]
-    for c in ceilings:
-        label = f"{c.name} {si(c.value, c.unit_of_value)} (baseline)"
-        if c.kind == "compute" and y0 < c.value < y1:
-            out.append(
-                f'<line x1="{pad}" y1="{py(c.value):.1f}" x2="{width - pad}" '
-                f'y2="{py(c.value):.1f}" stroke="#bbb"><title>{_e(label)}</title></line>'
-            )
-        elif c.kind == "memory":
-            xa, xb = x0, min(x1, y1 / c.value)
-            if xb > xa and c.value * xa < y1:
-                out.append(
-                    f'<line x1="{px(xa):.1f}" y1="{py(max(y0, c.value * xa)):.1f}" '
-                    f'x2="{px(xb):.1f}" y2="{py(c.value * xb):.1f}" stroke="#bbb">'
-                    f"<title>{_e(label)}</title></line>"
-                )
-    for i, k, m in moves:
-        (ax, bx), (ay, by) = m.intensity, m.achieved_flops_s
-        assert ax and bx and ay and by
-        speed = "-" if k.speedup is None else f"{k.speedup:.2f}x"
-        tip = f"{k.name}: {speed}; intensity {ax:.3g} -> {bx:.3g} FLOP/B ({m.level})"
-        out.append(
-            f'<g data-k="{i}"><title>{_e(tip)}</title>'
-            f'<line x1="{px(ax):.1f}" y1="{py(ay):.1f}" x2="{px(bx):.1f}" y2="{py(by):.1f}" '
-            'stroke="#333" stroke-width="1.5" marker-end="url(#head)"/>'
-            f'<circle cx="{px(ax):.1f}" cy="{py(ay):.1f}" r="4" fill="#9aa5b1"/>'
-            f'<text x="{px(bx) + 6:.1f}" y="{py(by) - 6:.1f}" font-size="10">{_e(speed)}</text></g>'
+    @classmethod
+    def around(cls, xs: Sequence[float], ys: Sequence[float], width: int, height: int) -> LogPlot:
+        lo, hi = math.log10(min(xs)), math.log10(max(xs))
+        bottom, top = math.log10(min(ys)), math.log10(max(ys))
+        return cls(
+            10 ** math.floor(lo - 0.5),
+            10 ** math.ceil(hi + 0.5),
+            10 ** math.floor(bottom - 0.5),
+            10 ** math.ceil(top + 0.5),
+            width,
+            height,
         )
-    out.append("</svg>")
-    return "\n".join(out)
+
+    def px(self, x: float) -> float:
+        span = math.log10(self.x1) - math.log10(self.x0)
+        return self.pad + (math.log10(x) - math.log10(self.x0)) / span * (self.width - 2 * self.pad)
+
+    def py(self, y: float) -> float:
+        span = math.log10(self.y1) - math.log10(self.y0)
+        inner = self.height - 2 * self.pad
+        return self.height - self.pad - (math.log10(y) - math.log10(self.y0)) / span * inner
+
+    def frame(self) -> list[str]:
+        """The plot area, a label at each decade and the axis titles."""
+        w, h, pad = self.width, self.height, self.pad
+        out = [f'<rect x="{pad}" y="{pad}" width="{w - 2 * pad}" height="{h - 2 * pad}" '
+               'fill="none" stroke="#ccc"/>']  # fmt: skip
+        for decade in range(round(math.log10(self.x0)), round(math.log10(self.x1)) + 1):
+            out.append(f'<text x="{self.px(10.0**decade):.1f}" y="{h - pad + 16}" '
+                       f'font-size="10" text-anchor="middle">1e{decade}</text>')  # fmt: skip
+        for decade in range(round(math.log10(self.y0)), round(math.log10(self.y1)) + 1):
+            out.append(f'<text x="{pad - 6}" y="{self.py(10.0**decade) + 3:.1f}" font-size="10" '
+                       f'text-anchor="end">1e{decade}</text>')  # fmt: skip
+        out.append(f'<text x="{w / 2}" y="{h - 14}" font-size="11" text-anchor="middle">'
+                   "arithmetic intensity [FLOP/B]</text>")  # fmt: skip
+        out.append(f'<text x="14" y="{h / 2}" font-size="11" text-anchor="middle" '
+                   f'transform="rotate(-90 14 {h / 2})">performance [FLOP/s]</text>')  # fmt: skip
+        return out

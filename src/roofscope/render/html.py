@@ -14,14 +14,15 @@ from roofscope.ceilings import Ceiling
 from roofscope.compare.compare import Comparison
 from roofscope.compare.gate import Verdict, share_text, speedup_text
 from roofscope.render.charts import (
-    escape_text as _e,
-)
-from roofscope.render.charts import (
+    drawn_on_roofline,
     hotspot_svg,
-    movement_svg,
     roofline_svg,
     timeline_svg,
 )
+from roofscope.render.charts import (
+    escape_text as _e,
+)
+from roofscope.render.compare_charts import movement_svg, waterfall_svg
 from roofscope.render.text import human_time
 from roofscope.report import Report
 
@@ -110,12 +111,7 @@ def render_html(report: Report) -> str:
         )
         body.append(roofline_svg(report))
         body.append(_ceiling_table(report))
-        placed = [k.name for k in section.result.kernels if k.placed_by == "bandwidth"]
-        if placed:
-            body.append(
-                f'<p class="muted">{len(placed)} kernel(s) without known FLOPs are placed by '
-                "bandwidth and listed in the table, not drawn.</p>"
-            )
+        body.append(_undrawn(report))
     body += ["<h2>Findings</h2>", _findings(report), "<h2>Inputs and warnings</h2>"]
     body.append(
         "<ul>"
@@ -132,6 +128,18 @@ def render_html(report: Report) -> str:
             + "</ul>"
         )
     return _page(f"roofscope · {gpu}", body)
+
+
+def _undrawn(report: Report) -> str:
+    """Why the kernels with work that the roofline chart does not show are missing."""
+    kernels = report.roofline.result.kernels
+    drawn = sum(1 for k in kernels if drawn_on_roofline(k))
+    if drawn == len(kernels):
+        return ""
+    return (
+        f'<p class="muted">{len(kernels) - drawn} of {len(kernels)} kernel(s) with work are '
+        "not drawn: no time, or no ceiling for the memory level they use (see the table).</p>"
+    )
 
 
 def _kernel_table(report: Report, top: int = 50) -> str:
@@ -268,7 +276,7 @@ def render_compare_html(cmp: Comparison, verdict: Verdict, ceilings: Sequence[Ce
         f"<p>End to end (kernel time): {human_time(e.kernel_ns[0])} → "
         f"{human_time(e.kernel_ns[1])}: {_e(speedup_text(e.speedup, e.interval))}</p>",
         "<h2>Contributions to the change (waterfall)</h2>",
-        _waterfall(cmp),
+        waterfall_svg(cmp),
         "<h2>Roofline movement</h2>",
         movement_svg(cmp, ceilings)
         or '<p class="muted">No kernel has roofline data on both sides.</p>',
@@ -292,37 +300,3 @@ def render_compare_html(cmp: Comparison, verdict: Verdict, ceilings: Sequence[Ce
         "<th>Speedup</th><th>Share of change</th></tr>" + "".join(rows) + "</table>"
     )
     return _page(f"roofscope compare · {cmp.base_label} → {cmp.new_label}", body)
-
-
-def _waterfall(cmp: Comparison, top: int = 20) -> str:
-    """Each kernel's change in time, from the baseline total to the candidate's."""
-    items = list(enumerate(cmp.kernels))[:top]
-    if not items:
-        return ""
-    width, row, left = 760, 22, 260
-    base, new = cmp.end_to_end.kernel_ns
-    span = max(base, new, 1.0)
-    scale = (width - left - 20) / span
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" id="waterfall" '
-           f'width="{width}" height="{30 + row * (len(items) + 2)}">']  # fmt: skip
-    level = base
-    out.append(f'<rect x="{left}" y="4" width="{base * scale:.1f}" height="16" fill="#9aa5b1">'
-               f"<title>baseline {human_time(base)}</title></rect>")  # fmt: skip
-    for n, (i, k) in enumerate(items, start=1):
-        y = 4 + n * row
-        start, end = level, level + k.delta_ns
-        x0, x1 = sorted((start * scale, end * scale))
-        colour = "#d62728" if k.delta_ns > 0 else "#2ca02c"
-        label = k.name if len(k.name) <= 38 else k.name[:37] + "…"
-        tip = f"{k.name}: {k.delta_ns / 1e6:+.3f} ms"
-        out.append(
-            f'<g data-k="{i}"><title>{_e(tip)}</title>'
-            f'<text x="{left - 6}" y="{y + 13}" text-anchor="end" font-size="11">{_e(label)}</text>'
-            f'<rect x="{left + x0:.1f}" y="{y}" width="{max(1.0, x1 - x0):.1f}" height="16" '
-            f'fill="{colour}"/></g>'
-        )
-        level = end
-    y = 4 + (len(items) + 1) * row
-    out.append(f'<rect x="{left}" y="{y}" width="{new * scale:.1f}" height="16" fill="#555">'
-               f"<title>candidate {human_time(new)}</title></rect></svg>")  # fmt: skip
-    return "\n".join(out)
