@@ -1,8 +1,10 @@
-"""The HTML report: one offline file, escaped names, linked charts, checked in Chromium.
+"""The HTML report: one offline file, escaped names, linked charts, checked in Chromium and
+Firefox.
 
 The browser tests need Chromium (Debian's /usr/bin/chromium, or $ROOFSCOPE_CHROMIUM) and
-Playwright: without them they are skipped with the reason, except in CI (CI=true), where a
-missing browser fails them. Screenshots go to test-artifacts/.
+Playwright, and Firefox (Debian's firefox-esr, or $ROOFSCOPE_FIREFOX) and websockets: without
+them they are skipped with the reason, except in CI (CI=true), where a missing browser fails
+them. Screenshots go to test-artifacts/.
 """
 
 from __future__ import annotations
@@ -175,6 +177,64 @@ def test_names_run_no_script_in_the_browser(
         assert errors == [] and requests == []
     finally:
         page._roofscope_close()
+
+
+def test_reports_in_firefox(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """The same reports in Firefox (Debian's firefox-esr over WebDriver BiDi, one browser for
+    all): the three real profiles, the hostile name and a comparison, with zero console errors,
+    zero network requests, a bar per shown kernel, a mark per kernel with work, the full name
+    on hover (the real pointer) and the click on a bar highlighting the roofline point."""
+    from tests import firefox
+
+    why = firefox.missing()
+    if why is not None:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"the Firefox test needs Firefox in CI: {why}")
+        pytest.skip(why)
+    from tests.test_compare import TRACE, rewrite, scale
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    with firefox.firefox() as page:
+        for profile in PROFILES:
+            html = tmp_path / f"{profile.name}.html"
+            doc = analyze_json(capsys, str(profile), "--html", str(html))
+            page.errors.clear()
+            page.requests.clear()
+            page.open(html)
+            page.screenshot(ARTIFACTS / f"firefox-report-{profile.name}.png")
+            shown = min(20, len(doc["kernels"])) + (1 if len(doc["kernels"]) > 20 else 0)
+            assert page.evaluate("document.querySelectorAll('#hotspots g.bar').length") == shown
+            work = [i for i, k in enumerate(doc["kernels"]) if k["roofline"]]
+            count = page.evaluate("document.querySelectorAll('#roofline circle.point').length")
+            assert count == len(work)
+            for i in work[:1]:
+                point = f'#roofline circle.point[data-k="{i}"]'
+                page.pointer(point, click=False)
+                tip = page.evaluate("document.getElementById('tip').textContent")
+                assert doc["kernels"][i]["name"] in tip
+                page.pointer(f'#hotspots g.bar[data-k="{i}"] rect', click=True)
+                classes = page.evaluate(f"document.querySelector('{point}').getAttribute('class')")
+                assert "sel" in classes.split()
+            assert page.errors == [] and page.requests == []
+
+        html = tmp_path / "xss.html"
+        analyze_json(capsys, str(xss_profile(tmp_path)), "--html", str(html))
+        page.open(html)
+        assert page.evaluate("document.querySelectorAll('img').length") == 0
+        assert XSS in page.evaluate("document.getElementById('kernels').textContent")
+        page.pointer('#hotspots g.bar[data-k="0"] rect', click=False)
+        assert XSS in page.evaluate("document.getElementById('tip').textContent")
+        assert page.errors == [] and page.requests == []
+
+        new = rewrite(TRACE, tmp_path / "new" / "results.csv", scale({"laplacian_kernel": 1.5}))
+        html = tmp_path / "cmp.html"
+        assert main(["compare", str(TRACE), str(new), "--html", str(html)]) == 0
+        capsys.readouterr()
+        page.open(html)
+        page.screenshot(ARTIFACTS / "firefox-compare.png")
+        assert page.evaluate("document.querySelectorAll('#waterfall g[data-k]').length") == 4
+        assert "Gate: PASS" in page.evaluate("document.body.textContent")
+        assert page.errors == [] and page.requests == []
 
 
 def test_comparison_in_the_browser(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
