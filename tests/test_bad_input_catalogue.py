@@ -366,6 +366,55 @@ def test_rocpd_locked(capsys: Cap, tmp_path: Path) -> None:
         con.close()
 
 
+# -- peaks and work beyond any GPU (found by the fuzz campaign) ------------------------------
+
+
+def test_measured_peak_beyond_any_gpu(capsys: Cap, tmp_path: Path) -> None:
+    """roofline.csv with HBMBw = 1e308 GB/s: overflowed to inf and crashed the JSON output."""
+    folder = tmp_path / "workload"
+    shutil.copytree(DATA / "rocprof-compute-mi200", folder)
+    path = folder / "roofline.csv"
+    header, row, *rest = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    fields = row.split(",")
+    fields[header.split(",").index("HBMBw")] = "1e308"
+    path.write_text("".join([header, ",".join(fields), *rest]), encoding="utf-8")
+    assert fails(capsys, folder, "--json") == (
+        f"{path}: field HBMBw = '1e308' (device 0) is not a peak in GB/s or GFLOP/s; re-run the "
+        "roofline benchmark (rocprof-compute profile --roof-only)"
+    )
+
+
+@pytest.mark.parametrize("value", ["inf", "1e19"])
+def test_user_peak_beyond_any_gpu(capsys: Cap, value: str) -> None:
+    assert fails(capsys, V1 / "results.csv", "--peak-flops", value, code=2) == (
+        f"--peak-flops {float(value):g}: expected a peak in SI units between 0 and 1e+18, "
+        "e.g. 22.6e12 FLOP/s or 1.6e12 B/s"
+    )
+
+
+def test_ceilings_file_peak_beyond_any_gpu(capsys: Cap, tmp_path: Path) -> None:
+    path = write(tmp_path / "mine.toml", "[ceilings]\nhbm = 1.6e12\nfp32-vector = 1e300\n")
+    assert fails(capsys, V1 / "results.csv", "--ceilings", str(path), code=1) == (
+        f"{path}:3: ceiling fp32-vector = 1e+300 is not a peak (a positive number up to 1e+18); "
+        "give FLOP/s or B/s in SI units, e.g. 1.6e12"
+    )
+
+
+def test_work_that_overflows(capsys: Cap, tmp_path: Path) -> None:
+    """A work rule whose expression overflows (1e300 x 1e300 per call) is refused, naming the
+    rule, instead of giving infinite FLOP/s."""
+    path = write(
+        tmp_path / "work.toml",
+        '[[kernel]]\nmatch = "laplacian"\nflops = "1e300 * 1e300"\nbytes = "8"\n',
+    )
+    assert fails(capsys, V1 / "results.csv", "--work", str(path)) == (
+        f"{path}: [[kernel]] #1: fp32-vector FLOPs come to inf for the kernel, outside "
+        '0..1e+24; fix the rule or give per = "total"'
+    )
+    line = fails(capsys, V1 / "results.csv", "--work", "laplacian=1e308:1", code=2)
+    assert line == "--work 'laplacian=1e308:1': flops must be a number from 0 to 1e+24"
+
+
 # -- paths that are no file ---------------------------------------------------------------------
 
 

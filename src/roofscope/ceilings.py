@@ -8,12 +8,13 @@ the same ceiling: a user's value beats a measured one, which beats the catalogue
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from roofscope.errors import InputError
+from roofscope.errors import InputError, UsageError
 from roofscope.tomlfile import line_of, read_toml
 
 Kind = Literal["compute", "memory"]
@@ -70,8 +71,23 @@ def _order(c: Ceiling) -> tuple[int, int, int, int]:
     return (1, 0, 0, LEVELS.index(c.level or "hbm"))
 
 
+PLAUSIBLE_PEAK = 1e18  # FLOP/s or B/s: 1 EFLOP/s, 1 EB/s, beyond any single GPU by 50x
+
+
+def plausible_peak(value: float) -> bool:
+    """A peak a GPU can have: finite, positive and below :data:`PLAUSIBLE_PEAK`. Beyond it a
+    value is a typo or damage, and it would turn every efficiency into 0 or overflow."""
+    return math.isfinite(value) and 0 < value <= PLAUSIBLE_PEAK
+
+
 def user_ceilings(peak_flops: float | None, peak_bw: float | None) -> list[Ceiling]:
     """``--peak-flops`` (FP32 vector) and ``--peak-bw`` (HBM), in FLOP/s and B/s."""
+    for option, value in (("--peak-flops", peak_flops), ("--peak-bw", peak_bw)):
+        if value is not None and not plausible_peak(value):
+            raise UsageError(
+                f"{option} {value:g}: expected a peak in SI units between 0 and "
+                f"{PLAUSIBLE_PEAK:g}, e.g. 22.6e12 FLOP/s or 1.6e12 B/s"
+            )
     out = []
     if peak_flops is not None:
         out.append(
@@ -108,12 +124,12 @@ def read_ceilings_file(path: Path) -> list[Ceiling]:
         if (
             isinstance(value, bool)
             or not isinstance(value, int | float)
-            or not value > 0
-            or value == float("inf")
+            or not plausible_peak(value)
         ):
             raise InputError(
                 shown,
-                f"ceiling {key} = {value!r} is not a positive number",
+                f"ceiling {key} = {value!r} is not a peak (a positive number up to "
+                f"{PLAUSIBLE_PEAK:g})",
                 "give FLOP/s or B/s in SI units, e.g. 1.6e12",
                 line=line,
             )

@@ -21,7 +21,7 @@ import math
 import re
 from pathlib import Path
 
-from roofscope.ceilings import Ceiling
+from roofscope.ceilings import Ceiling, plausible_peak
 from roofscope.errors import InputError
 from roofscope.model import Profile, RunInfo
 from roofscope.readers.sniff import read_text
@@ -163,7 +163,7 @@ def _peak(path: Path, row: dict[str, str | None], col: str) -> float | None:
         value = float(raw)
     except ValueError:
         value = math.nan
-    if not math.isfinite(value) or value < 0:
+    if value != 0 and not plausible_peak(value * GIGA):  # 0: not measured on this GPU
         raise InputError(
             str(path),
             f"field {col} = {raw!r} (device {row.get('device')}) is not a peak in GB/s or GFLOP/s",

@@ -21,6 +21,7 @@ Per call, expressions may use the launch fields of each dispatch (``grid_size``,
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -32,6 +33,9 @@ from roofscope.model import LAUNCH_COLUMNS
 from roofscope.tomlfile import line_of, read_toml
 from roofscope.work.expr import ExprError, evaluate, names_in
 
+# a kernel's total FLOPs or bytes: a GPU at 1 EFLOP/s for 11 days; beyond it a number is a
+# typo or an overflow, and its rates would not be finite
+PLAUSIBLE_WORK = 1e24
 LAUNCH_FIELDS = tuple(c for c in LAUNCH_COLUMNS if c not in ("tid", "queue", "stream"))
 _INLINE = re.compile(r"^(?P<name>[^=]+)=(?P<flops>[^:@]+):(?P<bytes>[^:@]+)(?:@(?P<dtype>\S+))?$")
 
@@ -84,8 +88,8 @@ def parse_inline(text: str) -> Rule:
             value = float(m.group(part))
         except ValueError:
             raise UsageError(f"{where}: {part} {m.group(part)!r} is not a number") from None
-        if value < 0 or value != value or value in (float("inf"),):
-            raise UsageError(f"{where}: {part} must be a finite number >= 0")
+        if not (math.isfinite(value) and 0 <= value <= PLAUSIBLE_WORK):
+            raise UsageError(f"{where}: {part} must be a number from 0 to {PLAUSIBLE_WORK:g}")
     dtype = ceiling_name(m.group("dtype") or "fp32", where=where)
     return Rule(
         match=re.compile(re.escape(m.group("name").strip())),
@@ -263,5 +267,12 @@ def evaluate_rule(
             out += evaluate(expr, {**known, **values}) * float(shape.get("dispatches") or 0)
         return out
 
-    flops = {k: total(e) for k, e in rule.flops.items()}
-    return flops, {k: total(e) for k, e in rule.bytes.items()}
+    flops = {k: _plausible(total(e), f"{k} FLOPs") for k, e in rule.flops.items()}
+    return flops, {k: _plausible(total(e), f"{k} bytes") for k, e in rule.bytes.items()}
+
+
+def _plausible(value: float, what: str) -> float:
+    """A kernel's total work: finite, not negative, and at most :data:`PLAUSIBLE_WORK`."""
+    if not (math.isfinite(value) and 0 <= value <= PLAUSIBLE_WORK):
+        raise ExprError(f"{what} come to {value:g} for the kernel, outside 0..{PLAUSIBLE_WORK:g}")
+    return value
