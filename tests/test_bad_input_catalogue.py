@@ -415,6 +415,39 @@ def test_work_that_overflows(capsys: Cap, tmp_path: Path) -> None:
     assert line == "--work 'laplacian=1e308:1': flops must be a number from 0 to 1e+24"
 
 
+# -- inputs from different runs -----------------------------------------------------------------
+
+
+def test_inputs_from_different_clocks(capsys: Cap, tmp_path: Path) -> None:
+    """The two demos side by side (rocprof v1 on an MI250X, rocprof-compute on an MI300A, days
+    apart): the wall across them is no run's wall, so ``clocks-apart`` says so with the spans
+    read from the files' own timestamps. Two ranks of one run (overlapping) get no warning."""
+    import csv
+
+    from tests.conftest import DEMO
+
+    def span(path: Path, begin: str, end: str) -> tuple[int, int]:
+        with path.open(newline="") as f:
+            rows = [(int(r[begin]), int(r[end])) for r in csv.DictReader(f)]
+        return min(b for b, _ in rows), max(e for _, e in rows)
+
+    a = span(DEMO / "results.csv", "BeginNs", "EndNs")
+    b = span(
+        DEMO.parent / "openmp-collapse-mi300a" / "pmc_perf.csv", "Start_Timestamp", "End_Timestamp"
+    )
+    wall = max(a[1], b[1]) - min(a[0], b[0])
+    own = (a[1] - a[0]) + (b[1] - b[0])
+    doc = analyze_ok(capsys, DEMO.parent)
+    assert doc["summary"]["wall_s"] == pytest.approx(wall / 1e9, rel=1e-12)
+    assert warnings_by_code(doc)["clocks-apart"]["message"].startswith(
+        f"the timestamps of 2 inputs span {wall / 1e9:.4g} s, more than 10 times their own "
+        f"spans ({own / 1e9:.4g} s together)"
+    )
+    for rank in ("0", "1"):
+        shutil.copytree(V1, tmp_path / rank)
+    assert "clocks-apart" not in warnings_by_code(analyze_ok(capsys, tmp_path))
+
+
 # -- paths that are no file ---------------------------------------------------------------------
 
 

@@ -123,12 +123,30 @@ def test_compute_far_below_roof_on_roof_only_run(capsys: pytest.CaptureFixture[s
 # -- program rules ---------------------------------------------------------------------------
 
 
-def test_idle_gaps(capsys: pytest.CaptureFixture[str]) -> None:
-    doc = run_json(capsys, str(DATA / "rocprof-compute-mi200"))
+def test_idle_gaps(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """idle / span from pmc_perf.csv's own Start/End timestamps (the union of the dispatch
+    intervals is busy); the same workload as two ranks is just as idle, not twice (the idle
+    of both devices over the wall read 137% before the device spans were summed)."""
+    workload = DATA / "rocprof-compute-mi200"
+    with (workload / "pmc_perf.csv").open(newline="") as f:
+        spans = sorted(
+            (int(r["Start_Timestamp"]), int(r["End_Timestamp"])) for r in csv.DictReader(f)
+        )
+    busy, reach = 0, spans[0][0]
+    for start, end in spans:
+        busy += max(0, end - max(start, reach))
+        reach = max(reach, end)
+    span = max(e for _, e in spans) - spans[0][0]
+    expected = (span - busy) / span
+    doc = run_json(capsys, str(workload))
     (f,) = findings(doc, "idle-gaps")
-    s = doc["summary"]
-    assert f["gain_share"] == pytest.approx(s["idle_s"] / s["wall_s"])
-    assert f["evidence"]["gaps"] == s["gaps"]
+    assert f["gain_share"] == pytest.approx(expected, rel=1e-12)
+    assert f["evidence"]["gaps"] == doc["summary"]["gaps"]
+    for rank in ("a", "b"):
+        shutil.copytree(workload, tmp_path / rank)
+    (f,) = findings(run_json(capsys, str(tmp_path)), "idle-gaps")
+    assert f["gain_share"] == pytest.approx(expected, rel=1e-12)
+    assert f["evidence"]["device_span_s"] == pytest.approx(2 * span / 1e9, rel=1e-12)
     demo = run_json(capsys, str(DEMO))  # 1.4 % idle
     assert not findings(demo, "idle-gaps") and demo["summary"]["idle_share"] < 0.2
 

@@ -8,7 +8,10 @@
   field): counted as calls, left out of every time;
 - ``summary-missing-total``: kernel summary rows whose total time is missing or not a number;
 - ``mixed-producers``: dispatches of different formats read as one profile (they are not
-  ranks of one job: no per-rank view is made).
+  ranks of one job: no per-rank view is made);
+- ``clocks-apart``: several inputs whose timestamps lie more than ``CLOCKS_APART`` times their
+  own spans apart (different runs, nodes or clock bases): the wall time across them is no
+  run's wall time.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from __future__ import annotations
 from roofscope.model import Profile, Warning
 
 BITMAP_LIMIT_BYTES = 64 << 20
+CLOCKS_APART = 10  # wall across the inputs over the sum of their own spans
 
 
 def check(profile: Profile) -> list[Warning]:
@@ -27,6 +31,7 @@ def check(profile: Profile) -> list[Warning]:
         *_stats_agree(profile),
         *_summary_totals(profile),
         *_mixed(profile),
+        *_clocks_apart(profile),
     ]
 
 
@@ -80,6 +85,31 @@ def _mixed(profile: Profile) -> list[Warning]:
             f"dispatches come from {len(formats)} formats ({', '.join(formats)}) read as one "
             "profile: they are not ranks of one job, so no per-rank view is made; analyse "
             "them apart, or compare them",
+        )
+    ]
+
+
+def _clocks_apart(profile: Profile) -> list[Warning]:
+    timed = [s for s in profile.sources("dispatches") if profile.inputs[s].on_timeline]
+    if len(timed) < 2:
+        return []
+    spans = profile.con.execute(
+        f"SELECT min(start_ns), max(end_ns) FROM dispatches WHERE source IN "
+        f"({', '.join(map(str, timed))}) AND end_ns >= start_ns GROUP BY source"
+    ).fetchall()
+    if len(spans) < 2:
+        return []
+    own = sum(int(end) - int(start) for start, end in spans)
+    wall = max(int(end) for _, end in spans) - min(int(start) for start, _ in spans)
+    if wall <= CLOCKS_APART * max(own, 1):
+        return []
+    return [
+        Warning(
+            "clocks-apart",
+            f"the timestamps of {len(spans)} inputs span {wall / 1e9:.4g} s, more than "
+            f"{CLOCKS_APART} times their own spans ({own / 1e9:.4g} s together): they come from "
+            "different runs, nodes or clocks, so the wall time across them is no run's wall "
+            "time; busy and idle per device still hold",
         )
     ]
 

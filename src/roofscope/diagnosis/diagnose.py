@@ -54,7 +54,7 @@ def diagnose(
         findings += [f for rule in KERNEL_RULES if (f := rule(view)) is not None]
     program = ProgramView(
         kernel_ns=hot.total_ns,
-        wall_ns=timeline.wall_ns if timeline else None,
+        span_ns=sum(d.span_ns for d in timeline.devices) if timeline else None,
         idle_ns=timeline.idle_ns if timeline else None,
         gaps=timeline.gaps if timeline else None,
         gap_ns=timeline.gap_ns if timeline else None,

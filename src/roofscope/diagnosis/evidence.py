@@ -32,7 +32,7 @@ class ProgramView:
     """Whole-program facts for program-level rules."""
 
     kernel_ns: float | None
-    wall_ns: int | None
+    span_ns: int | None  # the devices' spans summed (the wall time on one device)
     idle_ns: int | None
     gaps: int | None
     gap_ns: int | None

@@ -96,9 +96,11 @@ KERNEL_RULES: list[Callable[[KernelView], Finding | None]] = [roofline_rule]
 
 
 def idle_gaps(p: ProgramView) -> Finding | None:
-    if not p.wall_ns or p.idle_ns is None or p.idle_ns < IDLE_SHARE * p.wall_ns:
+    """Idle over the device time: the devices' spans summed, so that N devices idle half of
+    the same wall read 50%, not N x 50%."""
+    if not p.span_ns or p.idle_ns is None or p.idle_ns < IDLE_SHARE * p.span_ns:
         return None
-    share = p.idle_ns / p.wall_ns
+    share = p.idle_ns / p.span_ns
     return Finding(
         "idle-gaps",
         None,
@@ -109,10 +111,11 @@ def idle_gaps(p: ProgramView) -> Finding | None:
         "keep the GPU fed: fuse small kernels, capture launch sequences in HIP/CUDA graphs, "
         "remove synchronisations (device syncs, blocking copies) between launches, overlap "
         "host work with streams",
-        {"idle_s": p.idle_ns / 1e9, "wall_s": p.wall_ns / 1e9, "gaps": p.gaps},
+        {"idle_s": p.idle_ns / 1e9, "device_span_s": p.span_ns / 1e9, "gaps": p.gaps},
         {"idle_share_min": IDLE_SHARE},
         share,
-        f"gain <= idle / wall = {p.idle_ns / 1e9:.6g} s / {p.wall_ns / 1e9:.6g} s = {share:.3f}",
+        f"gain <= idle / device time = {p.idle_ns / 1e9:.6g} s / {p.span_ns / 1e9:.6g} s "
+        f"= {share:.3f}",
     )
 
 
