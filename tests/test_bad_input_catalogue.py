@@ -232,6 +232,21 @@ def test_v3_spreadsheet_damaged_timestamp(capsys: Cap, tmp_path: Path) -> None:
     assert list(warnings_by_code(doc)) == ["end-before-begin"]
 
 
+def test_v3_spreadsheet_rounded_timestamp_before_end(capsys: Cap, tmp_path: Path) -> None:
+    """'1.5501E+15', rounded down, stays before End: the kernel would silently last tens of
+    seconds longer; ``rounded-timestamp`` names it, with the rounded value."""
+    start = int(v3_field("Start_Timestamp"))
+    rounded = start // 10**11 * 10**11
+    assert start > rounded and rounded % 10**9 == 0
+    doc = analyze_ok(capsys, v3_with(tmp_path, "Start_Timestamp", f"{rounded:.4E}"))
+    warning = warnings_by_code(doc)["rounded-timestamp"]
+    assert warning["count"] == 1
+    assert warning["message"].startswith(
+        f"1 dispatch(es) begin or end on a whole second of the clock (e.g. {rounded:.6g} ns)"
+    )
+    assert "rounded-timestamp" not in warnings_by_code(analyze_ok(capsys, V3))
+
+
 def test_v1_stats_nan_total(capsys: Cap, tmp_path: Path) -> None:
     lines = (V1 / "results.stats.csv").read_text().splitlines(keepends=True)
     lines[1] = lines[1].replace(",2646378558,", ",nan,")

@@ -106,7 +106,8 @@ def test_bad_work_files(tmp_path: Path, text: str, message: str) -> None:
         ("mat_mul", "neither NAME=FLOPS:BYTES[@DTYPE] nor a work file that exists"),
         ("mat_mul=2.6e10", "expected NAME=FLOPS:BYTES[@DTYPE]"),
         ("mat_mul=lots:6e8", "flops 'lots' is not a number"),
-        ("mat_mul=-1:6e8", "flops must be a finite number >= 0"),
+        ("mat_mul=-1:6e8", "flops must be a number from 0 to 1e+24"),
+        ("mat_mul=1:inf", "bytes must be a number from 0 to 1e+24"),
         ("mat_mul=1:1@fp12", "data type 'fp12' is not one of"),
     ],
 )

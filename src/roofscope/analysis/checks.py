@@ -2,6 +2,8 @@
 
 - ``end-before-begin``: dispatches whose End precedes their Begin (left out of all times);
 - ``zero-duration``: dispatches with End == Begin (kept; below the timer's resolution);
+- ``rounded-timestamp``: dispatches whose Begin or End is a whole second past 1e12 ns, as a
+  spreadsheet's rounding leaves them (kept, but their durations may be off);
 - ``duplicate-dispatch-id``: one process reporting the same dispatch id twice in one file;
 - ``stats-mismatch``: a stats file whose calls or total time disagree with the trace beside it;
 - ``missing-time``: some dispatches of a timed file have no start or end (``None``, a damaged
@@ -19,6 +21,10 @@ from __future__ import annotations
 from roofscope.model import Profile, Warning
 
 BITMAP_LIMIT_BYTES = 64 << 20
+# a timestamp past 1e12 ns that is a whole number of seconds: about 1 in 1e8 by chance at a
+# 10 ns timer; a spreadsheet keeping 5 to 11 significant digits of 1.6e15 makes them all
+ROUNDED_TO_NS = 1_000_000_000
+ROUNDED_AFTER_NS = 1_000_000_000_000
 CLOCKS_APART = 10  # wall across the inputs over the sum of their own spans
 
 
@@ -121,10 +127,24 @@ def _where(profile: Profile) -> str:
 
 def _durations(profile: Profile) -> list[Warning]:
     row = profile.con.execute(f"""SELECT count(*) FILTER (end_ns < start_ns),
-        count(*) FILTER (end_ns = start_ns)
+        count(*) FILTER (end_ns = start_ns),
+        count(*) FILTER (end_ns >= start_ns AND start_ns > {ROUNDED_AFTER_NS}
+            AND (start_ns % {ROUNDED_TO_NS} = 0 OR end_ns % {ROUNDED_TO_NS} = 0)),
+        min(start_ns) FILTER (end_ns >= start_ns AND start_ns > {ROUNDED_AFTER_NS}
+            AND (start_ns % {ROUNDED_TO_NS} = 0 OR end_ns % {ROUNDED_TO_NS} = 0))
         FROM dispatches WHERE {_where(profile)}""").fetchone()
-    negative, zero = row if row else (0, 0)
+    negative, zero, rounded, example = row if row else (0, 0, 0, None)
     out = []
+    if rounded:
+        out.append(
+            Warning(
+                "rounded-timestamp",
+                f"{rounded} dispatch(es) begin or end on a whole second of the clock (e.g. "
+                f"{example:.6g} ns): a timestamp rounded by a spreadsheet (8.1097E+14)? Their "
+                "durations may be off by up to a second; use the profiler's own file",
+                int(rounded),
+            )
+        )
     if negative:
         out.append(
             Warning(
