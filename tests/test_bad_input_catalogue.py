@@ -6,6 +6,7 @@ stderr line naming the file, or a result whose JSON holds the named warning code
 
 from __future__ import annotations
 
+import csv
 import gzip
 import os
 import shutil
@@ -396,6 +397,38 @@ def test_measured_peak_beyond_any_gpu(capsys: Cap, tmp_path: Path) -> None:
     assert fails(capsys, folder, "--json") == (
         f"{path}: field HBMBw = '1e308' (device 0) is not a peak in GB/s or GFLOP/s; re-run the "
         "roofline benchmark (rocprof-compute profile --roof-only)"
+    )
+
+
+def _workload_with(tmp_path: Path, member: str, column: str, value: str) -> Path:
+    """The rocprof-compute MI200 workload with one field of the first row of ``member``."""
+    folder = tmp_path / "workload"
+    shutil.copytree(DATA / "rocprof-compute-mi200", folder, dirs_exist_ok=True)
+    path = folder / member
+    with path.open(newline="") as f:
+        rows = list(csv.reader(f))
+    rows[1][rows[0].index(column)] = value
+    with path.open("w", newline="") as f:
+        csv.writer(f).writerows(rows)
+    return folder
+
+
+def test_counter_beyond_any_gpu(capsys: Cap, tmp_path: Path) -> None:
+    """A counter of 1e308 overflowed the byte formulas to inf (found by the fuzz campaign)."""
+    folder = _workload_with(tmp_path, "pmc_perf.csv", "TCP_TCC_WRITE_REQ_sum", "1e308")
+    assert fails(capsys, folder, "--json") == (
+        f"{folder / 'pmc_perf.csv'}: counter TCP_TCC_WRITE_REQ_sum = 1e+308 is beyond any "
+        "GPU's count (1e+18); the file (or a counter file read with it) is damaged; use the "
+        "profiler's own output"
+    )
+
+
+def test_sysinfo_number_beyond_any_gpu(capsys: Cap, tmp_path: Path) -> None:
+    """simd_per_cu = 1e308 became an int too large for the occupancy formulas' floats."""
+    folder = _workload_with(tmp_path, "sysinfo.csv", "simd_per_cu", "1e308")
+    assert fails(capsys, folder, "--json") == (
+        f"{folder / 'sysinfo.csv'}:2: field simd_per_cu = '1e308' is beyond any GPU's (1e+15); "
+        "the file is damaged; copy it again from the workload folder"
     )
 
 

@@ -85,18 +85,40 @@ def load(
             found.append(_identify_file(read_head(path), forced))
     plan = _plan(found)
     runs = shards.units(plan)
-    if runs is None:
-        return read_plan(plan, progress)
     jobs = shards.default_jobs() if jobs is None else jobs
-    if jobs < 2 or _bytes(plan) < PARALLEL_MIN_BYTES:
-        return read_plan([item for run in runs for item in run], progress)
-    profile = Profile.empty()
-    for shard in shards.read_parallel(shards.split(runs, jobs), jobs, read_plan):
-        shards.absorb(profile, shard)
-        for f in shard.inputs:
-            if progress and f.role == DISPATCHES:
-                progress(f.path)
+    if runs is None:
+        profile = read_plan(plan, progress)
+    elif jobs < 2 or _bytes(plan) < PARALLEL_MIN_BYTES:
+        profile = read_plan([item for run in runs for item in run], progress)
+    else:
+        profile = Profile.empty()
+        for shard in shards.read_parallel(shards.split(runs, jobs), jobs, read_plan):
+            shards.absorb(profile, shard)
+            for f in shard.inputs:
+                if progress and f.role == DISPATCHES:
+                    progress(f.path)
+    _refuse_implausible_counters(profile)
     return profile
+
+
+PLAUSIBLE_COUNT = 1e18  # a hardware counter of one dispatch: 10 years of cycles at 3 GHz
+
+
+def _refuse_implausible_counters(profile: Profile) -> None:
+    """A counter beyond :data:`PLAUSIBLE_COUNT` (or infinite) is damage, and every formula
+    over it would overflow: refused in one line naming the file of its dispatch."""
+    found = profile.con.execute(
+        f"""SELECT c.counter, c.value, d.source FROM counters c
+        JOIN dispatches d ON d.rowid = c.row_id
+        WHERE NOT isnan(c.value) AND abs(c.value) > {PLAUSIBLE_COUNT} LIMIT 1"""
+    ).fetchall()
+    if found:
+        counter, value, source = found[0]
+        raise InputError(
+            profile.inputs[int(source)].path,
+            f"counter {counter} = {value:g} is beyond any GPU's count ({PLAUSIBLE_COUNT:g})",
+            "the file (or a counter file read with it) is damaged; use the profiler's own output",
+        )
 
 
 def read_plan(plan: Sequence[tuple[Found, str]], progress: Progress | None = None) -> Profile:

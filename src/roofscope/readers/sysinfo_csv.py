@@ -66,7 +66,23 @@ def read_sysinfo(path: Path) -> dict[str, str]:
             "the file is damaged; copy it again from the workload folder",
             line=2,
         )
-    return {h.strip(): v.strip() for h, v in zip(header, values, strict=True)}
+    info = {h.strip(): v.strip() for h, v in zip(header, values, strict=True)}
+    for key, value in info.items():
+        try:
+            number = float(value)
+        except ValueError:
+            continue  # text (names, versions)
+        if not abs(number) <= MAX_SYSINFO_NUMBER:  # NaN too
+            raise InputError(
+                str(path),
+                f"field {key} = {value!r} is beyond any GPU's ({MAX_SYSINFO_NUMBER:g})",
+                "the file is damaged; copy it again from the workload folder",
+                line=2,
+            )
+    return info
+
+
+MAX_SYSINFO_NUMBER = 1e15  # counts, clocks, sizes in bytes: none reaches a petabyte
 
 
 def sysinfo_run(path: Path, info: dict[str, str]) -> RunInfo:
@@ -177,6 +193,9 @@ def _text_value(info: dict[str, str], key: str) -> str | None:
     return None if value in MISSING else value
 
 
+MAX_COUNT = 1_000_000  # compute units or XCDs of one GPU: a few hundred at most
+
+
 def _count(path: Path, info: dict[str, str], key: str) -> int | None:
     """A whole number field; None when missing or 0 (how sysinfo writes 'unknown')."""
     value = _text_value(info, key)
@@ -186,10 +205,10 @@ def _count(path: Path, info: dict[str, str], key: str) -> int | None:
         number = float(value)
     except ValueError:
         number = math.nan
-    if not number.is_integer() or number < 0:
+    if not number.is_integer() or not 0 <= number <= MAX_COUNT:
         raise InputError(
             str(path),
-            f"field {key} = {value!r} is not a whole number",
+            f"field {key} = {value!r} is not a whole number from 0 to {MAX_COUNT:,}",
             "the file is damaged; copy it again from the workload folder",
             line=2,
         )
