@@ -507,8 +507,8 @@ def test_sysinfo_with_a_damaged_count(tmp_path: Path) -> None:
     sysinfo = folder / "sysinfo.csv"
     sysinfo.write_text(sysinfo.read_text().replace(",gfx90a,16,8192,104,", ",gfx90a,16,8192,1x4,"))
     assert _error([folder]) == (
-        f"{sysinfo}:2: field cu_per_gpu = '1x4' is not a whole number; the file is damaged; "
-        "copy it again from the workload folder"
+        f"{sysinfo}:2: field cu_per_gpu = '1x4' is not a whole number from 0 to 1,000,000; "
+        "the file is damaged; copy it again from the workload folder"
     )
 
 
