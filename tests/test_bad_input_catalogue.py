@@ -337,6 +337,25 @@ def test_v1_fifty_megabyte_line(capsys: Cap, tmp_path: Path) -> None:
     assert fails(capsys, path).startswith(f"{path}: has no dispatch rows (header only")
 
 
+def test_rejected_line_beyond_the_bound(tmp_path: Path) -> None:
+    """The row repair reads a rejected line back in at most 64 MiB: a longer one is refused
+    with its line number, never held whole (bench/long_line_bench.py: a 1 GiB line ends in one
+    error line in 2.8 s at 225 MB)."""
+    from roofscope.errors import InputError
+    from roofscope.readers.csvload import Rejected
+    from roofscope.readers.rowfix import MAX_LINE_BYTES, read_lines
+
+    path = write(tmp_path / "results.csv", b"header\n" + b"9" * (MAX_LINE_BYTES + 1) + b"\n")
+    for rejected in (Rejected(2, 8, "too long"), Rejected(2, None, "too long")):
+        with pytest.raises(InputError) as info:
+            read_lines(path, [rejected])
+        assert str(info.value) == (
+            f"{path}:2: line 2 is longer than 64 MiB; the file is damaged or not a profiler's "
+            "CSV; use the profiler's own output"
+        )
+    assert read_lines(path, [Rejected(1, None, "")]) == {1: b"header\n"}
+
+
 def test_kineto_gzip_bomb(capsys: Cap, tmp_path: Path) -> None:
     """4 MiB of blanks before the trace's last ']' compress ~700-fold; read, not refused."""
     text = gzip.decompress(KINETO.read_bytes())

@@ -12,7 +12,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
+from roofscope.errors import InputError
 from roofscope.readers.csvload import Rejected
 
 _NULLS = {"", "None"}
@@ -27,22 +29,41 @@ class Fixed:
     not_utf8: list[int]
 
 
+MAX_LINE_BYTES = 64 << 20  # a rejected line longer than this is refused, never held whole
+
+
 def read_lines(path: Path, rejected: Sequence[Rejected]) -> dict[int, bytes]:
-    """The raw bytes of each rejected line, found by byte offset (or by counting lines)."""
+    """The raw bytes of each rejected line, found by byte offset (or by counting lines);
+    a line beyond :data:`MAX_LINE_BYTES` is an error, so memory stays bounded."""
     out: dict[int, bytes] = {}
     with path.open("rb") as f:
         if all(r.byte_offset is not None for r in rejected):
             for r in rejected:
                 f.seek(max(0, int(r.byte_offset or 0) - 1))  # DuckDB counts from 1
-                out[r.line] = f.readline()
+                out[r.line] = _line(f, path, r.line)
             return out
         wanted = {r.line for r in rejected}
-        for number, raw in enumerate(f, start=1):
+        number = 0
+        while len(out) < len(wanted):
+            number += 1
+            raw = _line(f, path, number)
+            if not raw:
+                break
             if number in wanted:
                 out[number] = raw
-                if len(out) == len(wanted):
-                    break
     return out
+
+
+def _line(f: BinaryIO, path: Path, number: int) -> bytes:
+    raw = f.readline(MAX_LINE_BYTES + 1)
+    if len(raw) > MAX_LINE_BYTES:
+        raise InputError(
+            str(path),
+            f"line {number} is longer than {MAX_LINE_BYTES >> 20} MiB",
+            "the file is damaged or not a profiler's CSV; use the profiler's own output",
+            line=number,
+        )
+    return raw
 
 
 def fix_rows(
