@@ -333,7 +333,7 @@ def test_comparison_moves_kernels_without_flops(
     strip = movement[movement.index('class="bandwidth-strip"') :]
     assert movement.count("<g data-k=") == 3  # the kernels with FLOPs on the roofline proper
     assert strip.count('<g class="bw" data-k=') == 1
-    assert "softmax: 2.00x; no FLOPs on both sides: hbm 800 GB/s -&gt; 1.6 TB/s" in strip
+    assert "softmax: 2.00x; without FLOPs on one side or both: hbm 800 GB/s -&gt; 1.6 TB/s" in strip
     assert ">2.00x</text>" in strip
 
 

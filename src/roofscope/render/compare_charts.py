@@ -17,7 +17,7 @@ from roofscope.render.text import human_time
 
 def movement_svg(cmp: Comparison, ceilings: Sequence[Ceiling]) -> str:
     """Before -> after arrows on a log-log roofline, each labelled with its speedup, and in
-    the bandwidth strip beneath it for the kernels without FLOPs on both sides; the baseline's
+    the bandwidth strip beneath it for the kernels without FLOPs on one side or both; the baseline's
     ceilings drawn for reference. Empty when no kernel has roofline data on both sides."""
     moves, strip = [], []
     for i, k in enumerate(cmp.kernels):
@@ -30,7 +30,7 @@ def movement_svg(cmp: Comparison, ceilings: Sequence[Ceiling]) -> str:
             moves.append((i, k.name, speed, (ax, bx), (ay, by), m.level))
         elif sa and sb and min(sa, sb) > 0:
             tip = (
-                f"{k.name}: {speed}; no FLOPs on both sides: {m.level} "
+                f"{k.name}: {speed}; without FLOPs on one side or both: {m.level} "
                 f"{si(sa, 'B/s')} -> {si(sb, 'B/s')}"
             )
             strip.append(StripMark(i, m.level, sb, sa, tip, 4, "#333", speed))
