@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from roofscope.analysis import checks
 from roofscope.errors import InputError
 from roofscope.model import Profile
 from roofscope.readers import json_stream
@@ -152,6 +153,30 @@ def test_times_are_exact_nanoseconds(tmp_path: Path) -> None:
     )
     ((start, end),) = read(trace).con.execute("SELECT start_ns, end_ns FROM dispatches").fetchall()
     assert (start, end - start) == (1712195495505582989, 4928)  # 4928.5 rounds half-even
+
+
+@pytest.mark.parametrize(
+    ("kernels", "repeats"),
+    [
+        ((("a", 10), ("b", 20), ("a", 30)), 0),
+        ((("a", 10), ("b", 20), ("c", 20)), 0),  # parallel branches of the graph
+        ((("a", 10), ("b", 20), ("b", 20)), 1),
+    ],
+    ids=["graph", "branches", "written-twice"],
+)
+def test_graph_launch_kernels_share_a_correlation(
+    tmp_path: Path, kernels: tuple[tuple[str, int], ...], repeats: int
+) -> None:
+    # the kernels of one CUDA graph launch carry the launch's one correlation id
+    events = ", ".join(
+        f'{{"ph": "X", "cat": "kernel", "name": "{name}", "pid": 0, "tid": 7, "ts": {ts}, '
+        '"dur": 5, "args": {"device": 0, "correlation": 42}}'
+        for name, ts in kernels
+    )
+    trace = tmp_path / "t.json"
+    trace.write_text(f'{{"traceEvents": [{events}], "schemaVersion": 1}}')
+    found = [w.count for w in checks.check(read(trace)) if w.code == "duplicate-dispatch-id"]
+    assert found == ([repeats] if repeats else [])
 
 
 def test_tiny_read_chunks_give_the_same_rows(monkeypatch: pytest.MonkeyPatch) -> None:

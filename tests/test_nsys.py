@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from roofscope.analysis import checks
 from roofscope.cli import main
 from roofscope.errors import InputError
 from roofscope.model import Profile
@@ -224,6 +225,31 @@ def test_gpu_trace_dispatch_fields_and_launch_shapes() -> None:
         smem = (float(r["StcSMem (MB)"]) + float(r["DymSMem (MB)"])) * 1e6
         assert (shape["lds_bytes"], shape["wave_size"]) == (round(smem), 32)
     assert sorted(s["dispatches"] for s in shapes) == [1] * len(kernels)
+
+
+def duplicate_warnings(path: Path) -> list[int]:
+    profile = read(nsys_csv.GpuTrace(), path, DISPATCHES)
+    return [w.count for w in checks.check(profile) if w.code == "duplicate-dispatch-id"]
+
+
+def test_graph_launch_kernels_share_a_correlation_id(tmp_path: Path) -> None:
+    # one launch of a CUDA graph gives its kernels one CorrId: no row is written twice
+    kernels = [r for r in csv_rows(GPU_TRACE) if r["GrdX"]]
+    by_id = Counter(r["CorrId"] for r in kernels)
+    shared = [r for r in kernels if by_id[r["CorrId"]] > 1]
+    assert [r["Name"] for r in shared] == [
+        "loop_multiply_fusion",
+        "input_concatenate_fusion_3",
+        "input_concatenate_fusion_2",
+    ]
+    assert len({r["Start (ns)"] for r in shared}) == 3
+    assert duplicate_warnings(GPU_TRACE) == []
+    # the same row written twice is still a repeat
+    lines = GPU_TRACE.read_bytes().split(b"\r\n")
+    row = next(x for x in lines if b"loop_multiply_fusion" in x)
+    twice = tmp_path / "trace.csv"
+    twice.write_bytes(b"\r\n".join([*lines[:-1], row, lines[-1]]))
+    assert duplicate_warnings(twice) == [1]
 
 
 def test_api_trace_is_no_gpu_trace() -> None:

@@ -4,7 +4,9 @@
 - ``zero-duration``: dispatches with End == Begin (kept; below the timer's resolution);
 - ``rounded-timestamp``: dispatches whose Begin or End is a whole second past 1e12 ns, as a
   spreadsheet's rounding leaves them (kept, but their durations may be off);
-- ``duplicate-dispatch-id``: one process reporting the same dispatch id twice in one file;
+- ``duplicate-dispatch-id``: one process reporting the same dispatch id twice in one file
+  (for CUDA's correlation ids, which the kernels of one graph launch share: the same id, kernel
+  and start);
 - ``stats-mismatch``: a stats file whose calls or total time disagree with the trace beside it;
 - ``missing-time``: some dispatches of a timed file have no start or end (``None``, a damaged
   field): counted as calls, left out of every time;
@@ -26,6 +28,9 @@ BITMAP_LIMIT_BYTES = 64 << 20
 ROUNDED_TO_NS = 1_000_000_000
 ROUNDED_AFTER_NS = 1_000_000_000_000
 CLOCKS_APART = 10  # wall across the inputs over the sum of their own spans
+# formats whose dispatch id is CUDA's correlation id: one launch of a CUDA graph gives all its
+# kernels the one id, so there a repeat is the same id, kernel and start
+CORRELATION_ID_FORMATS = frozenset({"nsys-gpu-trace", "nsys-sqlite", "kineto"})
 
 
 def check(profile: Profile) -> list[Warning]:
@@ -167,22 +172,10 @@ def _durations(profile: Profile) -> list[Warning]:
 
 
 def _duplicates(profile: Profile) -> list[Warning]:
-    con = profile.con
-    groups = con.execute(f"""SELECT source, pid, count(dispatch_id), min(dispatch_id),
-        max(dispatch_id) FROM dispatches WHERE {_where(profile)} AND dispatch_id IS NOT NULL
-        GROUP BY source, pid""").fetchall()
-    if not groups:
-        return []
-    lo = min(int(g[3]) for g in groups)
-    hi = max(int(g[4]) for g in groups)
-    if len(groups) * (hi - lo + 1) / 8 <= BITMAP_LIMIT_BYTES:
-        distinct = f"bit_count(bitstring_agg(dispatch_id, {lo}, {hi}))"
-    else:
-        distinct = "count(DISTINCT dispatch_id)"
-    row = con.execute(f"""SELECT sum(n - d) FROM (SELECT count(dispatch_id) AS n, {distinct} AS d
-        FROM dispatches WHERE {_where(profile)} AND dispatch_id IS NOT NULL
-        GROUP BY source, pid)""").fetchone()
-    dups = int(row[0] or 0) if row else 0
+    sources = profile.sources("dispatches")
+    shared = [s for s in sources if profile.inputs[s].format in CORRELATION_ID_FORMATS]
+    dups = _repeated_ids([s for s in sources if s not in shared], profile)
+    dups += _repeated_ids(shared, profile, key="(dispatch_id, name_id, start_ns)")
     if not dups:
         return []
     return [
@@ -194,6 +187,32 @@ def _duplicates(profile: Profile) -> list[Warning]:
             dups,
         )
     ]
+
+
+def _repeated_ids(sources: list[int], profile: Profile, key: str = "") -> int:
+    """Dispatches repeating an id (or ``key``) already seen in their process and file."""
+    if not sources:
+        return 0
+    con = profile.con
+    where = f"source IN ({', '.join(map(str, sources))}) AND dispatch_id IS NOT NULL"
+    if key:
+        row = con.execute(f"""SELECT sum(n - d) FROM (SELECT count(*) AS n,
+            count(DISTINCT {key}) AS d FROM dispatches WHERE {where}
+            GROUP BY source, pid)""").fetchone()
+        return int(row[0] or 0) if row else 0
+    groups = con.execute(f"""SELECT source, pid, count(dispatch_id), min(dispatch_id),
+        max(dispatch_id) FROM dispatches WHERE {where} GROUP BY source, pid""").fetchall()
+    if not groups:
+        return 0
+    lo = min(int(g[3]) for g in groups)
+    hi = max(int(g[4]) for g in groups)
+    if len(groups) * (hi - lo + 1) / 8 <= BITMAP_LIMIT_BYTES:
+        distinct = f"bit_count(bitstring_agg(dispatch_id, {lo}, {hi}))"
+    else:
+        distinct = "count(DISTINCT dispatch_id)"
+    row = con.execute(f"""SELECT sum(n - d) FROM (SELECT count(dispatch_id) AS n, {distinct} AS d
+        FROM dispatches WHERE {where} GROUP BY source, pid)""").fetchone()
+    return int(row[0] or 0) if row else 0
 
 
 def _stats_agree(profile: Profile) -> list[Warning]:
