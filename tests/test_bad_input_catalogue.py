@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from roofscope.readers.load import load
 from tests.conftest import DATA
 from tests.test_bad_inputs import analyze_ok, error_line, run, warnings_by_code
 
@@ -536,3 +537,26 @@ def test_html_not_writable(capsys: Cap, tmp_path: Path) -> None:
     target = blocker / "report.html"
     line = fails(capsys, V1 / "results.csv", "--html", str(target), code=2)
     assert line == f"{target}: cannot be written (Not a directory); pass a writable path"
+
+
+# -- header names that are SQL text --------------------------------------------------------------
+
+
+def test_header_names_with_quotes(tmp_path: Path) -> None:
+    """Column names reach DuckDB's read_csv: quotes in them were a parser error, not a result."""
+    with (V1 / "results.csv").open(newline="") as f:
+        rows = list(csv.reader(f))
+    extra = {"SQ_IT'S": "7", 'SQ_"Q"': "9", "x': 'BIGINT'}, header=false, a={'": "5"}
+    rows[0] += list(extra)
+    for row in rows[1:]:
+        row += list(extra.values())
+    path = tmp_path / "results.csv"
+    with path.open("w", newline="") as f:
+        csv.writer(f).writerows(rows)
+    profile = load([str(path)])
+    got = profile.con.execute(
+        "SELECT counter, count(*), min(value), max(value) FROM counters GROUP BY 1 ORDER BY 1"
+    ).fetchall()
+    n = len(rows) - 1
+    assert sorted(got) == sorted((k, n, float(v), float(v)) for k, v in extra.items())
+    assert profile.count("dispatches") == n

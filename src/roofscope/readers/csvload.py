@@ -26,6 +26,7 @@ import duckdb
 
 from roofscope.errors import InputError
 from roofscope.model import DISPATCH_COLUMNS, LAUNCH_COLUMNS, Profile
+from roofscope.readers.duck_sql import ident, read_csv
 
 SAMPLE_ROWS = 20_000
 _ids = itertools.count()
@@ -60,38 +61,15 @@ class LoadResult:
     rejected: list[Rejected]
 
 
-def _q(ident: str) -> str:
-    return '"' + ident.replace('"', '""') + '"'
-
-
 def _reader_sql(path: Path, layout: CsvLayout, *, rejects: str | None) -> str:
-    cols = "{" + ", ".join(f"'{c}': '{t}'" for c, t in layout.columns) + "}"
-    opts = [
-        f"header={'true' if layout.header else 'false'}",
-        f"columns={cols}",
-        "delim=','",
-        "quote='\"'",
-        "escape='\"'",
-        "nullstr=['None', '']",
-        "auto_detect=false",
-    ]
-    if rejects:
-        opts += [
-            "store_rejects=true",
-            f"rejects_table='{rejects}_errors'",
-            f"rejects_scan='{rejects}_scans'",
-        ]
-    else:
-        opts.append("ignore_errors=true")
-    path_sql = str(path).replace("'", "''")
-    return f"read_csv('{path_sql}', {', '.join(opts)})"
+    return read_csv(path, layout.columns, header=layout.header, rejects=rejects)
 
 
 def load_dispatch_csv(profile: Profile, path: Path, layout: CsvLayout, source: int) -> LoadResult:
     """Read ``path`` into ``profile.dispatches`` (and ``counters``); return what was rejected."""
     con = profile.con
     tag = f"csv{next(_ids)}"
-    name = _q(layout.name)
+    name = ident(layout.name)
     sample = con.execute(
         f"SELECT DISTINCT n FROM (SELECT {name} AS n FROM {_reader_sql(path, layout, rejects=None)}"
         f" LIMIT {SAMPLE_ROWS}) WHERE n IS NOT NULL"
@@ -137,7 +115,7 @@ def insert_rows(
     con = profile.con
     table = f"fix{next(_ids)}"
     con.execute(
-        f"CREATE TEMP TABLE {table} ({', '.join(f'{_q(c)} {t}' for c, t in layout.columns)})"
+        f"CREATE TEMP TABLE {table} ({', '.join(f'{ident(c)} {t}' for c, t in layout.columns)})"
     )
     marks = ", ".join("?" for _ in layout.columns)
     con.executemany(f"INSERT INTO {table} VALUES ({marks})", [list(r) for r in rows])
@@ -167,7 +145,7 @@ def _append(
     """
     con = profile.con
     first = profile.count("dispatches")
-    name = _q(layout.name)
+    name = ident(layout.name)
     model_cols = [c for c in DISPATCH_COLUMNS if c in layout.mapping]
     code = "list_extract($1::INTEGER[], enum_code(_k) + 1)" if code_ids else "NULL"
     cols = ["source", "name_id", "raw_overflow", *model_cols]
@@ -189,8 +167,8 @@ def _append(
         params,
     )
     if stage:
-        ctr = ", ".join(f"TRY_CAST({_q(c)} AS DOUBLE) AS {_q(c)}" for c in layout.counters)
-        names = ", ".join(_q(c) for c in layout.counters)
+        ctr = ", ".join(f"TRY_CAST({ident(c)} AS DOUBLE) AS {ident(c)}" for c in layout.counters)
+        names = ", ".join(ident(c) for c in layout.counters)
         con.execute(
             f"INSERT INTO counters SELECT row_id, counter, value FROM "
             f"(UNPIVOT (SELECT {first} + rowid AS row_id, {ctr} FROM {stage}) "
@@ -216,7 +194,7 @@ def _insert_shapes(profile: Profile, from_sql: str, layout: CsvLayout, source: i
     profile.con.execute(
         f"""INSERT INTO launches (source, name_id, {", ".join(shape)}, dispatches)
         SELECT {source}, n.name_id, {", ".join(f"s.{c}" for c in shape)}, count(*)
-        FROM (SELECT {_q(layout.name)} AS _raw, {values} {from_sql}) s
+        FROM (SELECT {ident(layout.name)} AS _raw, {values} {from_sql}) s
         JOIN names n ON n.raw_name = s._raw GROUP BY ALL"""
     )
 

@@ -49,6 +49,7 @@ from typing import ClassVar
 
 from roofscope.errors import InputError
 from roofscope.model import Profile, RunInfo
+from roofscope.readers.duck_sql import read_csv
 from roofscope.readers.nsys_columns import (
     REQUIRED,
     Column,
@@ -260,8 +261,7 @@ def _lds(layout: TraceLayout) -> str:
 
 def _stage_sql(path: Path, skip: int, layout: TraceLayout, tag: str) -> str:
     """SELECT the model's view of every row of the trace from read_csv."""
-    spec = "{" + ", ".join(f"'c{c.index}': '{layout.duck_type(c)}'" for c in layout.columns) + "}"
-    path_sql = str(path).replace("'", "''")
+    columns = [(f"c{c.index}", layout.duck_type(c)) for c in layout.columns]
     device = layout.ref("Device")
     grid = " * ".join(layout.ref(b) for b in (*_GRID, *_BLOCK))
     block = " * ".join(layout.ref(b) for b in _BLOCK)
@@ -275,9 +275,7 @@ def _stage_sql(path: Path, skip: int, layout: TraceLayout, tag: str) -> str:
         {layout.ref("Reg/Trd")} AS arch_vgpr, {_lds(layout)} AS lds_bytes,
         ({layout.ref("GrdX")} IS NULL OR starts_with({name}, '[CUDA mem')) AS memop,
         {layout.ref("SrcMemKd")} AS src, {layout.ref("DstMemKd")} AS dst
-        FROM read_csv('{path_sql}', header=true, skip={skip}, columns={spec}, delim=',',
-        quote='"', escape='"', nullstr=[''], auto_detect=false, store_rejects=true,
-        rejects_table='{tag}_errors', rejects_scan='{tag}_scans')"""
+        FROM {read_csv(path, columns, skip=skip, nulls=("",), rejects=tag)}"""
 
 
 def _check_rejects(profile: Profile, path: Path, tag: str, skip: int) -> None:

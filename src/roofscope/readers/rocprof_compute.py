@@ -44,6 +44,7 @@ from roofscope.errors import InputError
 from roofscope.model import Profile, RunInfo
 from roofscope.readers.csvload import CsvLayout, register_names
 from roofscope.readers.dispatch_csv import read_dispatch_csv
+from roofscope.readers.duck_sql import ident, read_csv
 from roofscope.readers.registry import DISPATCHES, WORKLOAD, Reader
 from roofscope.readers.sniff import Head
 from roofscope.readers.sysinfo_csv import ceiling_scope, read_roofline, read_sysinfo, sysinfo_run
@@ -86,10 +87,6 @@ _SYSINFO_STARTS = (
     ["workload_path", "command", "ip_blocks"],
 )
 _ids = itertools.count()
-
-
-def _q(ident: str) -> str:
-    return '"' + ident.replace('"', '""') + '"'
 
 
 def read_header(path: Path) -> list[str]:
@@ -148,7 +145,7 @@ def wide_layout(path: Path, header: list[str]) -> CsvLayout:
         elif low in _NAME and name is None:
             name = scan
         elif low in _MODEL and _MODEL[low] not in mapping:
-            mapping[_MODEL[low]] = f"TRY_CAST({_q(scan)} AS BIGINT)"
+            mapping[_MODEL[low]] = f"TRY_CAST({ident(scan)} AS BIGINT)"
     if name is None:
         raise InputError(
             str(path),
@@ -157,15 +154,6 @@ def wide_layout(path: Path, header: list[str]) -> CsvLayout:
             line=1,
         )
     return CsvLayout(columns=columns, mapping=mapping, name=name, counters=counters)
-
-
-def _scan(path: Path, columns: list[tuple[str, str]]) -> str:
-    spec = "{" + ", ".join(f"'{c.replace(chr(39), chr(39) * 2)}': '{t}'" for c, t in columns) + "}"
-    path_sql = str(path).replace("'", "''")
-    return (
-        f"read_csv('{path_sql}', header=true, columns={spec}, delim=',', quote='\"', "
-        "escape='\"', nullstr=['None', ''], auto_detect=false, ignore_errors=true)"
-    )
 
 
 def read_dispatches(profile: Profile, path: Path, *, fmt: str, role: str) -> set[str]:
@@ -236,12 +224,12 @@ _LONG_KEY = ("dispatch_id", "raw", "grid_size", "workgroup_size", "lds_bytes")
 def _stage_long(profile: Profile, path: Path, header: list[str], tag: str) -> None:
     given: dict[str, str] = {}
     for col in header:
-        given.setdefault(_MODEL.get(col.lower(), ""), f"TRY_CAST({_q(col)} AS BIGINT)")
+        given.setdefault(_MODEL.get(col.lower(), ""), f"TRY_CAST({ident(col)} AS BIGINT)")
     fields = ", ".join(f"{given.get(m, 'NULL::BIGINT')} AS {m}" for m in _LONG_INTS)
     profile.con.execute(
         f"""CREATE TEMP TABLE {tag}_rows AS SELECT {fields}, "Kernel_Name" AS raw,
         "Counter_Name" AS counter, TRY_CAST("Counter_Value" AS DOUBLE) AS value
-        FROM {_scan(path, [(c, "VARCHAR") for c in header])}"""
+        FROM {read_csv(path, [(c, "VARCHAR") for c in header])}"""
     )
     key = ", ".join(_LONG_KEY)
     profile.con.execute(
@@ -338,15 +326,15 @@ def attach_counter_run(
     tag = f"run{next(_ids)}"
     values = ", ".join(
         [
-            *(f"TRY_CAST({_q(c)} AS DOUBLE) AS {_q(c)}" for c in new),
-            *(f"{expr} AS {_q(name)}" for name, expr in own.items()),
+            *(f"TRY_CAST({ident(c)} AS DOUBLE) AS {ident(c)}" for c in new),
+            *(f"{expr} AS {ident(name)}" for name, expr in own.items()),
         ]
     )
     new += list(own)
     con = profile.con
     con.execute(
         f"CREATE TEMP TABLE {tag} AS SELECT {layout.mapping['dispatch_id']} AS _id, "
-        f"{_q(layout.name)} AS _name, {values} FROM {_scan(path, list(layout.columns))}"
+        f"{ident(layout.name)} AS _name, {values} FROM {read_csv(path, list(layout.columns))}"
     )
     try:
         rows = profile.count(tag)
@@ -356,7 +344,7 @@ def attach_counter_run(
             return
         con.execute(
             f"""INSERT INTO counters SELECT d.rowid, u.counter, u.value
-            FROM (UNPIVOT {tag} ON {", ".join(_q(c) for c in new)}
+            FROM (UNPIVOT {tag} ON {", ".join(ident(c) for c in new)}
                   INTO NAME counter VALUE value) u
             JOIN dispatches d ON d.source = {source} AND d.dispatch_id = u._id
             ORDER BY d.rowid"""

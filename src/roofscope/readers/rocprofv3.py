@@ -14,6 +14,7 @@ from pathlib import Path
 from roofscope.model import Profile, RunInfo
 from roofscope.readers.csvload import CsvLayout
 from roofscope.readers.dispatch_csv import read_dispatch_csv
+from roofscope.readers.duck_sql import read_csv
 from roofscope.readers.registry import COPIES, DISPATCHES, Reader
 from roofscope.readers.rocprof_v1_stats import RocprofV1Stats, activity_kind
 from roofscope.readers.sniff import Head
@@ -139,16 +140,14 @@ class MemoryCopyTrace(Reader):
             )
             for c in cols
         }
-        spec = "{" + ", ".join(f"'{c}': '{t}'" for c, t in types.items()) + "}"
         source = len(profile.inputs)
         pid = pid_from_name(path)
-        path_sql = str(path).replace("'", "''")
         before = profile.count("copies")
+        scan = read_csv(path, types.items(), nulls=("",))
         profile.con.execute(
             f"INSERT INTO copies SELECT {source}, {'NULL' if pid is None else pid}, "
             f'"Direction", "Source_Agent_Id"::VARCHAR, "Destination_Agent_Id"::VARCHAR, '
-            f'"Start_Timestamp", "End_Timestamp" FROM read_csv(\'{path_sql}\', header=true, '
-            f"columns={spec}, auto_detect=false, quote='\"', ignore_errors=true)"
+            f'"Start_Timestamp", "End_Timestamp" FROM {scan}'
         )
         rows = profile.count("copies") - before
         profile.add_input(str(path), self.name, rows, role)

@@ -31,6 +31,7 @@ from roofscope.errors import InputError
 from roofscope.model import Profile, RunInfo
 from roofscope.readers.csvload import register_names
 from roofscope.readers.dispatch_csv import report_rows
+from roofscope.readers.duck_sql import ident, read_csv
 from roofscope.readers.registry import COUNTER_COLLECTION, METADATA, Reader
 from roofscope.readers.rocprofv3 import pid_from_name
 from roofscope.readers.sniff import Head, read_text
@@ -67,20 +68,10 @@ _WHY = {
 _ids = itertools.count()
 
 
-def _q(ident: str) -> str:
-    return '"' + ident.replace('"', '""') + '"'
-
-
 def _scan(path: Path, header: list[str], tag: str) -> str:
     types = {c: "BIGINT" if c in _INTS else "VARCHAR" for c in header}
     types["Counter_Value"] = "DOUBLE"
-    spec = ", ".join(f"'{c.replace(chr(39), chr(39) * 2)}': '{t}'" for c, t in types.items())
-    path_sql = str(path).replace("'", "''")
-    return (
-        f"read_csv('{path_sql}', header=true, columns={{{spec}}}, delim=',', quote='\"', "
-        "escape='\"', nullstr=['None', ''], auto_detect=false, store_rejects=true, "
-        f"rejects_table='{tag}_errors', rejects_scan='{tag}_scans')"
-    )
+    return read_csv(path, types.items(), rejects=tag)
 
 
 def _header(path: Path, head: Head) -> list[str]:
@@ -122,7 +113,7 @@ def load_counter_collection(
 
 def _stage(profile: Profile, path: Path, header: list[str], tag: str) -> None:
     """``<tag>_k``: the file's rows with the model's names and ``k``, the dispatch's index."""
-    given = {model: _q(col) for col, model in _INTS.items() if col in header}
+    given = {model: ident(col) for col, model in _INTS.items() if col in header}
     given["device"] = _AGENT if "Agent_Id" in header else "NULL::BIGINT"
     fields = ", ".join(f"{given.get(m, 'NULL::BIGINT')} AS {m}" for m in _KEY if m != "raw")
     con = profile.con
