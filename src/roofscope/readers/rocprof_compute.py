@@ -11,75 +11,33 @@ and ``pmc_dispatch_info.csv`` repeat the dispatches and are not read, except tha
 ``pmc_perf.csv`` is absent or empty. ``sysinfo.csv`` names the GPU and ``roofline.csv``
 holds measured peaks (:mod:`roofscope.readers.sysinfo_csv`).
 
-Generations (5.1), all read through one column table:
-
-1. Omniperf 1.x + rocprof v1: raw rocprof v1 columns (``Index, KernelName, gpu-id, ...,
-   BeginNs, EndNs``).
-2. Omniperf 2.x + rocprof v1: the same columns renamed (``Dispatch_ID, Kernel_Name, GPU_ID,
-   Grid_Size, ..., Start_Timestamp, End_Timestamp``) and pass copies (``obj_1``,
-   ``GRBM_COUNT_13``).
-3. Omniperf 2.x + rocprofv2: ``Wave_Size``, ``Correlation_ID``, ``XCC_Index`` and per-XCD TCC
-   columns flattened to ``TCC_HIT[0..127]``.
-4. rocprof-compute 3.x + rocprofv3 csv: ``Kernel_ID`` copies, values written as floats
-   (``630.0``), timestamps averaged over passes (``...386.5``, rounded to whole ns).
-5. rocprof-compute 3.2+ with rocpd: a LONG ``pmc_perf.csv`` (one row per counter, dispatch
-   and pass; RDNA test data add ``GUID``), pivoted here (see :func:`load_long`).
-
-A column ``X_N`` whose base ``X`` is also a column is a pass copy of ``X`` and is dropped
-(native names such as ``SQC_DCACHE_REQ_READ_16`` have no such base and stay counters).
-``SQ_ACCUM_PREV_HIRES`` integrates the counter just before it in its pass, so each copy is a
-different quantity: it is stored as ``<that counter>_ACCUM`` (``SQ_LEVEL_WAVES_ACCUM``, the
-name rocprof-compute 3.x gives the same accumulation).
+The columns of every generation map to the model in
+:mod:`roofscope.readers.rocprof_compute_columns`.
 """
 
 from __future__ import annotations
 
 import csv
-import io
 import itertools
 import re
 from pathlib import Path
 
 from roofscope.errors import InputError
 from roofscope.model import Profile, RunInfo
-from roofscope.readers.csvload import CsvLayout, register_names
+from roofscope.readers.csvload import register_names
 from roofscope.readers.dispatch_csv import read_dispatch_csv
 from roofscope.readers.duck_sql import ident, read_csv
 from roofscope.readers.registry import DISPATCHES, WORKLOAD, Reader
+from roofscope.readers.rocprof_compute_columns import (
+    MODEL,
+    NAME,
+    is_long,
+    read_header,
+    wide_layout,
+)
 from roofscope.readers.sniff import Head
 from roofscope.readers.sysinfo_csv import ceiling_scope, read_roofline, read_sysinfo, sysinfo_run
 
-# model column <- the file columns (lower case) that hold it, rocprof v1 and rocprof-compute names
-_MODEL = {
-    name: model
-    for model, names in {
-        "dispatch_id": "dispatch_id index",
-        "device": "gpu_id gpu-id",
-        "pid": "pid",
-        "tid": "tid",
-        "queue": "queue_id queue-id",
-        "grid_size": "grid_size grd",
-        "workgroup_size": "workgroup_size wgr",
-        "lds_bytes": "lds_per_workgroup lds",
-        "scratch_bytes": "scratch_per_workitem scr",
-        "arch_vgpr": "arch_vgpr vgpr",
-        "accum_vgpr": "accum_vgpr",
-        "sgpr": "sgpr",
-        "wave_size": "wave_size",
-        "start_ns": "start_timestamp beginns",
-        "end_ns": "end_timestamp endns",
-    }.items()
-    for name in names.split()
-}
-_NAME = ("kernel_name", "kernelname")
-_FIXED = {
-    *_MODEL,
-    *_NAME,
-    *["queue-index", "sig", "obj", "fbar", "dispatchns", "completens", "durationns"],
-    *["correlation_id", "kernel_id", "xcc_index", "guid", "node"],
-}
-_PASS_COPY = re.compile(r"^(.+)_(\d+)$")
-ACCUMULATOR = "SQ_ACCUM_PREV_HIRES"
 _PER_PASS = re.compile(r"^(?:results_)?pmc_perf_(\d+)\.csv$")
 _SYSINFO_STARTS = (
     ["workload_name", "host_name", "host_cpu"],
@@ -87,73 +45,6 @@ _SYSINFO_STARTS = (
     ["workload_path", "command", "ip_blocks"],
 )
 _ids = itertools.count()
-
-
-def read_header(path: Path) -> list[str]:
-    """The first line split as CSV (BOM and CR removed), however long it is."""
-    with path.open("rb") as f:
-        line = f.readline().decode("utf-8", errors="replace").removeprefix("\ufeff")
-    return [h.strip() for h in next(csv.reader(io.StringIO(line.rstrip("\r\n"))), [])]
-
-
-def is_long(header: list[str]) -> bool:
-    return "Counter_Name" in header and "Counter_Value" in header
-
-
-def _fixed(col: str) -> bool:
-    return col.lower() in _FIXED
-
-
-def _copy_of(col: str, present: set[str]) -> str | None:
-    m = _PASS_COPY.match(col)
-    return m.group(1) if m and m.group(1) in present else None
-
-
-def _stored_name(names: list[str], i: int, present: set[str]) -> str | None:
-    """The counter name column ``i`` is stored under; None when it is no counter."""
-    col = names[i]
-    if _fixed(col):
-        return None
-    base = _copy_of(col, present)
-    if ACCUMULATOR not in (col, base):
-        return col if base is None else None
-    before = names[i - 1] if i else ""
-    accumulated = _copy_of(before, present) or before
-    if before and not _fixed(before) and ACCUMULATOR not in (before, accumulated):
-        return f"{accumulated}_ACCUM"
-    return col if base is None else None
-
-
-def wide_layout(path: Path, header: list[str]) -> CsvLayout:
-    """Columns, model mapping and counters of a wide workload CSV (generations 1-4)."""
-    present = set(header)
-    columns: list[tuple[str, str]] = []
-    mapping: dict[str, str] = {}
-    counters: list[str] = []
-    name = None
-    taken: set[str] = set()
-    for i, col in enumerate(header):
-        stored = _stored_name(header, i, present)
-        scan = stored or col
-        if scan in taken:
-            scan, stored = f"{col}#{i}", None  # written twice: keep the first
-        taken.add(scan)
-        columns.append((scan, "VARCHAR"))
-        low = col.lower()
-        if stored is not None:
-            counters.append(stored)
-        elif low in _NAME and name is None:
-            name = scan
-        elif low in _MODEL and _MODEL[low] not in mapping:
-            mapping[_MODEL[low]] = f"TRY_CAST({ident(scan)} AS BIGINT)"
-    if name is None:
-        raise InputError(
-            str(path),
-            "has no Kernel_Name (or KernelName) column",
-            "pass the CSV files rocprof-compute wrote, with their header line",
-            line=1,
-        )
-    return CsvLayout(columns=columns, mapping=mapping, name=name, counters=counters)
 
 
 def read_dispatches(profile: Profile, path: Path, *, fmt: str, role: str) -> set[str]:
@@ -224,7 +115,7 @@ _LONG_KEY = ("dispatch_id", "raw", "grid_size", "workgroup_size", "lds_bytes")
 def _stage_long(profile: Profile, path: Path, header: list[str], tag: str) -> None:
     given: dict[str, str] = {}
     for col in header:
-        given.setdefault(_MODEL.get(col.lower(), ""), f"TRY_CAST({ident(col)} AS BIGINT)")
+        given.setdefault(MODEL.get(col.lower(), ""), f"TRY_CAST({ident(col)} AS BIGINT)")
     fields = ", ".join(f"{given.get(m, 'NULL::BIGINT')} AS {m}" for m in _LONG_INTS)
     profile.con.execute(
         f"""CREATE TEMP TABLE {tag}_rows AS SELECT {fields}, "Kernel_Name" AS raw,
@@ -304,7 +195,7 @@ def attach_counter_run(
     if is_long(header):
         _skip(profile, path, "is a long counter table; only a wide one is matched by dispatch")
         return
-    if not any(h.lower() in _NAME for h in header):
+    if not any(h.lower() in NAME for h in header):
         _skip(profile, path, "has no Kernel_Name column")
         return
     layout = wide_layout(path, header)
