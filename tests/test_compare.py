@@ -269,3 +269,31 @@ def test_several_runs_a_side(capsys: pytest.CaptureFixture[str], tmp_path: Path)
     assert lap["speedup"] == pytest.approx(expected, rel=1e-12)
     assert lap["interval"]["method"] == "bootstrap over runs" and lap["interval"]["beyond_noise"]
     assert doc["end_to_end"]["interval"]["method"] == "bootstrap over runs"
+
+
+@pytest.mark.parametrize("option", ["--junit", "--markdown"])
+def test_gate_files_are_written_whole_and_never_overwritten(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, option: str
+) -> None:
+    """The CI files follow every output's rules: an existing one only with --force, an
+    unwritable path one error line (was a traceback), written through a temporary file."""
+    target = tmp_path / "gate.out"
+    target.write_text("old", encoding="utf-8")
+    args = ["compare", str(TRACE), str(TRACE), option, str(target)]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        f"roofscope: error: {target}: exists; pass --force to overwrite it, or another path\n"
+    )
+    assert target.read_text(encoding="utf-8") == "old"
+    assert main([*args, "--force"]) == 0
+    written = target.read_text(encoding="utf-8")
+    assert written.startswith("<?xml" if option == "--junit" else "### roofscope compare: PASS")
+    assert [p.name for p in tmp_path.iterdir()] == ["gate.out"]  # no temporary file left
+    missing = tmp_path / "no-such-dir" / "gate.out"
+    capsys.readouterr()
+    assert main(["compare", str(TRACE), str(TRACE), option, str(missing)]) == 2
+    assert capsys.readouterr().err == (
+        f"roofscope: error: {missing}: cannot be written (No such file or directory); "
+        "pass a writable path\n"
+    )

@@ -339,7 +339,9 @@ def compare(
             help="Kernels the gate checks: at least this share of the baseline's kernel time.",
         ),
     ] = 0.01,
-    junit: Annotated[str | None, typer.Option("--junit", help="Write a JUnit XML file.")] = None,
+    junit_out: Annotated[
+        str | None, typer.Option("--junit", help="Write a JUnit XML file.")
+    ] = None,
     markdown_out: Annotated[
         str | None, typer.Option("--markdown", help="Write a Markdown summary (CI step).")
     ] = None,
@@ -369,7 +371,7 @@ def compare(
     """Baseline against candidate: per-kernel and end-to-end speedup, and a gate for CI."""
     from roofscope.compare.compare import Run, run_of
     from roofscope.compare.compare import compare as compare_runs
-    from roofscope.compare.gate import EXIT_GATE_FAILED, gate, markdown, write_junit
+    from roofscope.compare.gate import EXIT_GATE_FAILED, gate, junit, markdown
     from roofscope.render.compare_out import render_compare_json, render_compare_text
 
     roof = RooflineOptions(gpu=gpu, rules=tuple(_work_rules(work or [])))
@@ -389,10 +391,10 @@ def compare(
         fail_if_kernel_slower=fail_if_kernel_slower,
         min_share=min_share,
     )
-    if junit:
-        write_junit(verdict, Path(junit))
+    if junit_out:
+        _write(Path(junit_out), junit(verdict), force=force)
     if markdown_out:
-        Path(markdown_out).write_text(markdown(cmp, verdict), encoding="utf-8")
+        _write(Path(markdown_out), markdown(cmp, verdict), force=force)
     if out and not html:
         html = str(Path(out) / f"{_stem(base)}-vs-{_stem(new)}.roofscope.html")
         Path(out).mkdir(parents=True, exist_ok=True)

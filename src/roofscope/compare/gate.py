@@ -9,7 +9,6 @@ its size alone, and the reason says so. Kernels are checked when they hold at le
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from xml.etree import ElementTree as ET
 
 from roofscope.compare.compare import Comparison, Interval
@@ -81,7 +80,8 @@ def _pct(slower: float) -> str:
     return f"{slower:.1f}% slower" if slower >= 0 else f"{-slower:.1f}% faster"
 
 
-def write_junit(verdict: Verdict, path: Path) -> None:
+def junit(verdict: Verdict) -> str:
+    """The checks as a JUnit XML test suite, one test case each."""
     suite = ET.Element(
         "testsuite",
         name="roofscope.compare",
@@ -94,7 +94,7 @@ def write_junit(verdict: Verdict, path: Path) -> None:
             ET.SubElement(case, "failure", message=c.reason).text = c.reason
         else:
             ET.SubElement(case, "system-out").text = c.reason
-    ET.ElementTree(suite).write(path, encoding="utf-8", xml_declaration=True)
+    return ET.tostring(suite, encoding="unicode", xml_declaration=True) + "\n"
 
 
 def markdown(cmp: Comparison, verdict: Verdict, top: int = 15) -> str:
