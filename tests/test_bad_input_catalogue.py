@@ -539,6 +539,25 @@ def test_html_not_writable(capsys: Cap, tmp_path: Path) -> None:
     assert line == f"{target}: cannot be written (Not a directory); pass a writable path"
 
 
+@pytest.mark.parametrize(
+    ("command", "option"),
+    [("analyze", "-o"), ("analyze", "--svg"), ("compare", "-o"), ("compare", "--svg")],
+)
+def test_output_folder_that_cannot_be_made(
+    capsys: Cap, tmp_path: Path, command: str, option: str
+) -> None:
+    """An output folder that is a file, or beneath a missing one: was a traceback."""
+    blocker = write(tmp_path / "file", "")
+    inputs = [str(V1 / "results.csv")] * (2 if command == "compare" else 1)
+    for folder, why in ((blocker, "File exists"), (blocker / "sub", "Not a directory")):
+        rc, out, err = run(capsys, command, *inputs, option, str(folder))
+        assert (rc, out) == (2, ""), err
+        assert error_line(err) == (
+            f"{folder}: cannot be made a folder ({why}); pass a folder you can write to"
+        )
+    assert [p.name for p in tmp_path.iterdir()] == ["file"]
+
+
 # -- header names that are SQL text --------------------------------------------------------------
 
 

@@ -20,7 +20,7 @@ from roofscope.analysis.selection import Selection
 from roofscope.analysis.timeline import DEFAULT_GAP_NS
 from roofscope.ceilings import read_ceilings_file, user_ceilings
 from roofscope.errors import InputError, RoofscopeError, UsageError
-from roofscope.outfile import refuse_existing, write_atomically
+from roofscope.outfile import make_folder, refuse_existing, write_atomically
 from roofscope.readers import registry
 from roofscope.readers.load import load
 from roofscope.render.json import render_json
@@ -154,7 +154,7 @@ def analyze(
     report = analyse(profile, selection=selection, gap_threshold_ns=round(gap_us * 1000), roof=roof)
     if out and not html:
         html = str(Path(out) / f"{_stem(paths[0])}.roofscope.html")
-        Path(out).mkdir(parents=True, exist_ok=True)
+        make_folder(Path(out))
     if html:
         from roofscope.render.html import render_html
 
@@ -172,7 +172,7 @@ def _write_charts(charts: dict[str, str], svg: str | None, png: str | None, *, f
     """Each chart that has something to show as ``DIR/NAME.svg`` and/or ``DIR/NAME.png``."""
     charts = {name: chart for name, chart in charts.items() if chart}
     if svg:
-        Path(svg).mkdir(parents=True, exist_ok=True)
+        make_folder(Path(svg))
         for name, chart in charts.items():
             _write(Path(svg) / f"{name}.svg", chart, force=force)
     if png:
@@ -215,7 +215,7 @@ def profile(
     if counter_set not in profiling.SETS:
         raise UsageError(f"--set {counter_set}: use one of {', '.join(profiling.SETS)}")
     folder = Path(out or "roofscope-profile")
-    if folder.exists() and any(folder.iterdir()) and not force:
+    if folder.is_dir() and any(folder.iterdir()) and not force:
         raise UsageError(f"{folder}: exists and is not empty; pass --force or another -o DIR")
     profiler = profiling.pick(with_)
     counters = profiling.counters_for(profiler, counter_set)
@@ -226,7 +226,7 @@ def profile(
             "check the GPU and driver, or use --set hotspots",
         )
     passes = profiling.plan(profiler, counter_set, counters, command, kernel=kernel)
-    folder.mkdir(parents=True, exist_ok=True)
+    make_folder(folder)
     manifest = profiling.Manifest(
         command=list(command),
         cwd=str(Path.cwd()),
@@ -397,7 +397,7 @@ def compare(
         _write(Path(markdown_out), markdown(cmp, verdict), force=force)
     if out and not html:
         html = str(Path(out) / f"{_stem(base)}-vs-{_stem(new)}.roofscope.html")
-        Path(out).mkdir(parents=True, exist_ok=True)
+        make_folder(Path(out))
     ceilings = base_runs[0].report.roofline.result.ceilings
     if html:
         from roofscope.render.html import render_compare_html

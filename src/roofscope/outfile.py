@@ -53,5 +53,16 @@ def produce_atomically(path: Path, fill: Callable[[Path], None], *, force: bool 
         temp.unlink(missing_ok=True)
 
 
+def make_folder(path: Path) -> Path:
+    """The output folder ``path``, made with its parents where missing."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UsageError(
+            f"{path}: cannot be made a folder ({e.strerror}); pass a folder you can write to"
+        ) from None
+    return path
+
+
 def unwritable(path: Path, e: OSError) -> UsageError:
     return UsageError(f"{path}: cannot be written ({e.strerror}); pass a writable path")

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from roofscope.errors import UsageError
-from roofscope.outfile import produce_atomically
+from roofscope.outfile import make_folder, produce_atomically
 
 
 def _shoot(svg: Any, temp: Path) -> None:
@@ -32,7 +32,7 @@ def write_pngs(charts: Mapping[str, str], folder: Path, *, force: bool) -> list[
         raise UsageError(
             "--png needs Chromium: apt-get install chromium, or set ROOFSCOPE_CHROMIUM"
         )
-    folder.mkdir(parents=True, exist_ok=True)
+    make_folder(folder)
     written = []
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
