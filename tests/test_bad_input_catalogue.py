@@ -558,6 +558,33 @@ def test_output_folder_that_cannot_be_made(
     assert [p.name for p in tmp_path.iterdir()] == ["file"]
 
 
+@pytest.mark.parametrize(
+    ("extra", "given"),
+    [
+        (["--device", "3"], "--device 3"),
+        (["--kernel", "no_such_kernel"], "--kernel 'no_such_kernel'"),
+        (["--kernel", "laplacian", "--device", "0"], "--kernel 'laplacian' --device 0"),
+    ],
+)
+def test_selection_that_matches_nothing(capsys: Cap, extra: list[str], given: str) -> None:
+    """Was an empty report that said the profile had no timestamps."""
+    with (V1 / "results.csv").open(newline="") as f:
+        devices = sorted({int(r["gpu-id"]) for r in csv.DictReader(f)})
+    assert fails(capsys, V1 / "results.csv", *extra, code=2) == (
+        f"{given}: selects nothing of the profile (its devices: "
+        f"{', '.join(map(str, devices))}); widen the selection (--kernel searches the "
+        "normalised kernel names)"
+    )
+
+
+@pytest.mark.parametrize("value", ["1e400", "inf", "1e13"])
+def test_gap_threshold_beyond_any_run(capsys: Cap, value: str) -> None:
+    """--gap-us 1e400 overflowed the integer nanoseconds: a traceback."""
+    assert fails(capsys, V1 / "results.csv", "--gap-us", value, code=2) == (
+        "Invalid value for '--gap-us': Input should be less than or equal to 1000000000000"
+    )
+
+
 # -- header names that are SQL text --------------------------------------------------------------
 
 

@@ -16,7 +16,7 @@ from typing import Annotated
 import typer
 
 from roofscope import __version__
-from roofscope.analysis.selection import Selection
+from roofscope.analysis.selection import Selection, require_some
 from roofscope.analysis.timeline import DEFAULT_GAP_NS
 from roofscope.ceilings import read_ceilings_file, user_ceilings
 from roofscope.errors import InputError, RoofscopeError, UsageError
@@ -35,6 +35,7 @@ app = typer.Typer(
 )
 
 PROGRESS_BYTES = 64 << 20
+MAX_GAP_US = 1e12  # 11.6 days; beyond it the threshold overflowed the integer nanoseconds
 
 Force = Annotated[bool, typer.Option("--force", help="Overwrite existing output files.")]
 OutDir = Annotated[
@@ -82,7 +83,10 @@ def analyze(
         int | None, typer.Option("--device", help="Only dispatches on this device (agent) id.")
     ] = None,
     gap_us: Annotated[
-        float, typer.Option("--gap-us", min=0, help="Count idle gaps at least this long (µs).")
+        float,
+        typer.Option(
+            "--gap-us", min=0, max=MAX_GAP_US, help="Count idle gaps at least this long (µs)."
+        ),
     ] = DEFAULT_GAP_NS / 1000,
     as_json: Annotated[
         bool, typer.Option("--json", help="JSON (schema v1, SI units) on stdout.")
@@ -151,6 +155,7 @@ def analyze(
     )
     with _progress(paths) as tick:
         profile = load(paths, fmt=fmt, progress=tick, jobs=jobs)
+    require_some(profile, selection)
     report = analyse(profile, selection=selection, gap_threshold_ns=round(gap_us * 1000), roof=roof)
     if out and not html:
         html = str(Path(out) / f"{_stem(paths[0])}.roofscope.html")

@@ -61,3 +61,36 @@ def summary_filter(profile: Profile, selection: Selection) -> str:
     if not sources or selection.device is not None:
         return "FALSE"
     return f"source IN ({', '.join(map(str, sources))}) AND {name_filter(profile, selection)}"
+
+
+def require_some(profile: Profile, selection: Selection) -> None:
+    """A UsageError when ``--kernel``/``--device`` leave nothing of a profile that has rows."""
+    if selection.kernel is None and selection.device is None:
+        return
+    con = profile.con
+
+    def count(table: str, where: str) -> int:
+        row = con.execute(f"SELECT count(*) FROM {table} WHERE {where}").fetchone()
+        return int(row[0]) if row else 0
+
+    if count("dispatches", dispatch_filter(profile, selection)) or count(
+        "kernel_summary", summary_filter(profile, selection)
+    ):
+        return
+    everything = Selection(sources=selection.sources)
+    if not (
+        count("dispatches", dispatch_filter(profile, everything))
+        or count("kernel_summary", summary_filter(profile, everything))
+    ):
+        return  # nothing to select from: the report says so
+    devices = con.execute(
+        f"SELECT DISTINCT device FROM dispatches WHERE {dispatch_filter(profile, everything)} "
+        "AND device IS NOT NULL ORDER BY 1"
+    ).fetchall()
+    given = [f"--kernel {selection.kernel!r}"] if selection.kernel is not None else []
+    given += [f"--device {selection.device}"] if selection.device is not None else []
+    known = ", ".join(str(d[0]) for d in devices) or "none named"
+    raise UsageError(
+        f"{' '.join(given)}: selects nothing of the profile (its devices: {known}); "
+        "widen the selection (--kernel searches the normalised kernel names)"
+    )
