@@ -35,6 +35,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 
 from roofscope.cli import main
@@ -560,11 +561,23 @@ class FuzzFailure(AssertionError):
     """The invariant did not hold for one input."""
 
 
+def fuzz(examples: int) -> settings:
+    """Fixed-seed settings: the same ``examples`` inputs on every run, no shrinking."""
+    return settings(
+        derandomize=True,
+        max_examples=examples,
+        deadline=None,
+        database=None,
+        phases=[Phase.explicit, Phase.generate],
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
+
+
 def _on_alarm(_signum: int, _frame: FrameType | None) -> None:
     raise FuzzTimeout
 
 
-def _run(path: Path, limit_s: int) -> tuple[int | None, str, str, str]:
+def run_cli(argv: list[str], limit_s: int) -> tuple[int | None, str, str, str]:
     """Exit code, stdout, stderr and an escaped exception's traceback (or "")."""
     out, err = io.StringIO(), io.StringIO()
     previous = signal.signal(signal.SIGALRM, _on_alarm)
@@ -578,7 +591,7 @@ def _run(path: Path, limit_s: int) -> tuple[int | None, str, str, str]:
             warnings.catch_warnings(),
         ):
             warnings.simplefilter("error", RuntimeWarning)  # as pyproject's pytest config does
-            code = main(["analyze", str(path), "--json"])
+            code = main(argv)
     except FuzzTimeout:
         escaped = f"timeout after {limit_s} s"
     except BaseException:  # anything escaping main is the finding
@@ -598,17 +611,22 @@ def _judge(code: int | None, stdout: str, stderr: str) -> str:
         return ""
     if code != 1:
         return f"exit code {code}; stderr={stderr!r}"
+    return judge_error(code, stderr)
+
+
+def judge_error(code: int, stderr: str) -> str:
+    """ "" when ``stderr`` is one ``roofscope: error:`` line, else what it is."""
     lines = stderr.splitlines()
     if len(lines) != 1 or not stderr.endswith("\n"):
-        return f"exit 1 but stderr is {len(lines)} lines: {stderr!r}"
+        return f"exit {code} but stderr is {len(lines)} lines: {stderr!r}"
     if not lines[0].startswith(ERROR_PREFIX) or "Traceback" in stderr:
-        return f"exit 1 but stderr is not a roofscope error: {stderr!r}"
+        return f"exit {code} but stderr is not a roofscope error: {stderr!r}"
     return ""
 
 
 def check(path: Path | str, limit_s: int = TIME_LIMIT_S) -> str:
     """Run ``analyze PATH --json`` in-process; "" when the invariant holds, else the problem."""
-    code, stdout, stderr, escaped = _run(Path(path), limit_s)
+    code, stdout, stderr, escaped = run_cli(["analyze", str(path), "--json"], limit_s)
     if escaped:
         return f"exception escaped main: {escaped.strip()}"
     return _judge(code, stdout, stderr)

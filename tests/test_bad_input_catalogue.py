@@ -16,10 +16,11 @@ from pathlib import Path
 import pytest
 
 from roofscope.readers.load import load
-from tests.conftest import DATA
+from tests.conftest import DATA, DEMO
 from tests.test_bad_inputs import analyze_ok, error_line, run, warnings_by_code
 
 V1 = DATA / "rocprofv1-mi250x" / "laplacian"
+
 V3 = DATA / "rocprofv3-layouts" / "2025-08_kernel_trace.csv"
 KINETO = DATA / "kineto" / "inference_rank_1.json.gz"
 ROCPD = DATA / "rocpd-mi250x" / "finite-difference_results.db"
@@ -582,6 +583,48 @@ def test_gap_threshold_beyond_any_run(capsys: Cap, value: str) -> None:
     """--gap-us 1e400 overflowed the integer nanoseconds: a traceback."""
     assert fails(capsys, V1 / "results.csv", "--gap-us", value, code=2) == (
         "Invalid value for '--gap-us': Input should be less than or equal to 1000000000000"
+    )
+
+
+@pytest.mark.parametrize(
+    ("source", "target", "option"),
+    [
+        ("demo", "results.csv", "--html"),
+        ("demo", "results.stats.csv", "--html"),  # read from the folder as a cross-check
+        ("demo", "results.sysinfo.txt", "--html"),  # read from the folder for the GPU
+        ("workload", "roofline.csv", "--html"),  # the measured peaks
+        ("workload", "sysinfo.csv", "--html"),
+        ("demo", "results.csv", "--markdown"),
+        ("demo", "results.csv", "--junit"),
+    ],
+)
+def test_output_onto_an_input(
+    capsys: Cap, tmp_path: Path, source: str, target: str, option: str
+) -> None:
+    """--force replaced the profile itself with the report: an input is never overwritten."""
+    folder = tmp_path / source
+    origin = DEMO if source == "demo" else DATA / "rocprof-compute-mi200"
+    shutil.copytree(origin, folder)
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    out = folder / target
+    command = "compare" if option in ("--markdown", "--junit") else "analyze"
+    sides = [str(folder)] * (2 if command == "compare" else 1)
+    rc, stdout, err = run(capsys, command, *sides, option, str(out), "--force")
+    assert (rc, stdout) == (2, ""), err
+    assert error_line(err) == f"{out}: is an input of this run; pass another path"
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
+
+
+def test_path_too_long_for_the_file_system(capsys: Cap, tmp_path: Path) -> None:
+    """Path.is_dir and Path.is_file raise ENAMETOOLONG: they were tracebacks."""
+    long = tmp_path / ("n" * 300)
+    trace = str(V1 / "results.csv")
+    assert fails(capsys, long) == f"{long}: cannot be read (File name too long); check the path"
+    assert fails(capsys, trace, "--work", str(long), code=2) == (
+        f"--work {str(long)!r}: neither NAME=FLOPS:BYTES[@DTYPE] nor a work file that exists"
+    )
+    assert fails(capsys, trace, "--html", str(long), code=2) == (
+        f"{long}: cannot be written (File name too long); pass a writable path"
     )
 
 

@@ -149,7 +149,9 @@ def test_omniperf1_mi100_counts_each_dispatch_once(capsys: pytest.CaptureFixture
     assert roles == {
         "pmc_perf.csv": "dispatches",
         **{p.name: "counter-run" for p in folder.glob("SQ_*.csv")},
+        "sysinfo.csv": "metadata",  # no roofline.csv: Omniperf 1.x wrote none
     }
+    assert not (folder / "roofline.csv").exists()
     assert (doc["run"]["gpu"], doc["run"]["arch"]) == ("MI100", "gfx908")
     got = {k["name"]: k for k in doc["kernels"]}
     for row in rows_of(folder / "prev_analysis" / "1.csv"):
@@ -280,7 +282,11 @@ def test_pass_copies_are_dropped_and_accumulators_named() -> None:
     ]:
         assert counters_of(profile, counter) == {i: float(r[column]) for i, r in by_id.items()}
     # every SQ_*.csv counter is already in pmc_perf.csv: no counter run adds anything
-    assert [i.role for i in profile.inputs] == ["dispatches"]
+    assert not (folder / "roofline.csv").exists()
+    assert [(Path(i.path).name, i.role) for i in profile.inputs] == [
+        ("pmc_perf.csv", "dispatches"),
+        ("sysinfo.csv", "metadata"),
+    ]
 
 
 @pytest.mark.parametrize(

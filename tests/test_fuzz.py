@@ -11,22 +11,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import given
 
-from tests.fuzz_inputs import DATA, FuzzCase, check, check_case, strategy
-
-
-def fuzz(examples: int) -> settings:
-    """Fixed-seed settings: the same ``examples`` inputs on every run, no shrinking."""
-    return settings(
-        derandomize=True,
-        max_examples=examples,
-        deadline=None,
-        database=None,
-        phases=[Phase.explicit, Phase.generate],
-        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-    )
-
+from tests.fuzz_inputs import DATA, FuzzCase, check, check_case, fuzz, strategy
 
 KNOWN_BUG = "src bug found by fuzzing, see the fuzzing report; remove once fixed"
 

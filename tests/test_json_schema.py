@@ -114,7 +114,12 @@ def test_demo_folder(
 ) -> None:
     doc = analyze_json(capsys, str(DEMO))
     assert_valid(validator, doc)
-    assert [f["role"] for f in doc["inputs"]] == ["dispatches", "cross-check"]
+    lines = len((DEMO / "results.sysinfo.txt").read_text(encoding="utf-8").splitlines())
+    assert [(Path(f["path"]).name, f["role"], f["rows"]) for f in doc["inputs"]] == [
+        ("results.csv", "dispatches", 1004),
+        ("results.sysinfo.txt", "metadata", lines),  # rocminfo: the GPU
+        ("results.stats.csv", "cross-check", 4),
+    ]
     assert doc["summary"]["dispatches"] == 1004
     assert doc["devices"] and doc["summary"]["wall_s"] is not None
 

@@ -20,9 +20,11 @@ from roofscope.analysis.selection import Selection, require_some
 from roofscope.analysis.timeline import DEFAULT_GAP_NS
 from roofscope.ceilings import read_ceilings_file, user_ceilings
 from roofscope.errors import InputError, RoofscopeError, UsageError
+from roofscope.model import Profile
 from roofscope.outfile import make_folder, refuse_existing, write_atomically
 from roofscope.readers import registry
 from roofscope.readers.load import load
+from roofscope.readers.sniff import size_if_file
 from roofscope.render.json import render_json
 from roofscope.report import Report, RooflineOptions, analyse
 from roofscope.work.spec import Rule, parse_inline, read_work_file
@@ -156,6 +158,7 @@ def analyze(
     with _progress(paths) as tick:
         profile = load(paths, fmt=fmt, progress=tick, jobs=jobs)
     require_some(profile, selection)
+    keep = _inputs(profile, [*paths, *(work or []), *([ceilings] if ceilings else [])])
     report = analyse(profile, selection=selection, gap_threshold_ns=round(gap_us * 1000), roof=roof)
     if out and not html:
         html = str(Path(out) / f"{_stem(paths[0])}.roofscope.html")
@@ -163,27 +166,29 @@ def analyze(
     if html:
         from roofscope.render.html import render_html
 
-        _write(Path(html), render_html(report), force=force)
+        _write(Path(html), render_html(report), force=force, keep=keep)
     if svg or png:
         from roofscope.render.charts import hotspot_svg, roofline_svg, timeline_svg
 
         charts = {"hotspots": hotspot_svg(report), "roofline": roofline_svg(report),
                   "timeline": timeline_svg(report)}  # fmt: skip
-        _write_charts(charts, svg, png, force=force)
+        _write_charts(charts, svg, png, force=force, keep=keep)
     sys.stdout.write(render_json(report) if as_json else _text(report, top=top))
 
 
-def _write_charts(charts: dict[str, str], svg: str | None, png: str | None, *, force: bool) -> None:
+def _write_charts(
+    charts: dict[str, str], svg: str | None, png: str | None, *, force: bool, keep: list[str]
+) -> None:
     """Each chart that has something to show as ``DIR/NAME.svg`` and/or ``DIR/NAME.png``."""
     charts = {name: chart for name, chart in charts.items() if chart}
     if svg:
         make_folder(Path(svg))
         for name, chart in charts.items():
-            _write(Path(svg) / f"{name}.svg", chart, force=force)
+            _write(Path(svg) / f"{name}.svg", chart, force=force, keep=keep)
     if png:
         from roofscope.render.png import write_pngs
 
-        write_pngs(charts, Path(png), force=force)
+        write_pngs(charts, Path(png), force=force, keep=keep)
 
 
 @app.command()
@@ -381,10 +386,13 @@ def compare(
 
     roof = RooflineOptions(gpu=gpu, rules=tuple(_work_rules(work or [])))
 
+    keep = [*(work or [])]
+
     def runs(first: str, more: list[str] | None) -> list[Run]:
         out = []
         for path in [first, *(more or [])]:
             profile = load([path], fmt=fmt)
+            keep.extend(_inputs(profile, [path]))
             out.append(run_of(profile, analyse(profile, roof=roof)))
         return out
 
@@ -397,9 +405,9 @@ def compare(
         min_share=min_share,
     )
     if junit_out:
-        _write(Path(junit_out), junit(verdict), force=force)
+        _write(Path(junit_out), junit(verdict), force=force, keep=keep)
     if markdown_out:
-        _write(Path(markdown_out), markdown(cmp, verdict), force=force)
+        _write(Path(markdown_out), markdown(cmp, verdict), force=force, keep=keep)
     if out and not html:
         html = str(Path(out) / f"{_stem(base)}-vs-{_stem(new)}.roofscope.html")
         make_folder(Path(out))
@@ -407,12 +415,12 @@ def compare(
     if html:
         from roofscope.render.html import render_compare_html
 
-        _write(Path(html), render_compare_html(cmp, verdict, ceilings), force=force)
+        _write(Path(html), render_compare_html(cmp, verdict, ceilings), force=force, keep=keep)
     if svg or png:
         from roofscope.render.compare_charts import movement_svg, waterfall_svg
 
         charts = {"waterfall": waterfall_svg(cmp), "movement": movement_svg(cmp, ceilings)}
-        _write_charts(charts, svg, png, force=force)
+        _write_charts(charts, svg, png, force=force, keep=keep)
     sys.stdout.write(
         render_compare_json(cmp, verdict) if as_json else render_compare_text(cmp, verdict)
     )
@@ -447,17 +455,22 @@ def _stem(path: str) -> str:
     return "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in stem)
 
 
-def _write(path: Path, text: str, *, force: bool) -> None:
+def _write(path: Path, text: str, *, force: bool, keep: list[str]) -> None:
     """Write an output file whole (temporary file and rename); an existing one only with
-    --force."""
-    write_atomically(path, text, force=force)
+    --force, and never one of ``keep``."""
+    write_atomically(path, text, force=force, keep=keep)
+
+
+def _inputs(profile: Profile, named: list[str]) -> list[str]:
+    """Every file the run read: the paths named and the files read from folders."""
+    return [*named, *(f.path for f in profile.inputs)]
 
 
 def _work_rules(values: Sequence[str]) -> list[Rule]:
     """Inline rules first (in order), then the rules of each work file."""
     inline, files = [], []
     for v in values:
-        if Path(v).is_file():
+        if size_if_file(Path(v)) is not None:
             files.extend(read_work_file(Path(v)))
         elif "=" in v:
             inline.append(parse_inline(v))
@@ -484,7 +497,7 @@ def _text(report: Report, *, top: int = 20) -> str:
 @contextmanager
 def _progress(paths: Sequence[str]) -> Iterator[Callable[[str], None] | None]:
     """A spinner on stderr for big inputs, only when stderr is a terminal."""
-    size = sum(p.stat().st_size for p in map(Path, paths) if p.is_file())
+    size = sum(size_if_file(Path(p)) or 0 for p in paths)
     if not sys.stderr.isatty() or size < PROGRESS_BYTES:
         yield None
         return

@@ -9,18 +9,35 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 
 from roofscope.errors import UsageError
 
 
-def refuse_existing(path: Path, *, force: bool) -> None:
-    if path.exists() and not force:
+def refuse_existing(path: Path, *, force: bool, keep: Collection[str] = ()) -> None:
+    """A UsageError for a file that exists (without ``force``) or is one of ``keep``, the
+    files the run read: ``--force`` never replaces an input."""
+    try:
+        exists = path.exists()
+    except OSError as e:
+        raise unwritable(path, e) from None
+    if exists and any(_same_file(path, Path(k)) for k in keep):
+        raise UsageError(f"{path}: is an input of this run; pass another path")
+    if exists and not force:
         raise UsageError(f"{path}: exists; pass --force to overwrite it, or another path")
 
 
-def write_atomically(path: Path, data: str | bytes, *, force: bool = False) -> None:
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except (OSError, ValueError):
+        return False
+
+
+def write_atomically(
+    path: Path, data: str | bytes, *, force: bool = False, keep: Collection[str] = ()
+) -> None:
     """``data`` into ``path`` through a temporary file and a rename."""
 
     def fill(temp: Path) -> None:
@@ -29,12 +46,14 @@ def write_atomically(path: Path, data: str | bytes, *, force: bool = False) -> N
             f.flush()
             os.fsync(f.fileno())
 
-    produce_atomically(path, fill, force=force)
+    produce_atomically(path, fill, force=force, keep=keep)
 
 
-def produce_atomically(path: Path, fill: Callable[[Path], None], *, force: bool = False) -> None:
+def produce_atomically(
+    path: Path, fill: Callable[[Path], None], *, force: bool = False, keep: Collection[str] = ()
+) -> None:
     """Let ``fill`` write a temporary file beside ``path``, then rename it onto ``path``."""
-    refuse_existing(path, force=force)
+    refuse_existing(path, force=force, keep=keep)
     try:
         fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         os.close(fd)

@@ -36,7 +36,7 @@ from roofscope.readers.registry import (
     WORKLOAD,
     Reader,
 )
-from roofscope.readers.sniff import Head, read_head
+from roofscope.readers.sniff import Head, is_folder, read_head
 
 _CANDIDATE = re.compile(r"\.(csv|json|json\.gz|db|sqlite)$", re.IGNORECASE)
 _PASS_DIR = re.compile(r"^(?:pass|pmc)_(\d+)$")
@@ -79,7 +79,7 @@ def load(
     found: list[Found] = []
     for raw in paths:
         path = Path(raw)
-        if path.is_dir():
+        if is_folder(path):
             found += _scan_dir(path, forced)
         else:
             found.append(_identify_file(read_head(path), forced))

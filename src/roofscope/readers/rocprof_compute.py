@@ -339,6 +339,7 @@ class Workload(Reader):
             runs += [p for p in _per_pass(folder) if p != source_path]
         for run_path in runs:
             attach_counter_run(profile, run_path, source=source, present=present, fmt=self.name)
+        profile.add_input(str(path), "rocprof-compute-sysinfo", 1, "metadata")
         roofline = folder / "roofline.csv"
         if roofline.is_file():
             read_roofline(roofline, profile, scope=ceiling_scope(run.partition))

@@ -17,7 +17,7 @@ from roofscope.readers.dispatch_csv import read_dispatch_csv
 from roofscope.readers.registry import DISPATCHES, Reader
 from roofscope.readers.rocminfo import gpu_from_rocminfo
 from roofscope.readers.rowfix import split_row
-from roofscope.readers.sniff import Head
+from roofscope.readers.sniff import Head, read_text
 
 # file column (lower case) -> model column
 _MODEL = {
@@ -139,6 +139,8 @@ class RocprofV1Csv(Reader):
         sysinfo = path.with_name(path.name.split(".")[0] + ".sysinfo.txt")
         if sysinfo.is_file():
             profile.set_run(gpu_from_rocminfo(sysinfo))
+            lines = len(read_text(sysinfo).splitlines())
+            profile.add_input(str(sysinfo), "rocminfo", lines, "metadata")
 
 
 def _check_cut_duration(profile: Profile, path: Path, layout: CsvLayout) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import errno
 import io
 import stat
 import zlib
@@ -49,6 +50,24 @@ def read_text(path: Path) -> str:
     return data.decode("utf-8", errors="replace").removeprefix("\ufeff")
 
 
+def size_if_file(path: Path) -> int | None:
+    """``path``'s size when it is a regular file; None otherwise, and where it cannot be
+    known (missing, a name too long, no permission): whoever reads it then names the reason."""
+    try:
+        st = path.stat()
+    except (OSError, ValueError):
+        return None
+    return st.st_size if stat.S_ISREG(st.st_mode) else None
+
+
+def is_folder(path: Path) -> bool:
+    """Whether ``path`` is a directory; False where that cannot be known."""
+    try:
+        return stat.S_ISDIR(path.stat().st_mode)
+    except (OSError, ValueError):
+        return False
+
+
 def read_head(path: Path) -> Head:
     """Classify ``path`` from its first 64 KiB; raise InputError for what is no file."""
     shown = str(path)
@@ -57,8 +76,11 @@ def read_head(path: Path) -> Head:
     except FileNotFoundError:
         raise InputError(shown, "no such file or directory", "check the path") from None
     except OSError as exc:
+        denied = exc.errno in (errno.EACCES, errno.EPERM)
         raise InputError(
-            shown, f"cannot be read ({exc.strerror})", "check its permissions"
+            shown,
+            f"cannot be read ({exc.strerror})",
+            "check its permissions" if denied else "check the path",
         ) from None
     if not stat.S_ISREG(st.st_mode):
         raise InputError(

@@ -149,6 +149,7 @@ def read_roofline(path: Path, profile: Profile, *, scope: str) -> None:
             ceiling = Ceiling("compute", value * GIGA, source, "measured", scope, dtype, unit)
         profile.ceilings.append(ceiling)
     _warn_if_devices_differ(path, profile, peaks, devices[chosen] or "?")
+    profile.add_input(str(path), "rocprof-compute-roofline", len(rows), "metadata")
 
 
 def _warn_if_devices_differ(

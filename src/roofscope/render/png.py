@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -21,7 +21,9 @@ def _shoot(svg: Any, temp: Path) -> None:
     svg.screenshot(path=str(temp), type="png")  # the temporary name does not end in .png
 
 
-def write_pngs(charts: Mapping[str, str], folder: Path, *, force: bool) -> list[Path]:
+def write_pngs(
+    charts: Mapping[str, str], folder: Path, *, force: bool, keep: Collection[str] = ()
+) -> list[Path]:
     """One ``NAME.png`` per chart, at the SVG's own size (device scale 1)."""
     chromium = os.environ.get("ROOFSCOPE_CHROMIUM") or shutil.which("chromium")
     try:
@@ -40,7 +42,8 @@ def write_pngs(charts: Mapping[str, str], folder: Path, *, force: bool) -> list[
         for name, svg in charts.items():
             path = folder / f"{name}.png"
             page.set_content(f'<html><body style="margin:0;background:#fff">{svg}</body></html>')
-            produce_atomically(path, partial(_shoot, page.locator("svg").first), force=force)
+            shoot = partial(_shoot, page.locator("svg").first)
+            produce_atomically(path, shoot, force=force, keep=keep)
             written.append(path)
         browser.close()
     return written
