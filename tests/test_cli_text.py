@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -15,8 +16,8 @@ from tests.conftest import DATA, DEMO
 
 
 def test_text_view_of_the_demo() -> None:
-    text = render_text(analyse(load([str(DEMO)])), width=140)
-    lines = text.splitlines()
+    report = analyse(load([str(DEMO)]))
+    lines = render_text(report, width=140).splitlines()
     assert lines[0] == "roofscope 0.1.0 · rocprof · AMD Instinct MI250X/MI250 · gfx90a"
     # results.stats.csv: 1001 calls, 2608618986 ns = 99.917% of 2610787312 ns
     assert (
@@ -28,6 +29,20 @@ def test_text_view_of_the_demo() -> None:
     assert "1,001" in hot and "2.609" in hot and "99.9%" in hot and "█" * 10 in hot
     cold = next(line for line in lines if "fillBufferAligned" in line)
     assert "●" not in cold
+    wide = render_text(report, width=1000).splitlines()  # no wrap, wherever the checkout lies
+    assert [line for line in wide if line.startswith("  input: ")] == [
+        f"  input: {DEMO / 'results.csv'} (rocprof-v1-csv, 1,004 rows, dispatches)",
+        f"  input: {DEMO / 'results.sysinfo.txt'} (rocminfo, metadata)",
+        f"  input: {DEMO / 'results.stats.csv'} (rocprof-v1-stats, 4 rows, cross-check)",
+    ]
+
+
+def test_one_row_is_one_row(tmp_path: Path) -> None:
+    trace = tmp_path / "results.csv"
+    lines = (DEMO / "results.csv").read_text(encoding="utf-8").splitlines(keepends=True)
+    trace.write_text("".join(lines[:2]), encoding="utf-8")
+    text = render_text(analyse(load([str(trace)])), width=1000)
+    assert f"  input: {trace} (rocprof-v1-csv, 1 row, dispatches)" in text.splitlines()
 
 
 def test_top_folds_the_rest_into_other() -> None:

@@ -23,7 +23,7 @@ from roofscope.render.charts import (
     escape_text as _e,
 )
 from roofscope.render.compare_charts import movement_svg, waterfall_svg
-from roofscope.render.text import human_time
+from roofscope.render.text import human_time, input_summary
 from roofscope.report import Report
 
 STYLE = """
@@ -115,10 +115,7 @@ def render_html(report: Report) -> str:
     body += ["<h2>Findings</h2>", _findings(report), "<h2>Inputs and warnings</h2>"]
     body.append(
         "<ul>"
-        + "".join(
-            f"<li>{_e(f.path)} ({_e(f.format)}, {f.rows:,} rows, {_e(f.role)})</li>"
-            for f in report.inputs
-        )
+        + "".join(f"<li>{_e(f.path)} ({_e(input_summary(f))})</li>" for f in report.inputs)
         + "</ul>"
     )
     if report.warnings:

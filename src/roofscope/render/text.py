@@ -11,6 +11,7 @@ from rich.text import Text
 
 from roofscope import __version__
 from roofscope.analysis.hotspots import KernelStats
+from roofscope.model import InputFile
 from roofscope.render.findings_text import findings_section
 from roofscope.render.metrics_text import metrics_section
 from roofscope.render.roofline_text import roofline_section
@@ -94,7 +95,7 @@ def _header(console: Console, report: Report) -> None:
         )
     )
     for f in report.inputs:
-        console.print(f"  input: {f.path} ({f.format}, {f.rows:,} rows, {f.role})")
+        console.print(f"  input: {f.path} ({input_summary(f)})")
     h, t = report.hotspots, report.timeline
     if report.selection.kernel or report.selection.device is not None:
         console.print(
@@ -221,3 +222,10 @@ def _warnings(console: Console, report: Report) -> None:
     console.print("Warnings:")
     for w in report.warnings:
         console.print(Text(f"  ! [{w.code}] {w.message}", style="yellow"))
+
+
+def input_summary(f: InputFile) -> str:
+    """``FORMAT, N rows, ROLE``; no count for a file that only describes the run."""
+    if f.role == "metadata":
+        return f"{f.format}, {f.role}"
+    return f"{f.format}, {f.rows:,} row{'' if f.rows == 1 else 's'}, {f.role}"
