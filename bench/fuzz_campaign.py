@@ -1,6 +1,9 @@
-"""A longer, randomised fuzzing campaign over every reader family.
+"""A longer, randomised fuzzing campaign over every reader family and the command line.
 
     python bench/fuzz_campaign.py --minutes 10 [--family NAME] [--batch-seconds 60]
+
+``--family options`` draws command lines of analyze and compare with hostile option values
+and output paths (:mod:`tests.test_fuzz_options`) instead of mutated profiles.
 
 Each family runs for ``--minutes``, split into batches; every batch is a fresh subprocess
 (``--worker``) that draws random inputs from :mod:`tests.fuzz_inputs` and checks the CLI
@@ -21,6 +24,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,10 +55,10 @@ class Tally:
 def run_worker(family: str, seconds: float, report: Path) -> None:
     """Draw random cases of ``family`` for ``seconds``; write a JSON summary to ``report``."""
     from hypothesis import HealthCheck, Phase, given, settings
-    from tests.fuzz_inputs import FuzzCase, FuzzFailure, check_case, headline, strategy
 
     deadline = time.monotonic() + seconds
     state: dict[str, Any] = {"tried": 0, "failures": [], "slowest_s": 0.0}
+    cases, check = _options() if family == OPTIONS else _inputs(family)
 
     @settings(
         max_examples=10**6,
@@ -63,22 +67,57 @@ def run_worker(family: str, seconds: float, report: Path) -> None:
         phases=[Phase.generate],
         suppress_health_check=list(HealthCheck),
     )
-    @given(case=strategy(family))
-    def one(case: FuzzCase) -> None:
+    @given(case=cases)
+    def one(case: Any) -> None:
         if time.monotonic() > deadline:
             raise _Done
         state["tried"] += 1
-        try:
-            state["slowest_s"] = max(state["slowest_s"], check_case(case))
-        except FuzzFailure as exc:
-            text = str(exc)
-            line = f"{text.splitlines()[0]} :: {headline(text.split(chr(10), 1)[-1])}"
-            if line not in state["failures"]:
-                state["failures"].append(line)
+        start = time.perf_counter()
+        problem = check(case)
+        state["slowest_s"] = max(state["slowest_s"], time.perf_counter() - start)
+        if problem and problem not in state["failures"]:
+            state["failures"].append(problem)
 
     with contextlib.suppress(_Done):
         one()
     report.write_text(json.dumps(state))
+
+
+OPTIONS = "options"  # the command line's options (tests/test_fuzz_options.py), not a reader
+
+
+def _inputs(family: str) -> tuple[Any, Callable[[Any], str]]:
+    """Mutated profiles of one reader family, and their check ("" when it holds)."""
+    from tests.fuzz_inputs import FuzzCase, FuzzFailure, check_case, headline, strategy
+
+    def check(case: FuzzCase) -> str:
+        try:
+            check_case(case)
+        except FuzzFailure as exc:
+            text = str(exc)
+            return f"{text.splitlines()[0]} :: {headline(text.split(chr(10), 1)[-1])}"
+        return ""
+
+    return strategy(family), check
+
+
+def _options() -> tuple[Any, Callable[[Any], str]]:
+    """Command lines of analyze and compare with hostile options, and their check."""
+    from hypothesis import strategies as st
+    from tests.fuzz_inputs import headline
+    from tests.test_fuzz_options import check_line, command_lines
+
+    def check(case: tuple[str, list[tuple[str, str]]]) -> str:
+        try:
+            check_line(*case)
+        except AssertionError as exc:
+            return f"{case} :: {headline(str(exc))}"
+        return ""
+
+    lines = st.sampled_from(("analyze", "compare")).flatmap(
+        lambda c: command_lines(c).map(lambda o: (c, o))
+    )
+    return lines, check
 
 
 class _Done(BaseException):
@@ -145,10 +184,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     from tests.fuzz_inputs import FAMILIES
 
-    families = [args.family] if args.family else list(FAMILIES)
-    unknown = [f for f in families if f not in FAMILIES]
+    known = [*FAMILIES, OPTIONS]
+    families = [args.family] if args.family else known
+    unknown = [f for f in families if f not in known]
     if unknown:
-        print(f"unknown family {unknown[0]}; choose from {', '.join(FAMILIES)}", file=sys.stderr)
+        print(f"unknown family {unknown[0]}; choose from {', '.join(known)}", file=sys.stderr)
         return 2
     found = 0
     for family in families:

@@ -628,6 +628,18 @@ def test_path_too_long_for_the_file_system(capsys: Cap, tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.parametrize("option", ["--fail-if-slower", "--fail-if-kernel-slower"])
+@pytest.mark.parametrize("value", ["1e400", "inf"])
+def test_gate_threshold_beyond_any_change(capsys: Cap, option: str, value: str) -> None:
+    """An infinite threshold reached the JSON gate: a ValueError traceback (option fuzzer)."""
+    trace = str(V1 / "results.csv")
+    rc, out, err = run(capsys, "compare", trace, trace, option, value, "--json")
+    assert (rc, out) == (2, "")
+    assert error_line(err) == (
+        f"Invalid value for '{option}': Input should be less than or equal to 1000000"
+    )
+
+
 # -- header names that are SQL text --------------------------------------------------------------
 
 

@@ -37,6 +37,7 @@ app = typer.Typer(
 )
 
 PROGRESS_BYTES = 64 << 20
+MAX_SLOWER_PCT = 1e6  # 10,000 times slower; inf reached the JSON gate thresholds
 MAX_GAP_US = 1e12  # 11.6 days; beyond it the threshold overflowed the integer nanoseconds
 
 Force = Annotated[bool, typer.Option("--force", help="Overwrite existing output files.")]
@@ -329,6 +330,7 @@ def compare(
         typer.Option(
             "--fail-if-slower",
             min=0,
+            max=MAX_SLOWER_PCT,
             help="Fail (exit 3) if the total kernel time is this many % slower, beyond noise.",
         ),
     ] = None,
@@ -337,6 +339,7 @@ def compare(
         typer.Option(
             "--fail-if-kernel-slower",
             min=0,
+            max=MAX_SLOWER_PCT,
             help="Fail (exit 3) if a kernel above --min-share is this many % slower, beyond noise.",
         ),
     ] = None,
