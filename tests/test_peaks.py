@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from roofscope import peaks
+from roofscope import peaks, peaks_file
 from roofscope.ceilings import read_ceilings_file
 from roofscope.errors import UsageError
 from roofscope.peaks import (
@@ -25,7 +25,6 @@ from roofscope.peaks import (
     DeviceInfo,
     Measurement,
     Prepared,
-    Provenance,
     Skipped,
     Unsupported,
     copy_bandwidth,
@@ -35,8 +34,8 @@ from roofscope.peaks import (
     rate,
     timed_runs,
     triad_bandwidth,
-    write_ceilings,
 )
+from roofscope.peaks_file import Provenance, write_ceilings
 
 GIB = 2**30
 
@@ -365,7 +364,7 @@ def test_the_file_text_is_exact() -> None:
     ]  # fmt: skip
     bare = DeviceInfo("NVIDIA H200", "CUDA 12.4", "PyTorch 2.5.1")
     provenance = Provenance(0, bare, "2025-06-01T12:00:00+00:00", 3, 3)
-    assert peaks.ceilings_toml(results, provenance, scope="gcd") == GOLDEN
+    assert peaks_file.ceilings_toml(results, provenance, scope="gcd") == GOLDEN
     assert tomllib.loads(GOLDEN)["provenance"]["skipped"]["fp8-matrix"] == "no float8\nnext line"
 
 
@@ -416,7 +415,7 @@ def test_nothing_measured_writes_nothing(tmp_path: Path) -> None:
 )
 def test_scope_of_follows_the_catalogue(name: str, compute_units: int | None, scope: str) -> None:
     info = DeviceInfo(name, "HIP 6.2", "PyTorch 2.5.1", compute_units=compute_units)
-    assert peaks.scope_of(info) == scope
+    assert peaks_file.scope_of(info) == scope
 
 
 # --- whether a GPU can be measured here ----------------------------------------------------

@@ -95,6 +95,7 @@ def peaks(
     from datetime import UTC, datetime
 
     from roofscope import peaks as measure
+    from roofscope import peaks_file
 
     if (reason := measure.no_gpu_reason()) is not None:
         raise InputError("roofscope peaks", reason, "run it on a machine with a GPU")
@@ -105,10 +106,10 @@ def peaks(
     results = measure.measure(backend, device=device, warmups=warmups, repeats=repeats)
     info = backend.info()
     when = datetime.now(UTC).isoformat(timespec="seconds")
-    provenance = measure.Provenance(device, info, when, warmups, repeats)
-    scope = measure.scope_of(info)
-    measure.write_ceilings(results, provenance, Path(out), scope=scope, force=force)
+    provenance = peaks_file.Provenance(device, info, when, warmups, repeats)
+    scope = peaks_file.scope_of(info)
+    peaks_file.write_ceilings(results, provenance, Path(out), scope=scope, force=force)
     for r in results:
-        shown = r.reason if isinstance(r, measure.Skipped) else measure.human(r)
+        shown = r.reason if isinstance(r, measure.Skipped) else peaks_file.human(r)
         sys.stderr.write(f"{r.name}: {shown}\n")
     sys.stdout.write(f"{out}\n")
