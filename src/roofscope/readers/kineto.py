@@ -51,11 +51,9 @@ from math import prod
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import numpy.typing as npt
-
 from roofscope.errors import InputError
 from roofscope.model import Profile, RunInfo
+from roofscope.readers.batches import Kind, column, name_ids, registered
 from roofscope.readers.json_stream import EventStream, open_text
 from roofscope.readers.registry import DISPATCHES, Reader
 from roofscope.readers.sniff import Head
@@ -89,8 +87,6 @@ _KERNEL_COLUMNS = (
 )
 _COPY_COLUMNS = ("direction", "src_agent", "dst_agent", "start_ns", "end_ns")
 _TEXT = {"direction", "src_agent", "dst_agent"}
-
-Column = npt.NDArray[Any]
 
 
 # -- values -------------------------------------------------------------------------------
@@ -160,30 +156,20 @@ class _Rows:
         if not self.rows:
             return
         values = list(zip(*self.rows, strict=True))
-        if self.columns[0] == "name_id":
-            ids = self.profile.name_ids(sorted({str(v) for v in values[0]}))
-            values[0] = tuple(ids[str(v)] for v in values[0])
-        arrays = {c: _column(c, v) for c, v in zip(self.columns, values, strict=True)}
-        duck = self.profile.con
-        duck.register("kineto_batch", arrays)
-        try:
-            # the INSERT's row count is read so that the next batch can be registered
-            duck.execute(
+        arrays = {
+            c: name_ids(self.profile, v) if c == "name_id" else column(v, _kind(c))
+            for c, v in zip(self.columns, values, strict=True)
+        }
+        with registered(self.profile, "kineto_batch", arrays) as batch_con:
+            batch_con.execute(
                 f"INSERT INTO {self.table} SELECT {', '.join(self.columns)} FROM kineto_batch"
             ).fetchall()
-        finally:
-            duck.unregister("kineto_batch")
         self.count += len(self.rows)
         self.rows = []
 
 
-def _column(column: str, values: tuple[object, ...]) -> Column:
-    if column in _TEXT:
-        return np.array(values, dtype=object)
-    if None not in values:
-        return np.array(values, dtype=np.int64)
-    data = np.array([0 if v is None else v for v in values], dtype=np.int64)
-    return np.ma.masked_array(data, mask=np.array([v is None for v in values]))
+def _kind(name: str) -> Kind:
+    return "text" if name in _TEXT else "int"
 
 
 class _Pass:

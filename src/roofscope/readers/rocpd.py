@@ -30,13 +30,12 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
 from pathlib import Path
-from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from roofscope.errors import InputError
 from roofscope.model import Profile, RunInfo
+from roofscope.readers.batches import Column, column, name_ids, registered
 from roofscope.readers.registry import DISPATCHES, KERNEL_SUMMARY, Reader
 from roofscope.readers.sniff import Head
 from roofscope.readers.stats_csv import insert_kernel_summary
@@ -88,8 +87,6 @@ _TEXT = {"guid", "raw", "counter", "direction", "src_agent", "dst_agent"}
 _FLOAT = {"value"}
 _SHAPE = "tid, queue, stream, grid_size, workgroup_size, lds_bytes, scratch_bytes, arch_vgpr, "
 _SHAPE += "accum_vgpr, sgpr"
-
-Column = npt.NDArray[Any]
 
 
 # -- opening and recognising --------------------------------------------------------------
@@ -204,12 +201,8 @@ def _stage(
     )
     cursor = con.execute(f"SELECT {', '.join(columns.values())} FROM {view}")
     while batch := cursor.fetchmany(_CHUNK):
-        duck.register("rocpd_batch", _arrays(profile, columns, batch))
-        try:
-            # the INSERT's row count is read so that the next batch can be registered
-            duck.execute(f"INSERT INTO {table} SELECT * FROM rocpd_batch").fetchall()
-        finally:
-            duck.unregister("rocpd_batch")
+        with registered(profile, "rocpd_batch", _arrays(profile, columns, batch)) as batch_con:
+            batch_con.execute(f"INSERT INTO {table} SELECT * FROM rocpd_batch").fetchall()
 
 
 def _arrays(
@@ -228,18 +221,10 @@ def _type(column: str) -> str:
     return "VARCHAR" if column in _TEXT - {"raw"} else "DOUBLE" if column in _FLOAT else "BIGINT"
 
 
-def _column(profile: Profile, column: str, values: tuple[object, ...]) -> Column:
-    if column == "raw":
-        ids = profile.name_ids(sorted({str(v) for v in values if v is not None}))
-        values = tuple(None if v is None else ids[str(v)] for v in values)
-    elif column in _TEXT:
-        return np.array(values, dtype=object)
-    elif column in _FLOAT:
-        return np.array(values, dtype=np.float64)
-    if None not in values:
-        return np.array(values, dtype=np.int64)
-    data = np.array([0 if v is None else v for v in values], dtype=np.int64)
-    return np.ma.masked_array(data, mask=np.array([v is None for v in values]))
+def _column(profile: Profile, name: str, values: tuple[object, ...]) -> Column:
+    if name == "raw":
+        return name_ids(profile, values)
+    return column(values, "text" if name in _TEXT else "float" if name in _FLOAT else "int")
 
 
 def _read_kernels(
@@ -269,22 +254,19 @@ def _read_kernels(
         arrays["k"] = np.arange(rows, rows + len(arrays["id"]), dtype=np.int64)
         rows += len(arrays["k"])
         agents.update(int(a) for a in np.unique(np.ma.compressed(arrays["agent"])))
-        duck.register("rocpd_batch", arrays)
-        try:
-            duck.execute(
+        with registered(profile, "rocpd_batch", arrays) as batch_con:
+            batch_con.execute(
                 f"""INSERT INTO dispatches (source, name_id, pid, device, dispatch_id, start_ns,
                 end_ns) SELECT {source}, name_id, pid, device, dispatch_id, start_ns, end_ns
                 FROM rocpd_batch"""
             ).fetchall()
-            duck.execute(
+            batch_con.execute(
                 f"INSERT INTO {_STAGE} SELECT name_id, {_SHAPE} FROM rocpd_batch"
             ).fetchall()
             if keys:
-                duck.execute(
+                batch_con.execute(
                     f"INSERT INTO {_STAGE}_n SELECT k, guid, dispatch_id, agent FROM rocpd_batch"
                 ).fetchall()
-        finally:
-            duck.unregister("rocpd_batch")
     if nameless:
         profile.warn("rocpd-nameless", f"{path}: {nameless} dispatch(es) without a kernel name")
     if not rows:
