@@ -6,8 +6,8 @@ regex syntax, and paths that are folders, missing, beneath a file, too long or e
 reports or the input itself. The invariant: no exception escapes ``main``; the input is
 unchanged; exit 0 (or 3, the gate) with output, or exit 1 or 2 with exactly one
 ``roofscope: error:`` line. Found by it: ``--html INPUT --force`` replaced the profile with
-the report; names too long for the file system, output folders that were files,
-``--gap-us 1e400`` and ``--junit``/``--markdown`` to a missing folder were tracebacks.
+the report, and names too long for the file system were tracebacks; its campaign
+(``bench/fuzz_campaign.py --family options``) found ``--fail-if-kernel-slower 1e400``.
 """
 
 from __future__ import annotations
