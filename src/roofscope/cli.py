@@ -27,12 +27,11 @@ from roofscope.cli_common import (
     stem,
     work_rules,
     write_charts,
-    write_output,
 )
 from roofscope.cli_compare import compare
 from roofscope.cli_measure import peaks, profile
 from roofscope.errors import RoofscopeError, UsageError
-from roofscope.outfile import make_folder
+from roofscope.outfile import make_folder, write_atomically
 from roofscope.readers import registry
 from roofscope.readers.load import load
 from roofscope.readers.sniff import size_if_file
@@ -170,7 +169,7 @@ def analyze(
     if html:
         from roofscope.render.html import render_html
 
-        write_output(Path(html), render_html(report), force=force, keep=keep)
+        write_atomically(Path(html), render_html(report), force=force, keep=keep)
     if svg or png:
         from roofscope.render.charts import hotspot_svg, roofline_svg, timeline_svg
 

@@ -14,7 +14,9 @@ from roofscope.outfile import make_folder, write_atomically
 from roofscope.readers.sniff import size_if_file
 from roofscope.work.spec import Rule, parse_inline, read_work_file
 
-Force = Annotated[bool, typer.Option("--force", help="Overwrite existing output files.")]
+Force = Annotated[
+    bool, typer.Option("--force", help="Overwrite existing output files (never an input).")
+]
 OutDir = Annotated[
     str | None,
     typer.Option("-o", "--out", help="Write the HTML report into DIR, named after the input(s)."),
@@ -26,12 +28,6 @@ def stem(path: str) -> str:
     name = Path(path).resolve().name
     stem = name.split(".")[0] or "profile"
     return "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in stem)
-
-
-def write_output(path: Path, text: str, *, force: bool, keep: list[str]) -> None:
-    """Write an output file whole (temporary file and rename); an existing one only with
-    --force, and never one of ``keep``."""
-    write_atomically(path, text, force=force, keep=keep)
 
 
 def inputs_of(profile: Profile, named: list[str]) -> list[str]:
@@ -62,7 +58,7 @@ def write_charts(
     if svg:
         make_folder(Path(svg))
         for name, chart in charts.items():
-            write_output(Path(svg) / f"{name}.svg", chart, force=force, keep=keep)
+            write_atomically(Path(svg) / f"{name}.svg", chart, force=force, keep=keep)
     if png:
         from roofscope.render.png import write_pngs
 

@@ -15,9 +15,8 @@ from roofscope.cli_common import (
     stem,
     work_rules,
     write_charts,
-    write_output,
 )
-from roofscope.outfile import make_folder
+from roofscope.outfile import make_folder, write_atomically
 from roofscope.readers.load import load
 from roofscope.report import RooflineOptions, analyse
 
@@ -116,9 +115,9 @@ def compare(
         min_share=min_share,
     )
     if junit_out:
-        write_output(Path(junit_out), junit(verdict), force=force, keep=keep)
+        write_atomically(Path(junit_out), junit(verdict), force=force, keep=keep)
     if markdown_out:
-        write_output(Path(markdown_out), markdown(cmp, verdict), force=force, keep=keep)
+        write_atomically(Path(markdown_out), markdown(cmp, verdict), force=force, keep=keep)
     if out and not html:
         html = str(Path(out) / f"{stem(base)}-vs-{stem(new)}.roofscope.html")
         make_folder(Path(out))
@@ -127,7 +126,7 @@ def compare(
         from roofscope.render.html import render_compare_html
 
         page = render_compare_html(cmp, verdict, ceilings)
-        write_output(Path(html), page, force=force, keep=keep)
+        write_atomically(Path(html), page, force=force, keep=keep)
     if svg or png:
         from roofscope.render.compare_charts import movement_svg, waterfall_svg
 
