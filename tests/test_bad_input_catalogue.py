@@ -640,6 +640,33 @@ def test_gate_threshold_beyond_any_change(capsys: Cap, option: str, value: str) 
     )
 
 
+TRAILING_COMMA_FILES = [
+    (V1 / "results.csv", "results.csv"),
+    (V1 / "results.stats.csv", "results.stats.csv"),
+    (V3, "1_kernel_trace.csv"),
+    (DATA / "rocprofv3-counters" / "2025-08_counter_collection.csv", "1_counter_collection.csv"),
+    (DATA / "rocprof-compute-mi200" / "pmc_perf.csv", "pmc_perf.csv"),
+    (DATA / "nsys" / "host_cuda_gpu_trace.csv", "r_cuda_gpu_trace.csv"),
+    (DATA / "nsys" / "projector_cuda_gpu_kern_sum.csv", "r_cuda_gpu_kern_sum.csv"),
+    (DATA / "ncu" / "leleucas-opanalysis-a100" / "roofline_result.csv", "roofline_result.csv"),
+]
+
+
+@pytest.mark.parametrize(("source", "name"), TRAILING_COMMA_FILES, ids=lambda x: str(x)[-28:])
+def test_trailing_comma_on_every_line(capsys: Cap, tmp_path: Path, source: Path, name: str) -> None:
+    """A spreadsheet's export ends every line in a comma: an empty last column. It was a
+    DuckDB Binder Error for the CSV readers, an unrecognised file for the summaries, and, once
+    recognised, the v1 stats read every number one field to the left (calls = total ns)."""
+    raw = source.read_bytes()
+    eol = b"\r\n" if b"\r\n" in raw else b"\n"
+    edited = write(tmp_path / name, eol.join(x + b"," if x else x for x in raw.split(eol)))
+    assert edited.read_bytes() != raw
+    written, commas = analyze_ok(capsys, source), analyze_ok(capsys, edited)
+    assert commas["summary"] == written["summary"]
+    assert commas["kernels"] == written["kernels"]
+    assert list(warnings_by_code(commas)) == list(warnings_by_code(written))
+
+
 # -- header names that are SQL text --------------------------------------------------------------
 
 

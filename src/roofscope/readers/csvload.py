@@ -48,6 +48,17 @@ class CsvLayout:
     header: bool = True
 
 
+def header_name(raw: str, index: int) -> str:
+    """A header field as a column name: stripped; an empty one (the field after a trailing
+    comma, as spreadsheets write) named by its position, ``(column 23)``."""
+    return raw.strip() or f"(column {index + 1})"
+
+
+def is_unnamed(raw: str) -> bool:
+    """Whether a header field names nothing: such a column is read past, never a counter."""
+    return not raw.strip()
+
+
 @dataclass(frozen=True)
 class Rejected:
     line: int

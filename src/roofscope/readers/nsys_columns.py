@@ -104,6 +104,8 @@ def summary_columns(header: Header) -> dict[str, Column] | None:
     """Summary role -> column, when the header is one of nsys's summary reports."""
     found: dict[str, Column] = {}
     for col in header.columns():
+        if not col.base:  # the empty field after a trailing comma
+            continue
         if col.scale is None:
             return None
         key = next((k for prefix, k in _SUMMARY_KEYS if col.base.startswith(prefix)), None)

@@ -30,7 +30,7 @@ import re
 from pathlib import Path
 
 from roofscope.errors import InputError
-from roofscope.readers.csvload import CsvLayout
+from roofscope.readers.csvload import CsvLayout, header_name, is_unnamed
 from roofscope.readers.duck_sql import ident
 
 # model column <- the file columns (lower case) that hold it, rocprof v1 and rocprof-compute names
@@ -110,6 +110,9 @@ def wide_layout(path: Path, header: list[str]) -> CsvLayout:
     name = None
     taken: set[str] = set()
     for i, col in enumerate(header):
+        if is_unnamed(col):
+            columns.append((header_name(col, i), "VARCHAR"))
+            continue
         stored = _stored_name(header, i, present)
         scan = stored or col
         if scan in taken:

@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 from roofscope.model import DISPATCH_COLUMNS, Profile, RunInfo
-from roofscope.readers.csvload import CsvLayout
+from roofscope.readers.csvload import CsvLayout, header_name, is_unnamed
 from roofscope.readers.dispatch_csv import read_dispatch_csv
 from roofscope.readers.registry import DISPATCHES, Reader
 from roofscope.readers.rocminfo import gpu_from_rocminfo
@@ -78,14 +78,14 @@ def layout_for(header: list[str], *, has_header: bool = True) -> CsvLayout:
     mapping: dict[str, str] = {}
     counters: list[str] = []
     seen: set[str] = set()
-    for raw in header:
-        col = raw.strip()
+    for i, raw in enumerate(header):
+        col = header_name(raw, i)
         while col in seen:  # passes merged by other tools repeat helper counters
             col += "_dup"
         seen.add(col)
         low = col.lower()
         columns.append((col, "BIGINT" if low in _TYPED else "VARCHAR"))
-        if low not in _FIXED:
+        if low not in _FIXED and not is_unnamed(raw):
             counters.append(col)
         if low in _MODEL and _MODEL[low] not in mapping:
             quoted = f'"{col}"'

@@ -52,7 +52,7 @@ class RocprofV1Stats(Reader):
     header: tuple[str, ...] = tuple(HEADER)
 
     def detect(self, head: Head) -> bool:
-        return tuple(f.strip() for f in head.fields()) == self.header
+        return tuple(head.names()) == self.header
 
     def role(self, head: Head) -> str:
         return KERNEL_SUMMARY if self.kind(head.path, []) is None else ACTIVITY

@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 from roofscope.model import Profile, RunInfo
-from roofscope.readers.csvload import CsvLayout
+from roofscope.readers.csvload import CsvLayout, header_name
 from roofscope.readers.dispatch_csv import read_dispatch_csv
 from roofscope.readers.duck_sql import read_csv
 from roofscope.readers.registry import COPIES, DISPATCHES, Reader
@@ -58,7 +58,7 @@ def pid_from_name(path: Path) -> int | None:
 
 
 def kernel_trace_layout(header: list[str], pid: int | None) -> CsvLayout:
-    cols = [h.strip() for h in header]
+    cols = [header_name(h, i) for i, h in enumerate(header)]
     columns = [(c, "VARCHAR" if c in _TEXT else "BIGINT") for c in cols]
     mapping = {model: f'"{col}"' for col, model in _COPY.items() if col in cols}
     mapping["device"] = _AGENT
@@ -131,7 +131,7 @@ class MemoryCopyTrace(Reader):
         return COPIES
 
     def read(self, path: Path, head: Head, profile: Profile, *, role: str) -> None:
-        cols = [h.strip() for h in head.fields()]
+        cols = [header_name(h, i) for i, h in enumerate(head.fields())]
         types = {
             c: (
                 "BIGINT"

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from roofscope.errors import InputError
 from roofscope.model import Profile, RunInfo
-from roofscope.readers.csvload import register_names
+from roofscope.readers.csvload import header_name, register_names
 from roofscope.readers.dispatch_csv import report_rows
 from roofscope.readers.duck_sql import ident, read_csv
 from roofscope.readers.registry import COUNTER_COLLECTION, METADATA, Reader
@@ -75,7 +75,7 @@ def _scan(path: Path, header: list[str], tag: str) -> str:
 
 
 def _header(path: Path, head: Head) -> list[str]:
-    header = [h.strip() for h in head.fields()]
+    header = [header_name(h, i) for i, h in enumerate(head.fields())]
     missing = [c for c in _NEEDED if c not in header]
     if missing:
         raise InputError(

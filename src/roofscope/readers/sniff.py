@@ -35,6 +35,14 @@ class Head:
         except csv.Error:
             return self.first_line.split(",")
 
+    def names(self) -> list[str]:
+        """The header's names: fields stripped, without the empty ones a trailing comma
+        leaves at the end (for recognising a header, not for counting its columns)."""
+        names = [f.strip() for f in self.fields()]
+        while names and not names[-1]:
+            names.pop()
+        return names
+
     def starts(self, *prefixes: str) -> bool:
         return any(self.first_line.startswith(p) for p in prefixes)
 

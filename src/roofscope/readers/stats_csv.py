@@ -36,16 +36,33 @@ def parse_stats(
     rows: list[StatsRow] = []
     bad: list[tuple[int, str]] = []
     start = 1 if skip_header else 0
+    # a header ending in a comma (a spreadsheet's export) ends every row in an empty field
+    trailing = _trailing_empty(lines[0]) if skip_header and lines else 0
     for number, line in enumerate(lines[start:], start=start + 1):
         if not line.strip():
             continue
-        row = _split(line, numbers)
+        row = _split(_without_trailing(line, trailing), numbers)
         if isinstance(row, str):
             last = number == len(lines) and not text.endswith(("\n", "\r"))
             bad.append((number, "truncated last row" if last else row))
         else:
             rows.append(StatsRow(number, row[0], row[1]))
     return rows, bad
+
+
+def _trailing_empty(header: str) -> int:
+    fields = header.split(",")
+    return len(fields) - len(_without_trailing(header, len(fields) - 1).split(","))
+
+
+def _without_trailing(line: str, empty: int) -> str:
+    """``line`` without up to ``empty`` empty fields at its end."""
+    for _ in range(empty):
+        rest, comma, last = line.rpartition(",")
+        if not comma or last.strip():
+            break
+        line = rest
+    return line
 
 
 def _split(line: str, numbers: int) -> tuple[str, tuple[float | None, ...]] | str:
