@@ -667,6 +667,21 @@ def test_trailing_comma_on_every_line(capsys: Cap, tmp_path: Path, source: Path,
     assert list(warnings_by_code(commas)) == list(warnings_by_code(written))
 
 
+@pytest.mark.parametrize(("char", "name"), [(";", "semicolons"), ("\t", "tabs")])
+def test_fields_separated_by_another_character(
+    capsys: Cap, tmp_path: Path, char: str, name: str
+) -> None:
+    """A spreadsheet in a locale of decimal commas saves with ';'; nsys stats can write TSV.
+    Was 'not a recognised profiler file ... or name the format with --format', which no
+    --format mends."""
+    text = (V1 / "results.csv").read_text(encoding="utf-8").replace(",", char)
+    path = write(tmp_path / "results.csv", text)
+    assert fails(capsys, path) == (
+        f"{path}:1: separates its fields with {name}, not commas; pass the CSV the profiler "
+        "wrote (nsys stats: --format csv), or export the sheet again as CSV with commas"
+    )
+
+
 # -- header names that are SQL text --------------------------------------------------------------
 
 

@@ -190,6 +190,17 @@ def _identify(head: Head, forced: Reader | None) -> Found | None:
     return None if detected is None else Found(head, detected, detected.role(head))
 
 
+def _other_separator(line: str) -> str | None:
+    """'semicolons' (a spreadsheet in a locale of decimal commas) or 'tabs' (TSV) when a
+    first line has no comma but those between its fields."""
+    if "," in line:
+        return None
+    for char, name in ((";", "semicolons"), ("\t", "tabs")):
+        if line.count(char) >= 2:
+            return name
+    return None
+
+
 def _identify_sqlite(head: Head, forced: Reader | None) -> Found:
     """A rocpd database or an Nsight Systems export; a one-line error naming any other SQLite
     file."""
@@ -216,6 +227,14 @@ def _identify_file(head: Head, forced: Reader | None) -> Found:
             "is gzip-compressed, and what is inside is no format roofscope reads compressed "
             f"(first line: {head.first_line[:60]!r})",
             "decompress it (gunzip) and pass the file inside",
+        )
+    if found is None and (sep := _other_separator(head.first_line)):
+        raise InputError(
+            str(head.path),
+            f"separates its fields with {sep}, not commas",
+            "pass the CSV the profiler wrote (nsys stats: --format csv), or export the sheet "
+            "again as CSV with commas",
+            line=1,
         )
     if found is None:
         first = head.first_line[:80]
