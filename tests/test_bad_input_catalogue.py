@@ -682,6 +682,21 @@ def test_fields_separated_by_another_character(
     )
 
 
+@pytest.mark.parametrize("where", ["file", "folder"])
+def test_lines_ended_by_carriage_return_alone(capsys: Cap, tmp_path: Path, where: str) -> None:
+    """Classic Mac OS spreadsheets save CSV with CR line ends. Was 'is binary data', and in a
+    folder the file was passed over."""
+    folder = tmp_path / "run"
+    shutil.copytree(V1, folder)
+    path = folder / "results.csv"
+    path.write_bytes(path.read_bytes().replace(b"\r\n", b"\r").replace(b"\n", b"\r"))
+    assert fails(capsys, path if where == "file" else folder) == (
+        f"{path}: ends its lines with a carriage return alone (as classic Mac OS spreadsheets "
+        "save CSV); convert the line ends (tr '\\r' '\\n' < IN > OUT), or pass the file the "
+        "profiler wrote"
+    )
+
+
 # -- header names that are SQL text --------------------------------------------------------------
 
 

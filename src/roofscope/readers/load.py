@@ -172,6 +172,13 @@ def _identify(head: Head, forced: Reader | None) -> Found | None:
         raise InputError(shown, "is empty", "re-run the profiler; the file was never written")
     if head.kind == "sqlite":
         return _identify_sqlite(head, forced)
+    if head.kind == "cr":
+        raise InputError(
+            shown,
+            "ends its lines with a carriage return alone (as classic Mac OS spreadsheets save CSV)",
+            "convert the line ends (tr '\\r' '\\n' < IN > OUT), or pass the file the profiler "
+            "wrote",
+        )
     if head.kind in ("binary", "gzip"):
         what = {"binary": "binary data", "gzip": "a gzip file"}
         raise InputError(
@@ -260,7 +267,7 @@ def _scan_dir(root: Path, forced: Reader | None) -> list[Found]:
     unreadable: list[str] = []  # files named like profiler output that hold none
     for path in sorted(p for p in root.rglob("*") if p.is_file() and _CANDIDATE.search(p.name)):
         head = read_head(path)
-        if head.kind == "text" and (item := _identify(head, forced)) is not None:
+        if head.kind in ("text", "cr") and (item := _identify(head, forced)) is not None:
             found.append(item)
         elif head.kind == "sqlite":
             try:  # a folder may hold other SQLite files: only profiler databases count

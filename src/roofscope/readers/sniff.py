@@ -22,7 +22,7 @@ class Head:
 
     path: Path
     size: int
-    kind: str  # text | gzip (undecodable) | sqlite | binary | empty
+    kind: str  # text | gzip (undecodable) | sqlite | binary | empty | cr (CR-only line ends)
     first_line: str
     bom: bool
     text: str = ""  # for text: the first 64 KiB decoded (U+FFFD for bad bytes), BOM dropped
@@ -118,6 +118,8 @@ def classify(path: Path, raw: bytes, size: int) -> Head:
         return Head(path, size, "empty", "", bom)
     if raw.startswith(b"SQLite format 3\x00"):
         return Head(path, size, "sqlite", "", bom)
+    if b"\n" not in raw and b"\r" in raw.rstrip(b"\r") and b"\x00" not in raw[:4096]:
+        return Head(path, size, "cr", "", bom)  # lines end in CR alone: classic Mac OS
     line = raw.split(b"\n", 1)[0].rstrip(b"\r")
     if b"\x00" in raw[:4096] or _mostly_binary(line):
         return Head(path, size, "binary", "", bom)
