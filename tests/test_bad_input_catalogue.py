@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import gzip
 import os
+import re
 import shutil
 import sqlite3
 from pathlib import Path
@@ -718,3 +719,22 @@ def test_header_names_with_quotes(tmp_path: Path) -> None:
     n = len(rows) - 1
     assert sorted(got) == sorted((k, n, float(v), float(v)) for k, v in extra.items())
     assert profile.count("dispatches") == n
+
+
+# -- the catalogue itself --------------------------------------------------------------------------
+
+
+def test_every_class_names_a_test_that_exists() -> None:
+    """docs/bad-inputs.md: each numbered class, in order, names tests that are defined here."""
+    doc = (Path(__file__).parents[1] / "docs" / "bad-inputs.md").read_text(encoding="utf-8")
+    rows = [line for line in doc.splitlines() if re.match(r"\| \d+ \|", line)]
+    assert [int(r.split("|")[1]) for r in rows] == list(range(1, len(rows) + 1))
+    defined = set(re.findall(r"^def (test_\w+)\(", _test_sources(), flags=re.M))
+    for row in rows:
+        named = re.findall(r"\b(test_\w+)\b(?!\.py)", row)
+        assert named, f"class {row.split('|')[1].strip()} names no test"
+        assert set(named) <= defined, f"{row[:60]}: {set(named) - defined}"
+
+
+def _test_sources() -> str:
+    return "\n".join(p.read_text(encoding="utf-8") for p in Path(__file__).parent.glob("*.py"))
