@@ -19,6 +19,7 @@ import pytest
 from roofscope.readers.load import load
 from tests.conftest import DATA, DEMO
 from tests.test_bad_inputs import analyze_ok, error_line, run, warnings_by_code
+from tests.test_nsys import build_export
 
 V1 = DATA / "rocprofv1-mi250x" / "laplacian"
 
@@ -719,6 +720,108 @@ def test_header_names_with_quotes(tmp_path: Path) -> None:
     n = len(rows) - 1
     assert sorted(got) == sorted((k, n, float(v), float(v)) for k, v in extra.items())
     assert profile.count("dispatches") == n
+
+
+# -- values that parse but that no launch can have -----------------------------------------------
+
+
+def nsys_trace_with(tmp_path: Path, changes: dict[str, str]) -> tuple[Path, int]:
+    """The nsys cuda_gpu_trace with fields of its first kernel row replaced; that row's line."""
+    with NSYS.open(newline="") as f:
+        rows = list(csv.reader(f))
+    header = rows[0]
+    index = next(i for i, r in enumerate(rows) if i and r[header.index("GrdX")])
+    for column, value in changes.items():
+        rows[index][header.index(column)] = value
+    path = tmp_path / "r_cuda_gpu_trace.csv"
+    with path.open("w", newline="") as f:
+        csv.writer(f).writerows(rows)
+    return path, index + 1
+
+
+@pytest.mark.parametrize(
+    ("changes", "problem"),
+    [
+        ({"StcSMem (MB)": "1e300"}, "column 'StcSMem (MB)' holds '1e300', beyond any time or "
+         "size nsys writes (1e+18)"),
+        ({"Start (ns)": "9000000000000000000", "Duration (ns)": "9000000000000000000"},
+         "column 'Start (ns)' holds '9000000000000000000', beyond any time or size nsys writes "
+         "(1e+18)"),
+        # 2^32 * 2^32 * 1024 threads: each field is a valid BIGINT, their product is not
+        ({"GrdX": "4294967296", "GrdY": "4294967296", "BlkX": "1024"}, "column 'GrdX' holds "
+         "'4294967296', making more threads than one launch can hold (2^63)"),
+    ],
+    ids=["shared-memory", "start-plus-duration", "thread-count"],
+)  # fmt: skip
+def test_nsys_trace_value_no_launch_can_have(
+    capsys: Cap, tmp_path: Path, changes: dict[str, str], problem: str
+) -> None:
+    """The derived columns overflowed inside DuckDB: the line named neither row nor field."""
+    path, line = nsys_trace_with(tmp_path, changes)
+    assert (
+        fails(capsys, path) == f"{path}:{line}: {problem}; pass the report as nsys stats wrote it"
+    )
+
+
+def test_nsys_trace_field_not_a_number_is_named(capsys: Cap, tmp_path: Path) -> None:
+    """DuckDB names the staged column (``c1``); the error names the header field instead."""
+    path, line = nsys_trace_with(tmp_path, {"Duration (ns)": "slow"})
+    message = fails(capsys, path)
+    assert message.startswith(f"{path}:{line}: has a field that is not a number (")
+    assert 'column "Duration (ns)"' in message and '"c1"' not in message
+
+
+@pytest.mark.parametrize(
+    ("table", "rowid", "setting", "problem"),
+    [
+        ("CUPTI_ACTIVITY_KIND_KERNEL", 2, "start = 'abc'", "start is 'abc'"),
+        ("CUPTI_ACTIVITY_KIND_KERNEL", 2, "registersPerThread = 1e30",
+         "registersPerThread is 1e+30"),
+        ("CUPTI_ACTIVITY_KIND_KERNEL", 2,
+         "gridX = 4294967296, gridY = 4294967296, gridZ = 1, blockX = 1024, blockY = 1, blockZ = 1",
+         f"gridX*gridY*gridZ*blockX*blockY*blockZ is {float(2**74)!r}"),
+        ("CUPTI_ACTIVITY_KIND_MEMCPY", 2, "start = 1e300", "start is 1e+300"),
+        ("CUPTI_ACTIVITY_KIND_MEMSET", 1, "memKind = 'x'", "memKind is 'x'"),
+    ],
+    ids=["text-start", "huge-registers", "thread-count", "memcpy-start", "memset-kind"],
+)  # fmt: skip
+def test_nsys_sqlite_value_no_launch_can_have(
+    capsys: Cap, tmp_path: Path, table: str, rowid: int, setting: str, problem: str
+) -> None:
+    """numpy's int64 conversion failed with 'Python int too large to convert to C long'."""
+    path = tmp_path / "report.sqlite"
+    build_export(path)
+    with sqlite3.connect(path) as con:
+        con.execute(f"UPDATE {table} SET {setting} WHERE rowid = {rowid}")
+    con.close()
+    assert fails(capsys, path) == (
+        f"{path}: {table} rowid {rowid}: {problem}, not a whole number within 64 bits; "
+        "export the report again with nsys export --type sqlite"
+    )
+
+
+@pytest.mark.parametrize(
+    ("setting", "problem"),
+    [("start = 'abc'", "start is 'abc'"), ("grid_size_x = 1e300", "grid_x is 1e+300")],
+    ids=["text-start", "huge-grid"],
+)
+def test_rocpd_value_no_launch_can_have(
+    capsys: Cap, tmp_path: Path, setting: str, problem: str
+) -> None:
+    """The same numpy conversion in the rocpd reader; the view and its id are named."""
+    path = tmp_path / "results.db"
+    shutil.copyfile(ROCPD, path)
+    with sqlite3.connect(path) as con:
+        (table,) = con.execute(
+            "SELECT name FROM sqlite_master WHERE name LIKE 'rocpd_kernel_dispatch_%'"
+        ).fetchone()
+        (first,) = con.execute(f"SELECT min(id) FROM {table}").fetchone()
+        con.execute(f"UPDATE {table} SET {setting} WHERE id = {first}")
+    con.close()
+    assert fails(capsys, path) == (
+        f"{path}: kernels id {first}: {problem}, not a whole number within 64 bits; "
+        "pass the database rocprofv3 wrote, unedited"
+    )
 
 
 # -- the catalogue itself --------------------------------------------------------------------------

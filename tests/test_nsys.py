@@ -22,7 +22,7 @@ from roofscope.analysis import checks
 from roofscope.cli import main
 from roofscope.errors import InputError
 from roofscope.model import Profile
-from roofscope.readers import nsys_csv, nsys_sqlite, rocpd
+from roofscope.readers import nsys_csv, nsys_sqlite, nsys_trace, sqlite_file
 from roofscope.readers.registry import ACTIVITY, DISPATCHES, KERNEL_SUMMARY, Reader
 from roofscope.readers.sniff import read_head
 from tests.conftest import DATA, SHARED_CORPUS
@@ -81,7 +81,7 @@ def expected_kern_sum(path: Path) -> dict[str, tuple[int, float]]:
 def test_kern_sum_reads_instances_and_totals(path: Path) -> None:
     head = read_head(path)
     assert nsys_csv.KernSum().detect(head)
-    assert not nsys_csv.GpuTrace().detect(head) and not nsys_csv.ApiSum().detect(head)
+    assert not nsys_trace.GpuTrace().detect(head) and not nsys_csv.ApiSum().detect(head)
     profile = read(nsys_csv.KernSum(), path, KERNEL_SUMMARY)
     assert kernel_totals(profile) == expected_kern_sum(path)
     assert profile.run.producer == "nsys"
@@ -182,8 +182,8 @@ def trace_expectation(path: Path) -> tuple[dict[str, tuple[int, int]], list[tupl
 def test_gpu_trace_kernels_and_copies_apart(path: Path) -> None:
     if not path.exists():
         pytest.skip("shared corpus not present")
-    assert nsys_csv.GpuTrace().detect(read_head(path))
-    profile = read(nsys_csv.GpuTrace(), path, DISPATCHES)
+    assert nsys_trace.GpuTrace().detect(read_head(path))
+    profile = read(nsys_trace.GpuTrace(), path, DISPATCHES)
     kernels, copies = trace_expectation(path)
     got = profile.con.execute(
         """SELECT raw_name, count(*), sum(end_ns - start_ns) FROM dispatches
@@ -204,7 +204,7 @@ def test_gpu_trace_kernels_and_copies_apart(path: Path) -> None:
 
 
 def test_gpu_trace_dispatch_fields_and_launch_shapes() -> None:
-    profile = read(nsys_csv.GpuTrace(), GPU_TRACE, DISPATCHES)
+    profile = read(nsys_trace.GpuTrace(), GPU_TRACE, DISPATCHES)
     rows = csv_rows(GPU_TRACE)
     kernels = [r for r in rows if r["GrdX"]]
     got = profile.con.execute(
@@ -228,7 +228,7 @@ def test_gpu_trace_dispatch_fields_and_launch_shapes() -> None:
 
 
 def duplicate_warnings(path: Path) -> list[int]:
-    profile = read(nsys_csv.GpuTrace(), path, DISPATCHES)
+    profile = read(nsys_trace.GpuTrace(), path, DISPATCHES)
     return [w.count for w in checks.check(profile) if w.code == "duplicate-dispatch-id"]
 
 
@@ -254,7 +254,7 @@ def test_graph_launch_kernels_share_a_correlation_id(tmp_path: Path) -> None:
 
 def test_api_trace_is_no_gpu_trace() -> None:
     head = read_head(API_TRACE)
-    readers = (nsys_csv.GpuTrace(), nsys_csv.KernSum(), nsys_csv.ApiSum(), nsys_csv.MemTimeSum())
+    readers = (nsys_trace.GpuTrace(), nsys_csv.KernSum(), nsys_csv.ApiSum(), nsys_csv.MemTimeSum())
     assert not any(r.detect(head) for r in readers)
 
 
@@ -279,7 +279,7 @@ def _trace_with(tmp_path: Path, row: str) -> Path:
 )
 def test_gpu_trace_malformed_row(tmp_path: Path, row: str, problem: str) -> None:
     path = _trace_with(tmp_path, row)
-    message = one_line_error(nsys_csv.GpuTrace(), path, DISPATCHES)
+    message = one_line_error(nsys_trace.GpuTrace(), path, DISPATCHES)
     assert message.startswith(f"{path}:6: {problem}")
 
 
@@ -287,7 +287,7 @@ def test_gpu_trace_memory_rows_only(tmp_path: Path) -> None:
     lines = GPU_TRACE.read_bytes().split(b"\r\n")
     path = tmp_path / "copies.csv"
     path.write_bytes(b"\r\n".join(lines[:4]) + b"\r\n")
-    message = one_line_error(nsys_csv.GpuTrace(), path, DISPATCHES)
+    message = one_line_error(nsys_trace.GpuTrace(), path, DISPATCHES)
     assert "has no kernel rows" in message
 
 
@@ -539,7 +539,7 @@ def test_sqlite_locked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     build_export(path)
     copy = tmp_path / "copy.sqlite"
     shutil.copyfile(path, copy)
-    monkeypatch.setattr(rocpd, "BUSY_TIMEOUT_S", 0.05)
+    monkeypatch.setattr(sqlite_file, "BUSY_TIMEOUT_S", 0.05)
     writer = sqlite3.connect(path, isolation_level=None)
     try:
         writer.execute("BEGIN EXCLUSIVE")

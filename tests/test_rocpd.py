@@ -18,7 +18,7 @@ import pytest
 from roofscope.cli import main
 from roofscope.model import Profile
 from roofscope.names import normalise
-from roofscope.readers import rocpd
+from roofscope.readers import rocpd, sqlite_file
 from roofscope.readers.load import load
 from roofscope.readers.registry import KERNEL_SUMMARY
 from roofscope.readers.sniff import read_head
@@ -221,7 +221,7 @@ def test_locked(
 ) -> None:
     db = tmp_path / "busy.db"
     shutil.copyfile(DB, db)
-    monkeypatch.setattr(rocpd, "BUSY_TIMEOUT_S", 0.05)
+    monkeypatch.setattr(sqlite_file, "BUSY_TIMEOUT_S", 0.05)
     writer = sqlite3.connect(db, isolation_level=None)
     try:
         writer.execute("BEGIN EXCLUSIVE")

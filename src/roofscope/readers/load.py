@@ -28,7 +28,7 @@ import duckdb
 
 from roofscope.errors import InputError
 from roofscope.model import Profile
-from roofscope.readers import nsys_sqlite, registry, rocpd, shards
+from roofscope.readers import nsys_sqlite, registry, rocpd, rocpd_schema, shards
 from roofscope.readers.registry import (
     COUNTER_COLLECTION,
     DISPATCHES,
@@ -215,7 +215,7 @@ def _identify_sqlite(head: Head, forced: Reader | None) -> Found:
     if nsys_sqlite.is_nsys(head.path):
         reader = nsys_sqlite.NsysSqlite()
     else:
-        rocpd.require_rocpd(head.path)
+        rocpd_schema.require_rocpd(head.path)
         reader = rocpd.Rocpd()
     if forced is not None and forced.name != reader.name:
         raise InputError(
@@ -273,7 +273,7 @@ def _scan_dir(root: Path, forced: Reader | None) -> list[Found]:
             try:  # a folder may hold other SQLite files: only profiler databases count
                 found.append(_identify_sqlite(head, forced))
             except InputError:
-                if nsys_sqlite.is_nsys(path) or rocpd.is_rocpd(path):
+                if nsys_sqlite.is_nsys(path) or rocpd_schema.is_rocpd(path):
                     raise
         elif head.kind in ("empty", "binary"):
             unreadable.append(f"{path.relative_to(root)} is {head.kind}")

@@ -65,6 +65,11 @@ class Column:
     unit: str | None
     scale: float | None  # to ns or bytes; None for a unit roofscope does not know
 
+    @property
+    def field(self) -> str:
+        """The header field as written, less quotes and spaces: ``Total Time (ns)``."""
+        return f"{self.base} ({self.unit})" if self.unit else self.base
+
 
 def parse_field(index: int, field: str) -> Column:
     """``Total Time (ns)`` -> Column(base "Total Time", unit "ns", scale 1)."""
@@ -126,11 +131,10 @@ def number(path: Path, line: int, col: Column, text: str, *, required: bool) -> 
         value = float("nan")
     scaled = value * (col.scale or 1.0)
     if value != value or not abs(scaled) <= PLAUSIBLE:
-        shown = f"{col.base} ({col.unit})" if col.unit else col.base
         what = "not a number" if value != value else "beyond any count or time nsys writes"
         raise InputError(
             str(path),
-            f"column {shown!r} holds {token[:40]!r}, {what}",
+            f"column {col.field!r} holds {token[:40]!r}, {what}",
             "pass the report as nsys stats wrote it",
             line=line,
         )

@@ -35,16 +35,16 @@ import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+import duckdb
 import numpy as np
-import numpy.typing as npt
 
 from roofscope.errors import InputError
 from roofscope.model import Profile, RunInfo
+from roofscope.readers.batches import Column, column, registered
 from roofscope.readers.registry import DISPATCHES, Reader
-from roofscope.readers.rocpd import opened
 from roofscope.readers.sniff import Head
+from roofscope.readers.sqlite_file import Value, opened, refuse_bad_value
 
 KERNEL = "CUPTI_ACTIVITY_KIND_KERNEL"
 MEMCPY = "CUPTI_ACTIVITY_KIND_MEMCPY"
@@ -81,8 +81,6 @@ MEMORY_KINDS = {
 }
 _NAMES = ("demangledName", "shortName", "mangledName")
 _SHAPE = ("stream", "grid_size", "workgroup_size", "lds_bytes", "arch_vgpr")
-
-Column = npt.NDArray[Any]
 
 
 # -- schema by name ----------------------------------------------------------------------
@@ -193,11 +191,27 @@ def _require_kernels(con: sqlite3.Connection, path: Path, present: set[str]) -> 
     return table
 
 
-def _int_column(values: tuple[object, ...]) -> Column:
-    if None not in values:
-        return np.array(values, dtype=np.int64)
-    data = np.array([0 if v is None else v for v in values], dtype=np.int64)
-    return np.ma.masked_array(data, mask=np.array([v is None for v in values]))
+_KERNEL_NUMBERS = (
+    "start", "end", "deviceId", "correlationId", "globalPid", "streamId", "registersPerThread",
+    "gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ",
+    "staticSharedMemory", "dynamicSharedMemory",
+)  # fmt: skip
+_COPY_NUMBERS = ("start", "end", "globalPid", "copyKind", "srcKind", "dstKind", "memKind")
+_REEXPORT = "export the report again with nsys export --type sqlite"
+
+
+def _numbers(table: Table, names: Iterable[str]) -> list[Value]:
+    """The columns among ``names`` that ``table`` has, as values that must be whole numbers;
+    for the kernel table also the thread count and shared memory summed from them."""
+    values: list[Value] = [(n, table.q(n), "int") for n in names if table.has(n)]
+    if table.name == KERNEL:
+        threads = ("gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ")
+        lds = f"{table.q('staticSharedMemory')} + {table.q('dynamicSharedMemory')}"
+        values += [
+            ("*".join(threads), table.product(threads), "int"),
+            ("staticSharedMemory+dynamicSharedMemory", lds, "int"),
+        ]
+    return values
 
 
 def _kernel_batch(profile: Profile, batch: list[tuple[object, ...]]) -> dict[str, Column]:
@@ -207,7 +221,7 @@ def _kernel_batch(profile: Profile, batch: list[tuple[object, ...]]) -> dict[str
         list(zip(*named, strict=True)) if named else [() for _ in _KERNEL_COLUMNS]
     )
     cols[0] = tuple(ids[str(v)] for v in cols[0])
-    return {c: _int_column(v) for c, v in zip(_KERNEL_COLUMNS, cols, strict=True)}
+    return {c: column(v, "int") for c, v in zip(_KERNEL_COLUMNS, cols, strict=True)}
 
 
 def read_kernels(
@@ -243,10 +257,7 @@ def read_kernels(
 
 
 def _insert_batch(profile: Profile, source: int, arrays: dict[str, Column]) -> None:
-    duck = profile.con
-    duck.register("nsys_batch", arrays)
-    try:
-        # each INSERT's result is read so that the next batch can be registered
+    with registered(profile, "nsys_batch", arrays) as duck:
         duck.execute(
             f"""INSERT INTO dispatches (source, name_id, pid, device, dispatch_id, start_ns,
             end_ns) SELECT {source}, name_id, pid, device, dispatch_id, start_ns, end_ns
@@ -255,8 +266,6 @@ def _insert_batch(profile: Profile, source: int, arrays: dict[str, Column]) -> N
         duck.execute(
             f"INSERT INTO {_STAGE} SELECT name_id, {', '.join(_SHAPE)} FROM nsys_batch"
         ).fetchall()
-    finally:
-        duck.unregister("nsys_batch")
 
 
 # -- copies --------------------------------------------------------------------------------
@@ -356,7 +365,17 @@ class NsysSqlite(Reader):
             table = _require_kernels(con, path, present)
             try:
                 devices = read_kernels(con, profile, path, table, role)
+            except (OverflowError, ValueError, TypeError):
+                values = _numbers(table, _KERNEL_NUMBERS)
+                refuse_bad_value(con, path, KERNEL, values, key="rowid", remedy=_REEXPORT)
+                raise
             finally:
                 profile.con.execute(f"DROP TABLE IF EXISTS {_STAGE}")
-            read_copies(con, profile, path, present)
+            try:
+                read_copies(con, profile, path, present)
+            except (duckdb.Error, OverflowError, ValueError, TypeError):
+                for name in sorted(present & {MEMCPY, MEMSET}):
+                    values = _numbers(Table.of(con, name), _COPY_NUMBERS)
+                    refuse_bad_value(con, path, name, values, key="rowid", remedy=_REEXPORT)
+                raise
             profile.set_run(run_info(con, present, devices))

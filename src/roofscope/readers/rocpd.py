@@ -20,30 +20,28 @@ is opened read-only (``mode=ro``) and never changed. What maps to what:
 ``rocpd_info_agent``
     the GPU the dispatches ran on (product name, gfx target, CUs and XCCs from ``extdata``).
 ``rocpd_metadata``
-    ``schema_version``; versions other than :data:`SUPPORTED_SCHEMAS` are refused.
+    ``schema_version``; versions other than
+    :data:`~roofscope.readers.rocpd_schema.SUPPORTED_SCHEMAS` are refused.
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterator
-from contextlib import closing, contextmanager
 from pathlib import Path
 
 import numpy as np
 
 from roofscope.errors import InputError
 from roofscope.model import Profile, RunInfo
-from roofscope.readers.batches import Column, column, name_ids, registered
+from roofscope.readers.batches import Column, Kind, column, name_ids, registered
 from roofscope.readers.registry import DISPATCHES, KERNEL_SUMMARY, Reader
+from roofscope.readers.rocpd_schema import check_schema, is_rocpd, require_views
 from roofscope.readers.sniff import Head
+from roofscope.readers.sqlite_file import Value, opened, refuse_bad_value
 from roofscope.readers.stats_csv import insert_kernel_summary
 
-SUPPORTED_SCHEMAS = ("3",)
-BUSY_TIMEOUT_S = 2.0  # how long to wait for a writer's lock before giving up
 _CHUNK = 100_000
-_VIEWS = ("rocpd_metadata", "kernels")
 _STAGE = "rocpd_k"
 
 # column -> expression over the view; every column is a 64-bit integer except those in _TEXT
@@ -89,105 +87,6 @@ _SHAPE = "tid, queue, stream, grid_size, workgroup_size, lds_bytes, scratch_byte
 _SHAPE += "accum_vgpr, sgpr"
 
 
-# -- opening and recognising --------------------------------------------------------------
-
-
-@contextmanager
-def opened(path: Path) -> Iterator[sqlite3.Connection]:
-    """A read-only connection; any SQLite error inside (or text that is not UTF-8, from a
-    damaged page) becomes a one-line InputError."""
-    uri = f"{path.resolve().as_uri()}?mode=ro"
-    try:
-        with closing(sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S)) as con:
-            yield con
-    except sqlite3.Error as exc:
-        raise _failure(path, exc) from None
-    except UnicodeDecodeError as exc:
-        raise InputError(
-            str(path),
-            f"is a damaged SQLite database (text that is not UTF-8: {exc.reason})",
-            "re-run the profiler; the file was cut short or overwritten",
-        ) from None
-
-
-def _failure(path: Path, exc: sqlite3.Error) -> InputError:
-    why = " ".join(str(exc).split())
-    if "locked" in why or "busy" in why:
-        return InputError(
-            str(path),
-            f"is locked by another process ({why})",
-            "wait for the profiler to finish writing it, or pass a copy",
-        )
-    if "malformed" in why or "not a database" in why or "corrupt" in why:
-        return InputError(
-            str(path),
-            f"is a damaged SQLite database ({why})",
-            "re-run the profiler; the file was cut short or overwritten",
-        )
-    return InputError(str(path), f"cannot be read as SQLite ({why})", "check the file")
-
-
-def _objects(con: sqlite3.Connection) -> dict[str, str]:
-    return {str(n): str(t) for n, t in con.execute("SELECT name, type FROM sqlite_master")}
-
-
-def require_rocpd(path: Path) -> None:
-    """Nothing for a rocpd database; a one-line InputError naming what any other SQLite
-    file is (a rocprof v1 ``results.db``, ...) or why it cannot be read."""
-    with opened(path) as con:
-        _require_views(path, con)
-
-
-def _require_views(path: Path, con: sqlite3.Connection) -> None:
-    objects = _objects(con)
-    missing = [v for v in _VIEWS if v not in objects]
-    if not missing:
-        return
-    if any(n.startswith("rocpd_") for n in objects):
-        raise InputError(
-            str(path),
-            f"is a rocpd database without the {', '.join(missing)} view(s)",
-            "pass the database as rocprofv3 wrote it (its views query the uuid tables)",
-        )
-    if "KERN" in objects:
-        what, remedy = (
-            "a rocprof v1 results.db",
-            "pass the results.csv that rocprof wrote beside it",
-        )
-    elif any(n.startswith("compute_") for n in objects):
-        what, remedy = "a rocprof-compute analysis database", "pass its workload folder"
-    else:
-        what = f"tables: {', '.join(sorted(objects)[:5]) or 'none'}"
-        remedy = "pass rocprofv3 rocpd, CSV or JSON output (see `roofscope formats`)"
-    raise InputError(str(path), f"is an SQLite database without rocpd's views ({what})", remedy)
-
-
-def is_rocpd(path: Path) -> bool:
-    try:
-        require_rocpd(path)
-    except InputError:
-        return False
-    return True
-
-
-def _check_schema(path: Path, con: sqlite3.Connection) -> None:
-    seen = sorted(
-        {
-            str(v)
-            for (v,) in con.execute("SELECT value FROM rocpd_metadata WHERE tag = 'schema_version'")
-        }
-    )
-    unknown = [v for v in seen if v not in SUPPORTED_SCHEMAS]
-    if unknown or not seen:
-        found = ", ".join(unknown) if unknown else "none"
-        raise InputError(
-            str(path),
-            f"has rocpd schema_version {found}; roofscope reads schema_version "
-            f"{', '.join(SUPPORTED_SCHEMAS)}",
-            "convert it with a matching rocprofv3 (rocpd2csv) and pass the CSV files",
-        )
-
-
 # -- copying rows -------------------------------------------------------------------------
 
 
@@ -217,14 +116,18 @@ def _name(column: str) -> str:
     return "name_id" if column == "raw" else column
 
 
+def _kind(column: str) -> Kind:
+    return "text" if column in _TEXT else "float" if column in _FLOAT else "int"
+
+
 def _type(column: str) -> str:
-    return "VARCHAR" if column in _TEXT - {"raw"} else "DOUBLE" if column in _FLOAT else "BIGINT"
+    if column == "raw":  # staged as name ids
+        return "BIGINT"
+    return {"text": "VARCHAR", "float": "DOUBLE", "int": "BIGINT"}[_kind(column)]
 
 
 def _column(profile: Profile, name: str, values: tuple[object, ...]) -> Column:
-    if name == "raw":
-        return name_ids(profile, values)
-    return column(values, "text" if name in _TEXT else "float" if name in _FLOAT else "int")
+    return name_ids(profile, values) if name == "raw" else column(values, _kind(name))
 
 
 def _read_kernels(
@@ -281,6 +184,19 @@ def _read_kernels(
     )
     profile.add_input(str(path), Rocpd.name, rows, role, rank=_rank(con))
     return first, agents
+
+
+def _refuse_bad_values(con: sqlite3.Connection, path: Path) -> None:
+    """After a failed conversion, the error naming the view, row and value that caused it."""
+    for view, columns in (
+        ("kernels", _KERNEL_COLUMNS),
+        ("counters_collection", _COUNTER_COLUMNS),
+        ("memory_copies", _COPY_COLUMNS),
+    ):
+        values: list[Value] = [(e, e, _kind(c)) for c, e in columns.items()]
+        values += [(f, f, "int") for _, e, _ in values if " * " in e for f in e.split(" * ")]
+        remedy = "pass the database rocprofv3 wrote, unedited"
+        refuse_bad_value(con, path, view, values, key="id", remedy=remedy)
 
 
 def _has_counters(con: sqlite3.Connection) -> bool:
@@ -412,14 +328,17 @@ class Rocpd(Reader):
 
     def read(self, path: Path, head: Head, profile: Profile, *, role: str) -> None:
         with opened(path) as con:
-            _require_views(path, con)
-            _check_schema(path, con)
+            require_views(path, con)
+            check_schema(path, con)
             if role == KERNEL_SUMMARY:
                 read_top_kernels(con, profile, path, role=role)
                 profile.set_run(RunInfo(producer=self.producer))
                 return
             try:
                 self._read_all(con, profile, path, role)
+            except (OverflowError, ValueError, TypeError):
+                _refuse_bad_values(con, path)
+                raise
             finally:
                 for suffix in ("", "_n", "_c", "_m"):
                     profile.con.execute(f"DROP TABLE IF EXISTS {_STAGE}{suffix}")
