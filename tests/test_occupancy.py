@@ -16,15 +16,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from roofscope.errors import UsageError
-from roofscope.metrics.occupancy import (
-    ARCHS,
-    Achieved,
-    Occupancy,
-    Shape,
-    achieved,
-    occupancy,
-    theoretical,
-)
+from roofscope.metrics.achieved import Achieved, achieved
+from roofscope.metrics.occupancy import ARCHS, Occupancy, Shape, occupancy, theoretical
 from roofscope.model import Profile
 from roofscope.readers.load import load
 from tests.conftest import DATA, SHARED_CORPUS

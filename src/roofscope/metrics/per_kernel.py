@@ -6,9 +6,10 @@ from dataclasses import dataclass, field
 
 from roofscope.devices import Device
 from roofscope.errors import UsageError
+from roofscope.metrics.achieved import Achieved, achieved
 from roofscope.metrics.derived import ALL, MetricValue, metrics
 from roofscope.metrics.machine import Machine, machine_for
-from roofscope.metrics.occupancy import Achieved, Occupancy, achieved, theoretical
+from roofscope.metrics.occupancy import Occupancy, theoretical
 from roofscope.model import Profile
 from roofscope.work.assign import kernel_name_ids, run_name_ids
 

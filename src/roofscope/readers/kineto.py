@@ -52,9 +52,10 @@ from pathlib import Path
 from typing import Any
 
 from roofscope.errors import InputError
-from roofscope.model import Profile, RunInfo
+from roofscope.model import Profile
 from roofscope.readers.batches import Kind, column, name_ids, registered
 from roofscope.readers.json_stream import EventStream, open_text
+from roofscope.readers.kineto_meta import PRODUCER, run_info, run_rank, waves, whole
 from roofscope.readers.registry import DISPATCHES, Reader
 from roofscope.readers.sniff import Head
 
@@ -103,30 +104,20 @@ def ns(value: object) -> int | None:
     return None
 
 
-def _int(value: object) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, Decimal) and value.is_finite() and value == value.to_integral_value():
-        return int(value)
-    return None
-
-
 def _stream(event: dict[str, Any], args: dict[str, Any]) -> int | None:
-    stream = _int(args.get("stream"))
+    stream = whole(args.get("stream"))
     if stream is not None:
         return stream
     tid = event.get("tid")
     if isinstance(tid, str) and (m := _STREAM_TID.match(tid)):
         return int(m.group(1))
-    return _int(tid)
+    return whole(tid)
 
 
 def _product(dims: object) -> int | None:
     if not isinstance(dims, list) or not dims:
         return None
-    ints = [_int(d) for d in dims]
+    ints = [whole(d) for d in dims]
     return None if None in ints else prod(i for i in ints if i is not None)
 
 
@@ -207,8 +198,8 @@ class _Pass:
         times, args = self._times(event), _args(event)
         if times is None:
             return
-        device = _int(args.get("device"))
-        device = _int(event.get("pid")) if device is None else device
+        device = whole(args.get("device"))
+        device = whole(event.get("pid")) if device is None else device
         if device is not None:
             self.devices[device] += 1
         block = _product(args.get("block"))
@@ -217,13 +208,13 @@ class _Pass:
             (
                 str(event.get("name", "")),
                 device,
-                _int(args.get("correlation")),
+                whole(args.get("correlation")),
                 *times,
                 _stream(event, args),
                 None if grid is None or block is None else grid * block,
                 block,
-                _int(args.get("shared memory")),
-                _int(args.get("registers per thread")),
+                whole(args.get("shared memory")),
+                whole(args.get("registers per thread")),
             )
         )
 
@@ -238,55 +229,9 @@ class _Pass:
 
     def _host(self, event: dict[str, Any]) -> None:
         if self.os_pid is None:
-            self.os_pid = _int(event.get("pid"))
+            self.os_pid = whole(event.get("pid"))
         if not self.hip and str(event.get("name", "")).startswith("hip"):
             self.hip = True
-
-
-# -- the run ------------------------------------------------------------------------------
-
-
-def _device_entries(meta: dict[str, Any]) -> dict[int, dict[str, Any]]:
-    entries = meta.get("deviceProperties") or meta.get("computeProperties") or []
-    if not isinstance(entries, list):
-        return {}
-    return {i: e for e in entries if isinstance(e, dict) and (i := _int(e.get("id"))) is not None}
-
-
-def _arch(entry: dict[str, Any]) -> str | None:
-    for key in ("gcnArchName", "archName", "gfxArch"):
-        value = entry.get(key)
-        if isinstance(value, str) and value:
-            return value.split(":")[0]
-    name = str(entry.get("name", ""))
-    major, minor = _int(entry.get("computeMajor")), _int(entry.get("computeMinor"))
-    if name.startswith("AMD") or major is None or minor is None:
-        return None
-    return f"sm_{major}{minor}"
-
-
-def _run_info(meta: dict[str, Any], device: int | None) -> RunInfo:
-    version = _int(meta.get("schemaVersion"))
-    entry = _device_entries(meta).get(device) if device is not None else None
-    sms = _int(entry.get("numSms")) if entry else None
-    return RunInfo(
-        producer=KinetoTrace.producer,
-        producer_version=None if version is None else f"schemaVersion {version}",
-        gpu=str(entry["name"]) if entry and entry.get("name") else None,
-        arch=_arch(entry) if entry else None,
-        compute_units=sms if sms and sms > 0 else None,
-    )
-
-
-def _rank(meta: dict[str, Any]) -> int | None:
-    info = meta.get("distributedInfo")
-    return _int(info.get("rank")) if isinstance(info, dict) else None
-
-
-def _waves(meta: dict[str, Any], hip: bool) -> list[tuple[int, int | None]]:
-    """(device, warp size) for every described device, and the default under device -1."""
-    waves = [(i, _int(e.get("warpSize"))) for i, e in _device_entries(meta).items()]
-    return [*waves, (-1, None if hip else 32)]
 
 
 # -- writing the model --------------------------------------------------------------------
@@ -363,7 +308,7 @@ class KinetoTrace(Reader):
         "PyTorch profiler / Kineto chrome trace (.json or .json.gz; kernels, memcpy/memset, "
         "rank and GPU from deviceProperties)"
     )
-    producer = "pytorch-profiler"
+    producer = PRODUCER
     compressed = True
 
     def detect(self, head: Head) -> bool:
@@ -402,9 +347,9 @@ class KinetoTrace(Reader):
                 "kineto-untimed", f"{path}: {seen.untimed} GPU event(s) without ts/dur left out"
             )
         source = len(profile.inputs)
-        _insert_kernels(profile, source, seen.os_pid, _waves(meta, seen.hip))
-        rank = _rank(meta)
+        _insert_kernels(profile, source, seen.os_pid, waves(meta, seen.hip))
+        rank = run_rank(meta)
         profile.add_input(str(path), self.name, seen.kernels.count, role, rank=rank)
         _insert_copies(profile, path, seen.os_pid, seen.copies.count, rank)
         top = seen.devices.most_common(1)
-        profile.set_run(_run_info(meta, top[0][0] if top else None))
+        profile.set_run(run_info(meta, top[0][0] if top else None))

@@ -1,0 +1,68 @@
+"""A Kineto trace's metadata (formats-nvidia-torch.md section 3): ``deviceProperties`` -> the
+run's GPU and each device's warp size, ``distributedInfo.rank`` -> the input's rank,
+``schemaVersion`` -> the producer version. See :mod:`~roofscope.readers.kineto`."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from roofscope.model import RunInfo
+
+PRODUCER = "pytorch-profiler"
+
+
+def whole(value: object) -> int | None:
+    """A JSON integer (int, or a Decimal with no fraction) as int; None for anything else."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, Decimal) and value.is_finite() and value == value.to_integral_value():
+        return int(value)
+    return None
+
+
+def _device_entries(meta: dict[str, Any]) -> dict[int, dict[str, Any]]:
+    entries = meta.get("deviceProperties") or meta.get("computeProperties") or []
+    if not isinstance(entries, list):
+        return {}
+    return {i: e for e in entries if isinstance(e, dict) and (i := whole(e.get("id"))) is not None}
+
+
+def _arch(entry: dict[str, Any]) -> str | None:
+    for key in ("gcnArchName", "archName", "gfxArch"):
+        value = entry.get(key)
+        if isinstance(value, str) and value:
+            return value.split(":")[0]
+    name = str(entry.get("name", ""))
+    major, minor = whole(entry.get("computeMajor")), whole(entry.get("computeMinor"))
+    if name.startswith("AMD") or major is None or minor is None:
+        return None
+    return f"sm_{major}{minor}"
+
+
+def run_info(meta: dict[str, Any], device: int | None) -> RunInfo:
+    """The run as the metadata describes it; the GPU is the entry of ``device``, the one most
+    kernels ran on (the list names every visible GPU)."""
+    version = whole(meta.get("schemaVersion"))
+    entry = _device_entries(meta).get(device) if device is not None else None
+    sms = whole(entry.get("numSms")) if entry else None
+    return RunInfo(
+        producer=PRODUCER,
+        producer_version=None if version is None else f"schemaVersion {version}",
+        gpu=str(entry["name"]) if entry and entry.get("name") else None,
+        arch=_arch(entry) if entry else None,
+        compute_units=sms if sms and sms > 0 else None,
+    )
+
+
+def run_rank(meta: dict[str, Any]) -> int | None:
+    info = meta.get("distributedInfo")
+    return whole(info.get("rank")) if isinstance(info, dict) else None
+
+
+def waves(meta: dict[str, Any], hip: bool) -> list[tuple[int, int | None]]:
+    """(device, warp size) for every described device, and the default under device -1."""
+    sizes = [(i, whole(e.get("warpSize"))) for i, e in _device_entries(meta).items()]
+    return [*sizes, (-1, None if hip else 32)]
