@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import gzip
+import json
 import os
 import re
 import shutil
@@ -821,6 +822,31 @@ def test_rocpd_value_no_launch_can_have(
     assert fails(capsys, path) == (
         f"{path}: kernels id {first}: {problem}, not a whole number within 64 bits; "
         "pass the database rocprofv3 wrote, unedited"
+    )
+
+
+@pytest.mark.parametrize(
+    ("key", "literal", "field"),
+    [
+        ("ts", "1e999999999", "ts"),  # was a decimal.Overflow traceback
+        ("device", "1e999999999", "args.device (else pid)"),  # was a hang: a 10^9-digit int
+        ("correlation", "100000000000000000000", "args.correlation"),
+        ("grid", "[4294967296, 4294967296, 1]", "args.grid x args.block"),
+    ],
+    ids=["ts-exponent", "device-exponent", "correlation", "thread-count"],
+)
+def test_kineto_number_past_64_bits(
+    capsys: Cap, tmp_path: Path, key: str, literal: str, field: str
+) -> None:
+    """A 13-character JSON number can stand for an integer of a billion digits."""
+    with gzip.open(KINETO, "rt", encoding="utf-8") as f:
+        doc = json.load(f)
+    first = next(e for e in doc["traceEvents"] if e.get("cat") in ("kernel", "Kernel"))
+    (first if key == "ts" else first["args"])[key] = "@@here@@"
+    path = write(tmp_path / "r.pt.trace.json", json.dumps(doc).replace('"@@here@@"', literal))
+    assert fails(capsys, path) == (
+        f"{path}: kernel event 1 ({first['name'][:60]!r}): {field} is past 64 bits; "
+        "pass the trace the profiler wrote"
     )
 
 

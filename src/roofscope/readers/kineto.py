@@ -46,7 +46,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Mapping
-from decimal import ROUND_HALF_EVEN, Context, Decimal
+from decimal import ROUND_HALF_EVEN, Context, Decimal, Overflow
 from math import prod
 from pathlib import Path
 from typing import Any
@@ -55,7 +55,7 @@ from roofscope.errors import InputError
 from roofscope.model import Profile
 from roofscope.readers.batches import Kind, column, name_ids, registered
 from roofscope.readers.json_stream import EventStream, open_text
-from roofscope.readers.kineto_meta import PRODUCER, run_info, run_rank, waves, whole
+from roofscope.readers.kineto_meta import BEYOND, INT64, PRODUCER, run_info, run_rank, waves, whole
 from roofscope.readers.registry import DISPATCHES, Reader
 from roofscope.readers.sniff import Head
 
@@ -64,7 +64,7 @@ COPY_CATS = frozenset({"gpu_memcpy", "gpu_memset", "Memcpy", "Memset"})
 HOST_CATS = frozenset({"cpu_op", "Operator", "cuda_runtime", "Runtime", "cuda_driver"})
 BATCH = 100_000  # rows gathered before they are written to DuckDB
 _STAGE = "kineto_k"
-_EXACT = Context(prec=60)
+_EXACT = Context(prec=60, Emax=60)  # 10^60 ns: any time past it is damage
 _STREAM_TID = re.compile(r"stream (\d+)$")
 _AGENTS = re.compile(r"\((.+?) -> (.+?)\)")
 _KINETO_KEYS = re.compile(r'"(schemaVersion|deviceProperties|distributedInfo)"\s*:')
@@ -73,20 +73,26 @@ _KINETO_CATS = re.compile(
 )
 _ET_KEYS = ('"schema"', '"nodes"')
 
-# staged kernel columns; every one a 64-bit integer
-_KERNEL_COLUMNS = (
-    "name_id",
-    "device",
-    "dispatch_id",
-    "start_ns",
-    "end_ns",
-    "stream",
-    "grid_size",
-    "workgroup_size",
-    "lds_bytes",
-    "arch_vgpr",
-)
-_COPY_COLUMNS = ("direction", "src_agent", "dst_agent", "start_ns", "end_ns")
+# staged kernel columns, every one a 64-bit integer -> what of the event it comes from
+_KERNEL_COLUMNS = {
+    "name_id": "name",
+    "device": "args.device (else pid)",
+    "dispatch_id": "args.correlation",
+    "start_ns": "ts",
+    "end_ns": "ts + dur",
+    "stream": "args.stream (else tid)",
+    "grid_size": "args.grid x args.block",
+    "workgroup_size": "args.block",
+    "lds_bytes": "args.shared memory",
+    "arch_vgpr": "args.registers per thread",
+}
+_COPY_COLUMNS = {
+    "direction": "name",
+    "src_agent": "name",
+    "dst_agent": "name",
+    "start_ns": "ts",
+    "end_ns": "ts + dur",
+}
 _TEXT = {"direction", "src_agent", "dst_agent"}
 
 
@@ -100,7 +106,10 @@ def ns(value: object) -> int | None:
     if isinstance(value, int):
         return value * 1000
     if isinstance(value, Decimal) and value.is_finite():
-        return int(value.scaleb(3, _EXACT).to_integral_value(ROUND_HALF_EVEN, _EXACT))
+        try:
+            return int(value.scaleb(3, _EXACT).to_integral_value(ROUND_HALF_EVEN, _EXACT))
+        except Overflow:  # past _EXACT's exponent limit, far past 64 bits
+            return BEYOND
     return None
 
 
@@ -132,8 +141,9 @@ def _args(event: dict[str, Any]) -> dict[str, Any]:
 class _Rows:
     """Rows of one kind gathered in memory and written to a DuckDB table a batch at a time."""
 
-    def __init__(self, profile: Profile, table: str, columns: tuple[str, ...]) -> None:
-        self.profile, self.table, self.columns = profile, table, columns
+    def __init__(self, profile: Profile, path: Path, table: str, columns: dict[str, str]) -> None:
+        self.profile, self.path, self.table = profile, path, table
+        self.fields, self.columns = columns, tuple(columns)
         self.rows: list[tuple[object, ...]] = []
         self.count = 0
 
@@ -147,16 +157,33 @@ class _Rows:
         if not self.rows:
             return
         values = list(zip(*self.rows, strict=True))
-        arrays = {
-            c: name_ids(self.profile, v) if c == "name_id" else column(v, _kind(c))
-            for c, v in zip(self.columns, values, strict=True)
-        }
+        try:
+            arrays = {
+                c: name_ids(self.profile, v) if c == "name_id" else column(v, _kind(c))
+                for c, v in zip(self.columns, values, strict=True)
+            }
+        except OverflowError:
+            self._refuse_beyond()
+            raise
         with registered(self.profile, "kineto_batch", arrays) as batch_con:
             batch_con.execute(
                 f"INSERT INTO {self.table} SELECT {', '.join(self.columns)} FROM kineto_batch"
             ).fetchall()
         self.count += len(self.rows)
         self.rows = []
+
+    def _refuse_beyond(self) -> None:
+        """The error naming the first event with a number past 64 bits (numpy names none)."""
+        for i, row in enumerate(self.rows):
+            for name, value in zip(self.columns, row, strict=True):
+                if isinstance(value, int) and not -INT64 <= value <= INT64:
+                    what = "kernel" if self.table == _STAGE else "memcpy/memset"
+                    raise InputError(
+                        str(self.path),
+                        f"{what} event {self.count + i + 1} ({str(row[0])[:60]!r}): "
+                        f"{self.fields[name]} is past 64 bits",
+                        "pass the trace the profiler wrote",
+                    )
 
 
 def _kind(name: str) -> Kind:
@@ -166,9 +193,9 @@ def _kind(name: str) -> Kind:
 class _Pass:
     """What one pass over ``traceEvents`` keeps: staged rows and a few facts."""
 
-    def __init__(self, profile: Profile) -> None:
-        self.kernels = _Rows(profile, _STAGE, _KERNEL_COLUMNS)
-        self.copies = _Rows(profile, f"{_STAGE}_m", _COPY_COLUMNS)
+    def __init__(self, profile: Profile, path: Path) -> None:
+        self.kernels = _Rows(profile, path, _STAGE, _KERNEL_COLUMNS)
+        self.copies = _Rows(profile, path, f"{_STAGE}_m", _COPY_COLUMNS)
         self.devices: Counter[int] = Counter()
         self.os_pid: int | None = None
         self.hip = False
@@ -228,8 +255,8 @@ class _Pass:
         self.copies.add((name, src, dst, *times))
 
     def _host(self, event: dict[str, Any]) -> None:
-        if self.os_pid is None:
-            self.os_pid = whole(event.get("pid"))
+        if self.os_pid is None and (pid := whole(event.get("pid"))) is not None:
+            self.os_pid = pid if -INT64 <= pid <= INT64 else None
         if not self.hip and str(event.get("name", "")).startswith("hip"):
             self.hip = True
 
@@ -332,7 +359,7 @@ class KinetoTrace(Reader):
                 profile.con.execute(f"DROP TABLE IF EXISTS {_STAGE}{suffix}")
 
     def _read(self, path: Path, head: Head, profile: Profile, role: str) -> None:
-        seen = _Pass(profile)
+        seen = _Pass(profile, path)
         with open_text(path, gzipped=head.gzip) as text:
             stream = EventStream(text, str(path), refuse=_graph_key)
             for event in stream.events():

@@ -12,22 +12,35 @@ from roofscope.model import RunInfo
 PRODUCER = "pytorch-profiler"
 
 
+INT64 = 2**63 - 1
+BEYOND = INT64 + 1  # stands for a JSON number past 64 bits; numpy refuses it when written
+
+
 def whole(value: object) -> int | None:
-    """A JSON integer (int, or a Decimal with no fraction) as int; None for anything else."""
+    """A JSON integer (int, or a Decimal with no fraction) as int; None for anything else.
+
+    A Decimal past 64 bits is :data:`BEYOND`, never converted: ``1e999999999`` would build an
+    integer of a billion digits."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
         return value
     if isinstance(value, Decimal) and value.is_finite() and value == value.to_integral_value():
-        return int(value)
+        return BEYOND if value.adjusted() > 18 else int(value)
     return None
+
+
+def _int(value: object) -> int | None:
+    """:func:`whole` within 64 bits: a metadata number past them is as good as absent."""
+    number = whole(value)
+    return number if number is not None and -INT64 <= number <= INT64 else None
 
 
 def _device_entries(meta: dict[str, Any]) -> dict[int, dict[str, Any]]:
     entries = meta.get("deviceProperties") or meta.get("computeProperties") or []
     if not isinstance(entries, list):
         return {}
-    return {i: e for e in entries if isinstance(e, dict) and (i := whole(e.get("id"))) is not None}
+    return {i: e for e in entries if isinstance(e, dict) and (i := _int(e.get("id"))) is not None}
 
 
 def _arch(entry: dict[str, Any]) -> str | None:
@@ -36,7 +49,7 @@ def _arch(entry: dict[str, Any]) -> str | None:
         if isinstance(value, str) and value:
             return value.split(":")[0]
     name = str(entry.get("name", ""))
-    major, minor = whole(entry.get("computeMajor")), whole(entry.get("computeMinor"))
+    major, minor = _int(entry.get("computeMajor")), _int(entry.get("computeMinor"))
     if name.startswith("AMD") or major is None or minor is None:
         return None
     return f"sm_{major}{minor}"
@@ -45,9 +58,9 @@ def _arch(entry: dict[str, Any]) -> str | None:
 def run_info(meta: dict[str, Any], device: int | None) -> RunInfo:
     """The run as the metadata describes it; the GPU is the entry of ``device``, the one most
     kernels ran on (the list names every visible GPU)."""
-    version = whole(meta.get("schemaVersion"))
+    version = _int(meta.get("schemaVersion"))
     entry = _device_entries(meta).get(device) if device is not None else None
-    sms = whole(entry.get("numSms")) if entry else None
+    sms = _int(entry.get("numSms")) if entry else None
     return RunInfo(
         producer=PRODUCER,
         producer_version=None if version is None else f"schemaVersion {version}",
@@ -59,10 +72,10 @@ def run_info(meta: dict[str, Any], device: int | None) -> RunInfo:
 
 def run_rank(meta: dict[str, Any]) -> int | None:
     info = meta.get("distributedInfo")
-    return whole(info.get("rank")) if isinstance(info, dict) else None
+    return _int(info.get("rank")) if isinstance(info, dict) else None
 
 
 def waves(meta: dict[str, Any], hip: bool) -> list[tuple[int, int | None]]:
     """(device, warp size) for every described device, and the default under device -1."""
-    sizes = [(i, whole(e.get("warpSize"))) for i, e in _device_entries(meta).items()]
+    sizes = [(i, _int(e.get("warpSize"))) for i, e in _device_entries(meta).items()]
     return [*sizes, (-1, None if hip else 32)]
