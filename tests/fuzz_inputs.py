@@ -5,8 +5,8 @@ Hypothesis strategy per family picks a seed and applies one mutation suited to i
 byte-level damage (truncation, flipped or replaced bytes), row-level damage (swapped fields,
 duplicated or dropped rows, edited header names), re-encoding (UTF-16, latin-1, BOM, line
 endings), hostile numbers (huge, negative, ``nan``, ``inf``, ``None``, thousands
-separators, ``8.1097E+14``), JSON edits for Kineto traces and page-level damage or hostile
-cell values for SQLite databases.
+separators, ``8.1097E+14``, ``1e999999999``, number literals no JSON writer emits), JSON
+edits for Kineto traces and page-level damage or hostile cell values for SQLite databases.
 
 The invariant, :func:`check`: ``roofscope analyze PATH --json`` either succeeds (exit 0,
 stdout is JSON) or refuses cleanly (exit 1, exactly one ``roofscope: error: `` line on
@@ -54,6 +54,8 @@ HOSTILE_VALUES: tuple[str, ...] = (
     "1e308",
     "1e309",
     "99999999999999999999999999999",
+    "9223372036854775808",
+    "1e999999999",
     "-1",
     "-5e12",
     "-0",
@@ -293,6 +295,20 @@ def toggle_eol(draw: Draw, raw: bytes) -> bytes:
     return raw.replace(b"\n", draw(st.sampled_from([b"\r\n", b"\r"])))
 
 
+JSON_NUMBERS = re.compile(rb"(?<=[:\[,])\s*-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?=\s*[,\]}])")
+EXTREME_LITERALS = (b"1e999999999", b"-1e999999999", b"1e-999999999", b"9" * 40, b"1e400")
+
+
+def json_number_text(draw: Draw, raw: bytes) -> bytes:
+    """Write one number of the JSON text as a literal json.dumps never writes: an exponent of
+    a billion, 40 digits, 1e400 (they decode to Decimals and ints of any size)."""
+    found = list(JSON_NUMBERS.finditer(raw))
+    if not found:
+        return raw
+    m = found[draw(st.integers(0, len(found) - 1))]
+    return raw[: m.start()] + draw(st.sampled_from(EXTREME_LITERALS)) + raw[m.end() :]
+
+
 TEXT_MUTATORS: dict[str, Mutator] = {
     "truncate": truncate,
     "flip_bytes": flip_bytes,
@@ -307,6 +323,7 @@ TEXT_MUTATORS: dict[str, Mutator] = {
     "latin1_names": to_latin1_names,
     "toggle_bom": toggle_bom,
     "toggle_eol": toggle_eol,
+    "json_number_text": json_number_text,
 }
 
 
@@ -395,7 +412,9 @@ JSON_MUTATORS: dict[str, Callable[[Draw, Any], str]] = {
     "json_drop_key": json_drop_key,
     "json_events": json_events,
 }
-JSON_TEXT_MUTATORS = ("truncate", "flip_bytes", "replace_bytes", "utf16", "toggle_bom")
+JSON_TEXT_MUTATORS = (
+    "truncate", "flip_bytes", "replace_bytes", "utf16", "toggle_bom", "json_number_text",
+)  # fmt: skip
 
 
 def _gzip(data: bytes) -> bytes:
@@ -473,7 +492,9 @@ def _tables(raw: bytes) -> list[tuple[str, list[str]]]:
     return out
 
 
-SQL_VALUES: tuple[Any, ...] = (None, -1, -(2**62), 2**63 - 1, 1e308, "nan", "inf", "", "x", 1.5)
+SQL_VALUES: tuple[Any, ...] = (
+    None, -1, -(2**62), 2**63 - 1, 9.3e18, 1e308, "nan", "inf", "", "x", 1.5, "1e999999999",
+)  # fmt: skip
 
 
 def sqlite_hostile_cell(draw: Draw, raw: bytes) -> bytes:

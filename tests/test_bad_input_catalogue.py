@@ -201,6 +201,20 @@ def test_v3_thousands_separators(capsys: Cap, tmp_path: Path) -> None:
     assert max(k["total_s"] for k in doc["kernels"]) < 1e-3
 
 
+@pytest.mark.parametrize("digits", ["123456789012345678901234567890", "9223372036854775808"])
+def test_v3_integer_past_64_bits(capsys: Cap, tmp_path: Path, digits: str) -> None:
+    """DuckDB rejected the row, the Python re-parse took the int whole, and the INSERT failed:
+    'could not be read (Conversion Error: Type INT128 ...)' naming no line. 2^63 is the
+    smallest such value."""
+    path = v3_with(tmp_path, "Start_Timestamp", digits)  # row 3: the file's line 4
+    doc = analyze_ok(capsys, path)
+    assert doc["summary"]["dispatches"] == len(v3_lines()) - 1 - 1  # less the header, the row
+    assert warnings_by_code(doc)["malformed-row"]["message"] == (
+        f"{path}: 1 malformed row(s) skipped: line 4 (field Start_Timestamp = '{digits}' is "
+        "not a bigint)"
+    )
+
+
 def test_ncu_thousands_separators(capsys: Cap) -> None:
     doc = analyze_ok(capsys, DATA / "ncu" / "leleucas-opanalysis-a100" / "nsight_virtual.csv")
     assert doc["summary"]["dispatches"] >= 1

@@ -136,6 +136,7 @@ def _convert(field: str, typ: str) -> tuple[object, bool]:
     try:
         if typ == "DOUBLE":
             return float(token), True
-        return int(token), True
+        number = int(token)
     except ValueError:
         return None, False
+    return number, -(2**63) <= number < 2**63  # what DuckDB's BIGINT holds
