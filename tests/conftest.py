@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -34,3 +35,12 @@ def run_json(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, Any]:
 
 def kernels_by_name(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {k["name"]: k for k in doc["kernels"]}
+
+
+def rocpd_table(con: sqlite3.Connection, view: str) -> str:
+    """The uuid-suffixed table of a rocpd database behind ``view`` (``kernel_dispatch`` ->
+    ``rocpd_kernel_dispatch_<uuid>``)."""
+    (name,) = con.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE ?", [f"rocpd_{view}_%"]
+    ).fetchone()
+    return str(name)

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from roofscope.readers.load import load
-from tests.conftest import DATA, DEMO
+from tests.conftest import DATA, DEMO, rocpd_table
 from tests.test_bad_inputs import analyze_ok, error_line, run, warnings_by_code
 from tests.test_nsys import build_export
 
@@ -827,9 +827,7 @@ def test_rocpd_value_no_launch_can_have(
     path = tmp_path / "results.db"
     shutil.copyfile(ROCPD, path)
     with sqlite3.connect(path) as con:
-        (table,) = con.execute(
-            "SELECT name FROM sqlite_master WHERE name LIKE 'rocpd_kernel_dispatch_%'"
-        ).fetchone()
+        table = rocpd_table(con, "kernel_dispatch")
         (first,) = con.execute(f"SELECT min(id) FROM {table}").fetchone()
         con.execute(f"UPDATE {table} SET {setting} WHERE id = {first}")
     con.close()

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from roofscope.analysis.hotspots import Hotspots
-from tests.conftest import DEMO, run_json
+from tests.conftest import DEMO, rocpd_table, run_json
 from tests.test_compare import TRACE, rewrite, scale, totals
 
 
@@ -115,9 +115,7 @@ def rocpd_ranks(root: Path, n: int, *, slow_rank: int = -1, recorded: bool = Tru
     for i in range(n):
         path = make_rank(root, i, 1, 1.3 if i == slow_rank else 1.0)
         with sqlite3.connect(path) as con:
-            (table,) = con.execute(
-                "SELECT name FROM sqlite_master WHERE name LIKE 'rocpd_info_process_%'"
-            ).fetchone()
+            table = rocpd_table(con, "info_process")
             (env,) = con.execute(f"SELECT environment FROM {table}").fetchone()
             environment = json.loads(env)
             environment.pop("OMPI_COMM_WORLD_RANK")

@@ -22,7 +22,7 @@ from roofscope.readers import rocpd, sqlite_file
 from roofscope.readers.load import load
 from roofscope.readers.registry import KERNEL_SUMMARY
 from roofscope.readers.sniff import read_head
-from tests.conftest import SHARED_CORPUS, run_json
+from tests.conftest import SHARED_CORPUS, rocpd_table, run_json
 
 DB = SHARED_CORPUS / "amd" / "synthetic-rocpd-mi250x" / "finite-difference_results.db"
 V1 = SHARED_CORPUS / "amd" / "hpctraining-rocprofv1-mi250x" / "finite-difference"
@@ -175,9 +175,7 @@ def test_unknown_schema_version(tmp_path: Path, capsys: pytest.CaptureFixture[st
     db = tmp_path / "v9.db"
     shutil.copyfile(DB, db)
     with sqlite3.connect(db) as con:
-        (table,) = con.execute(
-            "SELECT name FROM sqlite_master WHERE name LIKE 'rocpd_metadata_%'"
-        ).fetchone()
+        table = rocpd_table(con, "metadata")
         con.execute(f"UPDATE {table} SET value = '9' WHERE tag = 'schema_version'")
     con.close()
     err = error_of(capsys, db)
