@@ -17,6 +17,7 @@ import pytest
 from roofscope.counters.table import Counters, evaluate
 from roofscope.errors import InputError
 from roofscope.model import Profile
+from roofscope.readers import ncu_units
 from roofscope.readers.ncu_csv import Ncu
 from roofscope.readers.ncu_units import parse_number, unit_factor
 from roofscope.readers.registry import DISPATCHES, KERNEL_SUMMARY
@@ -441,6 +442,40 @@ def test_non_integer_id(tmp_path: Path) -> None:
     line = next(i for i, t in enumerate(text.splitlines(), 1) if t.startswith('"x1"'))
     message = error(write(tmp_path, text))
     assert f":{line}:" in message and "ID 'x1' is not an integer" in message
+
+
+def test_id_past_64_bits(tmp_path: Path) -> None:
+    """An ID of 40 digits is no launch id: refused naming the line, not an OverflowError."""
+    big = "9" * 40
+    text = VIRTUAL.read_text().replace('"0","91941"', f'"{big}","91941"', 1)
+    line = next(i for i, t in enumerate(text.splitlines(), 1) if t.startswith(f'"{big}"'))
+    message = error(write(tmp_path, text))
+    assert f":{line}: ID '{big}' is not an integer of 64 bits" in message
+
+
+def test_stream_past_64_bits_is_unknown(tmp_path: Path) -> None:
+    """Was 'could not be read as ncu (Python int too large to convert to C long)'."""
+    text = VIRTUAL.read_text().replace('"1","7","Command', f'"1","{"9" * 40}","Command')
+    profile = read(write(tmp_path, text))
+    profile.launches()
+    assert profile.con.execute("SELECT DISTINCT stream FROM launches").fetchall() == [(None,)]
+
+
+def test_duration_beyond_any_kernel(tmp_path: Path) -> None:
+    """1e30 s laid end to end overflowed the 64-bit start and end times."""
+    old = '"gpu__time_duration.sum","nsecond","7,488"'
+    text = VIRTUAL.read_text().replace(old, '"gpu__time_duration.sum","second","1e30"', 1)
+    assert error(write(tmp_path, text)) == (
+        f"{tmp_path / 'ncu.csv'}: launch 0 of process 91941 ('ampere_sgemm_32x32_sliced1x4_tn') "
+        "lasts 1e+39 ns, beyond any kernel's time; pass the report as ncu wrote it"
+    )
+
+
+def test_launch_shapes_past_64_bits_are_unknown() -> None:
+    assert ncu_units.product("(4294967296, 4294967296, 1)") is None  # 2^64 blocks
+    assert ncu_units.product("(2147483647, 65535, 65535)") == 2147483647 * 65535 * 65535
+    assert ncu_units.integer(str(2**63)) is None
+    assert ncu_units.integer(str(2**63 - 1)) == 2**63 - 1
 
 
 def test_header_missing_columns(tmp_path: Path) -> None:

@@ -21,6 +21,12 @@ from roofscope.model import Profile
 
 Column = npt.NDArray[Any]
 Kind = Literal["text", "float", "int"]
+INT64 = 2**63 - 1  # the largest value of an "int" column (DuckDB BIGINT)
+
+
+def fits(number: float) -> bool:
+    """Whether ``number`` is finite and fits a 64-bit integer column."""
+    return -INT64 <= number <= INT64
 
 
 def column(values: Sequence[object], kind: Kind) -> Column:

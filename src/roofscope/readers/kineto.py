@@ -53,9 +53,9 @@ from typing import Any
 
 from roofscope.errors import InputError
 from roofscope.model import Profile
-from roofscope.readers.batches import Kind, column, name_ids, registered
+from roofscope.readers.batches import Kind, column, fits, name_ids, registered
 from roofscope.readers.json_stream import EventStream, open_text
-from roofscope.readers.kineto_meta import BEYOND, INT64, PRODUCER, run_info, run_rank, waves, whole
+from roofscope.readers.kineto_meta import BEYOND, PRODUCER, run_info, run_rank, waves, whole
 from roofscope.readers.registry import DISPATCHES, Reader
 from roofscope.readers.sniff import Head
 
@@ -176,7 +176,7 @@ class _Rows:
         """The error naming the first event with a number past 64 bits (numpy names none)."""
         for i, row in enumerate(self.rows):
             for name, value in zip(self.columns, row, strict=True):
-                if isinstance(value, int) and not -INT64 <= value <= INT64:
+                if isinstance(value, int) and not fits(value):
                     what = "kernel" if self.table == _STAGE else "memcpy/memset"
                     raise InputError(
                         str(self.path),
@@ -256,7 +256,7 @@ class _Pass:
 
     def _host(self, event: dict[str, Any]) -> None:
         if self.os_pid is None and (pid := whole(event.get("pid"))) is not None:
-            self.os_pid = pid if -INT64 <= pid <= INT64 else None
+            self.os_pid = pid if fits(pid) else None
         if not self.hip and str(event.get("name", "")).startswith("hip"):
             self.hip = True
 

@@ -8,11 +8,11 @@ from decimal import Decimal
 from typing import Any
 
 from roofscope.model import RunInfo
+from roofscope.readers.batches import INT64, fits
 
 PRODUCER = "pytorch-profiler"
 
 
-INT64 = 2**63 - 1
 BEYOND = INT64 + 1  # stands for a JSON number past 64 bits; numpy refuses it when written
 
 
@@ -33,7 +33,7 @@ def whole(value: object) -> int | None:
 def _int(value: object) -> int | None:
     """:func:`whole` within 64 bits: a metadata number past them is as good as absent."""
     number = whole(value)
-    return number if number is not None and -INT64 <= number <= INT64 else None
+    return number if number is not None and fits(number) else None
 
 
 def _device_entries(meta: dict[str, Any]) -> dict[int, dict[str, Any]]:

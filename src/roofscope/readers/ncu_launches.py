@@ -4,20 +4,21 @@ producer_rules."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import numpy.typing as npt
 
 from roofscope.errors import InputError
 from roofscope.model import Profile, RunInfo
+from roofscope.readers.batches import Column, column, fits, registered
 from roofscope.readers.ncu_labels import DURATION
 from roofscope.readers.ncu_scan import Columns
 from roofscope.readers.ncu_units import integer, product
+from roofscope.readers.stats_csv import PLAUSIBLE
 
 Rule = tuple[str, str, str, str, str | None, float | None]  # section, name, kind, text, speedup
+MAX_COMPUTE_UNITS = 100_000  # SMs of one GPU; beyond it the attribute is damage
 
 # -- launches ---------------------------------------------------------------------------------
 
@@ -50,11 +51,11 @@ class Launch:
 def new_launch(path: Path, cols: Columns, row: list[str], line: int) -> Launch:
     """The launch a row belongs to, from its identity columns; IDs must be integers."""
     key = {c: integer(cols.get(row, c)) for c in ("ID", "Process ID")}
-    for column, value in key.items():
+    for name, value in key.items():
         if value is None:
             raise InputError(
                 str(path),
-                f"{column} {cols.get(row, column)!r} is not an integer",
+                f"{name} {cols.get(row, name)!r} is not an integer of 64 bits",
                 "pass the CSV as ncu wrote it; this row is damaged",
                 line=line,
             )
@@ -80,13 +81,21 @@ def arch_of(cc: str) -> str | None:
     return f"sm_{major}{minor or '0'}" if major.isdigit() and minor.isdigit() else None
 
 
-def lay_out(launches: list[Launch]) -> tuple[list[int | None], list[int | None], int]:
-    """Start and end times laid end to end; the number of launches without a duration."""
+def lay_out(path: Path, launches: list[Launch]) -> tuple[list[int | None], list[int | None], int]:
+    """Start and end times laid end to end; the number of launches without a duration. A
+    duration past 10^18 ns (31 years) is an error naming the launch."""
     starts: list[int | None] = []
     ends: list[int | None] = []
     clock, untimed = 0, 0
     for launch in launches:
         duration = launch.duration_ns()
+        if duration is not None and not 0 <= duration <= PLAUSIBLE:
+            raise InputError(
+                str(path),
+                f"launch {launch.id} of process {launch.pid} ({launch.name[:60]!r}) lasts "
+                f"{duration:.3g} ns, beyond any kernel's time",
+                "pass the report as ncu wrote it",
+            )
         if duration is None:
             untimed += 1
             starts.append(None)
@@ -98,20 +107,9 @@ def lay_out(launches: list[Launch]) -> tuple[list[int | None], list[int | None],
     return starts, ends, untimed
 
 
-def _ints(values: list[int | None]) -> npt.NDArray[np.int64]:
-    data = np.array([0 if v is None else v for v in values], dtype=np.int64)
-    if all(v is not None for v in values):
-        return data
-    return np.ma.masked_array(data, mask=np.array([v is None for v in values]))
-
-
-def _insert(profile: Profile, table: str, columns: str, arrays: Mapping[str, object]) -> None:
-    duck = profile.con
-    duck.register("ncu_batch", arrays)
-    try:
+def _insert(profile: Profile, table: str, columns: str, arrays: dict[str, Column]) -> None:
+    with registered(profile, "ncu_batch", arrays) as duck:
         duck.execute(f"INSERT INTO {table} ({columns}) SELECT {columns} FROM ncu_batch").fetchall()
-    finally:
-        duck.unregister("ncu_batch")
 
 
 def shape(launch: Launch) -> tuple[int | None, ...]:
@@ -126,11 +124,12 @@ def shape(launch: Launch) -> tuple[int | None, ...]:
         )
     grid = blocks * block if blocks is not None and block is not None else None
     regs = m.get("launch__registers_per_thread")
-    return launch.stream, grid, block, _whole(lds), _whole(regs)
+    return launch.stream, _whole(grid), block, _whole(lds), _whole(regs)
 
 
 def _whole(value: float | None) -> int | None:
-    return None if value is None else round(value)
+    """A shape value as int; None (unknown) when absent or past 64 bits."""
+    return None if value is None or not fits(value) else round(value)
 
 
 def insert_launches(
@@ -140,7 +139,7 @@ def insert_launches(
     reader ``fmt``."""
     source, first = len(profile.inputs), profile.count("dispatches")
     ids = profile.name_ids(launch.name for launch in launches)
-    starts, ends, untimed = lay_out(launches)
+    starts, ends, untimed = lay_out(path, launches)
     _insert(
         profile,
         "dispatches",
@@ -151,8 +150,8 @@ def insert_launches(
             "pid": np.array([x.pid for x in launches], dtype=np.int64),
             "device": np.array([x.device for x in launches], dtype=np.int64),
             "dispatch_id": np.array([x.id for x in launches], dtype=np.int64),
-            "start_ns": _ints(starts),
-            "end_ns": _ints(ends),
+            "start_ns": column(starts, "int"),
+            "end_ns": column(ends, "int"),
         },
     )
     _insert_shapes(profile, source, [(ids[x.name], *shape(x)) for x in launches])
@@ -173,7 +172,7 @@ def _insert_shapes(profile: Profile, source: int, rows: list[tuple[int | None, .
     for row in rows:
         counts[row] = counts.get(row, 0) + 1
     columns = ["name_id", "stream", "grid_size", "workgroup_size", "lds_bytes", "arch_vgpr"]
-    arrays: dict[str, object] = {c: _ints([k[i] for k in counts]) for i, c in enumerate(columns)}
+    arrays = {c: column([k[i] for k in counts], "int") for i, c in enumerate(columns)}
     arrays |= {
         "source": np.full(len(counts), source, dtype=np.int64),
         "wave_size": np.full(len(counts), 32, dtype=np.int64),
@@ -208,5 +207,5 @@ def run_info(launches: list[Launch], *, producer: str) -> RunInfo:
         producer=producer,
         gpu=first.texts.get("device__attribute_display_name") or None,
         arch=arch_of(first.cc),
-        compute_units=None if cus is None else round(cus),
+        compute_units=round(cus) if cus is not None and 0 < cus <= MAX_COMPUTE_UNITS else None,
     )

@@ -6,6 +6,8 @@ from __future__ import annotations
 import math
 import re
 
+from roofscope.readers.batches import fits
+
 _PREFIXES = {"": 1.0, "K": 1e3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
 _TIMES = {"second": 1.0, "s": 1.0, "msecond": 1e-3, "ms": 1e-3, "usecond": 1e-6, "us": 1e-6}
 _TIMES |= {"nsecond": 1e-9, "ns": 1e-9}
@@ -63,17 +65,20 @@ def to_si(text: str, unit: str) -> tuple[float | None, bool]:
 
 
 def product(shape: str) -> int | None:
-    """``"(256, 1, 1)"`` -> 256; None for an empty or malformed shape."""
+    """``"(256, 1, 1)"`` -> 256; None for an empty or malformed shape, or one past 64 bits."""
     parts = shape.strip().strip("()").split(",")
     try:
         dims = [int(p) for p in parts]
     except ValueError:
         return None
-    return math.prod(dims) if dims else None
+    total = math.prod(dims)
+    return total if dims and fits(total) else None
 
 
 def integer(text: str | None) -> int | None:
+    """A whole number within 64 bits; None for anything else."""
     try:
-        return int((text or "").strip())
+        number = int((text or "").strip())
     except ValueError:
         return None
+    return number if fits(number) else None

@@ -33,6 +33,7 @@ import duckdb
 
 from roofscope.errors import InputError
 from roofscope.model import Profile, RunInfo
+from roofscope.readers.batches import fits
 from roofscope.readers.duck_sql import read_csv
 from roofscope.readers.nsys_columns import Column, find_header, parse_field
 from roofscope.readers.nsys_csv import PRODUCER
@@ -136,7 +137,6 @@ def _check_rejects(profile: Profile, path: Path, tag: str, skip: int, layout: Tr
 
 
 _STAGED = re.compile(r'column "(c\d+)"')
-_INT64 = 2**63 - 1
 
 
 def _locate_overflow(path: Path, header_line: int, layout: TraceLayout) -> None:
@@ -155,7 +155,7 @@ def _locate_overflow(path: Path, header_line: int, layout: TraceLayout) -> None:
                         path, line, col, row, f"beyond any time or size nsys writes ({PLAUSIBLE:g})"
                     )
             product = math.prod(_field(row, c) for c in threads)
-            if not abs(product) <= _INT64:
+            if not fits(product):
                 col = max(threads, key=lambda c: abs(_field(row, c)))
                 _refuse(path, line, col, row, "making more threads than one launch can hold (2^63)")
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from roofscope.errors import InputError
+from roofscope.readers.batches import fits
 from roofscope.readers.csvload import Rejected
 
 _NULLS = {"", "None"}
@@ -139,4 +140,4 @@ def _convert(field: str, typ: str) -> tuple[object, bool]:
         number = int(token)
     except ValueError:
         return None, False
-    return number, -(2**63) <= number < 2**63  # what DuckDB's BIGINT holds
+    return number, fits(number)
