@@ -215,6 +215,23 @@ def test_v3_integer_past_64_bits(capsys: Cap, tmp_path: Path, digits: str) -> No
     )
 
 
+@pytest.mark.parametrize("value", ["2147483648", "9223372036854775807"])
+def test_v1_device_past_32_bits(capsys: Cap, tmp_path: Path, value: str) -> None:
+    """The model's device is a 32-bit INTEGER: a gpu-id past it failed the INSERT with
+    'could not be read as rocprof-v1-csv (Conversion Error ...)', naming no line."""
+    with (V1 / "results.csv").open(newline="") as f:
+        rows = list(csv.reader(f))
+    rows[1][rows[0].index("gpu-id")] = value
+    path = tmp_path / "results.csv"
+    with path.open("w", newline="") as f:
+        csv.writer(f).writerows(rows)
+    doc = analyze_ok(capsys, path)
+    assert doc["summary"]["dispatches"] == len(rows) - 2  # less the header and the row
+    assert warnings_by_code(doc)["malformed-row"]["message"] == (
+        f"{path}: 1 malformed row(s) skipped: line 2 (field gpu-id = '{value}' is not an integer)"
+    )
+
+
 def test_ncu_thousands_separators(capsys: Cap) -> None:
     doc = analyze_ok(capsys, DATA / "ncu" / "leleucas-opanalysis-a100" / "nsight_virtual.csv")
     assert doc["summary"]["dispatches"] >= 1

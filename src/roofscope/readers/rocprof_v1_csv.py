@@ -84,7 +84,7 @@ def layout_for(header: list[str], *, has_header: bool = True) -> CsvLayout:
             col += "_dup"
         seen.add(col)
         low = col.lower()
-        columns.append((col, "BIGINT" if low in _TYPED else "VARCHAR"))
+        columns.append((col, DISPATCH_COLUMNS[_MODEL[low]] if low in _TYPED else "VARCHAR"))
         if low not in _FIXED and not is_unnamed(raw):
             counters.append(col)
         if low in _MODEL and _MODEL[low] not in mapping:

@@ -22,7 +22,7 @@ from roofscope.readers.stats_csv import StatsRow, SummaryRow
 
 _PID_PREFIX = re.compile(r"^(\d+)_")
 _TEXT = {"Kind", "Agent_Id", "Kernel_Name"}
-_AGENT = "TRY_CAST(regexp_extract(\"Agent_Id\", '(\\d+)\\s*$', 1) AS BIGINT)"
+_AGENT = "TRY_CAST(regexp_extract(\"Agent_Id\", '(\\d+)\\s*$', 1) AS INTEGER)"
 
 # file column -> model column (plain copies)
 _COPY = {

@@ -57,7 +57,7 @@ _SHAPE = (
     "tid, queue, grid_size, workgroup_size, lds_bytes, scratch_bytes, arch_vgpr, accum_vgpr, sgpr"
 )
 _NEEDED = ("Dispatch_Id", "Kernel_Name", "Counter_Name", "Counter_Value")
-_AGENT = "TRY_CAST(regexp_extract(\"Agent_Id\", '(\\d+)\\s*$', 1) AS BIGINT)"
+_AGENT = "TRY_CAST(regexp_extract(\"Agent_Id\", '(\\d+)\\s*$', 1) AS INTEGER)"
 _WHY = {
     "CAST": "a field that is not a number",
     "MISSING COLUMNS": "too few fields",

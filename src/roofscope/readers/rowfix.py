@@ -110,7 +110,8 @@ def split_row(
     for (col, typ), field in zip(columns, [*head, name, *tail], strict=True):
         value, ok = _convert(field if col == columns[name_at][0] else field.strip(), typ)
         if not ok:
-            return None, f"field {col} = {field.strip()[:40]!r} is not a {typ.lower()}"
+            what = "an integer" if typ == "INTEGER" else f"a {typ.lower()}"
+            return None, f"field {col} = {field.strip()[:40]!r} is not {what}"
         values.append(value)
     return values, ""
 
@@ -140,4 +141,4 @@ def _convert(field: str, typ: str) -> tuple[object, bool]:
         number = int(token)
     except ValueError:
         return None, False
-    return number, fits(number)
+    return number, fits(number) if typ == "BIGINT" else -(2**31) <= number < 2**31
