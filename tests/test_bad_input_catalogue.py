@@ -232,6 +232,40 @@ def test_v1_device_past_32_bits(capsys: Cap, tmp_path: Path, value: str) -> None
     )
 
 
+def test_v3_grid_past_64_bits_is_unknown(capsys: Cap, tmp_path: Path) -> None:
+    """Grid_Size_X x Y x Z past 2^63 ended the launch-shape scan in DuckDB's 'Overflow in
+    multiplication of INT64' traceback (the scan runs when an analysis first asks for shapes,
+    after the load). The shape is now unknown; the row's time and the other rows stay."""
+    path = v3_with(tmp_path, "Grid_Size_X", "4294967296", line=1)
+    path.write_text(path.read_text().replace(",4294967296,1024,1\n", ",4294967296,4294967296,4\n"))
+    rows = list(csv.DictReader(V3.open(newline="")))
+    doc = analyze_ok(capsys, path, "--gpu", "MI300X")  # the occupancy analysis reads shapes
+    assert doc["summary"]["dispatches"] == len(rows)
+    profile = load([str(path)])
+    shapes = profile.launches().filter("name_id IS NOT NULL").fetchall()
+    first = {r[profile.launches().columns.index("grid_size")] for r in shapes}
+    expected = {
+        int(r["Grid_Size_X"]) * int(r["Grid_Size_Y"]) * int(r["Grid_Size_Z"]) for r in rows[1:]
+    }
+    assert first == expected | {None}
+
+
+@pytest.mark.parametrize("agent", ["GPU", "Agent 99999999999", ""])
+def test_v3_agent_that_names_no_device(capsys: Cap, tmp_path: Path, agent: str) -> None:
+    """An Agent_Id that is not 'Agent N' within 32 bits left its dispatch without a device,
+    silently: the timeline counted it as one more GPU ('2 device(s)' for a one-GPU trace)."""
+    lines = v3_lines()
+    lines[1] = lines[1].replace('"Agent 4"', f'"{agent}"', 1)  # left of the name: no helper
+    path = write(tmp_path / "1_kernel_trace.csv", "".join(lines))
+    doc = analyze_ok(capsys, path)
+    assert warnings_by_code(doc)["unknown-device"]["message"] == (
+        f"{path}: 1 of {len(v3_lines()) - 1} dispatch row(s) name no GPU the model can read "
+        "(their GPU id is empty or not a number); their device is unknown, and the timeline "
+        "keeps them apart as one device more"
+    )
+    assert "unknown-device" not in warnings_by_code(analyze_ok(capsys, V3))
+
+
 def test_ncu_thousands_separators(capsys: Cap) -> None:
     doc = analyze_ok(capsys, DATA / "ncu" / "leleucas-opanalysis-a100" / "nsight_virtual.csv")
     assert doc["summary"]["dispatches"] >= 1

@@ -6,7 +6,7 @@ Column names come from the files' headers, so they are quoted like any other tex
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 
@@ -18,6 +18,14 @@ def ident(name: str) -> str:
 def literal(text: str) -> str:
     """``text`` as an SQL string literal."""
     return "'" + text.replace("'", "''") + "'"
+
+
+def product(terms: Sequence[str]) -> str:
+    """The product of the BIGINT expressions ``terms``; NULL (unknown) where it would pass
+    2^63, which DuckDB's BIGINT multiplication raises as an error naming neither line nor field.
+    The test is in DOUBLE, so below 9.2e18 the exact product is computed, and only there."""
+    exact = " * ".join(terms)
+    return f"CASE WHEN abs({' * '.join(f'{t}::DOUBLE' for t in terms)}) < 9.2e18 THEN {exact} END"
 
 
 def read_csv(

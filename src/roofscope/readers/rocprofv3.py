@@ -14,7 +14,7 @@ from pathlib import Path
 from roofscope.model import Profile, RunInfo
 from roofscope.readers.csvload import CsvLayout, header_name
 from roofscope.readers.dispatch_csv import read_dispatch_csv
-from roofscope.readers.duck_sql import read_csv
+from roofscope.readers.duck_sql import product, read_csv
 from roofscope.readers.registry import COPIES, DISPATCHES, Reader
 from roofscope.readers.rocprof_v1_stats import RocprofV1Stats, activity_kind
 from roofscope.readers.sniff import Head
@@ -65,7 +65,7 @@ def kernel_trace_layout(header: list[str], pid: int | None) -> CsvLayout:
     mapping["pid"] = "NULL" if pid is None else str(pid)
     for axis, model in (("Grid_Size", "grid_size"), ("Workgroup_Size", "workgroup_size")):
         if all(f"{axis}_{d}" in cols for d in "XYZ"):
-            mapping[model] = " * ".join(f'"{axis}_{d}"' for d in "XYZ")
+            mapping[model] = product([f'"{axis}_{d}"' for d in "XYZ"])
     return CsvLayout(columns=columns, mapping=mapping, name="Kernel_Name")
 
 
