@@ -29,7 +29,7 @@ import tempfile
 import time
 import traceback
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
@@ -55,6 +55,7 @@ HOSTILE_VALUES: tuple[str, ...] = (
     "1e309",
     "99999999999999999999999999999",
     "9223372036854775808",
+    "4294967296",
     "1e999999999",
     "-1",
     "-5e12",
@@ -87,6 +88,8 @@ class Family:
     name: str
     kind: str  # "text", "sqlite", "gzip-json" or "workload"
     seeds: tuple[Path, ...]
+    gpu: str = "mi300x"  # passed as --gpu to half the cases: the launch shapes, occupancy and
+    # roofline are read only where the GPU is known, and most seeds do not say which it is
 
 
 @dataclass(frozen=True)
@@ -98,11 +101,17 @@ class FuzzCase:
     member: Path
     mutation: str
     data: bytes = field(repr=False)
+    gpu: str | None = None  # --gpu for the analysis
 
     def describe(self) -> str:
-        """Family, seed and mutation, for failure messages."""
+        """Family, seed, mutation and GPU, for failure messages."""
         member = "" if self.member == self.seed else f" (member {self.member.name})"
-        return f"family={self.family} seed={self.seed}{member} mutation={self.mutation}"
+        gpu = f" --gpu {self.gpu}" if self.gpu else ""
+        return f"family={self.family} seed={self.seed}{member} mutation={self.mutation}{gpu}"
+
+    def options(self) -> list[str]:
+        """The analysis' options beyond ``--json``."""
+        return ["--gpu", self.gpu] if self.gpu else []
 
 
 def _files(folder: Path, pattern: str) -> tuple[Path, ...]:
@@ -129,9 +138,9 @@ FAMILIES: dict[str, Family] = {
         ),
         Family("rocpd", "sqlite", (DATA / "rocpd-mi250x" / "finite-difference_results.db",)),
         Family("rocprof-compute", "workload", (DATA / "rocprof-compute-mi200",)),
-        Family("ncu", "text", _files(DATA / "ncu", "**/*")),
-        Family("nsys", "text", _files(DATA / "nsys", "*.csv")),
-        Family("kineto", "gzip-json", _files(DATA / "kineto", "*.json.gz")),
+        Family("ncu", "text", _files(DATA / "ncu", "**/*"), "a100-sxm4-80gb"),
+        Family("nsys", "text", _files(DATA / "nsys", "*.csv"), "a100-sxm4-80gb"),
+        Family("kineto", "gzip-json", _files(DATA / "kineto", "*.json.gz"), "a100-sxm4-80gb"),
     )
 }
 
@@ -260,6 +269,19 @@ def hostile_column(draw: Draw, raw: bytes) -> bytes:
     return eol.join(lines)
 
 
+_NUMBER = re.compile(rb'^"?-?\d+(\.\d*)?([eE][-+]?\d+)?"?$')
+
+
+def hostile_row(draw: Draw, raw: bytes) -> bytes:
+    """Put the same hostile value in every number of one row: fields that only mean something
+    together (a grid's X, Y and Z; a start and an end) pass their bounds together."""
+    value = draw(st.sampled_from(HOSTILE_VALUES)).encode()
+    lines, eol = _split_lines(raw)
+    i = _pick_line(draw, lines)
+    lines[i] = b",".join(value if _NUMBER.match(f) else f for f in lines[i].split(b","))
+    return eol.join(lines)
+
+
 # --------------------------------------------------------------------------- encodings
 
 
@@ -319,6 +341,7 @@ TEXT_MUTATORS: dict[str, Mutator] = {
     "edit_header": edit_header,
     "hostile_number": hostile_number,
     "hostile_column": hostile_column,
+    "hostile_row": hostile_row,
     "utf16": to_utf16,
     "latin1_names": to_latin1_names,
     "toggle_bom": toggle_bom,
@@ -547,7 +570,8 @@ def cases(draw: Draw, family_name: str) -> FuzzCase:
         members = _files(seed, "*")
         member = draw(st.sampled_from(members))
     mutation, data = _mutate(draw, family, member.read_bytes())
-    return FuzzCase(family.name, seed, member, mutation, data)
+    gpu = draw(st.sampled_from((None, family.gpu)))
+    return FuzzCase(family.name, seed, member, mutation, data, gpu)
 
 
 def strategy(family_name: str) -> st.SearchStrategy[FuzzCase]:
@@ -645,9 +669,10 @@ def judge_error(code: int, stderr: str) -> str:
     return ""
 
 
-def check(path: Path | str, limit_s: int = TIME_LIMIT_S) -> str:
-    """Run ``analyze PATH --json`` in-process; "" when the invariant holds, else the problem."""
-    code, stdout, stderr, escaped = run_cli(["analyze", str(path), "--json"], limit_s)
+def check(path: Path | str, limit_s: int = TIME_LIMIT_S, options: Sequence[str] = ()) -> str:
+    """Run ``analyze PATH --json [options]`` in-process; "" when the invariant holds, else the
+    problem."""
+    code, stdout, stderr, escaped = run_cli(["analyze", str(path), "--json", *options], limit_s)
     if escaped:
         return f"exception escaped main: {escaped.strip()}"
     return _judge(code, stdout, stderr)
@@ -688,7 +713,7 @@ def check_case(case: FuzzCase, limit_s: int = TIME_LIMIT_S) -> float:
     with tempfile.TemporaryDirectory(prefix="roofscope-fuzz-") as tmp:
         path = write_case(case, Path(tmp))
         start = time.perf_counter()
-        problem = check(path, limit_s)
+        problem = check(path, limit_s, case.options())
         elapsed = time.perf_counter() - start
     if problem:
         saved = save_failure(case, problem)
