@@ -102,16 +102,19 @@ class FuzzCase:
     mutation: str
     data: bytes = field(repr=False)
     gpu: str | None = None  # --gpu for the analysis
+    html: bool = False  # whether the analysis also writes the HTML report
 
     def describe(self) -> str:
         """Family, seed, mutation and GPU, for failure messages."""
         member = "" if self.member == self.seed else f" (member {self.member.name})"
         gpu = f" --gpu {self.gpu}" if self.gpu else ""
-        return f"family={self.family} seed={self.seed}{member} mutation={self.mutation}{gpu}"
+        html = " --html" if self.html else ""
+        return f"family={self.family} seed={self.seed}{member} mutation={self.mutation}{gpu}{html}"
 
-    def options(self) -> list[str]:
-        """The analysis' options beyond ``--json``."""
-        return ["--gpu", self.gpu] if self.gpu else []
+    def options(self, directory: Path) -> list[str]:
+        """The analysis' options beyond ``--json``; a report goes into ``directory``."""
+        gpu = ["--gpu", self.gpu] if self.gpu else []
+        return gpu + (["--html", str(directory / "report.html")] if self.html else [])
 
 
 def _files(folder: Path, pattern: str) -> tuple[Path, ...]:
@@ -571,7 +574,8 @@ def cases(draw: Draw, family_name: str) -> FuzzCase:
         member = draw(st.sampled_from(members))
     mutation, data = _mutate(draw, family, member.read_bytes())
     gpu = draw(st.sampled_from((None, family.gpu)))
-    return FuzzCase(family.name, seed, member, mutation, data, gpu)
+    html = draw(st.sampled_from((False, False, False, True)))  # a quarter: rendering is slow
+    return FuzzCase(family.name, seed, member, mutation, data, gpu, html)
 
 
 def strategy(family_name: str) -> st.SearchStrategy[FuzzCase]:
@@ -713,7 +717,7 @@ def check_case(case: FuzzCase, limit_s: int = TIME_LIMIT_S) -> float:
     with tempfile.TemporaryDirectory(prefix="roofscope-fuzz-") as tmp:
         path = write_case(case, Path(tmp))
         start = time.perf_counter()
-        problem = check(path, limit_s, case.options())
+        problem = check(path, limit_s, case.options(Path(tmp)))
         elapsed = time.perf_counter() - start
     if problem:
         saved = save_failure(case, problem)
