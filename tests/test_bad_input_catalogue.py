@@ -266,6 +266,28 @@ def test_v3_agent_that_names_no_device(capsys: Cap, tmp_path: Path, agent: str) 
     assert "unknown-device" not in warnings_by_code(analyze_ok(capsys, V3))
 
 
+def test_v1_launch_field_not_a_number(capsys: Cap, tmp_path: Path) -> None:
+    """rocprof v1 launch fields are read from text with TRY_CAST: 'abc', a 23-digit grid or
+    '12x' registers became unknown shapes silently. The warning comes once the shapes are
+    read (a GPU is known, so occupancy asks for them), and counts rows per field."""
+    with (V1 / "results.csv").open(newline="") as f:
+        rows = list(csv.reader(f))
+    grd, sgpr = rows[0].index("grd"), rows[0].index("sgpr")
+    rows[1][grd], rows[3][grd], rows[2][sgpr] = "abc", "9" * 23, "12x"
+    path = tmp_path / "results.csv"
+    with path.open("w", newline="") as f:
+        csv.writer(f).writerows(rows)
+    doc = analyze_ok(capsys, path, "--gpu", "mi250x")
+    assert doc["summary"]["dispatches"] == len(rows) - 1  # every row read, times and all
+    assert warnings_by_code(doc)["unread-launch-field"]["message"] == (
+        f"{path}: launch fields that are not whole numbers within 64 bits (grd in 2 row(s), "
+        "sgpr in 1 row(s)); they are unknown, so occupancy and the launch-shape rules pass "
+        "those dispatches by"
+    )
+    untouched = warnings_by_code(analyze_ok(capsys, V1 / "results.csv", "--gpu", "mi250x"))
+    assert "unread-launch-field" not in untouched
+
+
 def test_ncu_thousands_separators(capsys: Cap) -> None:
     doc = analyze_ok(capsys, DATA / "ncu" / "leleucas-opanalysis-a100" / "nsight_virtual.csv")
     assert doc["summary"]["dispatches"] >= 1

@@ -123,7 +123,7 @@ def analyse(
         )
     hot = hotspots(profile, selection=selection)
     section, roof_warnings = _roofline(profile, hot, roof)
-    warnings = [*profile.warnings, *check(profile), *notes, *roof_warnings]
+    warnings = [*check(profile), *notes, *roof_warnings]
     times = timeline(profile, selection=selection, gap_threshold_ns=gap_threshold_ns)
     activity = _activity(profile)
     copy_ns = sum(a.total_ns for a in activity if a.kind == "copy")
@@ -141,7 +141,7 @@ def analyse(
         hotspots=hot,
         timeline=times,
         activity=activity,
-        warnings=tuple(_merge(warnings)),
+        warnings=tuple(_merge([*profile.warnings, *warnings])),  # with the deferred reads' own
         selection=selection,
         roofline=section,
         metrics=measured,

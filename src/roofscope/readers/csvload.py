@@ -17,8 +17,8 @@ runs only when an analysis asks for them.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
@@ -38,7 +38,9 @@ class CsvLayout:
 
     ``columns`` are the file's columns in order with their DuckDB types; ``mapping`` gives
     for each model column an SQL expression over those columns; ``name`` is the column
-    holding the kernel name; ``counters`` are columns kept as counters.
+    holding the kernel name; ``counters`` are columns kept as counters. ``loose`` names, for
+    each launch field read from text with TRY_CAST, the file column it comes from: text there
+    that is not a number makes the field unknown, and a warning counts it.
     """
 
     columns: Sequence[tuple[str, str]]
@@ -46,6 +48,7 @@ class CsvLayout:
     name: str
     counters: Sequence[str] = ()
     header: bool = True
+    loose: Mapping[str, str] = field(default_factory=dict)
 
 
 def header_name(raw: str, index: int) -> str:
@@ -97,6 +100,7 @@ def load_dispatch_csv(profile: Profile, path: Path, layout: CsvLayout, source: i
             source,
             key=f"TRY_CAST({name} AS {enum})",
             code_ids=[ids[n] for n in sampled],
+            where=path,
             lazy_shapes=f"FROM {_reader_sql(path, layout, rejects=None)}",
         )
         rejected = _rejected(con, tag)
@@ -118,9 +122,10 @@ def register_names(profile: Profile, path: Path, table: str) -> None:
 
 
 def insert_rows(
-    profile: Profile, rows: Sequence[Sequence[object]], layout: CsvLayout, source: int
+    profile: Profile, rows: Sequence[Sequence[object]], layout: CsvLayout, source: int, path: Path
 ) -> int:
-    """Insert rows already split into the layout's columns (the rows Python had to fix)."""
+    """Insert rows of ``path`` already split into the layout's columns (the rows Python had
+    to fix)."""
     if not rows:
         return 0
     con = profile.con
@@ -131,7 +136,9 @@ def insert_rows(
     marks = ", ".join("?" for _ in layout.columns)
     con.executemany(f"INSERT INTO {table} VALUES ({marks})", [list(r) for r in rows])
     try:
-        count = _append(profile, f"FROM {table}", layout, source, key="NULL", code_ids=[])
+        count = _append(
+            profile, f"FROM {table}", layout, source, key="NULL", code_ids=[], where=path
+        )
     finally:
         con.execute(f"DROP TABLE {table}")
     return count
@@ -145,6 +152,7 @@ def _append(
     *,
     key: str,
     code_ids: list[int],
+    where: Path,
     lazy_shapes: str | None = None,
 ) -> int:
     """Append the rows of ``from_sql`` to ``dispatches`` (with counters and shapes); the count.
@@ -188,26 +196,59 @@ def _append(
     rows = profile.count("dispatches") - first
     _resolve_overflow(profile, source)
     if stage is None and lazy_shapes is not None:
-        profile.defer(partial(_insert_shapes, profile, lazy_shapes, layout, source))
+        profile.defer(partial(_insert_shapes, profile, lazy_shapes, layout, source, where))
     else:
-        _insert_shapes(profile, f"FROM {stage}" if stage else from_sql, layout, source)
+        _insert_shapes(profile, f"FROM {stage}" if stage else from_sql, layout, source, where)
     if stage:
         con.execute(f"DROP TABLE {stage}")
     return rows
 
 
-def _insert_shapes(profile: Profile, from_sql: str, layout: CsvLayout, source: int) -> None:
-    """Count the distinct launch shapes of each kernel in ``from_sql`` into ``launches``."""
+def _insert_shapes(
+    profile: Profile, from_sql: str, layout: CsvLayout, source: int, where: Path
+) -> None:
+    """Count the distinct launch shapes of each kernel in ``from_sql`` into ``launches``;
+    warn about the fields of ``layout.loose`` that held text which is not a number (text
+    counted where the cast is NULL: no per-row test, so the scan costs what it did)."""
     shape = [c for c in LAUNCH_COLUMNS if c in layout.mapping]
     if not shape:
         return
+    loose = {c: layout.loose[c] for c in shape if c in layout.loose}
     values = ", ".join(f"{layout.mapping[c]} AS {c}" for c in shape)
-    profile.con.execute(
-        f"""INSERT INTO launches (source, name_id, {", ".join(shape)}, dispatches)
-        SELECT {source}, n.name_id, {", ".join(f"s.{c}" for c in shape)}, count(*)
-        FROM (SELECT {ident(layout.name)} AS _raw, {values} {from_sql}) s
+    text = "".join(f", {ident(raw)} AS _text_{c}" for c, raw in loose.items())
+    unread = "".join(f", count(_text_{c}) - count(s.{c}) AS _bad_{c}" for c in loose)
+    con, table = profile.con, f"shapes{next(_ids)}"
+    con.execute(
+        f"""CREATE TEMP TABLE {table} AS
+        SELECT {source} AS source, n.name_id, {", ".join(f"s.{c}" for c in shape)},
+            count(*) AS dispatches{unread}
+        FROM (SELECT {ident(layout.name)} AS _raw, {values}{text} {from_sql}) s
         JOIN names n ON n.raw_name = s._raw GROUP BY ALL"""
     )
+    try:
+        con.execute(
+            f"""INSERT INTO launches (source, name_id, {", ".join(shape)}, dispatches)
+            SELECT source, name_id, {", ".join(shape)}, dispatches FROM {table}"""
+        )
+        if loose:
+            sums = ", ".join(f"coalesce(sum(_bad_{c}), 0)" for c in loose)
+            counts = con.execute(f"SELECT {sums} FROM {table}").fetchone() or ()
+            _warn_unread(profile, where, dict(zip(loose.values(), counts, strict=True)))
+    finally:
+        con.execute(f"DROP TABLE {table}")
+
+
+def _warn_unread(profile: Profile, path: Path, rows: Mapping[str, int]) -> None:
+    """The ``unread-launch-field`` warning: per file column, the rows whose text was no number."""
+    bad = {raw: int(n) for raw, n in rows.items() if n}
+    if bad:
+        fields = ", ".join(f"{raw} in {n} row(s)" for raw, n in bad.items())
+        profile.warn(
+            "unread-launch-field",
+            f"{path}: launch fields that are not whole numbers within 64 bits ({fields}); "
+            "they are unknown, so occupancy and the launch-shape rules pass those dispatches by",
+            count=sum(bad.values()),
+        )
 
 
 def _resolve_overflow(profile: Profile, source: int) -> None:

@@ -22,7 +22,7 @@ def read_dispatch_csv(
     recovered = 0
     if result.rejected:
         fixed = fix_rows(read_lines(path, result.rejected), layout.columns, layout.name)
-        recovered = insert_rows(profile, fixed.rows, layout, source)
+        recovered = insert_rows(profile, fixed.rows, layout, source, path)
         report_rows(profile, path, fixed.malformed, fixed.not_utf8)
     rows = result.rows + recovered
     if rows == 0:

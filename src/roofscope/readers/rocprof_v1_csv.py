@@ -76,6 +76,7 @@ def layout_for(header: list[str], *, has_header: bool = True) -> CsvLayout:
     """Column types, model mapping and counters for a rocprof v1 header."""
     columns: list[tuple[str, str]] = []
     mapping: dict[str, str] = {}
+    loose: dict[str, str] = {}
     counters: list[str] = []
     seen: set[str] = set()
     for i, raw in enumerate(header):
@@ -90,9 +91,16 @@ def layout_for(header: list[str], *, has_header: bool = True) -> CsvLayout:
         if low in _MODEL and _MODEL[low] not in mapping:
             quoted = f'"{col}"'
             mapping[_MODEL[low]] = quoted if low in _TYPED else f"TRY_CAST({quoted} AS BIGINT)"
+            if low not in _TYPED:
+                loose[_MODEL[low]] = col
     name = next(c for c, _ in columns if c.lower() == "kernelname")
     return CsvLayout(
-        columns=columns, mapping=mapping, name=name, counters=counters, header=has_header
+        columns=columns,
+        mapping=mapping,
+        name=name,
+        counters=counters,
+        header=has_header,
+        loose=loose,
     )
 
 

@@ -118,7 +118,7 @@ class RocprofV1Json(Reader):
                 "analyse the results.csv written beside it, or re-run rocprof with --hsa-trace",
             )
         source = len(profile.inputs)
-        self._insert_kernels(profile, kernels, source)
+        self._insert_kernels(profile, path, kernels, source)
         if copies:
             profile.con.executemany(
                 "INSERT INTO copies VALUES (?, NULL, ?, NULL, NULL, ?, ?)",
@@ -135,7 +135,9 @@ class RocprofV1Json(Reader):
         profile.set_run(RunInfo(producer=self.producer))
 
     @staticmethod
-    def _insert_kernels(profile: Profile, kernels: list[dict[str, Any]], source: int) -> None:
+    def _insert_kernels(
+        profile: Profile, path: Path, kernels: list[dict[str, Any]], source: int
+    ) -> None:
         kept = {k: None for e in kernels for k in e if k.lower() in MODEL_FIELDS}
         header = ["KernelName", "gpu-id", *[k for k in kept if k not in ("KernelName", "gpu-id")]]
         layout = layout_for(header)
@@ -149,7 +151,7 @@ class RocprofV1Json(Reader):
             row = convert_row(fields, layout.columns)
             if row is not None:
                 rows.append(row)
-        insert_rows(profile, rows, layout, source)
+        insert_rows(profile, rows, layout, source, path)
 
 
 def _int(value: object) -> int | None:
