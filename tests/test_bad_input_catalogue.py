@@ -13,6 +13,7 @@ import os
 import re
 import shutil
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,7 @@ import pytest
 from roofscope.readers.load import load
 from tests.conftest import DATA, DEMO, rocpd_table
 from tests.test_bad_inputs import analyze_ok, error_line, run, warnings_by_code
+from tests.test_nsys import KERNELS as NSYS_KERNELS
 from tests.test_nsys import build_export
 
 V1 = DATA / "rocprofv1-mi250x" / "laplacian"
@@ -932,6 +934,66 @@ def test_kineto_number_past_64_bits(
     assert fails(capsys, path) == (
         f"{path}: kernel event 1 ({first['name'][:60]!r}): {field} is past 64 bits; "
         "pass the trace the profiler wrote"
+    )
+
+
+def _deviceless_nsys_trace(tmp_path: Path) -> tuple[Path, int, str]:
+    path, _ = nsys_trace_with(tmp_path, {"Device": "NVIDIA GeForce RTX 5090"})  # no "(0)"
+    with NSYS.open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    kernels = [r for r in rows if r["GrdX"] and not r["Name"].startswith("[CUDA mem")]
+    return path, len(kernels), "their Device does not end in a number in brackets"
+
+
+def _deviceless_kineto(tmp_path: Path) -> tuple[Path, int, str]:
+    with gzip.open(KINETO, "rt", encoding="utf-8") as f:
+        doc = json.load(f)
+    kernels = [e for e in doc["traceEvents"] if e.get("cat") in ("kernel", "Kernel")]
+    kernels[0]["args"]["device"], kernels[0]["pid"] = "cuda", "GPU"
+    path = write(tmp_path / "r.pt.trace.json", json.dumps(doc))
+    return path, len(kernels), "neither args.device nor pid is an integer"
+
+
+def _deviceless_nsys_sqlite(tmp_path: Path) -> tuple[Path, int, str]:
+    path = tmp_path / "report.sqlite"
+    build_export(path)
+    with sqlite3.connect(path) as con:
+        con.execute("UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET deviceId = NULL WHERE rowid = 1")
+    con.close()
+    return path, len(NSYS_KERNELS), "their deviceId is empty"
+
+
+def _deviceless_rocpd(tmp_path: Path) -> tuple[Path, int, str]:
+    path = tmp_path / "results.db"
+    shutil.copyfile(ROCPD, path)
+    with sqlite3.connect(path) as con:
+        table = rocpd_table(con, "kernel_dispatch")
+        ((agent, rows),) = con.execute(
+            f"SELECT agent_id, count(*) FROM {table} GROUP BY agent_id"
+        ).fetchall()  # one GPU ran every kernel
+        con.execute(
+            f"UPDATE {rocpd_table(con, 'info_agent')} SET logical_index = NULL WHERE id = {agent}"
+        )
+    con.close()
+    return path, rows, "their agent has no log index"
+
+
+@pytest.mark.parametrize(
+    "make",
+    [_deviceless_nsys_trace, _deviceless_kineto, _deviceless_nsys_sqlite, _deviceless_rocpd],
+    ids=["nsys-trace", "kineto", "nsys-sqlite", "rocpd"],
+)
+def test_kernel_that_names_no_device(
+    capsys: Cap, tmp_path: Path, make: Callable[[Path], tuple[Path, int, str]]
+) -> None:
+    """The readers of traces other than the dispatch CSVs left a kernel whose GPU they could
+    not read without a device, silently, as the rocprofv3 CSV did before class 69."""
+    path, rows, why = make(tmp_path)
+    doc = analyze_ok(capsys, path)
+    missing = rows if make is _deviceless_rocpd else 1
+    assert warnings_by_code(doc)["unknown-device"]["message"] == (
+        f"{path}: {missing} of {rows} dispatch row(s) name no GPU the model can read ({why}); "
+        "their device is unknown, and the timeline keeps them apart as one device more"
     )
 
 

@@ -175,6 +175,20 @@ class Profile:
     def warn(self, code: str, message: str, count: int = 1) -> None:
         self.warnings.append(Warning(code=code, message=message, count=count))
 
+    def warn_deviceless(self, path: object, source: int, why: str) -> None:
+        """Warn when dispatches of ``source`` name no GPU the model can read (``Agent_Id``
+        "GPU", a Device without its index, past 2^31): the timeline keeps them apart as
+        one device more, so a one-GPU trace would read as two."""
+        rows = self.count(f"dispatches WHERE source = {source}")
+        n = self.count(f"dispatches WHERE source = {source} AND device IS NULL")
+        if n:
+            self.warn(
+                "unknown-device",
+                f"{path}: {n} of {rows} dispatch row(s) name no GPU the model can read ({why}); "
+                "their device is unknown, and the timeline keeps them apart as one device more",
+                count=n,
+            )
+
     def name_ids(self, raw_names: Iterable[str]) -> dict[str, int]:
         """Ids for raw names, registering the ones not seen before."""
         wanted = list(dict.fromkeys(raw_names))

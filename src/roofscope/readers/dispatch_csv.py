@@ -33,22 +33,8 @@ def read_dispatch_csv(
         )
     profile.add_input(str(path), fmt, rows, role)
     if "device" in layout.mapping:
-        _warn_deviceless(profile, path, source, rows)
+        profile.warn_deviceless(path, source, "their GPU id is empty or not a number")
     return rows
-
-
-def _warn_deviceless(profile: Profile, path: Path, source: int, rows: int) -> None:
-    """A GPU id that is empty or not a number (``Agent_Id`` "GPU", past 2^31) leaves its
-    dispatches without a device; the timeline keeps them apart as one device more."""
-    n = profile.count(f"dispatches WHERE source = {source} AND device IS NULL")
-    if n:
-        profile.warn(
-            "unknown-device",
-            f"{path}: {n} of {rows} dispatch row(s) name no GPU the model can read (their GPU "
-            "id is empty or not a number); their device is unknown, and the timeline keeps "
-            "them apart as one device more",
-            count=n,
-        )
 
 
 def report_rows(

@@ -377,6 +377,7 @@ class KinetoTrace(Reader):
         _insert_kernels(profile, source, seen.os_pid, waves(meta, seen.hip))
         rank = run_rank(meta)
         profile.add_input(str(path), self.name, seen.kernels.count, role, rank=rank)
+        profile.warn_deviceless(path, source, "neither args.device nor pid is an integer")
         _insert_copies(profile, path, seen.os_pid, seen.copies.count, rank)
         top = seen.devices.most_common(1)
         profile.set_run(run_info(meta, top[0][0] if top else None))

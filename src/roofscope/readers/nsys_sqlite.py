@@ -253,6 +253,7 @@ def read_kernels(
         SELECT {source}, name_id, {shape}, 32, count(*) FROM {_STAGE} GROUP BY ALL"""
     )
     profile.add_input(str(path), NsysSqlite.name, rows, role)
+    profile.warn_deviceless(path, source, "their deviceId is empty")
     return devices
 
 

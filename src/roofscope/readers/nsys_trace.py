@@ -226,6 +226,7 @@ def _insert_kernels(profile: Profile, path: Path, fmt: str, role: str) -> None:
     )
     rows = profile.count(f"dispatches WHERE source = {source}")
     profile.add_input(str(path), fmt, rows, role)
+    profile.warn_deviceless(path, source, "their Device does not end in a number in brackets")
 
 
 def _insert_trace_copies(profile: Profile, path: Path, fmt: str) -> None:

@@ -183,6 +183,7 @@ def _read_kernels(
         SELECT {source}, name_id, {_SHAPE}, NULL, count(*) FROM {_STAGE} GROUP BY ALL"""
     )
     profile.add_input(str(path), Rocpd.name, rows, role, rank=_rank(con))
+    profile.warn_deviceless(path, source, "their agent has no log index")
     return first, agents
 
 
