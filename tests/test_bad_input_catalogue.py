@@ -997,6 +997,60 @@ def test_kernel_that_names_no_device(
     )
 
 
+def test_v1_counter_not_a_number(capsys: Cap, tmp_path: Path) -> None:
+    """A counter field a spreadsheet re-saved (``1,044,480.0``) or a hand edit left as
+    ``n/a`` became an absent counter silently; the kernel's bytes turned unknown with no word
+    why. The warning counts the rows per counter; the other counters of those rows are kept."""
+    with (V1 / "data_movement.csv").open(newline="") as f:
+        rows = list(csv.reader(f))
+    header = rows[0]
+    counters = header[header.index("obj") + 1 :]
+    rows[2][header.index("WRITE_SIZE")] = "1,044,480.0"
+    rows[3][header.index("FETCH_SIZE")] = "n/a"
+    path = tmp_path / "data_movement.csv"
+    with path.open("w", newline="") as f:
+        csv.writer(f).writerows(rows)
+    doc = analyze_ok(capsys, path)
+    assert warnings_by_code(doc)["unread-counter"]["message"] == (
+        f"{path}: counter fields that are not numbers (FETCH_SIZE in 1 row(s), WRITE_SIZE in "
+        "1 row(s)); those counters are absent for those dispatches, so the metrics over them "
+        "are unknown there"
+    )
+    assert load([str(path)]).count("counters") == len(counters) * (len(rows) - 1) - 2
+    assert "unread-counter" not in warnings_by_code(analyze_ok(capsys, V1 / "data_movement.csv"))
+
+
+def test_wide_pmc_perf_counter_not_a_number(capsys: Cap, tmp_path: Path) -> None:
+    """The MI300A pmc_perf.csv has 2,000 counter columns: the check reads them all at once
+    (a first version summed them in SQL, past DuckDB's expression depth of 1,000)."""
+    folder = tmp_path / "workload"
+    shutil.copytree(DATA / "rocprof-compute-mi300a", folder)
+    with (folder / "pmc_perf.csv").open(newline="") as f:
+        rows = list(csv.reader(f))
+    assert len(rows[0]) > 2000
+    column = rows[0].index("Start_Timestamp") - 1
+    counter = rows[0][column]
+    rows[1][column] = "n/a"
+    with (folder / "pmc_perf.csv").open("w", newline="") as f:
+        csv.writer(f).writerows(rows)
+    doc = analyze_ok(capsys, folder)
+    assert warnings_by_code(doc)["unread-counter"]["message"].startswith(
+        f"{folder / 'pmc_perf.csv'}: counter fields that are not numbers ({counter} in 1 row(s));"
+    )
+
+
+def test_v3_counter_value_not_a_number(capsys: Cap, tmp_path: Path) -> None:
+    """rocprofv3's long counter CSV types Counter_Value: the row is dropped, its line named."""
+    source = DATA / "rocprofv3-counters" / "2024-10_counter_collection.csv"
+    lines = source.read_text().splitlines(keepends=True)
+    assert lines[2].rstrip().endswith(',"SQ_WAVES",16384')
+    lines[2] = lines[2].replace(',"SQ_WAVES",16384', ',"SQ_WAVES",n/a')
+    path = write(tmp_path / "x_counter_collection.csv", "".join(lines))
+    assert warnings_by_code(analyze_ok(capsys, path))["malformed-row"]["message"] == (
+        f"{path}: 1 malformed row(s) skipped: line 3 (a field that is not a number)"
+    )
+
+
 # -- the catalogue itself --------------------------------------------------------------------------
 
 

@@ -193,6 +193,7 @@ def _append(
             f"(UNPIVOT (SELECT {first} + rowid AS row_id, {ctr} FROM {stage}) "
             f"ON {names} INTO NAME counter VALUE value)"
         )
+        _warn_unread_counters(profile, stage, layout.counters, first, where)
     rows = profile.count("dispatches") - first
     _resolve_overflow(profile, source)
     if stage is None and lazy_shapes is not None:
@@ -249,6 +250,29 @@ def _warn_unread(profile: Profile, path: Path, rows: Mapping[str, int]) -> None:
             "they are unknown, so occupancy and the launch-shape rules pass those dispatches by",
             count=sum(bad.values()),
         )
+
+
+def _warn_unread_counters(
+    profile: Profile, stage: str, counters: Sequence[str], first: int, path: Path
+) -> None:
+    """The ``unread-counter`` warning: per counter column, the rows whose text is no number
+    (``1,234`` re-saved by a spreadsheet, ``n/a``): those counters are absent there. The
+    fields are compared with the counters kept first (no cast), per column only on a miss."""
+    con = profile.con
+    fields = ", ".join(f"count({ident(c)})" for c in counters)  # a sum in SQL nests too deep
+    text = sum(con.execute(f"SELECT {fields} FROM {stage}").fetchone() or ())
+    if text == profile.count(f"counters WHERE row_id >= {first}"):
+        return
+    bad = ", ".join(f"count({ident(c)}) - count(TRY_CAST({ident(c)} AS DOUBLE))" for c in counters)
+    counts = con.execute(f"SELECT {bad} FROM {stage}").fetchone() or ()
+    unread = {c: int(n) for c, n in zip(counters, counts, strict=True) if n}
+    shown = ", ".join(f"{c} in {n} row(s)" for c, n in unread.items())
+    profile.warn(
+        "unread-counter",
+        f"{path}: counter fields that are not numbers ({shown}); those counters are absent "
+        "for those dispatches, so the metrics over them are unknown there",
+        count=sum(unread.values()),
+    )
 
 
 def _resolve_overflow(profile: Profile, source: int) -> None:
