@@ -234,22 +234,27 @@ def _insert_shapes(
         if loose:
             sums = ", ".join(f"coalesce(sum(_bad_{c}), 0)" for c in loose)
             counts = con.execute(f"SELECT {sums} FROM {table}").fetchone() or ()
-            _warn_unread(profile, where, dict(zip(loose.values(), counts, strict=True)))
+            _warn_per_field(
+                profile,
+                "unread-launch-field",
+                where,
+                dict(zip(loose.values(), counts, strict=True)),
+                "launch fields that are not whole numbers within 64 bits",
+                "they are unknown, so occupancy and the launch-shape rules pass those dispatches "
+                "by",
+            )
     finally:
         con.execute(f"DROP TABLE {table}")
 
 
-def _warn_unread(profile: Profile, path: Path, rows: Mapping[str, int]) -> None:
-    """The ``unread-launch-field`` warning: per file column, the rows whose text was no number."""
-    bad = {raw: int(n) for raw, n in rows.items() if n}
+def _warn_per_field(
+    profile: Profile, code: str, path: Path, rows: Mapping[str, int], what: str, then: str
+) -> None:
+    """One warning for fields whose text was no number: per file column, its rows."""
+    bad = {column: int(n) for column, n in rows.items() if n}
     if bad:
-        fields = ", ".join(f"{raw} in {n} row(s)" for raw, n in bad.items())
-        profile.warn(
-            "unread-launch-field",
-            f"{path}: launch fields that are not whole numbers within 64 bits ({fields}); "
-            "they are unknown, so occupancy and the launch-shape rules pass those dispatches by",
-            count=sum(bad.values()),
-        )
+        fields = ", ".join(f"{column} in {n} row(s)" for column, n in bad.items())
+        profile.warn(code, f"{path}: {what} ({fields}); {then}", count=sum(bad.values()))
 
 
 def _warn_unread_counters(
@@ -265,13 +270,14 @@ def _warn_unread_counters(
         return
     bad = ", ".join(f"count({ident(c)}) - count(TRY_CAST({ident(c)} AS DOUBLE))" for c in counters)
     counts = con.execute(f"SELECT {bad} FROM {stage}").fetchone() or ()
-    unread = {c: int(n) for c, n in zip(counters, counts, strict=True) if n}
-    shown = ", ".join(f"{c} in {n} row(s)" for c, n in unread.items())
-    profile.warn(
+    _warn_per_field(
+        profile,
         "unread-counter",
-        f"{path}: counter fields that are not numbers ({shown}); those counters are absent "
-        "for those dispatches, so the metrics over them are unknown there",
-        count=sum(unread.values()),
+        path,
+        dict(zip(counters, counts, strict=True)),
+        "counter fields that are not numbers",
+        "those counters are absent for those dispatches, so the metrics over them are unknown "
+        "there",
     )
 
 
