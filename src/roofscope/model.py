@@ -179,8 +179,9 @@ class Profile:
         """Warn when dispatches of ``source`` name no GPU the model can read (``Agent_Id``
         "GPU", a Device without its index, past 2^31): the timeline keeps them apart as
         one device more, so a one-GPU trace would read as two."""
-        rows = self.count(f"dispatches WHERE source = {source}")
-        n = self.count(f"dispatches WHERE source = {source} AND device IS NULL")
+        ((rows, n),) = self.con.execute(
+            f"SELECT count(*), count(*) - count(device) FROM dispatches WHERE source = {source}"
+        ).fetchall()
         if n:
             self.warn(
                 "unknown-device",

@@ -188,12 +188,12 @@ def _append(
     if stage:
         ctr = ", ".join(f"TRY_CAST({ident(c)} AS DOUBLE) AS {ident(c)}" for c in layout.counters)
         names = ", ".join(ident(c) for c in layout.counters)
-        con.execute(
+        ((kept,),) = con.execute(
             f"INSERT INTO counters SELECT row_id, counter, value FROM "
             f"(UNPIVOT (SELECT {first} + rowid AS row_id, {ctr} FROM {stage}) "
             f"ON {names} INTO NAME counter VALUE value)"
-        )
-        _warn_unread_counters(profile, stage, layout.counters, first, where)
+        ).fetchall()
+        _warn_unread_counters(profile, stage, layout.counters, kept, where)
     rows = profile.count("dispatches") - first
     _resolve_overflow(profile, source)
     if stage is None and lazy_shapes is not None:
@@ -258,15 +258,15 @@ def _warn_per_field(
 
 
 def _warn_unread_counters(
-    profile: Profile, stage: str, counters: Sequence[str], first: int, path: Path
+    profile: Profile, stage: str, counters: Sequence[str], kept: int, path: Path
 ) -> None:
     """The ``unread-counter`` warning: per counter column, the rows whose text is no number
     (``1,234`` re-saved by a spreadsheet, ``n/a``): those counters are absent there. The
-    fields are compared with the counters kept first (no cast), per column only on a miss."""
+    non-empty fields are compared with the ``kept`` counters first (no cast), per column only
+    on a miss."""
     con = profile.con
     fields = ", ".join(f"count({ident(c)})" for c in counters)  # a sum in SQL nests too deep
-    text = sum(con.execute(f"SELECT {fields} FROM {stage}").fetchone() or ())
-    if text == profile.count(f"counters WHERE row_id >= {first}"):
+    if sum(con.execute(f"SELECT {fields} FROM {stage}").fetchone() or ()) == kept:
         return
     bad = ", ".join(f"count({ident(c)}) - count(TRY_CAST({ident(c)} AS DOUBLE))" for c in counters)
     counts = con.execute(f"SELECT {bad} FROM {stage}").fetchone() or ()
