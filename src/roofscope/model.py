@@ -121,6 +121,17 @@ class RunInfo:
 
 
 @dataclass(frozen=True)
+class Runs:
+    """The runs found in the inputs (readers/runs.py): those read, those left out, and whether
+    the ones read are ranks of one job."""
+
+    read: tuple[str, ...] = ()  # one path per run read: its dispatch source
+    nested: tuple[str, ...] = ()  # folders of runs below a read run's folder, left out
+    job: str | None = None  # the evidence that the runs read are ranks of one job
+    separate: bool = False  # several runs read that are not ranks of one job
+
+
+@dataclass(frozen=True)
 class Warning:
     """A data-quality finding reported in every output."""
 
@@ -140,6 +151,7 @@ class Profile:
     deferred: list[Callable[[], None]] = field(default_factory=list)
     ceilings: list[Ceiling] = field(default_factory=list)  # measured ones (roofline.csv)
     sysinfo: dict[str, str] = field(default_factory=dict)  # rocprof-compute sysinfo.csv fields
+    runs: Runs = field(default_factory=Runs)  # set once every file is read
 
     @classmethod
     def empty(cls) -> Profile:

@@ -15,7 +15,7 @@ from roofscope.ceilings import Ceiling
 from roofscope.diagnosis.diagnose import diagnose
 from roofscope.diagnosis.findings import Finding
 from roofscope.metrics.per_kernel import MetricsSection, kernel_metrics
-from roofscope.model import InputFile, Profile, RunInfo, Warning
+from roofscope.model import InputFile, Profile, RunInfo, Runs, Warning
 from roofscope.work.assign import kernel_work
 from roofscope.work.model import Work
 from roofscope.work.spec import Rule
@@ -62,6 +62,7 @@ class Report:
     findings: tuple[Finding, ...]  # ranked: validity problems first, then by gain
     # the profiler's own rule rows (Nsight Compute) per kernel, distinct, largest speedup first
     profiler_rules: dict[str, tuple[ProfilerRule, ...]] = field(default_factory=dict)
+    runs: Runs = field(default_factory=Runs)  # the runs found, read and left out
 
     def validity(self, kernel: str) -> tuple[str, ...]:
         """The validity findings (rule names) about one kernel: shown beside its numbers."""
@@ -148,6 +149,7 @@ def analyse(
         ranks=ranks,
         findings=tuple(findings),
         profiler_rules=profiler_rules(profile, studied),
+        runs=profile.runs,
     )
 
 

@@ -59,8 +59,8 @@ def rank_view(profile: Profile, selection: Selection = EVERYTHING) -> RankView |
     sources = profile.sources("dispatches")
     if selection.sources is not None:
         sources = [s for s in sources if s in selection.sources]
-    if len(sources) < 2 or mixed_formats(profile):
-        return None  # one process, or several producers' runs that are not ranks of one job
+    if len(sources) < 2 or mixed_formats(profile) or profile.runs.separate:
+        return None  # one process, or runs that are not ranks of one job (readers/runs.py)
     rows = profile.con.execute(
         f"""SELECT d.source, n.kernel, sum(d.end_ns - d.start_ns), min(d.pid)
         FROM dispatches d JOIN names n USING (name_id)

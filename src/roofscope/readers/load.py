@@ -28,7 +28,7 @@ import duckdb
 
 from roofscope.errors import InputError
 from roofscope.model import Profile
-from roofscope.readers import nsys_sqlite, registry, rocpd, rocpd_schema, shards
+from roofscope.readers import nsys_sqlite, registry, rocpd, rocpd_schema, runs, shards
 from roofscope.readers.registry import (
     COUNTER_COLLECTION,
     DISPATCHES,
@@ -39,13 +39,13 @@ from roofscope.readers.registry import (
 from roofscope.readers.sniff import Head, is_folder, read_head
 
 _CANDIDATE = re.compile(r"\.(csv|json|json\.gz|db|sqlite)$", re.IGNORECASE)
-_PASS_DIR = re.compile(r"^(?:pass|pmc)_(\d+)$")
 _V3_SUFFIX = re.compile(
     r"_(kernel_trace|kernel_stats|memory_copy_trace|memory_copy_stats|"
     r"[a-z_]*api_stats|[a-z_]*domain_stats|[a-z_]*_trace|agent_info|counter_collection|results)$"
 )
 
 Progress = Callable[[str], None]
+pass_of = runs.pass_of
 # below this many bytes of input, starting worker processes costs more than it saves
 PARALLEL_MIN_BYTES = 16 << 20
 
@@ -77,27 +77,40 @@ def load(
         raise InputError("roofscope", "no input path given", "pass a profile file or directory")
     forced = registry.by_name(fmt) if fmt else None
     found: list[Found] = []
+    nested: list[Path] = []
     for raw in paths:
         path = Path(raw)
         if is_folder(path):
-            found += _scan_dir(path, forced)
+            kept, below = runs.outside_nested(_scan_dir(path, forced))
+            found += kept
+            nested += [_shown(path, folder) for folder in below]
         else:
             found.append(_identify_file(read_head(path), forced))
-    plan = _plan(found)
-    runs = shards.units(plan)
-    jobs = shards.default_jobs() if jobs is None else jobs
-    if runs is None:
-        profile = read_plan(plan, progress)
-    elif jobs < 2 or _bytes(plan) < PARALLEL_MIN_BYTES:
-        profile = read_plan([item for run in runs for item in run], progress)
-    else:
-        profile = Profile.empty()
-        for shard in shards.read_parallel(shards.split(runs, jobs), jobs, read_plan):
-            shards.absorb(profile, shard)
-            for f in shard.inputs:
-                if progress and f.role == DISPATCHES:
-                    progress(f.path)
+    profile = _read(_plan(found), progress, jobs)
+    runs.describe(profile, nested)
     _refuse_implausible_counters(profile)
+    return profile
+
+
+def _shown(root: Path, folder: Path) -> Path:
+    """A nested run's folder as the user would type it: below the folder they named."""
+    return root / folder.relative_to(root.resolve())
+
+
+def _read(plan: list[tuple[Found, str]], progress: Progress | None, jobs: int | None) -> Profile:
+    """The plan read in this process, or its independent runs by worker processes."""
+    units = shards.units(plan)
+    jobs = shards.default_jobs() if jobs is None else jobs
+    if units is None:
+        return read_plan(plan, progress)
+    if jobs < 2 or _bytes(plan) < PARALLEL_MIN_BYTES:
+        return read_plan([item for unit in units for item in unit], progress)
+    profile = Profile.empty()
+    for shard in shards.read_parallel(shards.split(units, jobs), jobs, read_plan):
+        shards.absorb(profile, shard)
+        for f in shard.inputs:
+            if progress and f.role == DISPATCHES:
+                progress(f.path)
     return profile
 
 
@@ -335,14 +348,6 @@ def _counting_counter_files(items: list[Found]) -> set[Path]:
             run, n = found
             lowest[run] = min(n, lowest.get(run, n))
     return {p for p, found in passes.items() if found is None or lowest[found[0]] == found[1]}
-
-
-def pass_of(path: Path) -> tuple[Path, int] | None:
-    """The folder holding the ``pass_N``/``pmc_N`` folder that ``path`` is in, and N."""
-    for folder in path.parents:
-        if m := _PASS_DIR.match(folder.name):
-            return folder.parent, int(m.group(1))
-    return None
 
 
 def _outside_workloads(items: list[Found]) -> list[Found]:

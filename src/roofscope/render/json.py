@@ -103,6 +103,12 @@ def to_dict(report: Report) -> dict[str, Any]:
             {"kind": a.kind, "name": a.name, "calls": a.calls, "total_s": seconds(a.total_ns)}
             for a in report.activity
         ],
+        "runs": {
+            "read": list(report.runs.read),
+            "nested": list(report.runs.nested),
+            "job": report.runs.job,
+            "separate": report.runs.separate,
+        },
         "ranks": _ranks(report.ranks),
         "findings": [_finding(f) for f in report.findings],
         "warnings": [

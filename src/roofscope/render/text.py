@@ -11,7 +11,7 @@ from rich.text import Text
 
 from roofscope import __version__
 from roofscope.analysis.hotspots import KernelStats
-from roofscope.model import InputFile
+from roofscope.model import InputFile, Runs
 from roofscope.render.findings_text import findings_section
 from roofscope.render.metrics_text import metrics_section
 from roofscope.render.roofline_text import roofline_section
@@ -96,6 +96,8 @@ def _header(console: Console, report: Report) -> None:
     )
     for f in report.inputs:
         console.print(f"  input: {f.path} ({input_summary(f)})")
+    if line := runs_line(report.runs):
+        console.print(f"  runs: {line}")
     h, t = report.hotspots, report.timeline
     if report.selection.kernel or report.selection.device is not None:
         console.print(
@@ -222,6 +224,20 @@ def _warnings(console: Console, report: Report) -> None:
     console.print("Warnings:")
     for w in report.warnings:
         console.print(Text(f"  ! [{w.code}] {w.message}", style="yellow"))
+
+
+def runs_line(runs: Runs) -> str | None:
+    """Which runs were found and which are analysed; None for one run and nothing left out."""
+    parts = []
+    if runs.job is not None:
+        parts.append(f"{len(runs.read)} ranks of one job ({runs.job})")
+    elif runs.separate:
+        parts.append(f"{len(runs.read)} separate runs read together, not ranks of one job")
+    elif runs.nested:
+        parts.append(f"1 read ({runs.read[0] if runs.read else 'its summaries'})")
+    if runs.nested:
+        parts.append(f"{len(runs.nested)} nested, left out: {', '.join(runs.nested)}")
+    return "; ".join(parts) or None
 
 
 def input_summary(f: InputFile) -> str:
