@@ -156,3 +156,16 @@ def test_layer_numbers_are_no_rank_numbers(
 def test_one_run_has_no_runs_line(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["analyze", str(DEMO)]) == 0
     assert "runs:" not in capsys.readouterr().out
+
+
+def test_a_workloads_own_sub_folders_are_no_nested_runs(tmp_path: Path) -> None:
+    """A rocprof-compute workload reads its folder itself; a CSV below it (Omniperf's
+    prev_analysis/, here a copy of its timestamps.csv) is the workload's, not a nested run."""
+    from roofscope.readers.load import load
+
+    root = tmp_path / "mi200"
+    shutil.copytree(DATA / "rocprof-compute-mi200", root)
+    (root / "prev_analysis").mkdir()
+    shutil.copy(root / "timestamps.csv", root / "prev_analysis" / "1201.csv")
+    profile = load([str(root)])
+    assert profile.runs.nested == () and profile.runs.read == (str(root / "pmc_perf.csv"),)

@@ -58,15 +58,20 @@ def run_folder(path: Path) -> Path:
 def outside_nested(found: Sequence[Found]) -> tuple[list[Found], list[Path]]:
     """The files without those of runs nested below another run's folder, and the top folder
     of each nested run (in path order)."""
-    folders = {run_folder(f.head.path) for f in found if f.role in _RUN_ROLES}
+    workloads = {f.head.path.resolve().parent for f in found if f.role == WORKLOAD}
+    folders = {  # a workload's own files below it are its reader's, no runs of their own
+        run_folder(f.head.path)
+        for f in found
+        if f.role in _RUN_ROLES and (f.role == WORKLOAD or not _below(f.head.path, workloads))
+    }
     nested = sorted(d for d in folders if any(o in d.parents for o in folders))
     tops = [d for d in nested if not any(o in d.parents for o in nested)]
-    kept = [f for f in found if not _below(f.head.path.resolve(), tops)]
+    kept = [f for f in found if not _below(f.head.path, tops)]
     return kept, tops
 
 
 def _below(path: Path, folders: Iterable[Path]) -> bool:
-    return any(folder in path.parents for folder in folders)
+    return any(folder in path.resolve().parents for folder in folders)
 
 
 @dataclass(frozen=True)
