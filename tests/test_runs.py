@@ -169,3 +169,20 @@ def test_a_workloads_own_sub_folders_are_no_nested_runs(tmp_path: Path) -> None:
     shutil.copy(root / "timestamps.csv", root / "prev_analysis" / "1201.csv")
     profile = load([str(root)])
     assert profile.runs.nested == () and profile.runs.read == (str(root / "pmc_perf.csv"),)
+
+
+@pytest.mark.parametrize(
+    ("recorded", "evidence"),
+    [
+        (True, "each input records its rank"),
+        (False, "their paths differ only in a rank number or process id"),
+    ],
+)
+def test_rocpd_ranks_by_mpi_rank_or_pid(tmp_path: Path, recorded: bool, evidence: str) -> None:
+    """rocpd databases of one job: the MPI rank each records, else the pid in each file name
+    (``<host>/<pid>_results.db``, the pid of its own dispatches)."""
+    from roofscope.readers.load import load
+    from tests.test_ranks import rocpd_ranks
+
+    profile = load([str(rocpd_ranks(tmp_path / "job", 3, recorded=recorded))])
+    assert profile.runs.job == evidence and not profile.runs.separate
