@@ -186,3 +186,12 @@ def test_rocpd_ranks_by_mpi_rank_or_pid(tmp_path: Path, recorded: bool, evidence
 
     profile = load([str(rocpd_ranks(tmp_path / "job", 3, recorded=recorded))])
     assert profile.runs.job == evidence and not profile.runs.separate
+
+
+def test_the_html_report_names_the_runs(tmp_path: Path) -> None:
+    root = tmp_path / "laplacian"
+    shutil.copytree(V1 / "laplacian", root)
+    shutil.copytree(V1 / "stencils", root / "older")
+    assert main(["analyze", str(root), "--html", str(tmp_path / "r.html")]) == 0
+    page = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert f"<p>Runs: 1 read ({root / 'results.csv'}); 1 nested, left out: {root / 'older'}" in page

@@ -23,7 +23,7 @@ from roofscope.render.charts import (
     escape_text as _e,
 )
 from roofscope.render.compare_charts import movement_svg, waterfall_svg
-from roofscope.render.text import human_time, input_summary
+from roofscope.render.text import human_time, input_summary, runs_line
 from roofscope.report import Report
 
 STYLE = """
@@ -118,6 +118,8 @@ def render_html(report: Report) -> str:
         + "".join(f"<li>{_e(f.path)} ({_e(input_summary(f))})</li>" for f in report.inputs)
         + "</ul>"
     )
+    if runs := runs_line(report.runs):
+        body.append(f"<p>Runs: {_e(runs)}</p>")
     if report.warnings:
         body.append(
             "<ul>"
