@@ -190,3 +190,30 @@ def test_clean_runs_have_no_warnings_block(capsys: Cap, tmp_path: Path) -> None:
     assert "Warnings" not in terminal
     assert terminal.endswith(f"ok end-to-end: {faster:.1f}% faster (threshold 0% slower)")
     assert "Gate: PASS" in terminal
+
+
+@pytest.mark.parametrize(
+    ("code", "passed"), [("mixed-runs", False), ("clocks-apart", False), ("zero-duration", True)]
+)
+def test_which_codes_block_the_gate(code: str, passed: bool) -> None:
+    """RUN_MIXING is the one set that blocks: mixed-runs (a side read from several runs that
+    are not ranks of one job, from the reader) blocks though no input here raises it."""
+    from dataclasses import replace
+
+    from roofscope.compare.compare import compare, run_of
+    from roofscope.compare.gate import gate
+    from roofscope.compare.quality import SideWarning
+    from roofscope.readers.load import load
+    from roofscope.report import analyse
+
+    profile = load([str(TRACE)])
+    run = run_of(profile, analyse(profile))
+    clean = compare([run], [run], ("a", "b"))
+    assert clean.warnings == ()
+    warning = SideWarning("candidate", None, code, "a message")
+    verdict = gate(
+        replace(clean, warnings=(warning,)),
+        fail_if_slower=0, fail_if_kernel_slower=None, min_share=0.01,
+    )  # fmt: skip
+    assert verdict.passed == passed
+    assert verdict.blocked_by == (() if passed else (warning,))
