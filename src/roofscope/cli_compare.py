@@ -91,7 +91,8 @@ def compare(
     """Baseline against candidate: per-kernel and end-to-end speedup, and a gate for CI."""
     from roofscope.compare.compare import Run, run_of
     from roofscope.compare.compare import compare as compare_runs
-    from roofscope.compare.gate import EXIT_GATE_FAILED, gate, junit, markdown
+    from roofscope.compare.gate import EXIT_GATE_FAILED, gate
+    from roofscope.render.compare_gate import junit, markdown
     from roofscope.render.compare_out import render_compare_json, render_compare_text
 
     roof = RooflineOptions(gpu=gpu, rules=tuple(work_rules(work or [])))
@@ -115,7 +116,7 @@ def compare(
         min_share=min_share,
     )
     if junit_out:
-        write_atomically(Path(junit_out), junit(verdict), force=force, keep=keep)
+        write_atomically(Path(junit_out), junit(cmp, verdict), force=force, keep=keep)
     if markdown_out:
         write_atomically(Path(markdown_out), markdown(cmp, verdict), force=force, keep=keep)
     if out and not html:

@@ -12,6 +12,7 @@ Speedup = base time / new time (> 1: faster). Its spread is a 95 % interval:
 A change is *beyond noise* when its interval excludes 1. Attribution: a kernel's share of
 the end-to-end change is its change in time (new - base; added kernels count their whole
 time, removed ones minus theirs) over the sum of all kernels' changes: the shares sum to 1.
+Each side's data-quality warnings travel with the comparison (``compare/quality.py``).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import numpy.typing as npt
 
 from roofscope.analysis.roofline import KernelRoofline
 from roofscope.compare.match import Matching, Shape, match
+from roofscope.compare.quality import SideWarning, side_warnings
 from roofscope.model import Profile
 from roofscope.report import Report
 
@@ -107,6 +109,7 @@ class Comparison:
     matching: Matching
     kernels: tuple[KernelChange, ...]  # biggest absolute change first
     end_to_end: EndToEnd
+    warnings: tuple[SideWarning, ...] = ()  # both sides', baseline first
 
 
 def run_of(profile: Profile, report: Report) -> Run:
@@ -161,6 +164,7 @@ def compare(base: Sequence[Run], new: Sequence[Run], labels: tuple[str, str]) ->
         matching,
         tuple(changes),
         _end_to_end(base, new, changes),
+        side_warnings([r.report for r in base], [r.report for r in new]),
     )
 
 

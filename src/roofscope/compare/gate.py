@@ -1,17 +1,19 @@
-"""The pass/fail gate for CI, with JUnit and Markdown reports of what it checked.
+"""The pass/fail gate for CI (its JUnit and Markdown reports: ``render/compare_gate.py``).
 
 A regression counts only when it is larger than its threshold AND beyond noise (its 95 %
 interval lies wholly below 1x). A change whose spread is unknown (summaries only) counts on
 its size alone, and the reason says so. Kernels are checked when they hold at least
 ``min_share`` of the baseline's kernel time; added and removed kernels are listed, not gated.
+A side that mixes runs or clocks (a warning in ``quality.RUN_MIXING``) fails the gate whatever
+the thresholds: its times are no run's times.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from xml.etree import ElementTree as ET
 
 from roofscope.compare.compare import Comparison, Interval
+from roofscope.compare.quality import SideWarning
 
 EXIT_GATE_FAILED = 3
 
@@ -30,9 +32,11 @@ class Check:
 class Verdict:
     passed: bool
     checks: tuple[Check, ...]
+    blocked_by: tuple[SideWarning, ...] = ()  # run-mixing warnings: the gate fails on them
 
     @property
     def reasons(self) -> list[str]:
+        """The failed checks' reasons (the blocking warnings are in ``blocked_by``)."""
         return [c.reason for c in self.checks if c.failed]
 
 
@@ -52,7 +56,8 @@ def gate(
             if k.speedup is None or (k.base_share or 0) < min_share:
                 continue
             checks.append(_check(k.name, k.speedup, k.interval, fail_if_kernel_slower))
-    return Verdict(not any(c.failed for c in checks), tuple(checks))
+    blocked = tuple(w for w in cmp.warnings if w.blocks_gate)
+    return Verdict(not any(c.failed for c in checks) and not blocked, tuple(checks), blocked)
 
 
 def _check(name: str, speedup: float | None, interval: Interval | None, pct: float) -> Check:
@@ -78,47 +83,6 @@ def _check(name: str, speedup: float | None, interval: Interval | None, pct: flo
 
 def _pct(slower: float) -> str:
     return f"{slower:.1f}% slower" if slower >= 0 else f"{-slower:.1f}% faster"
-
-
-def junit(verdict: Verdict) -> str:
-    """The checks as a JUnit XML test suite, one test case each."""
-    suite = ET.Element(
-        "testsuite",
-        name="roofscope.compare",
-        tests=str(len(verdict.checks)),
-        failures=str(sum(c.failed for c in verdict.checks)),
-    )
-    for c in verdict.checks:
-        case = ET.SubElement(suite, "testcase", classname="roofscope.compare", name=c.name)
-        if c.failed:
-            ET.SubElement(case, "failure", message=c.reason).text = c.reason
-        else:
-            ET.SubElement(case, "system-out").text = c.reason
-    return ET.tostring(suite, encoding="unicode", xml_declaration=True) + "\n"
-
-
-def markdown(cmp: Comparison, verdict: Verdict, top: int = 15) -> str:
-    e = cmp.end_to_end
-    lines = [
-        f"### roofscope compare: {'PASS' if verdict.passed else 'FAIL'}",
-        "",
-        f"Baseline `{cmp.base_label}` ({cmp.runs[0]} run(s)) vs candidate `{cmp.new_label}` "
-        f"({cmp.runs[1]} run(s)).",
-        "",
-        f"End to end (kernel time): {speedup_text(e.speedup, e.interval)}",
-        "",
-        "| kernel | base | new | speedup | share of change |",
-        "|---|---:|---:|---:|---:|",
-    ]
-    for k in cmp.kernels[:top]:
-        share = "-" if k.attribution is None else f"{100 * k.attribution:.1f}%"
-        lines.append(
-            f"| {k.name[:80]} ({k.how}) | {k.total_ns[0] / 1e6:.3f} ms | "
-            f"{k.total_ns[1] / 1e6:.3f} ms | {speedup_text(k.speedup, k.interval)} | {share} |"
-        )
-    if verdict.reasons:
-        lines += ["", "Gate failed:", *[f"- {r}" for r in verdict.reasons]]
-    return "\n".join(lines) + "\n"
 
 
 def speedup_text(speedup: float | None, interval: Interval | None) -> str:

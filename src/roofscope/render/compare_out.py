@@ -14,6 +14,8 @@ from rich.text import Text
 from roofscope import __version__
 from roofscope.compare.compare import Comparison, Interval, KernelChange
 from roofscope.compare.gate import Verdict, share_text, speedup_text
+from roofscope.compare.quality import SideWarning
+from roofscope.render.compare_gate import block_reason, gate_reasons, side_label, warning_text
 from roofscope.render.json import seconds
 from roofscope.render.text import human_time
 
@@ -48,6 +50,7 @@ def render_compare_text(cmp: Comparison, verdict: Verdict, *, top: int = 20) -> 
             f"({e.wall_speedup:.3f}x); idle {human_time(e.idle_ns[0])} -> "
             f"{human_time(e.idle_ns[1])}{amdahl}"
         )
+    _warnings(console, cmp)
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, expand=True)
     table.add_column("Kernel", ratio=1, overflow="ellipsis", no_wrap=True)
     for header in ("Base", "New", "Speedup", "Share of change", "Matched"):
@@ -77,7 +80,19 @@ def render_compare_text(cmp: Comparison, verdict: Verdict, *, top: int = 20) -> 
     for c in verdict.checks:
         if c.failed or c.name == "end-to-end":
             console.print(f"  {'x' if c.failed else 'ok'} {c.reason}")
+    for w in verdict.blocked_by:
+        console.print(f"  x {block_reason(w)}")
     return buf.getvalue()
+
+
+def _warnings(console: Console, cmp: Comparison) -> None:
+    """Each side's data-quality warnings, under the numbers they qualify."""
+    if not cmp.warnings:
+        return
+    console.print("Warnings (data quality):")
+    for w in cmp.warnings:
+        mark = " (fails the gate)" if w.blocks_gate else ""
+        console.print(Text(f"  ! {side_label(w)}: {warning_text(w)}{mark}"))
 
 
 def _row(k: KernelChange) -> list[str]:
@@ -128,9 +143,11 @@ def compare_dict(cmp: Comparison, verdict: Verdict) -> dict[str, Any]:
         "kernels": [_kernel(k) for k in cmp.kernels],
         "added": list(cmp.matching.added),
         "removed": list(cmp.matching.removed),
+        "warnings": [_warning(w) for w in cmp.warnings],
         "gate": {
             "passed": verdict.passed,
-            "reasons": verdict.reasons,
+            "reasons": gate_reasons(verdict),
+            "blocked_by": [_warning(w) for w in verdict.blocked_by],
             "checks": [
                 {
                     "name": c.name,
@@ -143,6 +160,18 @@ def compare_dict(cmp: Comparison, verdict: Verdict) -> dict[str, Any]:
                 for c in verdict.checks
             ],
         },
+    }
+
+
+def _warning(w: SideWarning) -> dict[str, Any]:
+    return {
+        "side": w.side,
+        "run": w.run,
+        "code": w.code,
+        "kernel": w.kernel,
+        "message": w.message,
+        "count": w.count,
+        "blocks_gate": w.blocks_gate,
     }
 
 

@@ -23,6 +23,7 @@ from roofscope.render.charts import (
     escape_text as _e,
 )
 from roofscope.render.compare_charts import movement_svg, waterfall_svg
+from roofscope.render.compare_gate import gate_reasons, side_label, warning_text
 from roofscope.render.text import human_time, input_summary, runs_line
 from roofscope.report import Report
 
@@ -265,13 +266,22 @@ def _findings(report: Report) -> str:
     )
 
 
+def _compare_warnings(cmp: Comparison) -> str:
+    """Each side's data-quality warnings, as ``compare``'s other outputs list them."""
+    if not cmp.warnings:
+        return ""
+    items = "".join(f"<li>{_e(side_label(w))}: {_e(warning_text(w))}</li>" for w in cmp.warnings)
+    return f'<h2>Data-quality warnings</h2><ul id="warnings">{items}</ul>'
+
+
 def render_compare_html(cmp: Comparison, verdict: Verdict, ceilings: Sequence[Ceiling] = ()) -> str:
     e = cmp.end_to_end
     body = [
         f"<h1>roofscope compare · {_e(cmp.base_label)} → {_e(cmp.new_label)}</h1>",
         f'<p class="{"pass" if verdict.passed else "fail"}">Gate: '
         f"{'PASS' if verdict.passed else 'FAIL'}</p>",
-        "<ul>" + "".join(f"<li>{_e(r)}</li>" for r in verdict.reasons) + "</ul>",
+        "<ul>" + "".join(f"<li>{_e(r)}</li>" for r in gate_reasons(verdict)) + "</ul>",
+        _compare_warnings(cmp),
         f"<p>End to end (kernel time): {human_time(e.kernel_ns[0])} → "
         f"{human_time(e.kernel_ns[1])}: {_e(speedup_text(e.speedup, e.interval))}</p>",
         "<h2>Contributions to the change (waterfall)</h2>",
