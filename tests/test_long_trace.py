@@ -25,6 +25,8 @@ from roofscope.analysis.checks import check
 from roofscope.analysis.rounding import CHANCE, binomial_tail, timestamp_stamps
 from roofscope.model import Profile
 from roofscope.readers.load import load
+from roofscope.render.text import render_text
+from roofscope.report import analyse
 from tests.conftest import DATA, SHARED_CORPUS, run_json
 
 KINETO = DATA / "kineto" / "inference_rank_1.json.gz"
@@ -160,3 +162,31 @@ def test_spreadsheet_rounded_workload_warns_once(
         "equals End): their kernels get no rate, efficiency or bound; use the file as the "
         "profiler wrote it"
     )
+
+
+# the columns shown beside the name at each width: the bar, then Cum., then the median give way
+SHOWN = {
+    80: ["1,075,000", "4.300", "100.0%", "4.000", "4.000"],
+    100: ["1,075,000", "4.300", "100.0%", "100.0%", "4.000", "4.000"],
+    120: ["1,075,000", "4.300", "100.0%", "100.0%", "4.000", "4.000", "█" * 10],
+}
+
+
+@pytest.mark.parametrize("width", [80, 100, 120])
+def test_table_shows_counts_whole(long_trace: tuple[Profile, int], width: int) -> None:
+    """1,075,000 calls print whole at 80, 100 and 120 columns (they were cut, '107,5…',
+    where the column was 6 wide); the name gives way. The kernel lasts 4 µs in the trace:
+    4.300 s in all, 4.000 µs mean and median, 100.0 % of 4,300,026 µs (the three others
+    take 6, 15 and 5 µs)."""
+    text = render_text(analyse(long_trace[0]), width=width)
+    lines = text.splitlines()
+    header = next(line for line in lines if line.startswith("#   Kernel"))
+    assert header.split()[2:] == [
+        "Calls", "Total", "[s]", "Share", *(["Cum."] if width > 80 else []), "Mean", "[µs]",
+        "Median", "[µs]",
+    ]  # fmt: skip
+    row = next(line for line in lines if line.startswith("1 "))
+    assert len(row) <= width
+    name, cells = re.fullmatch(r"1\s+● (\S[^…]*…)\s+(.*)", row).groups()  # type: ignore[union-attr]
+    assert "void at::native::elementwise_kernel<128, 4,".startswith(name[:-1])
+    assert cells.split() == SHOWN[width]
