@@ -156,7 +156,7 @@ def test_spreadsheet_rounded_workload_warns_once(
     assert (warning["code"], warning["count"]) == ("rounded-timestamp", calls)
     assert warning["message"] == (
         f"{folder / 'pmc_perf.csv'}: {2 * calls} of {2 * calls} timestamps fall on a whole "
-        f"second (e.g. {text} ns), where a 1 µs clock puts {2 * calls * 1e-6:.2g} by chance: "
+        f"second (e.g. {text} ns), where even a 1 µs clock puts {2 * calls * 1e-6:.2g} by chance: "
         f"a spreadsheet rounded them to {digits} significant digits, so the durations of its "
         f"{calls} dispatch(es) may be off by up to {unit_s:g} s, and {calls} show 0 ns (Begin "
         "equals End): their kernels get no rate, efficiency or bound; use the file as the "

@@ -158,7 +158,8 @@ def _durations(profile: Profile, stamps: list[Stamps]) -> list[Warning]:
 
 def _rounded(profile: Profile, s: Stamps) -> Warning:
     """One warning per file whose timestamps a spreadsheet rounded, with what follows from it."""
-    resolution = "1 µs" if s.resolution_ns == 1000 else f"{s.resolution_ns} ns"
+    # at most 1 µs is read from timestamps that are all rounded: "even" a clock that coarse
+    resolution = "even a 1 µs" if s.resolution_ns == 1000 else f"a {s.resolution_ns} ns"
     e = example(profile, s.source)
     zeros = (
         f", and {s.zero:,} show 0 ns (Begin equals End): their kernels get no rate, "
@@ -169,7 +170,7 @@ def _rounded(profile: Profile, s: Stamps) -> Warning:
     return Warning(
         "rounded-timestamp",
         f"{profile.inputs[s.source].path}: {s.whole:,} of {s.stamps:,} timestamps fall on a "
-        f"whole second (e.g. {e.text} ns), where a {resolution} clock puts {s.expected:.2g} "
+        f"whole second (e.g. {e.text} ns), where {resolution} clock puts {s.expected:.2g} "
         f"by chance: a spreadsheet rounded them to {e.digits} "
         f"significant digits, so the durations of its {s.dispatches:,} dispatch(es) may be off by "
         f"up to {e.unit_ns / 1e9:g} s{zeros}; use the file as the profiler wrote it",
