@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -9,10 +10,16 @@ from pathlib import Path
 import pytest
 
 from roofscope.cli import main
+from roofscope.compare.compare import compare, run_of
+from roofscope.compare.gate import gate
 from roofscope.readers.load import load
+from roofscope.render.compare_out import _row as compare_row
+from roofscope.render.compare_out import render_compare_text
+from roofscope.render.roofline_text import _row as roofline_row
 from roofscope.render.text import render_text
 from roofscope.report import analyse
 from tests.conftest import DATA, DEMO
+from tests.test_compare import TRACE, rewrite, scale
 
 
 def test_text_view_of_the_demo() -> None:
@@ -83,3 +90,41 @@ def test_python_dash_m() -> None:
         check=False,
     )
     assert done.returncode == 0 and '"schema_version": "1"' in done.stdout
+
+
+def _cells_after_name(line: str, cells: list[str]) -> bool:
+    """The line is a name (whole, or cut with an ellipsis) followed by these cells, whole."""
+    return re.search(r"\s{2,}".join(map(re.escape, cells)) + "$", line) is not None
+
+
+@pytest.mark.parametrize("width", [80, 100, 120])
+def test_roofline_table_numbers_whole(width: int) -> None:
+    """Every cell the roofline table formats shows whole at 80, 100 and 120 columns; below
+    100 the ceiling's name makes way for the kernel's (the bound names its kind)."""
+    report = analyse(load([str(DATA / "rocprof-compute-mi200")]))
+    (kernel,) = report.roofline.result.kernels
+    cells = roofline_row(kernel)
+    shown = cells[1:] if width >= 100 else cells[1:6]
+    lines = render_text(report, width=width).splitlines()
+    header = next(line for line in lines if line.startswith("Kernel ") and "AI [FLOP/B]" in line)
+    assert header.endswith("Bound" if width < 100 else "Ceiling")
+    line = next(line for line in lines if line.startswith(cells[0][:16]))
+    assert len(line) <= width and _cells_after_name(line, shown)
+
+
+@pytest.mark.parametrize("width", [80, 100, 120])
+def test_compare_table_numbers_whole(tmp_path: Path, width: int) -> None:
+    """The demo against itself with laplacian_kernel twice as fast: speedups, times and
+    shares show whole at every width; how a pair was matched, then its share, make way."""
+    new = rewrite(TRACE, tmp_path / "new" / "results.csv", scale({"laplacian_kernel": 0.5}))
+    runs = [[run_of(p, analyse(p))] for p in (load([str(TRACE)]), load([str(new)]))]
+    cmp = compare(runs[0], runs[1], (str(TRACE), str(new)))
+    verdict = gate(cmp, fail_if_slower=None, fail_if_kernel_slower=None, min_share=0.01)
+    lines = render_compare_text(cmp, verdict, width=width).splitlines()
+    matched = [k for k in cmp.kernels if k.how in ("name", "similarity")]
+    assert matched
+    for k in matched:
+        cells = compare_row(k)
+        shown = cells[1:] if width >= 120 else cells[1:5] if width >= 100 else cells[1:4]
+        line = next(line for line in lines if line.startswith(cells[0][:16]))
+        assert len(line) <= width and _cells_after_name(line, shown), (line, shown)

@@ -347,5 +347,5 @@ def test_zero_length_timestamps_give_no_rates(
     r = _vcopy(doc)["roofline"]
     assert isinstance(r, dict)
     assert r["efficiency"] is None and r["achieved_bytes_s"] == {} and r["bound"] is None
-    codes = {w["code"] for w in doc["warnings"]}
-    assert {"zero-duration", "no-time-for-rates"} <= codes
+    # the rounding explains the 0 ns and the missing rates in one warning (tests/test_long_trace)
+    assert [w["code"] for w in doc["warnings"]] == ["rounded-timestamp"]

@@ -9,6 +9,7 @@ from roofscope.analysis.device import DeviceChoice, choose_device, gather_ceilin
 from roofscope.analysis.hotspots import Hotspots, hotspots
 from roofscope.analysis.ranks import RankView, rank_view
 from roofscope.analysis.roofline import Roofline, roofline
+from roofscope.analysis.rounding import timestamp_stamps
 from roofscope.analysis.selection import EVERYTHING, Selection
 from roofscope.analysis.timeline import DEFAULT_GAP_NS, Timeline, timeline
 from roofscope.ceilings import Ceiling
@@ -123,8 +124,9 @@ def analyse(
             )
         )
     hot = hotspots(profile, selection=selection)
-    section, roof_warnings = _roofline(profile, hot, roof)
-    warnings = [*check(profile), *notes, *roof_warnings]
+    stamps = timestamp_stamps(profile)
+    section, roof_warnings = _roofline(profile, hot, roof, {s.source for s in stamps if s.rounded})
+    warnings = [*check(profile, stamps), *notes, *roof_warnings]
     times = timeline(profile, selection=selection, gap_threshold_ns=gap_threshold_ns)
     activity = _activity(profile)
     copy_ns = sum(a.total_ns for a in activity if a.kind == "copy")
@@ -154,7 +156,7 @@ def analyse(
 
 
 def _roofline(
-    profile: Profile, hot: Hotspots, roof: RooflineOptions
+    profile: Profile, hot: Hotspots, roof: RooflineOptions, rounded: set[int]
 ) -> tuple[RooflineSection, list[Warning]]:
     work, whole, warnings = kernel_work(profile, hot, roof.rules)
     choice = choose_device(profile.run, roof.gpu)
@@ -179,6 +181,16 @@ def _roofline(
                 "pass --ceilings for the partition",
             )
         )
+    warnings += _kernel_warnings(profile, result, rounded)
+    return RooflineSection(choice, result, whole, problem), warnings
+
+
+def _kernel_warnings(profile: Profile, result: Roofline, rounded: set[int]) -> list[Warning]:
+    """Kernels above their roof, or with work and no time; ``rounded``: the files whose
+    rounded timestamps already explain a kernel's 0 ns (said in their ``rounded-timestamp``)."""
+    warnings = []
+    timeless = [k.name for k in result.kernels if k.time_s is not None and k.time_s <= 0]
+    explained = _only_in(profile, timeless, rounded)
     for k in result.kernels:
         if k.above_roof:
             warnings.append(
@@ -189,7 +201,7 @@ def _roofline(
                     "whole-device ceilings, or wrong work numbers",
                 )
             )
-        if k.time_s is not None and k.time_s <= 0:
+        if k.time_s is not None and k.time_s <= 0 and k.name not in explained:
             warnings.append(
                 Warning(
                     "no-time-for-rates",
@@ -197,7 +209,20 @@ def _roofline(
                     "timestamps): no rate, efficiency or bound is computed for it",
                 )
             )
-    return RooflineSection(choice, result, whole, problem), warnings
+    return warnings
+
+
+def _only_in(profile: Profile, kernels: list[str], sources: set[int]) -> set[str]:
+    """The kernels among these whose every dispatch comes from one of these sources."""
+    if not kernels or not sources:
+        return set()
+    rows = profile.con.execute(
+        f"""SELECT n.kernel FROM dispatches d JOIN names n USING (name_id)
+        WHERE n.kernel IN (SELECT unnest($1::VARCHAR[])) GROUP BY n.kernel
+        HAVING bool_and(d.source IN ({", ".join(map(str, sorted(sources)))}))""",
+        [kernels],
+    ).fetchall()
+    return {str(k) for (k,) in rows}
 
 
 def _activity(profile: Profile) -> tuple[Activity, ...]:

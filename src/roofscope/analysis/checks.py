@@ -1,9 +1,11 @@
 """Data checks run before any interpretation; each finding becomes a warning.
 
 - ``end-before-begin``: dispatches whose End precedes their Begin (left out of all times);
-- ``zero-duration``: dispatches with End == Begin (kept; below the timer's resolution);
-- ``rounded-timestamp``: dispatches whose Begin or End is a whole second past 1e12 ns, as a
-  spreadsheet's rounding leaves them (kept, but their durations may be off);
+- ``zero-duration``: dispatches with End == Begin (kept; below the timer's resolution), in
+  files whose timestamps no spreadsheet rounded;
+- ``rounded-timestamp``: a file with more timestamps on whole seconds than its clock gives by
+  chance (:mod:`roofscope.analysis.rounding`): a spreadsheet rounded them. One warning per file
+  says so with what follows: how far its durations may be off and how many take 0 ns;
 - ``duplicate-dispatch-id``: one process reporting the same dispatch id twice in one file
   (for CUDA's correlation ids, which the kernels of one graph launch share: the same id, kernel
   and start);
@@ -20,23 +22,21 @@
 
 from __future__ import annotations
 
+from roofscope.analysis.rounding import Stamps, example, timestamp_stamps
 from roofscope.model import Profile, Warning
 
 BITMAP_LIMIT_BYTES = 64 << 20
-# a timestamp past 1e12 ns that is a whole number of seconds: about 1 in 1e8 by chance at a
-# 10 ns timer; a spreadsheet keeping 5 to 11 significant digits of 1.6e15 makes them all
-ROUNDED_TO_NS = 1_000_000_000
-ROUNDED_AFTER_NS = 1_000_000_000_000
 CLOCKS_APART = 10  # wall across the inputs over the sum of their own spans
 # formats whose dispatch id is CUDA's correlation id: one launch of a CUDA graph gives all its
 # kernels the one id, so there a repeat is the same id, kernel and start
 CORRELATION_ID_FORMATS = frozenset({"nsys-gpu-trace", "nsys-sqlite", "kineto"})
 
 
-def check(profile: Profile) -> list[Warning]:
-    """All checks over the whole profile (not the --kernel/--device selection)."""
+def check(profile: Profile, stamps: list[Stamps] | None = None) -> list[Warning]:
+    """All checks over the whole profile (not the --kernel/--device selection); ``stamps``:
+    :func:`~roofscope.analysis.rounding.timestamp_stamps` of it, where already counted."""
     return [
-        *_durations(profile),
+        *_durations(profile, timestamp_stamps(profile) if stamps is None else stamps),
         *_untimed(profile),
         *_duplicates(profile),
         *_stats_agree(profile),
@@ -130,45 +130,52 @@ def _where(profile: Profile) -> str:
     return f"source IN ({', '.join(map(str, sources))})" if sources else "FALSE"
 
 
-def _durations(profile: Profile) -> list[Warning]:
-    row = profile.con.execute(f"""SELECT count(*) FILTER (end_ns < start_ns),
-        count(*) FILTER (end_ns = start_ns),
-        count(*) FILTER (end_ns >= start_ns AND start_ns > {ROUNDED_AFTER_NS}
-            AND (start_ns % {ROUNDED_TO_NS} = 0 OR end_ns % {ROUNDED_TO_NS} = 0)),
-        min(start_ns) FILTER (end_ns >= start_ns AND start_ns > {ROUNDED_AFTER_NS}
-            AND (start_ns % {ROUNDED_TO_NS} = 0 OR end_ns % {ROUNDED_TO_NS} = 0))
-        FROM dispatches WHERE {_where(profile)}""").fetchone()
-    negative, zero, rounded, example = row if row else (0, 0, 0, None)
-    out = []
-    if rounded:
-        out.append(
-            Warning(
-                "rounded-timestamp",
-                f"{rounded} dispatch(es) begin or end on a whole second of the clock (e.g. "
-                f"{example:.6g} ns): a timestamp rounded by a spreadsheet (8.1097E+14)? Their "
-                "durations may be off by up to a second; use the profiler's own file",
-                int(rounded),
-            )
-        )
+def _durations(profile: Profile, stamps: list[Stamps]) -> list[Warning]:
+    rounded = [s for s in stamps if s.rounded]
+    out = [_rounded(profile, s) for s in rounded]
+    negative = sum(s.negative for s in stamps)
     if negative:
         out.append(
             Warning(
                 "end-before-begin",
                 f"{negative} dispatch(es) end before they begin "
                 "(clock-domain mix-up or a damaged file); left out of every time",
-                int(negative),
+                negative,
             )
         )
+    zero = sum(s.zero for s in stamps if not s.rounded)  # a rounded file's are said with it
     if zero:
         out.append(
             Warning(
                 "zero-duration",
                 f"{zero} dispatch(es) take 0 ns (End equals Begin); "
                 "kept, but their kernels' times are below the timer's resolution",
-                int(zero),
+                zero,
             )
         )
     return out
+
+
+def _rounded(profile: Profile, s: Stamps) -> Warning:
+    """One warning per file whose timestamps a spreadsheet rounded, with what follows from it."""
+    # at most 1 µs is read from timestamps that are all rounded: "even" a clock that coarse
+    resolution = "even a 1 µs" if s.resolution_ns == 1000 else f"a {s.resolution_ns} ns"
+    e = example(profile, s.source)
+    zeros = (
+        f", and {s.zero:,} show 0 ns (Begin equals End): their kernels get no rate, "
+        "efficiency or bound"
+        if s.zero
+        else ""
+    )
+    return Warning(
+        "rounded-timestamp",
+        f"{profile.inputs[s.source].path}: {s.whole:,} of {s.stamps:,} timestamps fall on a "
+        f"whole second (e.g. {e.text} ns), where {resolution} clock puts {s.expected:.2g} "
+        f"by chance: a spreadsheet rounded them to {e.digits} "
+        f"significant digits, so the durations of its {s.dispatches:,} dispatch(es) may be off by "
+        f"up to {e.unit_ns / 1e9:g} s{zeros}; use the file as the profiler wrote it",
+        s.dispatches,
+    )
 
 
 def _duplicates(profile: Profile) -> list[Warning]:

@@ -17,7 +17,6 @@ The columns of every generation map to the model in
 
 from __future__ import annotations
 
-import csv
 import itertools
 import re
 from pathlib import Path
@@ -53,28 +52,9 @@ def read_dispatches(profile: Profile, path: Path, *, fmt: str, role: str) -> set
     if is_long(header):
         return load_long(profile, path, header, fmt=fmt, role=role)
     layout = wide_layout(path, header)
-    read_dispatch_csv(profile, path, layout, fmt=fmt, role=role)
-    _check_timestamps(profile, path, header)
+    read_dispatch_csv(profile, path, layout, fmt=fmt, role=role)  # timestamps a spreadsheet
+    # rounded (1.62068E+14) are judged with every format's: analysis/rounding.py
     return set(layout.counters)
-
-
-def _check_timestamps(profile: Profile, path: Path, header: list[str]) -> None:
-    """Spreadsheets re-save 1410078545959517 as 1.41008E+15: say so where the first row does."""
-    with path.open(newline="", encoding="utf-8", errors="replace") as f:
-        rows = csv.reader(f)
-        next(rows, None)
-        first = next(rows, [])
-    stamps = {"start_timestamp", "end_timestamp", "beginns", "endns"}
-    damaged = [
-        v for h, v in zip(header, first, strict=False) if h.lower() in stamps and "e" in v.lower()
-    ]
-    if damaged:
-        profile.warn(
-            "timestamps-rounded",
-            f"{path}: timestamps are written in exponent form ({damaged[0]}), as a spreadsheet "
-            "re-saves them, keeping about 6 digits: the durations read from them are not the "
-            "kernels' (0 where Start equals End); use the file as rocprof-compute wrote it",
-        )
 
 
 def load_long(profile: Profile, path: Path, header: list[str], *, fmt: str, role: str) -> set[str]:

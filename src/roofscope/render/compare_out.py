@@ -6,15 +6,14 @@ import io
 import json
 from typing import Any
 
-from rich import box
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from roofscope import __version__
 from roofscope.compare.compare import Comparison, Interval, KernelChange
 from roofscope.compare.gate import Verdict, share_text, speedup_text
 from roofscope.compare.quality import SideWarning
+from roofscope.render.columns import fitted_table
 from roofscope.render.compare_gate import block_reason, gate_reasons, side_label, warning_text
 from roofscope.render.json import seconds
 from roofscope.render.text import human_time
@@ -22,10 +21,12 @@ from roofscope.render.text import human_time
 SCHEMA_VERSION = "1"
 
 
-def render_compare_text(cmp: Comparison, verdict: Verdict, *, top: int = 20) -> str:
+def render_compare_text(
+    cmp: Comparison, verdict: Verdict, *, top: int = 20, width: int = 120
+) -> str:
     buf = io.StringIO()
     console = Console(
-        file=buf, width=120, no_color=True, highlight=False, emoji=False, markup=False
+        file=buf, width=width, no_color=True, highlight=False, emoji=False, markup=False
     )
     e = cmp.end_to_end
     console.print(
@@ -51,13 +52,10 @@ def render_compare_text(cmp: Comparison, verdict: Verdict, *, top: int = 20) -> 
             f"{human_time(e.idle_ns[1])}{amdahl}"
         )
     _warnings(console, cmp)
-    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, expand=True)
-    table.add_column("Kernel", ratio=1, overflow="ellipsis", no_wrap=True)
-    for header in ("Base", "New", "Speedup", "Share of change", "Matched"):
-        table.add_column(Text(header), justify="right", no_wrap=True)
-    for k in [k for k in cmp.kernels if k.how in ("name", "similarity")][:top]:
-        table.add_row(*map(Text, _row(k)))
-    console.print(table)
+    headers = ["Kernel", "Base", "New", "Speedup", "Share of change", "Matched"]
+    rows = [(_row(k), None) for k in cmp.kernels if k.how in ("name", "similarity")][:top]
+    # narrow: how each pair was matched goes first, then its share of the change
+    console.print(fitted_table(headers, rows, width=console.width, name=0, drop=(5, 4)))
     for how, title in (("removed", "Removed (baseline only)"), ("added", "Added (candidate only)")):
         items = [k for k in cmp.kernels if k.how == how]
         if items:

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from rich import box
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from roofscope.analysis.roofline import KernelRoofline
+from roofscope.render.columns import fitted_table
 from roofscope.report import Report
 
 _SI = [(1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")]
@@ -52,13 +51,10 @@ def roofline_section(console: Console, report: Report, top: int) -> None:
         console.print(Text(f"    source: {source}", style="dim"))
     if not r.kernels:
         return
-    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, expand=True)
-    table.add_column("Kernel", ratio=1, overflow="ellipsis", no_wrap=True)
-    for header in ("AI [FLOP/B]", "Achieved", "Attainable", "Eff.", "Bound", "Ceiling"):
-        table.add_column(Text(header), justify="right", no_wrap=True)
-    for k in r.kernels[:top]:
-        table.add_row(*map(Text, _row(k)), style="bold red" if k.above_roof else None)
-    console.print(table)
+    headers = ["Kernel", "AI [FLOP/B]", "Achieved", "Attainable", "Eff.", "Bound", "Ceiling"]
+    rows = [(_row(k), "bold red" if k.above_roof else None) for k in r.kernels[:top]]
+    # narrow: the ceiling's name goes first (the bound says the kind), then the attainable
+    console.print(fitted_table(headers, rows, width=console.width, name=0, drop=(6, 3)))
 
 
 def _row(k: KernelRoofline) -> list[str]:

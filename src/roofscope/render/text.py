@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 
-from rich import box
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -12,6 +11,7 @@ from rich.text import Text
 from roofscope import __version__
 from roofscope.analysis.hotspots import KernelStats
 from roofscope.model import InputFile, Runs
+from roofscope.render.columns import fitted_table
 from roofscope.render.findings_text import findings_section
 from roofscope.render.metrics_text import metrics_section
 from roofscope.render.roofline_text import roofline_section
@@ -68,7 +68,7 @@ def render_text(
         markup=False,
     )
     _header(console, report)
-    console.print(_table(report, top))
+    console.print(_table(report, top, console.width))
     if any(report.validity(k.name) for k in report.hotspots.kernels[:top]):
         console.print("  ! its numbers have a validity finding: read them with it (Findings)")
     _ranks(console, report)
@@ -120,53 +120,40 @@ def _header(console: Console, report: Report) -> None:
         console.print("No dispatch timestamps: busy and idle time cannot be known.")
 
 
-def _table(report: Report, top: int) -> Table:
+def _table(report: Report, top: int, width: int) -> Table:
     kernels = list(report.hotspots.kernels)
     shown, rest = kernels[:top], kernels[top:]
     tscale, tunit = unit_for([k.total_ns for k in shown])
     mscale, munit = unit_for([k.mean_ns for k in shown] + [k.median_ns for k in shown])
-    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, expand=True)
-    table.add_column("#", justify="right", no_wrap=True, width=3)
-    table.add_column("Kernel", ratio=1, overflow="ellipsis", no_wrap=True)
-    for header in (
-        "Calls",
-        f"Total [{tunit}]",
-        "Share",
-        "Cum.",
-        f"Mean [{munit}]",
-        f"Median [{munit}]",
-    ):
-        table.add_column(Text(header), justify="right", no_wrap=True, width=max(len(header), 6))
-    table.add_column("", no_wrap=True, width=BAR_WIDTH)
-    for i, k in enumerate(shown, start=1):
-        flagged = bool(report.validity(k.name))
-        style = "bold red" if k.hot else None
-        table.add_row(*map(Text, _row(i, k, tscale, mscale, flagged)), style=style)
+    headers = ["#", "Kernel", "Calls", f"Total [{tunit}]", "Share", "Cum.", f"Mean [{munit}]"]
+    headers += [f"Median [{munit}]", ""]
+    rows = [
+        (_row(i, k, tscale, mscale, bool(report.validity(k.name))), "bold red" if k.hot else None)
+        for i, k in enumerate(shown, start=1)
+    ]
     if rest:
-        total = (
-            sum(k.total_ns or 0 for k in rest)
-            if all(k.total_ns is not None for k in rest)
-            else None
-        )
-        share = sum(k.share or 0 for k in rest) if all(k.share is not None for k in rest) else None
-        table.add_row(
-            *map(
-                Text,
-                [
-                    "",
-                    f"other ({len(rest)} kernels)",
-                    f"{sum(k.calls for k in rest):,}",
-                    _num(total, tscale),
-                    _pct(share),
-                    "100.0%" if share is not None else "-",
-                    "",
-                    "",
-                    _bar(share),
-                ],
-            ),
-            style="dim",
-        )
-    return table
+        rows.append((_rest(rest, tscale), "dim"))
+    # narrow: the bar goes first, then the cumulative share, then the median
+    return fitted_table(headers, rows, width=width, name=1, drop=(8, 5, 7), left=(8,))
+
+
+def _rest(rest: list[KernelStats], tscale: float) -> list[str]:
+    """The kernels past --top, as one row."""
+    total = (
+        sum(k.total_ns or 0 for k in rest) if all(k.total_ns is not None for k in rest) else None
+    )
+    share = sum(k.share or 0 for k in rest) if all(k.share is not None for k in rest) else None
+    return [
+        "",
+        f"other ({len(rest)} kernels)",
+        f"{sum(k.calls for k in rest):,}",
+        _num(total, tscale),
+        _pct(share),
+        "100.0%" if share is not None else "-",
+        "",
+        "",
+        _bar(share),
+    ]
 
 
 def _row(i: int, k: KernelStats, tscale: float, mscale: float, flagged: bool) -> list[str]:

@@ -1,0 +1,140 @@
+"""Timestamps rounded by a spreadsheet, told apart from whole seconds a clock gives by chance.
+
+A spreadsheet re-saves the ns timestamp 810970123456789 as ``8.1097E+14``, keeping 5 to 7
+significant digits of 15 or 16: every timestamp it touched becomes a whole number of seconds.
+An honest clock of resolution r lands on a whole second (U = 1e9 ns) with probability r / U per
+timestamp, so of n timestamps about n * r / U do by chance: a 12.8 s Kineto trace of 1 M
+kernels at 1 µs has 2 M timestamps and expects 2 on whole seconds (6 or more 1.7 % of the
+time). A file's timestamps are judged rounded when the chance of at least as many whole
+seconds, the binomial tail P(X >= k), X ~ B(n, r / U), is below ``CHANCE``: at most one honest
+file in a million is misjudged. The warning then names the digits the rounding kept, read
+from the file's whole-second timestamp with the fewest trailing zeros (``Example``).
+
+The resolution is the coarsest of 1, 10, 100 and 1000 ns that divides every timestamp of the
+file, at most 1 µs, the coarsest clock a supported profiler writes (Kineto's and rocprof v1
+JSON's µs): guessing it too coarse only makes the judgement more lenient. Only timestamps past
+``AFTER_NS`` (1e12 ns) of dispatches whose End is not before their Begin count.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+from roofscope.model import Profile
+
+UNIT_NS = 1_000_000_000  # a whole second: where a spreadsheet's 5 to 7 digits leave a 1e15 ns clock
+AFTER_NS = 1_000_000_000_000
+CHANCE = 1e-6
+RESOLUTIONS_NS = (1000, 100, 10)  # the coarsest that divides every timestamp wins; else 1 ns
+
+
+@dataclass(frozen=True)
+class Stamps:
+    """One dispatch file's timestamps, counted against chance."""
+
+    source: int
+    stamps: int  # timestamps counted (two per dispatch)
+    whole: int  # of them on a whole second
+    dispatches: int  # dispatches with a Begin or End on a whole second
+    zero: int  # dispatches of the file whose End equals their Begin
+    negative: int  # and those whose End precedes their Begin
+    resolution_ns: int = 1000  # read from the timestamps only where some are on whole seconds
+
+    @property
+    def expected(self) -> float:
+        """Whole seconds that chance gives at this resolution."""
+        return self.stamps * self.resolution_ns / UNIT_NS
+
+    @property
+    def chance(self) -> float:
+        return binomial_tail(self.stamps, self.resolution_ns / UNIT_NS, self.whole)
+
+    @property
+    def rounded(self) -> bool:
+        return self.whole > 0 and self.chance < CHANCE
+
+
+@dataclass(frozen=True)
+class Example:
+    """The rounded timestamp of a file with the most significant digits left."""
+
+    ns: int
+
+    @property
+    def digits(self) -> int:
+        """Significant digits the rounding kept."""
+        return len(str(self.ns).rstrip("0")) or 1
+
+    @property
+    def unit_ns(self) -> int:
+        """The place of the last digit kept: how far a rounded timestamp may be off."""
+        return int(10 ** (len(str(self.ns)) - self.digits))
+
+    @property
+    def text(self) -> str:
+        """As the spreadsheet wrote it: 8.1097E+14."""
+        return f"{self.ns:.{self.digits - 1}E}"
+
+
+def binomial_tail(n: int, p: float, k: int) -> float:
+    """P(X >= k) for X ~ B(n, p); 1 where k is not beyond the mean n * p."""
+    if k <= 0 or k <= n * p:
+        return 1.0
+    if k > n or p <= 0.0:
+        return 0.0
+    log_term = (
+        math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
+        + k * math.log(p) + (n - k) * math.log1p(-p)
+    )  # fmt: skip
+    total, term, ratio = 0.0, 1.0, p / (1.0 - p)
+    for j in range(k, n + 1):  # the terms fall from the first one on, since k > n * p
+        total += term
+        term *= (n - j) / (j + 1) * ratio
+        if term < 1e-17 * total:
+            break
+    return min(1.0, math.exp(log_term) * total)
+
+
+def timestamp_stamps(profile: Profile) -> list[Stamps]:
+    """Per dispatch file with timestamps: its whole-second count, resolution and zeros."""
+    sources = profile.sources("dispatches")
+    if not sources:
+        return []
+    u = UNIT_NS
+    rows = profile.con.execute(f"""SELECT source, count(*) FILTER (counted),
+        count(*) FILTER (counted AND start_ns % {u} = 0)
+            + count(*) FILTER (counted AND end_ns % {u} = 0),
+        count(*) FILTER (counted AND (start_ns % {u} = 0 OR end_ns % {u} = 0)),
+        count(*) FILTER (end_ns = start_ns), count(*) FILTER (end_ns < start_ns)
+        FROM {_counted(sources)} GROUP BY source ORDER BY source""").fetchall()
+    out = [
+        Stamps(int(s), 2 * int(n), int(w), int(d), int(z), int(neg)) for s, n, w, d, z, neg in rows
+    ]
+    return [replace(s, resolution_ns=_resolution(profile, s)) if s.whole else s for s in out]
+
+
+def _counted(sources: list[int]) -> str:
+    return f"""(SELECT source, start_ns, end_ns, end_ns >= start_ns AND start_ns > {AFTER_NS}
+        AS counted FROM dispatches WHERE source IN ({", ".join(map(str, sources))}))"""
+
+
+def _resolution(profile: Profile, s: Stamps) -> int:
+    """The coarsest of RESOLUTIONS_NS dividing every counted timestamp of the file, else 1."""
+    fine = ", ".join(
+        f"count(*) FILTER (start_ns % {r} = 0 AND end_ns % {r} = 0)" for r in RESOLUTIONS_NS
+    )
+    row = profile.con.execute(f"SELECT {fine} FROM {_counted([s.source])} WHERE counted").fetchone()
+    counts = row or ()
+    return next((r for r, c in zip(RESOLUTIONS_NS, counts, strict=True) if 2 * c == s.stamps), 1)
+
+
+def example(profile: Profile, source: int) -> Example:
+    """The file's whole-second timestamp with the fewest trailing zeros (the smallest)."""
+    u = UNIT_NS
+    zeros = " ".join(f"WHEN t % 1{'0' * z} = 0 THEN {z}" for z in range(18, 9, -1))
+    row = profile.con.execute(f"""SELECT arg_min(t, (CASE {zeros} ELSE 9 END, t)) FROM (
+        SELECT start_ns AS t FROM {_counted([source])} WHERE counted AND start_ns % {u} = 0
+        UNION ALL
+        SELECT end_ns FROM {_counted([source])} WHERE counted AND end_ns % {u} = 0)""").fetchone()
+    return Example(int(row[0]) if row and row[0] is not None else 0)
