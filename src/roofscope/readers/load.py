@@ -9,7 +9,9 @@ counter_collection.csv is a counter run whenever a dispatch source (a kernel tra
 with it, beside it or not: counters are collected in runs of their own, so counting its
 dispatches too would count the kernels twice. Without one it gives the dispatches, except that
 of the ``pass_N/`` or ``pmc_N/`` folders of one run (each pass is a separate run of the
-program) only the lowest pass does and the others are counter runs. A folder that a reader
+program) only the lowest pass does and the others are counter runs. A kernel trace (and
+stats) in every pass folder of a run is counted from the lowest pass alone: the later ones
+repeat its dispatches (``pass-repeat``). A folder that a reader
 reads as one run (a rocprof-compute workload, found by its ``sysinfo.csv``) is read by that
 reader alone: the other files in it and below it are its own and are not planned apart.
 """
@@ -45,6 +47,8 @@ _V3_SUFFIX = re.compile(
     r"[a-z_]*api_stats|[a-z_]*domain_stats|[a-z_]*_trace|agent_info|counter_collection|results)$"
 )
 
+# the role of a later pass's kernel trace or stats: read, listed, not counted
+PASS_REPEAT = "pass-repeat"
 Progress = Callable[[str], None]
 # below this many bytes of input, starting worker processes costs more than it saves
 PARALLEL_MIN_BYTES = 16 << 20
@@ -293,6 +297,7 @@ def _plan(found: list[Found]) -> list[tuple[Found, str]]:
     items = _outside_workloads(sorted(unique.values(), key=lambda f: str(f.head.path)))
     timed = [f for f in items if f.role in (DISPATCHES, WORKLOAD) and _timed(f)]
     counting = _counting_counter_files(items)
+    repeats = _repeated_passes(items)
     groups: dict[tuple[str, str], list[Found]] = {}
     for f in items:
         groups.setdefault(f.group, []).append(f)
@@ -305,7 +310,9 @@ def _plan(found: list[Found]) -> list[tuple[Found, str]]:
         best = sources[0] if sources else None
         counted = best is not None or any(f.head.path in counting for f in members)
         for f in members:
-            if f.role == WORKLOAD:
+            if f.head.path in repeats:
+                plan.append((f, PASS_REPEAT))
+            elif f.role == WORKLOAD:
                 plan.append((f, DISPATCHES))
             elif f.role == DISPATCHES:
                 if f is best and (_timed(f) or not timed):
@@ -335,6 +342,24 @@ def _counting_counter_files(items: list[Found]) -> set[Path]:
             run, n = found
             lowest[run] = min(n, lowest.get(run, n))
     return {p for p, found in passes.items() if found is None or lowest[found[0]] == found[1]}
+
+
+def _repeated_passes(items: list[Found]) -> set[Path]:
+    """The rocprofv3 kernel traces and stats of the ``pass_N``/``pmc_N`` folders of a run but
+    the lowest one that holds a trace: each pass reran the program, so they repeat the first
+    pass's dispatches and are read as :data:`PASS_REPEAT`, not counted again."""
+    mine = [
+        (f, p)
+        for f in items
+        if f.role in (DISPATCHES, KERNEL_SUMMARY)
+        and f.reader.producer == "rocprofv3"
+        and (p := pass_of(f.head.path)) is not None
+    ]
+    lowest: dict[Path, int] = {}
+    for f, (run, n) in mine:
+        if f.role == DISPATCHES and _timed(f):
+            lowest[run] = min(n, lowest.get(run, n))
+    return {f.head.path for f, (run, n) in mine if n > lowest.get(run, n)}
 
 
 def pass_of(path: Path) -> tuple[Path, int] | None:
