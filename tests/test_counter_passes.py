@@ -10,7 +10,8 @@ The passes are derived here, in ``tmp_path``, from real files (nothing is stored
   by counter (names sorted, dealt round-robin) into three pass folders of the same file name:
   the same counters, in one file or in three passes.
 - gfx1151: ``rocprofv3-counters/gfx1151_stall_counter_collection.csv`` split the same way, with
-  the real kernel trace ``rocprofv3-layouts/gfx1151_decode_kernel_trace.csv`` beside it.
+  the real kernel trace ``rocprofv3-layouts/gfx1151_decode_kernel_trace.csv`` beside it; and the
+  stall and fetch files as they are, two real runs of one program (two passes).
 
 Every pass must join the first pass's dispatches, so the analysis of the passes equals the
 analysis of the one file in every number (speed of light, derived metrics, roofline, counters).
@@ -32,6 +33,7 @@ from tests.conftest import DATA, run_json
 
 MI300X = DATA / "rocprof-compute-mi300x-rocpd" / "pmc_perf.csv"
 STALL = DATA / "rocprofv3-counters" / "gfx1151_stall_counter_collection.csv"
+FETCH = DATA / "rocprofv3-counters" / "gfx1151_fetch_counter_collection.csv"
 TRACE = DATA / "rocprofv3-layouts" / "gfx1151_decode_kernel_trace.csv"
 HEADER = ["Correlation_Id", "Dispatch_Id", "Agent_Id", "Queue_Id", "Process_Id", "Thread_Id",
           "Grid_Size", "Kernel_Id", "Kernel_Name", "Workgroup_Size", "LDS_Block_Size",
@@ -215,3 +217,26 @@ def test_passes_of_two_processes(capsys: Cap, tmp_path: Path) -> None:
     first = json.dumps(passes).replace(str(tmp_path / "passes" / "pass_1"), str(tmp_path / "one"))
     same_analysis(one, json.loads(first))
     assert passes["summary"]["dispatches"] == 3 + 10
+
+
+def test_two_real_passes(capsys: Cap, tmp_path: Path) -> None:
+    """gfx1151's stall and fetch files are two real runs of the same decode (pids 2684167 and
+    2684191, other timestamps, the same dispatch sequence): as pmc_1 and pmc_2 (fetch cut to
+    the stall file's 10 dispatches), FETCH_SIZE joins the stall run's dispatches and gives
+    each kernel its HBM read bytes, 1024 x its FETCH_SIZE (KiB)."""
+    header, stall = file_rows(STALL)
+    write(tmp_path / "pmc_1" / "2684167_counter_collection.csv", header, stall)
+    fetch_header, fetch = file_rows(FETCH)
+    first = {r[ID] for r in stall}
+    write(tmp_path / "pmc_2" / "2684191_counter_collection.csv", fetch_header,
+          [r for r in fetch if r[ID] in first])  # fmt: skip
+    doc = run_json(capsys, str(tmp_path))
+    assert roles(doc) == ["dispatches", "counter-pass"]
+    kernel, value = fetch_header.index("Kernel_Name"), fetch_header.index("Counter_Value")
+    by_hand: dict[str, float] = {}
+    for r in fetch:
+        if r[ID] in first:
+            by_hand[r[kernel]] = by_hand.get(r[kernel], 0.0) + 1024 * float(r[value])
+    got = {k["name"]: k["roofline"]["bytes"]["hbm-read"] for k in doc["kernels"]}
+    assert got == pytest.approx(by_hand) and len(got) == 7
+    assert doc["summary"]["dispatches"] == 10  # the first pass's, counted once
