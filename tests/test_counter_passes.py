@@ -8,7 +8,8 @@ The passes are derived here, in ``tmp_path``, from real files (nothing is stored
   ``counter_collection.csv`` (the 2025-08 layout, formats-amd.md 4.3): per dispatch, each
   counter's first row, the first pass's Start/End timestamps, pid 4242. That file is then split
   by counter (names sorted, dealt round-robin) into three pass folders of the same file name:
-  the same counters, in one file or in three passes.
+  the same counters, in one file or in three passes. With the shared corpus, the whole table
+  is also written as its 12 real passes, each with its own times.
 - gfx1151: ``rocprofv3-counters/gfx1151_stall_counter_collection.csv`` split the same way, with
   the real kernel trace ``rocprofv3-layouts/gfx1151_decode_kernel_trace.csv`` beside it; and the
   stall and fetch files as they are, two real runs of one program (two passes).
@@ -29,12 +30,13 @@ from typing import Any
 import pytest
 
 from roofscope.readers.load import load
-from tests.conftest import DATA, run_json
+from tests.conftest import DATA, SHARED_CORPUS, run_json
 
 MI300X = DATA / "rocprof-compute-mi300x-rocpd" / "pmc_perf.csv"
 STALL = DATA / "rocprofv3-counters" / "gfx1151_stall_counter_collection.csv"
 FETCH = DATA / "rocprofv3-counters" / "gfx1151_fetch_counter_collection.csv"
 TRACE = DATA / "rocprofv3-layouts" / "gfx1151_decode_kernel_trace.csv"
+VCOPY = SHARED_CORPUS / "amd" / "rocprof-compute-vcopy-2025" / "MI300X_A1_rocpd" / "pmc_perf.csv"
 HEADER = ["Correlation_Id", "Dispatch_Id", "Agent_Id", "Queue_Id", "Process_Id", "Thread_Id",
           "Grid_Size", "Kernel_Id", "Kernel_Name", "Workgroup_Size", "LDS_Block_Size",
           "Scratch_Size", "VGPR_Count", "Accum_VGPR_Count", "SGPR_Count", "Counter_Name",
@@ -44,20 +46,27 @@ Rows = list[list[str]]
 Cap = pytest.CaptureFixture[str]
 
 
-def mi300x_rows() -> Rows:
-    """The MI300X rocpd table as rocprofv3 counter_collection rows (see the module text)."""
-    with MI300X.open(newline="") as f:
-        table = list(csv.DictReader(f))
-    times: dict[str, tuple[str, str]] = {}
-    out: dict[tuple[str, str], list[str]] = {}
-    for r in table:
-        d = r["Dispatch_ID"]
-        start, end = times.setdefault(d, (r["Start_Timestamp"], r["End_Timestamp"]))
-        out.setdefault((d, r["Counter_Name"]), [
-            d, d, f"Agent {r['GPU_ID']}", "1", "4242", "4242", r["Grid_Size"], r["Kernel_ID"],
+def rocpd_table(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def v3_row(r: dict[str, str], start: str, end: str) -> list[str]:
+    """A row of rocprof-compute's long rocpd table as a rocprofv3 counter_collection row."""
+    d = r["Dispatch_ID"]
+    return [d, d, f"Agent {r['GPU_ID']}", "1", "4242", "4242", r["Grid_Size"], r["Kernel_ID"],
             r["Kernel_Name"], r["Workgroup_Size"], r["LDS_Per_Workgroup"],
             r["Scratch_Per_Workitem"], r["Arch_VGPR"], r["Accum_VGPR"], r["SGPR"],
-            r["Counter_Name"], r["Counter_Value"], start, end])  # fmt: skip
+            r["Counter_Name"], r["Counter_Value"], start, end]  # fmt: skip
+
+
+def mi300x_rows() -> Rows:
+    """The MI300X rocpd table as rocprofv3 counter_collection rows (see the module text)."""
+    times: dict[str, tuple[str, str]] = {}
+    out: dict[tuple[str, str], list[str]] = {}
+    for r in rocpd_table(MI300X):
+        start, end = times.setdefault(r["Dispatch_ID"], (r["Start_Timestamp"], r["End_Timestamp"]))
+        out.setdefault((r["Dispatch_ID"], r["Counter_Name"]), v3_row(r, start, end))
     return list(out.values())
 
 
@@ -240,3 +249,37 @@ def test_two_real_passes(capsys: Cap, tmp_path: Path) -> None:
     got = {k["name"]: k["roofline"]["bytes"]["hbm-read"] for k in doc["kernels"]}
     assert got == pytest.approx(by_hand) and len(got) == 7
     assert doc["summary"]["dispatches"] == 10  # the first pass's, counted once
+
+
+@pytest.mark.skipif(not VCOPY.is_file(), reason="needs ../shared/corpus")
+def test_twelve_real_passes(capsys: Cap, tmp_path: Path) -> None:
+    """The whole MI300X vcopy table (shared corpus; tests/data holds it trimmed): 12 real
+    rocprofv3 passes, each dispatch's rows of one pass sharing that pass's Start_Timestamp.
+    Written as pass_1 … pass_12 with each pass's own times, and as one file with the first
+    pass's times: the same analysis, roofline included."""
+    table = rocpd_table(VCOPY)
+    starts: dict[str, list[int]] = {}  # each dispatch's rows' start times: one per pass
+    for r in table:
+        starts.setdefault(r["Dispatch_ID"], []).append(int(r["Start_Timestamp"]))
+    first: dict[str, tuple[str, str]] = {}
+    passes: dict[int, Rows] = {}
+    for r in table:
+        times = sorted(set(starts[r["Dispatch_ID"]]))
+        n = times.index(int(r["Start_Timestamp"])) + 1
+        if n == 1:
+            first.setdefault(r["Dispatch_ID"], (r["Start_Timestamp"], r["End_Timestamp"]))
+        passes.setdefault(n, []).append(v3_row(r, r["Start_Timestamp"], r["End_Timestamp"]))
+    assert len(passes) == 12 and len(table) == 6027
+    name = "4242_counter_collection.csv"
+    write(tmp_path / "one" / name, HEADER, [v3_row(r, *first[r["Dispatch_ID"]]) for r in table])
+    for n, rows in passes.items():
+        write(tmp_path / "passes" / f"pass_{n}" / name, HEADER, rows)
+    one = run_json(capsys, str(tmp_path / "one"), "--gpu", "mi300x")
+    doc = run_json(capsys, str(tmp_path / "passes"), "--gpu", "mi300x")
+    assert roles(doc) == ["dispatches"] + ["counter-pass"] * 11
+    same_analysis(one, doc)
+    assert len(doc["metrics"]["whole"]) == 39
+    # vcopy -n 1048576 -i 3 (sysinfo.csv's command): 3 x 1048576 doubles written to HBM
+    (k,) = doc["kernels"]
+    assert k["roofline"]["bytes"]["hbm-write"] == 3 * 1048576 * 8
+    assert k["roofline"]["bound"] == "memory"
