@@ -36,6 +36,8 @@ MI300X = DATA / "rocprof-compute-mi300x-rocpd" / "pmc_perf.csv"
 STALL = DATA / "rocprofv3-counters" / "gfx1151_stall_counter_collection.csv"
 FETCH = DATA / "rocprofv3-counters" / "gfx1151_fetch_counter_collection.csv"
 TRACE = DATA / "rocprofv3-layouts" / "gfx1151_decode_kernel_trace.csv"
+COPIES = DATA / "rocprofv3-layouts" / "memory_copy_trace.csv"
+API_STATS = DATA / "rocprofv3-layouts" / "hip_api_stats.csv"
 VCOPY = SHARED_CORPUS / "amd" / "rocprof-compute-vcopy-2025" / "MI300X_A1_rocpd" / "pmc_perf.csv"
 HEADER = ["Correlation_Id", "Dispatch_Id", "Agent_Id", "Queue_Id", "Process_Id", "Thread_Id",
           "Grid_Size", "Kernel_Id", "Kernel_Name", "Workgroup_Size", "LDS_Block_Size",
@@ -161,18 +163,24 @@ def test_passes_whose_dispatch_ids_restart(capsys: Cap, tmp_path: Path) -> None:
 @pytest.mark.parametrize("every_pass", [False, True], ids=["trace-in-pass-1", "trace-in-each"])
 def test_passes_with_a_kernel_trace(capsys: Cap, tmp_path: Path, every_pass: bool) -> None:
     """roofscope profile writes the trace in pass_1 only; rocprofv3 -i with --kernel-trace
-    writes one in every pmc_N: the later ones repeat the run and are not counted again."""
+    (and --memory-copy-trace --stats) writes them in every pmc_N: the later ones repeat the
+    run and are not counted again. The copies and API stats are the 2025-08 docs sample's."""
     header, body = file_rows(STALL)
     name = "2684167_counter_collection.csv"
     write(tmp_path / "one" / name, header, body)
-    shutil.copy(TRACE, tmp_path / "one" / "2684167_kernel_trace.csv")
     split(tmp_path / "passes", header, body, name, prefix="pmc")
-    for i in (1, 2, 3) if every_pass else (1,):
-        shutil.copy(TRACE, tmp_path / "passes" / f"pmc_{i}" / "2684167_kernel_trace.csv")
+    beside = {TRACE: "kernel_trace", COPIES: "memory_copy_trace", API_STATS: "hip_api_stats"}
+    for folder in [tmp_path / "one", *[tmp_path / "passes" / f"pmc_{i}" for i in (1, 2, 3)]]:
+        for src, kind in beside.items():
+            if every_pass or folder.name in ("one", "pmc_1"):
+                shutil.copy(src, folder / f"2684167_{kind}.csv")
     one = run_json(capsys, str(tmp_path / "one"))
     passes = run_json(capsys, str(tmp_path / "passes"))
-    repeats = ["pass-repeat"] * 2 if every_pass else []
-    assert roles(passes) == ["dispatches", "counter-run", "counter-pass", "counter-pass", *repeats]
+    beside_roles = [r for r in roles(one) if r not in ("dispatches", "counter-run")]
+    assert beside_roles == ["api-summary", "copies"]
+    counted = [r for r in roles(passes) if r != "pass-repeat"]
+    assert counted == ["dispatches", "counter-run", "counter-pass", "counter-pass", *beside_roles]
+    assert roles(passes).count("pass-repeat") == (6 if every_pass else 0)
     same_analysis(one, passes)
     with TRACE.open(newline="") as f:
         assert passes["summary"]["dispatches"] == len(list(csv.DictReader(f))) == 144

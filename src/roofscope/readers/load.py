@@ -49,6 +49,7 @@ _V3_SUFFIX = re.compile(
 
 # the role of a later pass's kernel trace or stats: read, listed, not counted
 PASS_REPEAT = "pass-repeat"
+_REPEATABLE = ("rocprofv3-kernel-trace", "rocprofv3-stats", "rocprofv3-memory-copy")
 Progress = Callable[[str], None]
 # below this many bytes of input, starting worker processes costs more than it saves
 PARALLEL_MIN_BYTES = 16 << 20
@@ -345,15 +346,14 @@ def _counting_counter_files(items: list[Found]) -> set[Path]:
 
 
 def _repeated_passes(items: list[Found]) -> set[Path]:
-    """The rocprofv3 kernel traces and stats of the ``pass_N``/``pmc_N`` folders of a run but
-    the lowest one that holds a trace: each pass reran the program, so they repeat the first
-    pass's dispatches and are read as :data:`PASS_REPEAT`, not counted again."""
+    """The rocprofv3 CSV traces and stats (kernels, copies, APIs) of the ``pass_N``/``pmc_N``
+    folders of a run but the lowest one that holds a kernel trace: each pass reran the
+    program, so they repeat the first pass's and are read as :data:`PASS_REPEAT`, not counted
+    again. (Counter files and rocpd databases, which hold counters, are not among them.)"""
     mine = [
         (f, p)
         for f in items
-        if f.role in (DISPATCHES, KERNEL_SUMMARY)
-        and f.reader.producer == "rocprofv3"
-        and (p := pass_of(f.head.path)) is not None
+        if f.reader.name in _REPEATABLE and (p := pass_of(f.head.path)) is not None
     ]
     lowest: dict[Path, int] = {}
     for f, (run, n) in mine:
