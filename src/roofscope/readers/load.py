@@ -9,9 +9,9 @@ counter_collection.csv is a counter run whenever a dispatch source (a kernel tra
 with it, beside it or not: counters are collected in runs of their own, so counting its
 dispatches too would count the kernels twice. Without one it gives the dispatches, except that
 of the ``pass_N/`` or ``pmc_N/`` folders of one run (each pass is a separate run of the
-program) only the lowest pass does and the others are counter runs. A kernel trace (and
-stats) in every pass folder of a run is counted from the lowest pass alone: the later ones
-repeat its dispatches (``pass-repeat``). A folder that a reader
+program) only the lowest pass does and the others are counter runs. rocprofv3's CSV kernel
+trace, copies and stats in every pass folder of a run are counted from the lowest pass alone:
+the later ones repeat them (``pass-repeat``). A folder that a reader
 reads as one run (a rocprof-compute workload, found by its ``sysinfo.csv``) is read by that
 reader alone: the other files in it and below it are its own and are not planned apart.
 """
