@@ -99,7 +99,7 @@ class InputFile:
     format: str
     rows: int
     role: str  # dispatches | kernel-summary | api-summary | copy-summary | copies | cross-check
-    # | counter-run | counter-pass | metadata
+    # | counter-run | counter-pass | pass-repeat | metadata
     group: str = ""  # files of one run share it
     rank: int | None = None  # the process's rank in a parallel job, where the producer says
     # False when its dispatches carry durations only, laid end to end in launch order (a

@@ -226,11 +226,14 @@ def _only_in(profile: Profile, kernels: list[str], sources: set[int]) -> set[str
 
 
 def _activity(profile: Profile) -> tuple[Activity, ...]:
-    rows = profile.con.execute("""SELECT kind, name, sum(calls), sum(total_ns)
-        FROM activity_summary GROUP BY kind, name ORDER BY kind, sum(total_ns) DESC, name""")
+    """API, domain and copy activity, but that of a later pass repeating the first's."""
+    counted = f"source NOT IN ({', '.join(map(str, profile.sources('pass-repeat') or [-1]))})"
+    rows = profile.con.execute(f"""SELECT kind, name, sum(calls), sum(total_ns)
+        FROM activity_summary WHERE {counted}
+        GROUP BY kind, name ORDER BY kind, sum(total_ns) DESC, name""")
     out = [Activity(str(k), str(n), int(c), float(t)) for k, n, c, t in rows.fetchall()]
-    copies = profile.con.execute("""SELECT direction, count(*), sum(end_ns - start_ns)
-        FROM copies GROUP BY direction ORDER BY 3 DESC""").fetchall()
+    copies = profile.con.execute(f"""SELECT direction, count(*), sum(end_ns - start_ns)
+        FROM copies WHERE {counted} GROUP BY direction ORDER BY 3 DESC""").fetchall()
     out += [Activity("copy", str(d), int(c), float(t or 0)) for d, c, t in copies]
     return tuple(out)
 

@@ -9,7 +9,9 @@ counter_collection.csv is a counter run whenever a dispatch source (a kernel tra
 with it, beside it or not: counters are collected in runs of their own, so counting its
 dispatches too would count the kernels twice. Without one it gives the dispatches, except that
 of the ``pass_N/`` or ``pmc_N/`` folders of one run (each pass is a separate run of the
-program) only the lowest pass does and the others are counter runs. A folder that a reader
+program) only the lowest pass does and the others are counter runs. rocprofv3's CSV kernel
+trace, copies and stats in every pass folder of a run are counted from the lowest pass alone:
+the later ones repeat them (``pass-repeat``). A folder that a reader
 reads as one run (a rocprof-compute workload, found by its ``sysinfo.csv``) is read by that
 reader alone: the other files in it and below it are its own and are not planned apart.
 """
@@ -44,6 +46,9 @@ _V3_SUFFIX = re.compile(
     r"[a-z_]*api_stats|[a-z_]*domain_stats|[a-z_]*_trace|agent_info|counter_collection|results)$"
 )
 
+# the role of a later pass's kernel trace or stats: read, listed, not counted
+PASS_REPEAT = "pass-repeat"
+_REPEATABLE = ("rocprofv3-kernel-trace", "rocprofv3-stats", "rocprofv3-memory-copy")
 Progress = Callable[[str], None]
 pass_of = runs.pass_of
 # below this many bytes of input, starting worker processes costs more than it saves
@@ -306,6 +311,7 @@ def _plan(found: list[Found]) -> list[tuple[Found, str]]:
     items = _outside_workloads(sorted(unique.values(), key=lambda f: str(f.head.path)))
     timed = [f for f in items if f.role in (DISPATCHES, WORKLOAD) and _timed(f)]
     counting = _counting_counter_files(items)
+    repeats = _repeated_passes(items)
     groups: dict[tuple[str, str], list[Found]] = {}
     for f in items:
         groups.setdefault(f.group, []).append(f)
@@ -318,7 +324,9 @@ def _plan(found: list[Found]) -> list[tuple[Found, str]]:
         best = sources[0] if sources else None
         counted = best is not None or any(f.head.path in counting for f in members)
         for f in members:
-            if f.role == WORKLOAD:
+            if f.head.path in repeats:
+                plan.append((f, PASS_REPEAT))
+            elif f.role == WORKLOAD:
                 plan.append((f, DISPATCHES))
             elif f.role == DISPATCHES:
                 if f is best and (_timed(f) or not timed):
@@ -348,6 +356,23 @@ def _counting_counter_files(items: list[Found]) -> set[Path]:
             run, n = found
             lowest[run] = min(n, lowest.get(run, n))
     return {p for p, found in passes.items() if found is None or lowest[found[0]] == found[1]}
+
+
+def _repeated_passes(items: list[Found]) -> set[Path]:
+    """The rocprofv3 CSV traces and stats (kernels, copies, APIs) of the ``pass_N``/``pmc_N``
+    folders of a run but the lowest one that holds a kernel trace: each pass reran the
+    program, so they repeat the first pass's and are read as :data:`PASS_REPEAT`, not counted
+    again. (Counter files and rocpd databases, which hold counters, are not among them.)"""
+    mine = [
+        (f, p)
+        for f in items
+        if f.reader.name in _REPEATABLE and (p := pass_of(f.head.path)) is not None
+    ]
+    lowest: dict[Path, int] = {}
+    for f, (run, n) in mine:
+        if f.role == DISPATCHES and _timed(f):
+            lowest[run] = min(n, lowest.get(run, n))
+    return {f.head.path for f, (run, n) in mine if n > lowest.get(run, n)}
 
 
 def _outside_workloads(items: list[Found]) -> list[Found]:

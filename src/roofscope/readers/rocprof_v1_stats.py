@@ -83,5 +83,6 @@ class RocprofV1Stats(Reader):
         else:
             activity = [(r.name, int(r.values[0] or 0), float(r.values[1] or 0.0)) for r in rows]
             insert_activity(profile, source, kind, activity)
-            profile.add_input(str(path), self.name, len(rows), f"{kind}-summary")
+            planned = role if role == "pass-repeat" else f"{kind}-summary"
+            profile.add_input(str(path), self.name, len(rows), planned)
         profile.set_run(RunInfo(producer=self.producer))

@@ -14,8 +14,12 @@ rocprofv3 itself writes (section 4.3), so the value is the dispatch's total eith
 
 Such a file is a counter run when a kernel trace is read with it (the trace gives the times and
 calls, see :mod:`roofscope.readers.load`); otherwise it gives the dispatches. Each ``pass_N/``
-or ``pmc_N/`` folder is a separate run of the program whose dispatch ids restart: every file is
-its own source, its counters attached to its own dispatch rows.
+or ``pmc_N/`` folder (rocprofv3 ``-i`` with several ``pmc:`` lines, or jobs of a JSON/YAML
+input) is a separate run of the program whose dispatch ids restart: the lowest pass of a run
+gives the dispatches (or the counter run), and every other pass puts its counters on them,
+matched by kernel and occurrence in launch order (a ``counter-pass``). A pass that saw a
+different number of dispatches of some kernel cannot be matched: it stays a counter run of its
+own, with a warning naming its folder.
 
 ``agent_info.csv`` lists the CPU and GPU agents of the run; it names the GPU for the report.
 """
@@ -32,7 +36,7 @@ from roofscope.model import Profile, RunInfo
 from roofscope.readers.csvload import header_name, register_names
 from roofscope.readers.dispatch_csv import report_rows
 from roofscope.readers.duck_sql import ident, read_csv
-from roofscope.readers.registry import COUNTER_COLLECTION, METADATA, Reader
+from roofscope.readers.registry import COUNTER_COLLECTION, DISPATCHES, METADATA, Reader
 from roofscope.readers.rocprofv3 import pid_from_name
 from roofscope.readers.sniff import Head, read_text
 
@@ -97,8 +101,8 @@ def load_counter_collection(
     tag = f"cc{next(_ids)}"
     try:
         _stage(profile, path, header, tag)
-        earlier = _earlier_pass(profile, path) if role == "counter-run" else None
-        if earlier is not None and _join_pass(profile, path, tag, earlier):
+        first = _first_pass(profile, path) if role == "counter-run" else None
+        if first is not None and _join_pass(profile, path, tag, first):
             rows = profile.count(f"{tag}_d")
             role = "counter-pass"
         else:
@@ -153,45 +157,58 @@ def _insert(profile: Profile, path: Path, tag: str, pid: int | None) -> int:
     return profile.count("dispatches") - first
 
 
-def _earlier_pass(profile: Profile, path: Path) -> int | None:
-    """The source of the first counter run read from another pass folder of the same run
-    (``run/pass_2/…`` after ``run/pass_1/…``), if any."""
+def _pass_folder(path: Path) -> Path:
+    """The ``pass_N``/``pmc_N`` folder that ``path`` is in."""
+    from roofscope.readers.load import pass_of
+
+    found = pass_of(path)
+    return next((p for p in path.parents if found and p.parent == found[0]), path.parent)
+
+
+def _first_pass(profile: Profile, path: Path) -> int | None:
+    """The counter file read from the lowest other pass folder of the same run (``run/pass_1/…``
+    for ``run/pass_3/…``) whose dispatches this pass joins: the one at the same place in its
+    folder (same pid and name), else the only one there; None when there is none (or several
+    processes, none named alike)."""
     from roofscope.readers.load import pass_of
 
     mine = pass_of(path)
     if mine is None:
         return None
-    for source in profile.sources("counter-run"):
-        theirs = pass_of(Path(profile.inputs[source].path))
-        if theirs is not None and theirs[0] == mine[0] and theirs[1] != mine[1]:
-            return source
-    return None
+    found: list[tuple[int, int, Path]] = []
+    for source in profile.sources(DISPATCHES, "counter-run"):
+        theirs = Path(profile.inputs[source].path)
+        where = pass_of(theirs) if profile.inputs[source].format == CounterCollection.name else None
+        if where is not None and where[0] == mine[0] and where[1] != mine[1]:
+            found.append((where[1], source, theirs.relative_to(_pass_folder(theirs))))
+    lowest = [(source, rel) for n, source, rel in found if n == min(f[0] for f in found)]
+    alike = [source for source, rel in lowest if rel == path.relative_to(_pass_folder(path))]
+    return alike[0] if alike else lowest[0][0] if len(lowest) == 1 else None
 
 
-def _join_pass(profile: Profile, path: Path, tag: str, earlier: int) -> bool:
-    """Put this pass's counters on the dispatches of an earlier pass of the same run, matched
-    by kernel and occurrence (the n-th dispatch of a kernel in one pass is its n-th in the
-    other; each pass is a run of the same program). False, with nothing added, when the
-    passes did not see the same dispatches of every kernel."""
+def _join_pass(profile: Profile, path: Path, tag: str, first: int) -> bool:
+    """Put this pass's counters on the first pass's dispatches, matched by kernel and
+    occurrence: the n-th dispatch of a kernel (in launch order, by the pass's own restarting
+    dispatch ids) is its n-th in the other pass, each pass being a run of the same program.
+    A counter the first pass has keeps the first pass's value. False, with a warning naming
+    the pass folder and nothing added, when the passes did not see as many dispatches of
+    every kernel."""
     con = profile.con
     register_names(profile, path, f"{tag}_d")
-    mine = f"""SELECT d.k, n.kernel, row_number() OVER (PARTITION BY n.kernel ORDER BY d.k) AS i
+    mine = f"""SELECT d.k, n.kernel,
+        row_number() OVER (PARTITION BY n.kernel ORDER BY d.dispatch_id, d.k) AS i
         FROM {tag}_d d JOIN names n ON n.raw_name = d.raw"""
     theirs = f"""SELECT d.rowid AS row_id, n.kernel,
-        row_number() OVER (PARTITION BY n.kernel ORDER BY d.rowid) AS i
-        FROM dispatches d JOIN names n USING (name_id) WHERE d.source = {earlier}"""
+        row_number() OVER (PARTITION BY n.kernel ORDER BY d.dispatch_id, d.rowid) AS i
+        FROM dispatches d JOIN names n USING (name_id) WHERE d.source = {first}"""
     counts = "SELECT kernel, count(*) AS c FROM ({}) GROUP BY kernel"
     differ = con.execute(
-        f"""SELECT count(*) FROM ({counts.format(mine)}) a
-        FULL JOIN ({counts.format(theirs)}) b USING (kernel)
-        WHERE a.c IS DISTINCT FROM b.c"""
-    ).fetchall()[0][0]
+        f"""SELECT kernel, coalesce(a.c, 0), coalesce(b.c, 0), count(*) OVER ()
+        FROM ({counts.format(mine)}) a FULL JOIN ({counts.format(theirs)}) b USING (kernel)
+        WHERE a.c IS DISTINCT FROM b.c ORDER BY kernel LIMIT 1"""
+    ).fetchall()
     if differ:
-        profile.warn(
-            "pass-mismatch",
-            f"{path}: its dispatches differ from those of an earlier pass of the same run; "
-            "its counters are kept apart",
-        )
+        _warn_unmatched(profile, path, Path(profile.inputs[first].path), differ[0])
         return False
     con.execute(
         f"""INSERT INTO counters SELECT t.row_id, r.counter, sum(r.value)
@@ -201,6 +218,20 @@ def _join_pass(profile: Profile, path: Path, tag: str, earlier: int) -> bool:
         GROUP BY t.row_id, r.counter ORDER BY 1, 2"""
     )
     return True
+
+
+def _warn_unmatched(
+    profile: Profile, path: Path, first: Path, differ: tuple[str, int, int, int]
+) -> None:
+    kernel, here, there, kernels = differ
+    profile.warn(
+        "pass-mismatch",
+        f"{path}: pass folder {_pass_folder(path)} saw other dispatches than the first pass "
+        f"{_pass_folder(first)} ({kernels} kernel(s) differ; {str(kernel)[:60]!r}: {here} here, "
+        f"{there} there), so its counters cannot be matched to the first pass's dispatches by "
+        "kernel and occurrence: they are kept apart as a counter run (compared by kernel "
+        "name only); re-run the passes on the same input, or analyse that pass alone",
+    )
 
 
 def _report_rejects(profile: Profile, path: Path, tag: str) -> None:
