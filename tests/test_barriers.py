@@ -176,3 +176,21 @@ def test_compare_leaves_barrier_packets_out(capsys: Cap) -> None:
     assert sorted(k["base_name"] for k in doc["kernels"]) == sorted(
         k.removesuffix(".kd") for k in real_kernel_totals()
     )
+
+
+def test_barriers_of_two_ranks_stay_apart(capsys: Cap, tmp_path: Path) -> None:
+    """Two processes (the derived trace and a copy under another pid): each file's barrier
+    packets are its own input, never a rank of the rank view."""
+    text = (BARRIER / "results.csv").read_text(encoding="utf-8")
+    for rank, pid in (("r0", "1580852"), ("r1", "1580999")):
+        (tmp_path / rank).mkdir()
+        same = text.replace(",1580852,1580852,", f",{pid},{pid},")
+        (tmp_path / rank / "results.csv").write_text(same, encoding="utf-8")
+    doc = analyze_ok(capsys, tmp_path)
+    assert doc["summary"]["dispatches"] == 2 * 1004
+    assert (doc["barriers"]["records"], doc["barriers"]["total_s"]) == (
+        22,
+        pytest.approx(2 * 29081966 / 1e9),
+    )
+    assert len(doc["ranks"]["labels"]) == 2
+    assert [f["role"] for f in doc["inputs"]] == ["dispatches", "barriers"] * 2
