@@ -6,7 +6,9 @@ A :class:`Profile` holds its data in a DuckDB connection:
     one row per distinct raw kernel name: ``name_id``, ``raw_name``, ``kernel`` (normalised).
 ``dispatches``
     one row per kernel launch, when the input has launches: who ran it, where and when.
-    Times in nanoseconds.
+    Times in nanoseconds. Barrier packets a producer lists among its kernels (rocprof v1)
+    are rows here too, under a source id of their own whose input has role ``barriers``:
+    every analysis takes the sources of role ``dispatches`` only.
 ``launches``
     how each kernel was launched: host thread, queue, stream and shape (grid, workgroup,
     registers, LDS, scratch, wave size), one row per distinct combination with its number
@@ -18,7 +20,8 @@ A :class:`Profile` holds its data in a DuckDB connection:
 ``kernel_summary``
     per-kernel totals when the input is already aggregated (a stats file).
 ``activity_summary``
-    API and copy summaries (hip_stats, copy_stats, ...), never mixed into kernel time.
+    API, copy and barrier-packet summaries (hip_stats, copy_stats, the ``<barrier packet>``
+    rows of a stats file, ...), never mixed into kernel time.
 ``copies``
     memory copies with their timestamps (rocprofv3 memory_copy_trace).
 ``producer_rules``
@@ -99,7 +102,9 @@ class InputFile:
     format: str
     rows: int
     role: str  # dispatches | kernel-summary | api-summary | copy-summary | copies | cross-check
-    # | counter-run | counter-pass | pass-repeat | metadata
+    # | counter-run | counter-pass | pass-repeat | metadata | barriers (a dispatch file's
+    # barrier packets: ``dispatches`` rows under their own source id, never kernel time; see
+    # barriers.py)
     group: str = ""  # files of one run share it
     rank: int | None = None  # the process's rank in a parallel job, where the producer says
     # False when its dispatches carry durations only, laid end to end in launch order (a

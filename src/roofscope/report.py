@@ -12,6 +12,7 @@ from roofscope.analysis.roofline import Roofline, roofline
 from roofscope.analysis.rounding import timestamp_stamps
 from roofscope.analysis.selection import EVERYTHING, Selection
 from roofscope.analysis.timeline import DEFAULT_GAP_NS, Timeline, timeline
+from roofscope.barriers import MEANING
 from roofscope.ceilings import Ceiling
 from roofscope.diagnosis.diagnose import diagnose
 from roofscope.diagnosis.findings import Finding
@@ -24,10 +25,36 @@ from roofscope.work.spec import Rule
 
 @dataclass(frozen=True)
 class Activity:
-    kind: str  # api | copy
+    kind: str  # api | copy | domain | barrier
     name: str
     calls: int
     total_ns: float
+
+
+@dataclass(frozen=True)
+class Barriers:
+    """Barrier packets listed among the kernels (rocprof v1): never kernel time."""
+
+    records: int
+    total_ns: float
+    # of kernel time + barrier time (the whole a profiler's own Percentage column is of);
+    # None under a --kernel/--device selection, which the barriers are not part of
+    share: float | None
+    meaning: str = MEANING
+
+
+def barrier_summary(
+    activity: tuple[Activity, ...], kernel_ns: float | None, selection: Selection
+) -> Barriers | None:
+    """The barrier packets of ``activity`` together; None when there are none."""
+    items = [a for a in activity if a.kind == "barrier"]
+    if not items:
+        return None
+    total = sum(a.total_ns for a in items)
+    whole = None if kernel_ns is None else kernel_ns + total
+    selected = selection.kernel is not None or selection.device is not None
+    share = None if selected or not whole else total / whole
+    return Barriers(sum(a.calls for a in items), total, share)
 
 
 @dataclass(frozen=True)
@@ -64,6 +91,7 @@ class Report:
     # the profiler's own rule rows (Nsight Compute) per kernel, distinct, largest speedup first
     profiler_rules: dict[str, tuple[ProfilerRule, ...]] = field(default_factory=dict)
     runs: Runs = field(default_factory=Runs)  # the runs found, read and left out
+    barriers: Barriers | None = None  # barrier packets the producer listed among kernels
 
     def validity(self, kernel: str) -> tuple[str, ...]:
         """The validity findings (rule names) about one kernel: shown beside its numbers."""
@@ -152,6 +180,7 @@ def analyse(
         findings=tuple(findings),
         profiler_rules=profiler_rules(profile, studied),
         runs=profile.runs,
+        barriers=barrier_summary(activity, hot.total_ns, selection),
     )
 
 
@@ -235,7 +264,19 @@ def _activity(profile: Profile) -> tuple[Activity, ...]:
     copies = profile.con.execute(f"""SELECT direction, count(*), sum(end_ns - start_ns)
         FROM copies WHERE {counted} GROUP BY direction ORDER BY 3 DESC""").fetchall()
     out += [Activity("copy", str(d), int(c), float(t or 0)) for d, c, t in copies]
-    return tuple(out)
+    return tuple(out + _barriers(profile))
+
+
+def _barriers(profile: Profile) -> list[Activity]:
+    """The barrier packets of the dispatch files, per name (valid durations summed)."""
+    sources = profile.sources("barriers")
+    if not sources:
+        return []
+    rows = profile.con.execute(f"""SELECT trim(trim(trim(n.raw_name), '"')), count(*),
+        sum(d.end_ns - d.start_ns) FILTER (d.end_ns >= d.start_ns)
+        FROM dispatches d JOIN names n USING (name_id)
+        WHERE d.source IN ({", ".join(map(str, sources))}) GROUP BY 1 ORDER BY 3 DESC, 1""")
+    return [Activity("barrier", str(n), int(c), float(t or 0)) for n, c, t in rows.fetchall()]
 
 
 def _merge(warnings: list[Warning]) -> list[Warning]:

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import duckdb
 
+from roofscope.barriers import barrier_sql
 from roofscope.errors import InputError
 from roofscope.model import DISPATCH_COLUMNS, LAUNCH_COLUMNS, Profile
 from roofscope.readers.duck_sql import ident, read_csv
@@ -49,6 +50,9 @@ class CsvLayout:
     counters: Sequence[str] = ()
     header: bool = True
     loose: Mapping[str, str] = field(default_factory=dict)
+    # the producer lists barrier packets among its kernels (rocprof v1): their rows go to
+    # the source after the file's own, an input of their own role (see barrier_rows)
+    barriers: bool = False
 
 
 def header_name(raw: str, index: int) -> str:
@@ -169,7 +173,7 @@ def _append(
     code = "list_extract($1::INTEGER[], enum_code(_k) + 1)" if code_ids else "NULL"
     cols = ["source", "name_id", "raw_overflow", *model_cols]
     exprs = [
-        str(source),
+        _source_sql(layout, source),
         code,
         f"CASE WHEN _k IS NULL THEN {name} END",
         *[layout.mapping[c] for c in model_cols],
@@ -195,7 +199,7 @@ def _append(
         ).fetchall()
         _warn_unread_counters(profile, stage, layout.counters, kept, where)
     rows = profile.count("dispatches") - first
-    _resolve_overflow(profile, source)
+    _resolve_overflow(profile, f"{source}, {source + 1}" if layout.barriers else str(source))
     if stage is None and lazy_shapes is not None:
         profile.defer(partial(_insert_shapes, profile, lazy_shapes, layout, source, where))
     else:
@@ -203,6 +207,18 @@ def _append(
     if stage:
         con.execute(f"DROP TABLE {stage}")
     return rows
+
+
+def _source_sql(layout: CsvLayout, source: int) -> str:
+    """The ``source`` of a row: barrier packets go to the source after the file's own."""
+    if not layout.barriers:
+        return str(source)
+    return f"CASE WHEN {barrier_sql(ident(layout.name))} THEN {source + 1} ELSE {source} END"
+
+
+def barrier_rows(profile: Profile, layout: CsvLayout, source: int) -> int:
+    """How many barrier packets a file read as ``source`` held (kept as ``source + 1``)."""
+    return profile.count(f"dispatches WHERE source = {source + 1}") if layout.barriers else 0
 
 
 def _insert_shapes(
@@ -219,12 +235,13 @@ def _insert_shapes(
     text = "".join(f", {ident(raw)} AS _text_{c}" for c, raw in loose.items())
     unread = "".join(f", count(_text_{c}) - count(s.{c}) AS _bad_{c}" for c in loose)
     con, table = profile.con, f"shapes{next(_ids)}"
+    kernels = f"WHERE NOT {barrier_sql('s._raw')}" if layout.barriers else ""
     con.execute(
         f"""CREATE TEMP TABLE {table} AS
         SELECT {source} AS source, n.name_id, {", ".join(f"s.{c}" for c in shape)},
             count(*) AS dispatches{unread}
         FROM (SELECT {ident(layout.name)} AS _raw, {values}{text} {from_sql}) s
-        JOIN names n ON n.raw_name = s._raw GROUP BY ALL"""
+        JOIN names n ON n.raw_name = s._raw {kernels} GROUP BY ALL"""
     )
     try:
         con.execute(
@@ -281,20 +298,20 @@ def _warn_unread_counters(
     )
 
 
-def _resolve_overflow(profile: Profile, source: int) -> None:
+def _resolve_overflow(profile: Profile, sources: str) -> None:
+    """Give the rows of ``sources`` (a list of ids in SQL) whose name came after the
+    sample its id."""
     con = profile.con
     extra = con.execute(
         "SELECT DISTINCT raw_overflow FROM dispatches "
-        "WHERE source = ? AND raw_overflow IS NOT NULL",
-        [source],
+        f"WHERE source IN ({sources}) AND raw_overflow IS NOT NULL"
     ).fetchall()
     if not extra:
         return
     profile.name_ids(str(r[0]) for r in extra)
     con.execute(
-        """UPDATE dispatches SET name_id = n.name_id, raw_overflow = NULL FROM names n
-                   WHERE dispatches.source = ? AND dispatches.raw_overflow = n.raw_name""",
-        [source],
+        f"""UPDATE dispatches SET name_id = n.name_id, raw_overflow = NULL FROM names n
+        WHERE dispatches.source IN ({sources}) AND dispatches.raw_overflow = n.raw_name"""
     )
 
 

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from roofscope.errors import InputError
 from roofscope.model import Profile
-from roofscope.readers.csvload import CsvLayout, insert_rows, load_dispatch_csv
+from roofscope.readers.csvload import CsvLayout, barrier_rows, insert_rows, load_dispatch_csv
+from roofscope.readers.registry import BARRIERS, DISPATCHES
 from roofscope.readers.rowfix import fix_rows, read_lines
 
 SHOWN_LINES = 5
@@ -24,17 +25,30 @@ def read_dispatch_csv(
         fixed = fix_rows(read_lines(path, result.rejected), layout.columns, layout.name)
         recovered = insert_rows(profile, fixed.rows, layout, source, path)
         report_rows(profile, path, fixed.malformed, fixed.not_utf8)
-    rows = result.rows + recovered
+    barriers = barrier_rows(profile, layout, source)
+    rows = result.rows + recovered - barriers
     if rows == 0:
         raise InputError(
             str(path),
-            "has no dispatch rows (header only, or every row malformed)",
+            f"has no dispatch rows (header only, {barriers} barrier packet(s), or every row "
+            "malformed)"
+            if barriers
+            else "has no dispatch rows (header only, or every row malformed)",
             "check that the profiled program launched kernels and the profiler finished",
         )
     profile.add_input(str(path), fmt, rows, role)
+    add_barrier_input(profile, str(path), fmt, barriers, role)
     if "device" in layout.mapping:
         profile.warn_deviceless(path, source, "their GPU id is empty or not a number")
     return rows
+
+
+def add_barrier_input(profile: Profile, path: str, fmt: str, rows: int, role: str) -> None:
+    """Register the barrier packets of the input just added (their rows carry the next
+    source id); role ``barriers`` beside a file read for its dispatches, which is the one
+    the report counts (a counter run's barriers are the same ones again)."""
+    if rows:
+        profile.add_input(path, fmt, rows, BARRIERS if role == DISPATCHES else f"{role}-barriers")
 
 
 def report_rows(

@@ -17,6 +17,8 @@ DISPATCHES = "dispatches"
 KERNEL_SUMMARY = "kernel-summary"
 ACTIVITY = "activity"
 COPIES = "copies"
+# the barrier packets of a dispatch file (rocprof v1): their rows, kept out of kernel time
+BARRIERS = "barriers"
 WORKLOAD = "workload"  # a folder read as one run (rocprof-compute): its other files are its own
 # per-dispatch counters (rocprofv3 counter_collection.csv): a counter run when a kernel trace is
 # read too, else the dispatches (the planner decides, see load.py)

@@ -101,6 +101,7 @@ def layout_for(header: list[str], *, has_header: bool = True) -> CsvLayout:
         counters=counters,
         header=has_header,
         loose=loose,
+        barriers=True,  # tblextr lists "<barrier packet>" records among the kernels
     )
 
 

@@ -4,6 +4,7 @@ Written by ``tblextr``/``sqlitedb``: ``{ "traceEvents":[{}`` then one ``,{...}``
 record, possibly spanning lines, then ``"otherData"``. Kernel events live in pid
 ``6 + gpu-id`` (``GPU<n>`` processes); their ``args`` hold the nanosecond ``BeginNs`` and
 ``EndNs`` as strings, which are used instead of the rounded microsecond ``ts``/``dur``.
+Barrier packets (pid ``6 + gpu-id + 512``, ``GPU Barriers<n>``) are kept apart as barriers.
 Names are never JSON-escaped, so events that are not valid JSON are recovered with a regex.
 Copies (pid 1) are kept apart; HIP/HSA API events (pids 2, 3) become an API summary.
 """
@@ -16,9 +17,11 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from roofscope.barriers import is_barrier
 from roofscope.errors import InputError
 from roofscope.model import Profile, RunInfo
-from roofscope.readers.csvload import insert_rows
+from roofscope.readers.csvload import barrier_rows, insert_rows
+from roofscope.readers.dispatch_csv import add_barrier_input
 from roofscope.readers.registry import DISPATCHES, Reader
 from roofscope.readers.rocprof_v1_csv import MODEL_FIELDS, layout_for
 from roofscope.readers.rowfix import convert_row
@@ -26,6 +29,7 @@ from roofscope.readers.sniff import Head
 from roofscope.readers.stats_csv import insert_activity
 
 GPU_BASE_PID = 6
+BARRIER_LANES = 512  # barrier packets of GPU n are in pid 6 + n + 512 ("GPU Barriers<n>")
 COPY_PID = 1
 API_PIDS = {2: "api", 3: "api"}
 _EVENT_START = re.compile(r"\n?,\s*(?=\{)")
@@ -60,10 +64,12 @@ def parse_event(chunk: str) -> dict[str, Any] | None:
     args: dict[str, Any] = {m.group("key"): m.group("value") for m in _FIELD.finditer(rest)}
     if '"ph":"X"' not in top.replace(" ", "") or "pid" not in head:
         return None
-    name = _NAME.search(rest)
-    if name:
-        args["KernelName"] = name.group("name")
-    return {"ph": "X", "pid": head["pid"], "name": args.get("KernelName", ""), "args": args}
+    kernel = _NAME.search(rest)
+    if kernel:
+        args["KernelName"] = kernel.group("name")
+    own = _NAME.search(top)  # an OPS event's (a barrier packet's) name is its own
+    name = own.group("name") if own else args.get("KernelName", "")
+    return {"ph": "X", "pid": head["pid"], "name": name, "args": args}
 
 
 class RocprofV1Json(Reader):
@@ -93,13 +99,13 @@ class RocprofV1Json(Reader):
             if pid is None or begin is None or end is None:
                 continue
             name = str(event.get("name", ""))
-            if pid >= GPU_BASE_PID and name != "<barrier packet>":
+            if pid >= GPU_BASE_PID:
                 kernels.append(
                     {
                         **{k: str(v) for k, v in args.items()},
                         "_name": name,
-                        "_gpu": str(pid - GPU_BASE_PID),
-                        "_kern": "KernelName" in args,
+                        "_gpu": str((pid - GPU_BASE_PID) % BARRIER_LANES),
+                        "_kern": "KernelName" in args or is_barrier(name),
                     }
                 )
             elif pid == COPY_PID:
@@ -109,16 +115,17 @@ class RocprofV1Json(Reader):
                 entry[0] += 1
                 entry[1] += end - begin
         # with --hip-trace the same kernels come twice: from KERN (with KernelName) and OPS
-        if any(k["_kern"] for k in kernels):
+        # (barrier packets come from OPS alone)
+        if any(k["_kern"] and not is_barrier(k["_name"]) for k in kernels):
             kernels = [k for k in kernels if k["_kern"]]
-        if not kernels:
+        if all(is_barrier(k["_name"]) for k in kernels):
             raise InputError(
                 str(path),
                 "holds no kernel events (a results.json fragment, or a trace without GPU activity)",
                 "analyse the results.csv written beside it, or re-run rocprof with --hsa-trace",
             )
         source = len(profile.inputs)
-        self._insert_kernels(profile, path, kernels, source)
+        barriers = self._insert_kernels(profile, path, kernels, source)
         if copies:
             profile.con.executemany(
                 "INSERT INTO copies VALUES (?, NULL, ?, NULL, NULL, ?, ?)",
@@ -131,13 +138,15 @@ class RocprofV1Json(Reader):
                 "api",
                 [(name, int(c), float(t)) for (_, name), (c, t) in api.items()],
             )
-        profile.add_input(str(path), self.name, len(kernels), role)
+        profile.add_input(str(path), self.name, len(kernels) - barriers, role)
+        add_barrier_input(profile, str(path), self.name, barriers, role)
         profile.set_run(RunInfo(producer=self.producer))
 
     @staticmethod
     def _insert_kernels(
         profile: Profile, path: Path, kernels: list[dict[str, Any]], source: int
-    ) -> None:
+    ) -> int:
+        """Insert the GPU events as dispatches; how many of them are barrier packets."""
         kept = {k: None for e in kernels for k in e if k.lower() in MODEL_FIELDS}
         header = ["KernelName", "gpu-id", *[k for k in kept if k not in ("KernelName", "gpu-id")]]
         layout = layout_for(header)
@@ -152,6 +161,7 @@ class RocprofV1Json(Reader):
             if row is not None:
                 rows.append(row)
         insert_rows(profile, rows, layout, source, path)
+        return barrier_rows(profile, layout, source)
 
 
 def _int(value: object) -> int | None:

@@ -2,7 +2,9 @@
 
 All four files share the header ``"Name","Calls","TotalDurationNs","AverageNs","Percentage"``.
 Kernel stats become the kernel summary; ``hip_stats``/``hsa_stats`` are API summaries and
-``copy_stats`` a copy summary, reported apart and never mixed into kernel time.
+``copy_stats`` a copy summary, reported apart and never mixed into kernel time. The
+``<barrier packet>`` rows of a kernel stats file (see barriers.py) are a barrier summary,
+apart too; beside a trace (a cross-check) they are left to the trace's own barrier rows.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from roofscope.barriers import is_barrier
 from roofscope.errors import InputError
 from roofscope.model import Profile, RunInfo
 from roofscope.readers.dispatch_csv import report_rows
@@ -77,12 +80,23 @@ class RocprofV1Stats(Reader):
         source = len(profile.inputs)
         kind = self.kind(path, [r.name for r in rows])
         if kind is None:
-            summary = [self.summary_row(r) for r in rows]
+            kernels = [r for r in rows if not is_barrier(r.name)]
+            summary = [self.summary_row(r) for r in kernels]
             insert_kernel_summary(profile, source, summary, pid=self.pid(path))
-            profile.add_input(str(path), self.name, len(rows), role)
+            if role == KERNEL_SUMMARY:  # a cross-check's barriers are the trace's, counted there
+                insert_activity(profile, source, "barrier", _activity(rows, barrier=True))
+            profile.add_input(str(path), self.name, len(kernels), role)
         else:
-            activity = [(r.name, int(r.values[0] or 0), float(r.values[1] or 0.0)) for r in rows]
-            insert_activity(profile, source, kind, activity)
+            insert_activity(profile, source, kind, _activity(rows))
             planned = role if role == "pass-repeat" else f"{kind}-summary"
             profile.add_input(str(path), self.name, len(rows), planned)
         profile.set_run(RunInfo(producer=self.producer))
+
+
+def _activity(rows: list[StatsRow], *, barrier: bool = False) -> list[tuple[str, int, float]]:
+    """(name, calls, total ns) of the rows, or of their barrier packets alone."""
+    return [
+        (r.name, int(r.values[0] or 0), float(r.values[1] or 0.0))
+        for r in rows
+        if not barrier or is_barrier(r.name)
+    ]

@@ -123,6 +123,8 @@ def insert_kernel_summary(
 def insert_activity(
     profile: Profile, source: int, kind: str, rows: list[tuple[str, int, float]]
 ) -> None:
+    if not rows:
+        return
     profile.con.executemany(
         "INSERT INTO activity_summary VALUES (?, ?, ?, ?, ?)",
         [(source, kind, *r) for r in rows],

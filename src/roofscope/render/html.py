@@ -24,7 +24,7 @@ from roofscope.render.charts import (
 )
 from roofscope.render.compare_charts import movement_svg, waterfall_svg
 from roofscope.render.compare_gate import gate_reasons, side_label, warning_text
-from roofscope.render.text import human_time, input_summary, runs_line
+from roofscope.render.text import barrier_line, human_time, input_summary, runs_line
 from roofscope.report import Report
 
 STYLE = """
@@ -87,6 +87,8 @@ def render_html(report: Report) -> str:
         f"<p>Kernel time {human_time(h.total_ns)} in {h.dispatches:,} dispatches of "
         f"{len(h.kernels)} kernel(s); {h.kernels_for_80pct or '-'} make 80% of it.</p>",
     ]
+    if report.barriers is not None:
+        body.append(f'<p id="barriers">{_e(barrier_line(report.barriers))}</p>')
     if t is not None:
         body.append(
             f"<p>GPU busy {human_time(t.busy_ns)} of {human_time(t.wall_ns)} wall; idle "

@@ -17,7 +17,7 @@ from roofscope.diagnosis.findings import Finding
 from roofscope.metrics.derived import MetricValue
 from roofscope.metrics.machine import Machine
 from roofscope.metrics.per_kernel import KernelMetrics
-from roofscope.report import Report, RooflineSection
+from roofscope.report import Barriers, Report, RooflineSection
 from roofscope.work.model import Work
 
 SCHEMA_VERSION = "1"
@@ -109,11 +109,23 @@ def to_dict(report: Report) -> dict[str, Any]:
             "job": report.runs.job,
             "separate": report.runs.separate,
         },
+        "barriers": _barriers(report.barriers),
         "ranks": _ranks(report.ranks),
         "findings": [_finding(f) for f in report.findings],
         "warnings": [
             {"code": w.code, "message": w.message, "count": w.count} for w in report.warnings
         ],
+    }
+
+
+def _barriers(b: Barriers | None) -> dict[str, Any] | None:
+    if b is None:
+        return None
+    return {
+        "records": b.records,
+        "total_s": seconds(b.total_ns),
+        "share_of_kernel_and_barrier_time": b.share,
+        "meaning": b.meaning,
     }
 
 

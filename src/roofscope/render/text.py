@@ -15,7 +15,7 @@ from roofscope.render.columns import fitted_table
 from roofscope.render.findings_text import findings_section
 from roofscope.render.metrics_text import metrics_section
 from roofscope.render.roofline_text import roofline_section
-from roofscope.report import Report
+from roofscope.report import Barriers, Report
 
 BAR_WIDTH = 10
 _UNITS = [(1e9, "s"), (1e6, "ms"), (1e3, "µs"), (1.0, "ns")]
@@ -109,6 +109,8 @@ def _header(console: Console, report: Report) -> None:
         f"Kernel time {human_time(h.total_ns)} in {h.dispatches:,} dispatches of "
         f"{len(h.kernels)} kernel(s){hot}."
     )
+    if report.barriers is not None:
+        console.print(barrier_line(report.barriers))
     if t is not None:
         console.print(
             f"GPU busy {human_time(t.busy_ns)} of {human_time(t.wall_ns)} wall on "
@@ -188,6 +190,15 @@ def _ranks(console: Console, report: Report) -> None:
         )
     for st in view.stragglers:
         console.print(f"  straggler: rank {st.rank} ({st.label}): {', '.join(st.kernels)}")
+
+
+def barrier_line(b: Barriers) -> str:
+    """One line on the barrier packets: how many, how long, what it usually means."""
+    share = "" if b.share is None else f" ({_pct(b.share)} of kernel + barrier time)"
+    return (
+        f"Barrier packets (not kernel time): {b.records:,} record(s), "
+        f"{human_time(b.total_ns)}{share}; {b.meaning}."
+    )
 
 
 def _activity(console: Console, report: Report) -> None:
