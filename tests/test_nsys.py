@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import json
 import shutil
 import sqlite3
 from collections import Counter, defaultdict
@@ -102,6 +103,25 @@ def test_kern_sum_mean_min_max_std() -> None:
     keys = ("Avg (ns)", "Min (ns)", "Max (ns)", "StdDev (ns)")
     want = {r["Name"]: tuple(float(r[k]) for k in keys) for r in csv_rows(KERN_SUM)}
     assert {str(n): tuple(v) for n, *v in got} == want
+
+
+@pytest.mark.parametrize(
+    "path",
+    [KERN_SUM, *CORPUS_KERN_SUMS],
+    ids=lambda p: str(p.relative_to(p.parents[3])),
+)
+def test_kern_sum_median_is_its_med_column(path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The report's own ``Med (ns)`` is each kernel's median (it was null: issue 19)."""
+    want = {r["Name"]: float(r["Med (ns)"]) for r in csv_rows(path)}
+    profile = read(nsys_csv.KernSum(), path, KERNEL_SUMMARY)
+    got = profile.con.execute(
+        "SELECT raw_name, median_ns FROM kernel_summary JOIN names USING (name_id)"
+    ).fetchall()
+    assert {str(n): m for n, m in got} == want
+    assert main(["analyze", str(path), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    medians = {k["raw_names"][0]: k["median_s"] for k in doc["kernels"]}
+    assert medians == {n: m / 1e9 for n, m in want.items()}
 
 
 def _rewrite(tmp_path: Path, source: Path, header: str, *, bom: bool = False, eol: str = "\n",

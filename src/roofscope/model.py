@@ -72,6 +72,7 @@ SUMMARY_COLUMNS: dict[str, str] = {
     "min_ns": "DOUBLE",
     "max_ns": "DOUBLE",
     "std_ns": "DOUBLE",
+    "median_ns": "DOUBLE",  # where the summary gives it (nsys cuda_gpu_kern_sum's Med)
     "pid": "BIGINT",
 }
 
