@@ -752,6 +752,9 @@ def test_trailing_comma_on_every_line(capsys: Cap, tmp_path: Path, source: Path,
     raw = source.read_bytes()
     eol = b"\r\n" if b"\r\n" in raw else b"\n"
     edited = write(tmp_path / name, eol.join(x + b"," if x else x for x in raw.split(eol)))
+    for metadata in ("sysinfo.csv", "roofline.csv"):  # read beside a workload CSV (issue 19)
+        if (source.parent / metadata).is_file():
+            shutil.copy(source.parent / metadata, tmp_path)
     assert edited.read_bytes() != raw
     written, commas = analyze_ok(capsys, source), analyze_ok(capsys, edited)
     assert commas["summary"] == written["summary"]

@@ -20,6 +20,7 @@ from roofscope.errors import InputError
 from roofscope.model import Profile, RunInfo
 from roofscope.readers.csvload import insert_rows
 from roofscope.readers.registry import DISPATCHES, Reader
+from roofscope.readers.rocminfo import rocminfo_beside
 from roofscope.readers.rocprof_v1_csv import MODEL_FIELDS, layout_for
 from roofscope.readers.rowfix import convert_row
 from roofscope.readers.sniff import Head
@@ -133,6 +134,7 @@ class RocprofV1Json(Reader):
             )
         profile.add_input(str(path), self.name, len(kernels), role)
         profile.set_run(RunInfo(producer=self.producer))
+        rocminfo_beside(profile, path)
 
     @staticmethod
     def _insert_kernels(
