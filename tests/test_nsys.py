@@ -532,15 +532,82 @@ def test_sqlite_other_database_is_not_nsys(tmp_path: Path) -> None:
     assert not nsys_sqlite.NsysSqlite().detect(read_head(path))
 
 
-def test_sqlite_without_kernels(tmp_path: Path) -> None:
+def add_runtime_calls(path: Path) -> int:
+    """A CUPTI_ACTIVITY_KIND_RUNTIME table holding the first three calls of the real
+    host_cuda_api_trace.csv (two cuModuleLoadFatBinary, a cuGraphInstantiateWithFlags: no
+    launch), with their start, end, correlation id and name as nsys's export lays them out."""
+    calls = csv_rows(API_TRACE)[:3]
+    with sqlite3.connect(path) as con:
+        con.execute(
+            "CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER NOT NULL, end INTEGER NOT "
+            "NULL, eventClass INTEGER, globalTid INTEGER, correlationId INTEGER, nameId INTEGER, "
+            "returnValue INTEGER, callchainId INTEGER)"
+        )
+        for i, r in enumerate(calls):
+            start, name_id = int(r["Start (ns)"]), 1000 + i
+            con.execute("INSERT INTO StringIds VALUES (?, ?)", (name_id, r["Name"]))
+            con.execute(
+                "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?, ?, 0, 0, ?, ?, 0, 0)",
+                (start, start + int(r["Duration (ns)"]), int(r["CorrID"]), name_id),
+            )
+    con.close()
+    return len(calls)
+
+
+@pytest.mark.parametrize("table", ["absent", "empty"])
+def test_sqlite_capture_where_no_kernel_ran(tmp_path: Path, table: str) -> None:
+    """CUDA traced (API calls and copies recorded) but no kernel in the captured range: nsys
+    writes no kernel table (or an empty one). It was 'without the CUPTI_ACTIVITY_KIND_KERNEL
+    table; re-run nsys profile with --trace=cuda', which CUDA tracing was already on for."""
     path = tmp_path / "nokern.sqlite"
     build_export(path)
+    calls = add_runtime_calls(path)
     with sqlite3.connect(path) as con:
-        con.execute("DROP TABLE CUPTI_ACTIVITY_KIND_KERNEL")
+        con.execute(f"{'DROP TABLE' if table == 'absent' else 'DELETE FROM'} {nsys_sqlite.KERNEL}")
     con.close()
     assert nsys_sqlite.is_nsys(path)
     message = one_line_error(nsys_sqlite.NsysSqlite(), path, DISPATCHES)
-    assert "without the CUPTI_ACTIVITY_KIND_KERNEL table" in message
+    assert message == (
+        f"{path}: no kernel ran in the captured range: the profiler traced kernels and recorded "
+        f"none (the capture holds {calls} CUDA API calls, {len(MEMCPYS)} memcpys, "
+        f"{len(MEMSETS)} memsets); widen the capture to where the program launches kernels "
+        "(nsys profile --delay, --duration, or the --capture-range cudaProfilerApi/nvtx range "
+        "it waited for)"
+    )
+    assert "--trace" not in message
+
+
+def test_sqlite_without_cuda_trace(tmp_path: Path) -> None:
+    """No table that CUDA tracing writes (an OS-runtime or NVTX-only capture): tracing off."""
+    path = tmp_path / "nocuda.sqlite"
+    build_export(path)
+    with sqlite3.connect(path) as con:
+        for table in (nsys_sqlite.KERNEL, nsys_sqlite.MEMCPY, nsys_sqlite.MEMSET):
+            con.execute(f"DROP TABLE {table}")
+    con.close()
+    assert nsys_sqlite.is_nsys(path)
+    message = one_line_error(nsys_sqlite.NsysSqlite(), path, DISPATCHES)
+    assert message == (
+        f"{path}: is an Nsight Systems export without the CUPTI_ACTIVITY_KIND_KERNEL table, nor "
+        "any other that CUDA tracing writes: CUDA was not traced; re-run nsys profile with "
+        "--trace=cuda so that kernels are recorded"
+    )
+
+
+def test_sqlite_no_kernel_ran_exits_as_an_empty_profile(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Exit 1 and one line, as a header-only trace (catalogue classes 3-5)."""
+    path = tmp_path / "nokern.sqlite"
+    build_export(path)
+    add_runtime_calls(path)
+    with sqlite3.connect(path) as con:
+        con.execute(f"DROP TABLE {nsys_sqlite.KERNEL}")
+    con.close()
+    assert main(["analyze", str(path)]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1
+    assert err.startswith(f"roofscope: error: {path}: no kernel ran in the captured range")
 
 
 @pytest.mark.parametrize("share", [0.05, 0.5, 0.8])
