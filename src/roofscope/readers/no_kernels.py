@@ -25,6 +25,10 @@ NSYS_WIDEN = (
     "widen the capture to where the program launches kernels (nsys profile --delay, "
     "--duration, or the --capture-range cudaProfilerApi/nvtx range it waited for)"
 )
+HEADER_ONLY_REMEDY = (
+    "check that the profiled program launches kernels in the profiled range (a kernel filter "
+    "or range that selects none records none)"
+)
 KINETO_WIDEN = (
     "profile steps where the model runs on the GPU (torch.profiler's schedule: wait, warmup "
     "and active steps, and prof.step() called once per step)"
@@ -63,6 +67,7 @@ ROCPD_WIDEN = (
     "profile a range in which the program launches kernels (rocprofv3 --collection-period, "
     "or the roctx range or --kernel-include-regex that selected none)"
 )
+LAUNCHES = ("LaunchKernel", "GraphLaunch", "ModuleLaunch", "LaunchCooperative", "ExtLaunch")
 _ROCPD_LAUNCH = (
     "name LIKE '%LaunchKernel%' OR name LIKE '%GraphLaunch%' OR name LIKE '%ModuleLaunch%' "
     "OR name LIKE '%LaunchCooperative%'"
@@ -93,3 +98,24 @@ def rocpd_no_kernels(con: sqlite3.Connection, path: str) -> InputError:
             "re-run rocprofv3 with --kernel-trace (or --pmc) so that dispatches are recorded",
         )
     return no_kernel_ran(path, held(counts), ROCPD_WIDEN)
+
+
+ROCPROF_WIDEN = (
+    "profile a range in which the program launches kernels (rocprof --trace-start, or the "
+    "roctx range or kernel filter of the input file that selected none)"
+)
+
+
+def api_no_kernels(path: str, calls: dict[str, int], copies: int, remedy: str) -> InputError:
+    """A trace with API calls (name -> count) and copies but no kernel: not recorded when a
+    call launches kernels, else no kernel ran."""
+    launches = sum(n for name, n in calls.items() if any(k in name for k in LAUNCHES))
+    if launches:
+        return InputError(
+            path,
+            f"holds no kernel events, though its API trace holds {launches:,} kernel "
+            "launch(es): the profiler did not record kernels",
+            "re-run rocprof with --hsa-trace (or --hip-trace) so that kernels are recorded",
+        )
+    what = held([(sum(calls.values()), "API calls"), (copies, "copies")])
+    return no_kernel_ran(path, what, remedy)

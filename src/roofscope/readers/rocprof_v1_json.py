@@ -19,6 +19,7 @@ from typing import Any
 from roofscope.errors import InputError
 from roofscope.model import Profile, RunInfo
 from roofscope.readers.csvload import insert_rows
+from roofscope.readers.no_kernels import ROCPROF_WIDEN, api_no_kernels
 from roofscope.readers.registry import DISPATCHES, Reader
 from roofscope.readers.rocminfo import rocminfo_beside
 from roofscope.readers.rocprof_v1_csv import MODEL_FIELDS, layout_for
@@ -112,6 +113,9 @@ class RocprofV1Json(Reader):
         # with --hip-trace the same kernels come twice: from KERN (with KernelName) and OPS
         if any(k["_kern"] for k in kernels):
             kernels = [k for k in kernels if k["_kern"]]
+        if not kernels and (api or copies):
+            calls = {name: int(c) for (_, name), (c, _) in api.items()}
+            raise api_no_kernels(str(path), calls, len(copies), ROCPROF_WIDEN)
         if not kernels:
             raise InputError(
                 str(path),
