@@ -575,12 +575,12 @@ def test_sqlite_capture_where_no_kernel_ran(tmp_path: Path, table: str) -> None:
     con.close()
     assert nsys_sqlite.is_nsys(path)
     message = one_line_error(nsys_sqlite.NsysSqlite(), path, DISPATCHES)
+    assert (calls, len(MEMCPYS), len(MEMSETS)) == (3, 3, 1)
     assert message == (
         f"{path}: no kernel ran in the captured range: the profiler traced kernels and recorded "
-        f"none (the capture holds {calls} CUDA API calls, {len(MEMCPYS)} memcpys, "
-        f"{len(MEMSETS)} memsets); widen the capture to where the program launches kernels "
-        "(nsys profile --delay, --duration, or the --capture-range cudaProfilerApi/nvtx range "
-        "it waited for)"
+        "none (the capture holds 3 CUDA API calls, 3 memcpys, 1 memset); widen the capture to "
+        "where the program launches kernels (nsys profile --delay, --duration, or the "
+        "--capture-range cudaProfilerApi/nvtx range it waited for)"
     )
     assert "--trace" not in message
 

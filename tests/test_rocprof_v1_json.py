@@ -140,7 +140,7 @@ def test_api_and_copies_without_kernels(tmp_path: Path, capsys: pytest.CaptureFi
     assert main(["analyze", str(path)]) == 1
     assert capsys.readouterr().err == (
         f"roofscope: error: {path}: no kernel ran in the captured range: the profiler traced "
-        "kernels and recorded none (the capture holds 1 API calls, 1 copies); profile a range "
+        "kernels and recorded none (the capture holds 1 API call, 1 copy); profile a range "
         "in which the program launches kernels (rocprof --trace-start, or the roctx range or "
         "kernel filter of the input file that selected none)\n"
     )

@@ -37,8 +37,18 @@ KINETO_WIDEN = (
 
 def held(counts: Iterable[tuple[int, str]]) -> str:
     """``12 CUDA API calls, 3 memcpys`` from (count, plural noun); zero counts left out."""
-    parts = [f"{n:,} {noun}" for n, noun in counts if n]
+    parts = [f"{n:,} {noun if n != 1 else _one(noun)}" for n, noun in counts if n]
     return ", ".join(parts) or "no other activity"
+
+
+def _one(noun: str) -> str:
+    """The singular of the plural nouns above: ``copies`` -> ``copy``, ``memcpys/memsets``
+    -> ``memcpy/memset``."""
+    *head, last = noun.split(" ")
+    one = "/".join(
+        p[:-3] + "y" if p.endswith("ies") else p.removesuffix("s") for p in last.split("/")
+    )
+    return " ".join([*head, one])
 
 
 def no_kernel_ran(path: str, what: str, remedy: str, *, line: int | None = None) -> InputError:
