@@ -1,7 +1,8 @@
 """The two ways a capture can hold no kernel, told apart (issue 19).
 
-*No kernel ran*: the profiler traced the GPU (its kernel table or file is there, empty, or it
-recorded the API calls that launch kernels) and the captured range launched none. The user
+*No kernel ran*: the profiler traced the GPU (its kernel table or file is there and empty, or
+it recorded API calls or copies, none of them a kernel launch) and the captured range launched
+none. The user
 must widen the range, not switch tracing on. *The profiler did not record kernels*: kernel
 tracing was off, and the remedy is to switch it on. Both are an empty profile: an
 :class:`~roofscope.errors.InputError` (exit 1), as a header-only trace is.
@@ -78,18 +79,18 @@ ROCPD_WIDEN = (
     "or the roctx range or --kernel-include-regex that selected none)"
 )
 LAUNCHES = ("LaunchKernel", "GraphLaunch", "ModuleLaunch", "LaunchCooperative", "ExtLaunch")
-_ROCPD_LAUNCH = (
-    "name LIKE '%LaunchKernel%' OR name LIKE '%GraphLaunch%' OR name LIKE '%ModuleLaunch%' "
-    "OR name LIKE '%LaunchCooperative%'"
-)
+_ROCPD_LAUNCH = " OR ".join(f"name LIKE '%{k}%'" for k in LAUNCHES)
 
 
 def rocpd_no_kernels(con: sqlite3.Connection, path: str) -> InputError:
     """A rocpd database whose kernels view is empty: no kernel ran when its API trace holds no
     launch; the kernels were not recorded when it does, or when nothing else was recorded."""
-    ((launches, calls),) = con.execute(
-        f"SELECT count(*) FILTER (WHERE {_ROCPD_LAUNCH}), count(*) FROM regions"
-    ).fetchall()
+    views = {str(n) for (n,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'view'")}
+    launches, calls = 0, 0
+    if "regions" in views:
+        ((launches, calls),) = con.execute(
+            f"SELECT count(*) FILTER (WHERE {_ROCPD_LAUNCH}), count(*) FROM regions"
+        ).fetchall()
     if launches:
         return InputError(
             path,
@@ -99,8 +100,9 @@ def rocpd_no_kernels(con: sqlite3.Connection, path: str) -> InputError:
         )
     counts = [(int(calls), "API calls")]
     for view, noun in (("memory_copies", "memory copies"), ("memory_allocations", "allocations")):
-        ((n,),) = con.execute(f"SELECT count(*) FROM {view}").fetchall()
-        counts.append((int(n), noun))
+        if view in views:
+            ((n,),) = con.execute(f"SELECT count(*) FROM {view}").fetchall()
+            counts.append((int(n), noun))
     if not any(n for n, _ in counts):
         return InputError(
             path,
