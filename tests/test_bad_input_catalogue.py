@@ -72,9 +72,13 @@ def write(path: Path, data: str | bytes) -> Path:
 
 def test_v3_header_only(capsys: Cap, tmp_path: Path) -> None:
     path = write(tmp_path / "1_kernel_trace.csv", v3_lines()[0])
+    # the kernel trace is written when kernels are traced: its header alone says none ran
+    # (issue 19); it was 'has no dispatch rows (header only, or every row malformed)'
     assert fails(capsys, path) == (
-        f"{path}: has no dispatch rows (header only, or every row malformed); check that the "
-        "profiled program launched kernels and the profiler finished"
+        f"{path}: no kernel ran in the captured range: the profiler traced kernels and recorded "
+        "none (the capture holds its header and no dispatch row); check that the profiled "
+        "program launches kernels in the profiled range (a kernel filter or range that selects "
+        "none records none)"
     )
 
 
@@ -755,6 +759,9 @@ def test_trailing_comma_on_every_line(capsys: Cap, tmp_path: Path, source: Path,
     raw = source.read_bytes()
     eol = b"\r\n" if b"\r\n" in raw else b"\n"
     edited = write(tmp_path / name, eol.join(x + b"," if x else x for x in raw.split(eol)))
+    for metadata in ("sysinfo.csv", "roofline.csv"):  # read beside a workload CSV (issue 19)
+        if (source.parent / metadata).is_file():
+            shutil.copy(source.parent / metadata, tmp_path)
     assert edited.read_bytes() != raw
     written, commas = analyze_ok(capsys, source), analyze_ok(capsys, edited)
     assert commas["summary"] == written["summary"]
@@ -1071,3 +1078,19 @@ def test_every_class_names_a_test_that_exists() -> None:
 
 def _test_sources() -> str:
     return "\n".join(p.read_text(encoding="utf-8") for p in Path(__file__).parent.glob("*.py"))
+
+
+def test_api_calls_and_copies_without_a_kernel_trace(capsys: Cap, tmp_path: Path) -> None:
+    """rocprofv3's real hip_api_stats.csv and memory_copy_trace.csv without a kernel trace:
+    the report of their calls and copies, with the warning that no kernel was recorded (a
+    kernel trace of the header alone is an error instead: no kernel ran, class 4)."""
+    for name in ("hip_api_stats.csv", "memory_copy_trace.csv"):
+        shutil.copy(DATA / "rocprofv3-layouts" / name, tmp_path)
+    doc = analyze_ok(capsys, tmp_path)
+    assert doc["summary"]["dispatches"] == 0
+    files = f"{tmp_path / 'hip_api_stats.csv'}, {tmp_path / 'memory_copy_trace.csv'}"
+    assert warnings_by_code(doc)["no-kernel-trace"]["message"] == (
+        f"{files}: API calls or copies and no kernel: the profiler did not record kernels, or "
+        "their file was not passed; pass it, or re-run with rocprofv3 --kernel-trace"
+    )
+    assert "no-kernel-trace" not in warnings_by_code(analyze_ok(capsys, V3))

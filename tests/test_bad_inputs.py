@@ -87,9 +87,12 @@ def test_header_only(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None
     code, out, err = run(capsys, "analyze", str(path))
     assert code == 1
     assert out == ""
+    # no kernel ran in the profiled range (issue 19); was 'has no dispatch rows (header only, …'
     assert error_line(err) == (
-        f"{path}: has no dispatch rows (header only, or every row malformed); check that the "
-        "profiled program launched kernels and the profiler finished"
+        f"{path}: no kernel ran in the captured range: the profiler traced kernels and recorded "
+        "none (the capture holds its header and no dispatch row); check that the profiled "
+        "program launches kernels in the profiled range (a kernel filter or range that selects "
+        "none records none)"
     )
 
 

@@ -468,9 +468,11 @@ def test_sysinfo_values_as_written() -> None:
 def test_a_pmc_perf_csv_alone_is_read_as_dispatches() -> None:
     profile = load([str(DATA / "rocprof-compute-mi300a" / "pmc_perf.csv")])
     assert [(i.role, i.format, i.rows) for i in profile.inputs] == [
-        ("dispatches", "rocprof-compute-csv", 3)
+        ("dispatches", "rocprof-compute-csv", 3),
+        ("metadata", "rocprof-compute-sysinfo", 1),  # the sysinfo.csv beside it (issue 19)
     ]
     assert profile.run.producer == "rocprof-compute"
+    assert (profile.run.gpu, profile.run.arch) == ("MI300A_A1", "gfx942")  # its gpu_model, _arch
     rows = rows_of(DATA / "rocprof-compute-mi300a" / "pmc_perf.csv")
     assert counters_of(profile, "TCC_HIT[95]") == {
         dispatch_id(r): float(r["TCC_HIT[95]"]) for r in rows

@@ -4,12 +4,14 @@ quiet where it should; gains are worked out by hand."""
 from __future__ import annotations
 
 import csv
+import math
 import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from roofscope.diagnosis.diagnose import surely_short
 from roofscope.names import normalise
 from tests.conftest import DATA, DEMO, PEAKS, SHARED_CORPUS, SUMMARY, SUMMARY_WORK, run_json
 from tests.test_validity_beside import assert_beside
@@ -164,6 +166,55 @@ def test_short_kernels(capsys: pytest.CaptureFixture[str]) -> None:
     else:
         pytest.fail(f"the test file no longer shows the case: {short} of {len(rows)} short")
     assert not findings(run_json(capsys, str(DEMO)), "short-kernels")
+
+
+def test_short_kernels_on_a_kernel_summary(capsys: pytest.CaptureFixture[str]) -> None:
+    """A cuda_gpu_kern_sum has no dispatches, but its Max, Med and Avg bound how many ran
+    under 10 µs: all of a kernel whose max is under it, half of one whose median is, and
+    by Markov's inequality at least calls - calls x mean / 10 µs (durations are never
+    negative). The decode stage's report: 75,584 of 78,016 in kernels whose max is short."""
+    path = DATA / "nsys" / "decode_cuda_gpu_kern_sum.csv"
+    with path.open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    total, surely = 0, 0
+    for r in rows:
+        n, high, low = int(r["Instances"]), float(r["Max (ns)"]), float(r["Min (ns)"])
+        total += n
+        if high < 10_000:
+            surely += n
+        elif low < 10_000:
+            half = -(-n // 2) if float(r["Med (ns)"]) < 10_000 else 0
+            surely += max(half, n - math.ceil(n * float(r["Avg (ns)"]) / 10_000), 0)
+    assert (total, surely) == (78_016, 75_584 + 1_152)
+    (f,) = findings(run_json(capsys, str(path)), "short-kernels")
+    assert f["evidence"] == {
+        "short_dispatches": surely,
+        "dispatches": total,
+        "short_dispatches_from_summary": surely,
+    }
+    assert f["summary"].startswith(f"at least {surely / total:.0%} of 78016 dispatches")
+
+
+@pytest.mark.parametrize(
+    ("calls", "mean", "median", "low", "high", "short"),
+    [
+        (10, 5_000.0, None, 1_000.0, 9_999.0, 10),  # max under 10 µs: all
+        (10, 5_000.0, None, 10_000.0, 20_000.0, 0),  # min at 10 µs: none
+        (7, 50_000.0, 9_000.0, 1_000.0, 90_000.0, 4),  # median under: half, rounded up
+        (4, 2_500.0, 20_000.0, 0.0, None, 3),  # Markov: at most 4 x 0.25 = 1 long
+        (4, 2_500.0, None, None, None, 3),
+        (4, None, None, None, 50_000.0, 0),  # nothing known: no bound
+    ],
+)
+def test_surely_short_bounds(
+    calls: int,
+    mean: float | None,
+    median: float | None,
+    low: float | None,
+    high: float | None,
+    short: int,
+) -> None:
+    assert surely_short(calls, mean, median, low, high) == short
 
 
 @needs_corpus

@@ -354,6 +354,28 @@ def test_cpu_only_trace_is_refused() -> None:
     )
 
 
+@pytest.mark.parametrize("source", [AMD, OLD], ids=["2024-hip", "2022-cuda"])
+def test_trace_where_no_kernel_ran(tmp_path: Path, source: Path) -> None:
+    """The real trace without its kernel events: the runtime calls and copies that CUPTI or
+    roctracer recorded say the GPU was traced, so no kernel ran in the profiled steps (it
+    was 'a CPU-only trace?; profile with ProfilerActivity.CUDA', which was on)."""
+    doc = json.loads(gzip.decompress(source.read_bytes()))
+    events = [e for e in doc["traceEvents"] if e.get("cat") not in ("kernel", "Kernel")]
+    timed = [e for e in events if e.get("ph") == "X" and "ts" in e and "dur" in e]
+    runtime = sum(e["cat"] in ("cuda_runtime", "Runtime", "cuda_driver") for e in timed)
+    copies = sum(e["cat"] in ("gpu_memcpy", "gpu_memset", "Memcpy", "Memset") for e in timed)
+    assert runtime > 0
+    path = tmp_path / "nokernels.json"
+    path.write_text(json.dumps({**doc, "traceEvents": events}))
+    what = f"{runtime:,} runtime calls" + (f", {copies:,} memcpys/memsets" if copies else "")
+    assert error(path) == (
+        f"{path}: no kernel ran in the captured range: the profiler traced kernels and "
+        f"recorded none (the capture holds {what}); profile steps where the model runs on the "
+        "GPU (torch.profiler's schedule: wait, warmup and active steps, and prof.step() called "
+        "once per step)"
+    )
+
+
 @pytest.mark.parametrize("fraction", [0.01, 0.37, 0.5, 0.93, 0.9999])
 def test_truncated_plain_trace(tmp_path: Path, fraction: float) -> None:
     text = gzip.decompress(AMD.read_bytes())

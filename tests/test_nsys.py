@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import json
 import shutil
 import sqlite3
 from collections import Counter, defaultdict
@@ -102,6 +103,25 @@ def test_kern_sum_mean_min_max_std() -> None:
     keys = ("Avg (ns)", "Min (ns)", "Max (ns)", "StdDev (ns)")
     want = {r["Name"]: tuple(float(r[k]) for k in keys) for r in csv_rows(KERN_SUM)}
     assert {str(n): tuple(v) for n, *v in got} == want
+
+
+@pytest.mark.parametrize(
+    "path",
+    [KERN_SUM, *CORPUS_KERN_SUMS],
+    ids=lambda p: str(p.relative_to(p.parents[3])),
+)
+def test_kern_sum_median_is_its_med_column(path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The report's own ``Med (ns)`` is each kernel's median (it was null: issue 19)."""
+    want = {r["Name"]: float(r["Med (ns)"]) for r in csv_rows(path)}
+    profile = read(nsys_csv.KernSum(), path, KERNEL_SUMMARY)
+    got = profile.con.execute(
+        "SELECT raw_name, median_ns FROM kernel_summary JOIN names USING (name_id)"
+    ).fetchall()
+    assert {str(n): m for n, m in got} == want
+    assert main(["analyze", str(path), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    medians = {k["raw_names"][0]: k["median_s"] for k in doc["kernels"]}
+    assert medians == {n: m / 1e9 for n, m in want.items()}
 
 
 def _rewrite(tmp_path: Path, source: Path, header: str, *, bom: bool = False, eol: str = "\n",
@@ -288,7 +308,15 @@ def test_gpu_trace_memory_rows_only(tmp_path: Path) -> None:
     path = tmp_path / "copies.csv"
     path.write_bytes(b"\r\n".join(lines[:4]) + b"\r\n")
     message = one_line_error(nsys_trace.GpuTrace(), path, DISPATCHES)
-    assert "has no kernel rows" in message
+    # CUDA was traced (its copies are in the report): no kernel ran in the range (issue 19)
+    copies = [r for r in csv_rows(path) if r["Name"].startswith("[CUDA ")]
+    assert len(copies) == 3
+    assert message == (
+        f"{path}: no kernel ran in the captured range: the profiler traced kernels and recorded "
+        "none (the capture holds 3 memory operations); widen the capture to where the program "
+        "launches kernels (nsys profile --delay, --duration, or the --capture-range "
+        "cudaProfilerApi/nvtx range it waited for)"
+    )
 
 
 # -- cuda_gpu_mem_time_sum and cuda_api_sum (synthetic: no real file found) ---------------
@@ -512,15 +540,82 @@ def test_sqlite_other_database_is_not_nsys(tmp_path: Path) -> None:
     assert not nsys_sqlite.NsysSqlite().detect(read_head(path))
 
 
-def test_sqlite_without_kernels(tmp_path: Path) -> None:
+def add_runtime_calls(path: Path) -> int:
+    """A CUPTI_ACTIVITY_KIND_RUNTIME table holding the first three calls of the real
+    host_cuda_api_trace.csv (two cuModuleLoadFatBinary, a cuGraphInstantiateWithFlags: no
+    launch), with their start, end, correlation id and name as nsys's export lays them out."""
+    calls = csv_rows(API_TRACE)[:3]
+    with sqlite3.connect(path) as con:
+        con.execute(
+            "CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER NOT NULL, end INTEGER NOT "
+            "NULL, eventClass INTEGER, globalTid INTEGER, correlationId INTEGER, nameId INTEGER, "
+            "returnValue INTEGER, callchainId INTEGER)"
+        )
+        for i, r in enumerate(calls):
+            start, name_id = int(r["Start (ns)"]), 1000 + i
+            con.execute("INSERT INTO StringIds VALUES (?, ?)", (name_id, r["Name"]))
+            con.execute(
+                "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?, ?, 0, 0, ?, ?, 0, 0)",
+                (start, start + int(r["Duration (ns)"]), int(r["CorrID"]), name_id),
+            )
+    con.close()
+    return len(calls)
+
+
+@pytest.mark.parametrize("table", ["absent", "empty"])
+def test_sqlite_capture_where_no_kernel_ran(tmp_path: Path, table: str) -> None:
+    """CUDA traced (API calls and copies recorded) but no kernel in the captured range: nsys
+    writes no kernel table (or an empty one). It was 'without the CUPTI_ACTIVITY_KIND_KERNEL
+    table; re-run nsys profile with --trace=cuda', which CUDA tracing was already on for."""
     path = tmp_path / "nokern.sqlite"
     build_export(path)
+    calls = add_runtime_calls(path)
     with sqlite3.connect(path) as con:
-        con.execute("DROP TABLE CUPTI_ACTIVITY_KIND_KERNEL")
+        con.execute(f"{'DROP TABLE' if table == 'absent' else 'DELETE FROM'} {nsys_sqlite.KERNEL}")
     con.close()
     assert nsys_sqlite.is_nsys(path)
     message = one_line_error(nsys_sqlite.NsysSqlite(), path, DISPATCHES)
-    assert "without the CUPTI_ACTIVITY_KIND_KERNEL table" in message
+    assert (calls, len(MEMCPYS), len(MEMSETS)) == (3, 3, 1)
+    assert message == (
+        f"{path}: no kernel ran in the captured range: the profiler traced kernels and recorded "
+        "none (the capture holds 3 CUDA API calls, 3 memcpys, 1 memset); widen the capture to "
+        "where the program launches kernels (nsys profile --delay, --duration, or the "
+        "--capture-range cudaProfilerApi/nvtx range it waited for)"
+    )
+    assert "--trace" not in message
+
+
+def test_sqlite_without_cuda_trace(tmp_path: Path) -> None:
+    """No table that CUDA tracing writes (an OS-runtime or NVTX-only capture): tracing off."""
+    path = tmp_path / "nocuda.sqlite"
+    build_export(path)
+    with sqlite3.connect(path) as con:
+        for table in (nsys_sqlite.KERNEL, nsys_sqlite.MEMCPY, nsys_sqlite.MEMSET):
+            con.execute(f"DROP TABLE {table}")
+    con.close()
+    assert nsys_sqlite.is_nsys(path)
+    message = one_line_error(nsys_sqlite.NsysSqlite(), path, DISPATCHES)
+    assert message == (
+        f"{path}: is an Nsight Systems export without the CUPTI_ACTIVITY_KIND_KERNEL table, nor "
+        "any other that CUDA tracing writes: CUDA was not traced; re-run nsys profile with "
+        "--trace=cuda so that kernels are recorded"
+    )
+
+
+def test_sqlite_no_kernel_ran_exits_as_an_empty_profile(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Exit 1 and one line, as a header-only trace (catalogue classes 3-5)."""
+    path = tmp_path / "nokern.sqlite"
+    build_export(path)
+    add_runtime_calls(path)
+    with sqlite3.connect(path) as con:
+        con.execute(f"DROP TABLE {nsys_sqlite.KERNEL}")
+    con.close()
+    assert main(["analyze", str(path)]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1
+    assert err.startswith(f"roofscope: error: {path}: no kernel ran in the captured range")
 
 
 @pytest.mark.parametrize("share", [0.05, 0.5, 0.8])

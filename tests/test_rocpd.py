@@ -185,6 +185,60 @@ def test_unknown_schema_version(tmp_path: Path, capsys: pytest.CaptureFixture[st
     )
 
 
+def without_dispatches(tmp_path: Path, calls: list[str]) -> Path:
+    """The real database without its kernel dispatches, its region table holding ``calls``
+    (HIP API calls as rocprofv3 records them: a name in rocpd_string, the run's node,
+    process and thread, an event id of the database)."""
+    tmp_path.mkdir(exist_ok=True)
+    db = tmp_path / "nokernels.db"
+    shutil.copyfile(DB, db)
+    with sqlite3.connect(db) as con:
+        con.execute(f"DELETE FROM {rocpd_table(con, 'kernel_dispatch')}")
+        strings, regions = rocpd_table(con, "string"), rocpd_table(con, "region")
+        (guid, nid, pid, tid) = con.execute(
+            "SELECT P.guid, P.nid, P.id, T.id FROM rocpd_info_process P "
+            "JOIN rocpd_info_thread T ON T.pid = P.id"
+        ).fetchone()
+        events = [e for (e,) in con.execute("SELECT id FROM rocpd_event ORDER BY id LIMIT 9")]
+        for i, name in enumerate(calls):
+            con.execute(
+                f"INSERT OR IGNORE INTO {strings} (guid, string) VALUES (?, ?)", [guid, name]
+            )
+            (string_id,) = con.execute(
+                f"SELECT id FROM {strings} WHERE string = ?", [name]
+            ).fetchone()
+            con.execute(
+                f"INSERT INTO {regions} (guid, nid, pid, tid, start, end, name_id, event_id) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [guid, nid, pid, tid, 1000 * i, 1000 * i + 500, string_id, events[i]],
+            )
+    con.close()
+    return db
+
+
+def test_no_kernel_ran(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """API calls recorded, none of them a launch: the traced range launched no kernel."""
+    db = without_dispatches(tmp_path, ["hipMalloc", "hipMemcpy", "hipFree"])
+    assert error_of(capsys, db) == (
+        f"roofscope: error: {db}: no kernel ran in the captured range: the profiler traced "
+        "kernels and recorded none (the capture holds 3 API calls); profile a range in which "
+        "the program launches kernels (rocprofv3 --collection-period, or the roctx range or "
+        "--kernel-include-regex that selected none)\n"
+    )
+
+
+def test_kernels_not_recorded(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Launches in the API trace and no dispatch: kernel tracing was off."""
+    db = without_dispatches(tmp_path, ["hipMalloc", "hipLaunchKernel", "hipLaunchKernel"])
+    assert error_of(capsys, db) == (
+        f"roofscope: error: {db}: has no kernel dispatches, though its API trace holds 2 "
+        "kernel launch(es): rocprofv3 did not record kernels; re-run rocprofv3 with "
+        "--kernel-trace (or --pmc) so that dispatches are recorded\n"
+    )
+    empty = without_dispatches(tmp_path / "empty", [])
+    assert "nor any other activity; re-run rocprofv3 with --kernel-trace" in error_of(capsys, empty)
+
+
 def test_rocprof_v1_results_db_refused(capsys: pytest.CaptureFixture[str]) -> None:
     path = V1 / "results.db"
     err = error_of(capsys, path)

@@ -129,3 +129,25 @@ def test_fragment_alone_is_an_error(capsys: pytest.CaptureFixture[str]) -> None:
     err = capsys.readouterr().err
     assert err.startswith(f"roofscope: error: {path}: holds no kernel events")
     assert err.count("\n") == 1
+
+
+def test_api_and_copies_without_kernels(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The trace write_json gives with no kernel row: one hipMemcpy and one async copy, the
+    GPU traced and no kernel run (it was 'a results.json fragment, or a trace without GPU
+    activity'); with a hipLaunchKernel among the calls, the kernels were not recorded."""
+    path = tmp_path / "results.json"
+    write_json(path, [], quoted_ids=False)
+    assert main(["analyze", str(path)]) == 1
+    assert capsys.readouterr().err == (
+        f"roofscope: error: {path}: no kernel ran in the captured range: the profiler traced "
+        "kernels and recorded none (the capture holds 1 API call, 1 copy); profile a range "
+        "in which the program launches kernels (rocprof --trace-start, or the roctx range or "
+        "kernel filter of the input file that selected none)\n"
+    )
+    path.write_text(path.read_text().replace('"hipMemcpy"', '"hipLaunchKernel"'))
+    assert main(["analyze", str(path)]) == 1
+    assert capsys.readouterr().err == (
+        f"roofscope: error: {path}: holds no kernel events, though its API trace holds 1 kernel "
+        "launch(es): the profiler did not record kernels; re-run rocprof with --hsa-trace (or "
+        "--hip-trace) so that kernels are recorded\n"
+    )

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 import duckdb
 
@@ -75,6 +76,7 @@ SUMMARY_COLUMNS: dict[str, str] = {
     "min_ns": "DOUBLE",
     "max_ns": "DOUBLE",
     "std_ns": "DOUBLE",
+    "median_ns": "DOUBLE",  # where the summary gives it (nsys cuda_gpu_kern_sum's Med)
     "pid": "BIGINT",
 }
 
@@ -178,6 +180,11 @@ class Profile:
         on_timeline: bool = True,
     ) -> None:
         self.inputs.append(InputFile(path, fmt, rows, role, "", rank, on_timeline))
+
+    def has_input(self, path: Path) -> bool:
+        """Whether the file at ``path`` was read already (as any role, under any spelling)."""
+        wanted = path.resolve()
+        return any(Path(f.path).resolve() == wanted for f in self.inputs)
 
     def tag_group(self, start: int, group: str) -> None:
         """Mark the inputs added from index ``start`` on as files of one run."""

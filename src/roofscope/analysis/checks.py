@@ -18,6 +18,9 @@
 - ``clocks-apart``: several inputs whose timestamps lie more than ``CLOCKS_APART`` times their
   own spans apart (different runs, nodes or clock bases): the wall time across them is no
   run's wall time.
+- ``no-kernel-trace``: API calls or copies and no kernel at all (no kernel trace or summary
+  among the inputs): the profiler did not record kernels, or their file was not passed. A
+  kernel file without rows is an error instead (no kernel ran in the captured range).
 """
 
 from __future__ import annotations
@@ -43,6 +46,31 @@ def check(profile: Profile, stamps: list[Stamps] | None = None) -> list[Warning]
         *_summary_totals(profile),
         *_mixed(profile),
         *_clocks_apart(profile),
+        *_no_kernel_trace(profile),
+    ]
+
+
+KERNEL_TRACING = {
+    "rocprofv3": "rocprofv3 --kernel-trace",
+    "rocprof": "rocprof --hsa-trace (or --hip-trace)",
+    "nsys": "nsys profile --trace=cuda",
+}
+
+
+def _no_kernel_trace(profile: Profile) -> list[Warning]:
+    if profile.count("dispatches") or profile.count("kernel_summary"):
+        return []
+    calls, copies = profile.count("activity_summary"), profile.count("copies")
+    if not calls and not copies:
+        return []
+    files = ", ".join(f.path for f in profile.inputs)
+    tracing = KERNEL_TRACING.get(profile.run.producer or "", "the profiler's kernel tracing")
+    return [
+        Warning(
+            "no-kernel-trace",
+            f"{files}: API calls or copies and no kernel: the profiler did not record kernels, "
+            f"or their file was not passed; pass it, or re-run with {tracing}",
+        )
     ]
 
 

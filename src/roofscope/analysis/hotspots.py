@@ -4,7 +4,8 @@ Statistics over dispatches are count-weighted per dispatch (mean, median, min, m
 standard deviation); shares are time-weighted (a kernel's total over all kernels' total).
 Dispatches whose End precedes their Begin have no valid time and are left out entirely.
 Aggregated inputs (stats files) are merged through partial aggregates; a median needs the
-dispatches themselves, so it is None for kernels known only from a summary.
+dispatches themselves, so it is the summary's own where it gives one (nsys ``Med``) and None
+where it does not, or where a kernel comes from more than one input.
 """
 
 from __future__ import annotations
@@ -157,10 +158,10 @@ def _raw_names_used(profile: Profile, where: str) -> set[str]:
 def _from_summary(profile: Profile, selection: Selection) -> list[tuple[str, _Partial]]:
     where = summary_filter(profile, selection)
     rows = profile.con.execute(f"""
-        SELECT n.kernel, n.raw_name, s.calls, s.total_ns, s.min_ns, s.max_ns, s.std_ns
-        FROM kernel_summary s JOIN names n USING (name_id) WHERE {where}""").fetchall()
+        SELECT n.kernel, n.raw_name, s.calls, s.total_ns, s.min_ns, s.max_ns, s.std_ns,
+        s.median_ns FROM kernel_summary s JOIN names n USING (name_id) WHERE {where}""").fetchall()
     out = []
-    for kernel, raw, calls, total, lo, hi, std in rows:
+    for kernel, raw, calls, total, lo, hi, std, median in rows:
         calls = int(calls)
         sumsq = None
         if std is not None and calls > 0 and total is not None:
@@ -169,7 +170,7 @@ def _from_summary(profile: Profile, selection: Selection) -> list[tuple[str, _Pa
         elif calls == 1 and total is not None:
             sumsq = total * total
         total_v = int(total) if total is not None and float(total).is_integer() else total
-        out.append((str(kernel), _Partial(calls, calls, total_v, lo, hi, sumsq, None, (raw,))))
+        out.append((str(kernel), _Partial(calls, calls, total_v, lo, hi, sumsq, median, (raw,))))
     return out
 
 

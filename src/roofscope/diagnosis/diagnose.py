@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import math
+
 from roofscope.analysis.hotspots import Hotspots
 from roofscope.analysis.ranks import RankView
 from roofscope.analysis.roofline import Roofline
-from roofscope.analysis.selection import Selection, dispatch_filter
+from roofscope.analysis.selection import Selection, dispatch_filter, summary_filter
 from roofscope.analysis.timeline import Timeline
 from roofscope.diagnosis.evidence import KernelView, ProgramView, kernel_facts
 from roofscope.diagnosis.findings import Finding, ranked
@@ -66,8 +68,10 @@ def diagnose(
     )
     program_rules = (idle_gaps, copies_dominate, communication_share)
     findings += [f for rule in program_rules if (f := rule(program))]
-    if (short := short_kernels(program, _short_dispatches(profile, selection))) is not None:
-        findings.append(short)
+    from_summary = _short_in_summaries(profile, selection)
+    short = _short_dispatches(profile, selection) + from_summary
+    if (found := short_kernels(program, short, from_summary=from_summary)) is not None:
+        findings.append(found)
     findings += stragglers(ranks)
     return ranked(findings)
 
@@ -78,3 +82,32 @@ def _short_dispatches(profile: Profile, selection: Selection) -> int:
         AND end_ns >= start_ns AND end_ns - start_ns < {SHORT_NS}"""
     ).fetchone()
     return int(row[0]) if row else 0
+
+
+def _short_in_summaries(profile: Profile, selection: Selection) -> int:
+    """The dispatches of summarised kernels that surely ran under SHORT_NS (a lower bound)."""
+    rows = profile.con.execute(
+        "SELECT calls, mean_ns, median_ns, min_ns, max_ns FROM kernel_summary "
+        f"WHERE {summary_filter(profile, selection)}"
+    ).fetchall()
+    return sum(surely_short(*row) for row in rows)
+
+
+def surely_short(
+    calls: int,
+    mean: float | None,
+    median: float | None,
+    low: float | None,
+    high: float | None,
+) -> int:
+    """How many of a summarised kernel's ``calls`` ran under SHORT_NS at least: all when its
+    max is under it, none when its min is not; else half when its median is under it, and
+    by Markov's inequality (durations are never negative) no more than calls x mean / SHORT_NS
+    ran SHORT_NS or longer. Unknown values give no bound."""
+    if high is not None and high < SHORT_NS:
+        return calls
+    if low is not None and low >= SHORT_NS:
+        return 0
+    half = math.ceil(calls / 2) if median is not None and median < SHORT_NS else 0
+    markov = calls - math.ceil(calls * mean / SHORT_NS) if mean is not None else 0
+    return max(half, markov, 0)

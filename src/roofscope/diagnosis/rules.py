@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 from roofscope.analysis.ranks import STRAGGLER_EXCESS, RankView
 from roofscope.diagnosis.evidence import KernelView, ProgramView
-from roofscope.diagnosis.findings import Finding, Severity, kernel_gain
+from roofscope.diagnosis.findings import Finding, Severity, Value, kernel_gain
 
 FAR = 0.5
 NEAR = 0.9
@@ -155,19 +155,26 @@ def communication_share(p: ProgramView) -> Finding | None:
     )
 
 
-def short_kernels(p: ProgramView, short_dispatches: int) -> Finding | None:
+def short_kernels(
+    p: ProgramView, short_dispatches: int, *, from_summary: int = 0
+) -> Finding | None:
+    """``short_dispatches`` of them counted in summaries (``from_summary``) are a lower bound
+    worked out from each kernel's max, median and mean (diagnose.surely_short)."""
     if p.dispatches < SHORT_MIN_DISPATCHES or short_dispatches < SHORT_SHARE * p.dispatches:
         return None
     share = short_dispatches / p.dispatches
+    evidence: dict[str, Value] = {"short_dispatches": short_dispatches, "dispatches": p.dispatches}
+    if from_summary:
+        evidence["short_dispatches_from_summary"] = from_summary
     return Finding(
         "short-kernels",
         None,
         "program",
         "medium",
-        f"{share:.0%} of {p.dispatches} dispatches run under {SHORT_NS / 1000:g} µs: launch "
-        "overhead is a large part of their cost",
+        f"{'at least ' if from_summary else ''}{share:.0%} of {p.dispatches} dispatches run "
+        f"under {SHORT_NS / 1000:g} µs: launch overhead is a large part of their cost",
         "fuse the short kernels, or launch them as a HIP/CUDA graph",
-        {"short_dispatches": short_dispatches, "dispatches": p.dispatches},
+        evidence,
         {"short_ns": SHORT_NS, "share_min": SHORT_SHARE, "min_dispatches": SHORT_MIN_DISPATCHES},
     )
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from roofscope.errors import InputError
 from roofscope.model import Profile
 from roofscope.readers.csvload import CsvLayout, barrier_rows, insert_rows, load_dispatch_csv
+from roofscope.readers.no_kernels import HEADER_ONLY_REMEDY, no_kernel_ran
 from roofscope.readers.registry import BARRIERS, DISPATCHES
 from roofscope.readers.rowfix import fix_rows, read_lines
 
@@ -27,6 +28,8 @@ def read_dispatch_csv(
         report_rows(profile, path, fixed.malformed, fixed.not_utf8)
     barriers = barrier_rows(profile, layout, source)
     rows = result.rows + recovered - barriers
+    if rows + barriers == 0 and not result.rejected and header_only(path):  # traced none
+        raise no_kernel_ran(str(path), "its header and no dispatch row", HEADER_ONLY_REMEDY)
     if rows == 0:
         raise InputError(
             str(path),
@@ -82,3 +85,19 @@ def report_rows(
             "they are shown with U+FFFD in their place",
             count=len(not_utf8),
         )
+
+
+def header_only(path: Path, chunk: int = 1 << 20) -> bool:
+    """Whether nothing but blank lines follows the first line (read until the first byte that
+    says otherwise, never a whole long line)."""
+    with path.open("rb") as f:
+        seen_header = False
+        while data := f.read(chunk):
+            if not seen_header:
+                newline = data.find(b"\n")
+                if newline < 0:
+                    continue
+                seen_header, data = True, data[newline + 1 :]
+            if data.strip():
+                return False
+    return True

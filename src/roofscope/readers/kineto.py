@@ -56,12 +56,14 @@ from roofscope.model import Profile
 from roofscope.readers.batches import Kind, column, fits, name_ids, registered
 from roofscope.readers.json_stream import EventStream, open_text
 from roofscope.readers.kineto_meta import BEYOND, PRODUCER, run_info, run_rank, waves, whole
+from roofscope.readers.no_kernels import KINETO_WIDEN, held, no_kernel_ran
 from roofscope.readers.registry import DISPATCHES, Reader
 from roofscope.readers.sniff import Head
 
 KERNEL_CATS = frozenset({"kernel", "Kernel"})
 COPY_CATS = frozenset({"gpu_memcpy", "gpu_memset", "Memcpy", "Memset"})
 HOST_CATS = frozenset({"cpu_op", "Operator", "cuda_runtime", "Runtime", "cuda_driver"})
+RUNTIME_CATS = frozenset({"cuda_runtime", "Runtime", "cuda_driver"})
 BATCH = 100_000  # rows gathered before they are written to DuckDB
 _STAGE = "kineto_k"
 _EXACT = Context(prec=60, Emax=60)  # 10^60 ns: any time past it is damage
@@ -200,6 +202,7 @@ class _Pass:
         self.os_pid: int | None = None
         self.hip = False
         self.untimed = 0
+        self.runtime = 0  # CUDA/HIP runtime and driver calls: the GPU was traced
 
     def event(self, event: object) -> None:
         if not isinstance(event, dict) or event.get("ph") != "X":
@@ -213,6 +216,7 @@ class _Pass:
             self._copy(event)
         elif cat in HOST_CATS:
             self._host(event)
+            self.runtime += cat in RUNTIME_CATS
 
     def _times(self, event: dict[str, Any]) -> tuple[int, int] | None:
         start, dur = ns(event.get("ts")), ns(event.get("dur"))
@@ -319,9 +323,12 @@ def execution_trace(path: str, schema: object) -> InputError:
     )
 
 
-def _no_kernels(path: Path, meta: dict[str, Any]) -> InputError:
+def _no_kernels(path: Path, meta: dict[str, Any], seen: _Pass) -> InputError:
     if "nodes" in meta and "schema" in meta:
         return execution_trace(str(path), meta["schema"])
+    if seen.runtime or seen.copies.count:
+        what = held([(seen.runtime, "runtime calls"), (seen.copies.count, "memcpys/memsets")])
+        return no_kernel_ran(str(path), what, KINETO_WIDEN)
     return InputError(
         str(path),
         "holds no GPU kernels (no traceEvents with cat kernel/Kernel: a CPU-only trace?)",
@@ -368,7 +375,7 @@ class KinetoTrace(Reader):
         seen.kernels.flush()
         seen.copies.flush()
         if not seen.kernels.count:
-            raise _no_kernels(path, meta)
+            raise _no_kernels(path, meta, seen)
         if seen.untimed:
             profile.warn(
                 "kineto-untimed", f"{path}: {seen.untimed} GPU event(s) without ts/dur left out"

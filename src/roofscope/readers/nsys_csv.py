@@ -11,8 +11,8 @@ stdout are skipped.
 
 ``cuda_gpu_kern_sum`` (older ``gpukernsum``) -> ``kernel_summary`` (role KERNEL_SUMMARY)
     ``Name`` -> name, ``Instances`` -> calls, ``Total Time`` -> total_ns, ``Avg`` -> mean_ns,
-    ``Min`` -> min_ns, ``Max`` -> max_ns, ``StdDev`` -> std_ns. ``Time (%)`` is derived and
-    ``Med`` has no column in the model: both are checked as numbers and not kept.
+    ``Min`` -> min_ns, ``Max`` -> max_ns, ``StdDev`` -> std_ns, ``Med`` -> median_ns. ``Time (%)``
+    is derived: checked as a number and not kept.
 ``cuda_gpu_mem_time_sum`` (older ``gpumemtimesum``) -> ``activity_summary`` kind ``copy``
     ``Operation`` -> name, ``Count`` (older ``Operations``) -> calls, ``Total Time`` -> total_ns.
 ``cuda_api_sum`` (older ``cudaapisum``) -> ``activity_summary`` kind ``api``
@@ -150,7 +150,8 @@ class KernSum(_Summary):
         rows = self.rows(path, head)
         source = len(profile.inputs)
         summary = [_kernel_row(r) for r in rows]
-        insert_kernel_summary(profile, source, summary)
+        medians = [r.values.get("med") for r in rows]
+        insert_kernel_summary(profile, source, summary, medians=medians)
         profile.add_input(str(path), self.name, len(rows), role)
         profile.set_run(RunInfo(producer=self.producer))
 

@@ -42,6 +42,7 @@ import numpy as np
 from roofscope.errors import InputError
 from roofscope.model import Profile, RunInfo
 from roofscope.readers.batches import Column, column, registered
+from roofscope.readers.no_kernels import NSYS_CUDA_TABLES, NSYS_WIDEN, no_kernel_ran, nsys_held
 from roofscope.readers.registry import DISPATCHES, Reader
 from roofscope.readers.sniff import Head
 from roofscope.readers.sqlite_file import Value, opened, refuse_bad_value
@@ -170,12 +171,16 @@ _KERNEL_COLUMNS = (
 
 
 def _require_kernels(con: sqlite3.Connection, path: Path, present: set[str]) -> Table:
-    if KERNEL not in present:
+    """The kernel table; an error telling a capture of no kernel from one without CUDA."""
+    if KERNEL not in present and not present & set(NSYS_CUDA_TABLES):
         raise InputError(
             str(path),
-            f"is an Nsight Systems export without the {KERNEL} table",
+            f"is an Nsight Systems export without the {KERNEL} table, nor any other that "
+            "CUDA tracing writes: CUDA was not traced",
             "re-run nsys profile with --trace=cuda so that kernels are recorded",
         )
+    if KERNEL not in present or not con.execute(f"SELECT 1 FROM {KERNEL} LIMIT 1").fetchall():
+        raise no_kernel_ran(str(path), nsys_held(con, present), NSYS_WIDEN)
     table = Table.of(con, KERNEL)
     missing = [c for c in ("start", "end") if not table.has(c)]
     if not any(table.has(n) for n in _NAMES):

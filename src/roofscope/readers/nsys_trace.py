@@ -35,6 +35,7 @@ from roofscope.errors import InputError
 from roofscope.model import Profile, RunInfo
 from roofscope.readers.batches import fits
 from roofscope.readers.duck_sql import read_csv
+from roofscope.readers.no_kernels import NSYS_WIDEN, held, no_kernel_ran
 from roofscope.readers.nsys_columns import Column, find_header, parse_field
 from roofscope.readers.nsys_csv import PRODUCER
 from roofscope.readers.registry import DISPATCHES, Reader
@@ -202,10 +203,12 @@ def _insert_kernels(profile: Profile, path: Path, fmt: str, role: str) -> None:
     con, tag, source = profile.con, _TRACE_STAGE, len(profile.inputs)
     names = con.execute(f"SELECT DISTINCT raw FROM {tag} WHERE NOT memop AND raw IS NOT NULL")
     kernels = sorted(str(r[0]) for r in names.fetchall())
+    if not kernels and (memops := profile.count(f"{tag} WHERE memop")):
+        raise no_kernel_ran(str(path), held([(memops, "memory operations")]), NSYS_WIDEN)
     if not kernels:
         raise InputError(
             str(path),
-            "has no kernel rows (header only, or memory operations only)",
+            "has no kernel rows (header only)",
             "check that the profiled program launched kernels (nsys profile --trace=cuda)",
         )
     profile.name_ids(kernels)

@@ -1,11 +1,14 @@
-"""The GPU named in a rocminfo dump (rocprof v1 ``results.sysinfo.txt``)."""
+"""The GPU named in a rocminfo dump (rocprof v1 ``results.sysinfo.txt``), read beside whatever
+file of the run is given: ``results.csv``, ``results.json``, ``results.stats.csv``,
+``results.hip_stats.csv``, ...)."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-from roofscope.model import RunInfo
+from roofscope.model import Profile, RunInfo
+from roofscope.readers.sniff import read_text
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _FIELD = re.compile(r"^\s*(Name|Marketing Name|Device Type|Compute Unit):\s*(.*?)\s*$")
@@ -35,3 +38,12 @@ def gpu_from_rocminfo(path: Path) -> RunInfo:
         arch=gpu.get("Name") or None,
         compute_units=int(units) if units.isdigit() else None,
     )
+
+
+def rocminfo_beside(profile: Profile, path: Path) -> None:
+    """The GPU of the ``<stem>.sysinfo.txt`` beside ``path`` (``results.*``), read once."""
+    sysinfo = path.with_name(path.name.split(".")[0] + ".sysinfo.txt")
+    if sysinfo.is_file() and not profile.has_input(sysinfo):
+        profile.set_run(gpu_from_rocminfo(sysinfo))
+        lines = len(read_text(sysinfo).splitlines())
+        profile.add_input(str(sysinfo), "rocminfo", lines, "metadata")

@@ -35,6 +35,7 @@ import numpy as np
 from roofscope.errors import InputError
 from roofscope.model import Profile, RunInfo
 from roofscope.readers.batches import Column, Kind, column, name_ids, registered
+from roofscope.readers.no_kernels import rocpd_no_kernels
 from roofscope.readers.registry import DISPATCHES, KERNEL_SUMMARY, Reader
 from roofscope.readers.rocpd_schema import check_schema, is_rocpd, require_views
 from roofscope.readers.sniff import Head
@@ -172,11 +173,13 @@ def _read_kernels(
                 ).fetchall()
     if nameless:
         profile.warn("rocpd-nameless", f"{path}: {nameless} dispatch(es) without a kernel name")
+    if not rows and not nameless:
+        raise rocpd_no_kernels(con, str(path))
     if not rows:
         raise InputError(
             str(path),
-            "has no kernel dispatches in its kernels view",
-            "re-run rocprofv3 with --kernel-trace (or --pmc) so that dispatches are recorded",
+            "has no kernel dispatches with a name in its kernels view",
+            "pass the database as rocprofv3 wrote it",
         )
     duck.execute(
         f"""INSERT INTO launches (source, name_id, {_SHAPE}, wave_size, dispatches)

@@ -353,3 +353,20 @@ class WorkloadCsv(Reader):
     def read(self, path: Path, head: Head, profile: Profile, *, role: str) -> None:
         read_dispatches(profile, path, fmt=self.name, role=role)
         profile.set_run(RunInfo(producer=self.producer))
+        sysinfo = path.with_name("sysinfo.csv")
+        if sysinfo.is_file() and not profile.has_input(sysinfo):
+            _workload_metadata(profile, sysinfo)
+
+
+def _workload_metadata(profile: Profile, sysinfo: Path) -> None:
+    """The GPU (``sysinfo.csv``) and measured peaks (``roofline.csv``) of a workload folder,
+    for one of its CSVs given alone."""
+    info = read_sysinfo(sysinfo)
+    run = sysinfo_run(sysinfo, info)
+    for key, value in info.items():
+        profile.sysinfo.setdefault(key, value)
+    profile.add_input(str(sysinfo), "rocprof-compute-sysinfo", 1, "metadata")
+    roofline = sysinfo.with_name("roofline.csv")
+    if roofline.is_file():
+        read_roofline(roofline, profile, scope=ceiling_scope(run.partition))
+    profile.set_run(run)

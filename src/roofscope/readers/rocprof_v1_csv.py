@@ -15,9 +15,9 @@ from roofscope.model import DISPATCH_COLUMNS, Profile, RunInfo
 from roofscope.readers.csvload import CsvLayout, header_name, is_unnamed
 from roofscope.readers.dispatch_csv import read_dispatch_csv
 from roofscope.readers.registry import DISPATCHES, Reader
-from roofscope.readers.rocminfo import gpu_from_rocminfo
+from roofscope.readers.rocminfo import rocminfo_beside
 from roofscope.readers.rowfix import split_row
-from roofscope.readers.sniff import Head, read_text
+from roofscope.readers.sniff import Head
 
 # file column (lower case) -> model column
 _MODEL = {
@@ -145,11 +145,7 @@ class RocprofV1Csv(Reader):
                 f"({len(HEADERLESS)} columns ending in DurationNs)",
             )
         profile.set_run(RunInfo(producer=self.producer))
-        sysinfo = path.with_name(path.name.split(".")[0] + ".sysinfo.txt")
-        if sysinfo.is_file():
-            profile.set_run(gpu_from_rocminfo(sysinfo))
-            lines = len(read_text(sysinfo).splitlines())
-            profile.add_input(str(sysinfo), "rocminfo", lines, "metadata")
+        rocminfo_beside(profile, path)
 
 
 def _check_cut_duration(profile: Profile, path: Path, layout: CsvLayout) -> None:

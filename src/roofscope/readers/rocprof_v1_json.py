@@ -22,7 +22,9 @@ from roofscope.errors import InputError
 from roofscope.model import Profile, RunInfo
 from roofscope.readers.csvload import barrier_rows, insert_rows
 from roofscope.readers.dispatch_csv import add_barrier_input
+from roofscope.readers.no_kernels import ROCPROF_WIDEN, api_no_kernels
 from roofscope.readers.registry import DISPATCHES, Reader
+from roofscope.readers.rocminfo import rocminfo_beside
 from roofscope.readers.rocprof_v1_csv import MODEL_FIELDS, layout_for
 from roofscope.readers.rowfix import convert_row
 from roofscope.readers.sniff import Head
@@ -118,6 +120,9 @@ class RocprofV1Json(Reader):
         # (barrier packets come from OPS alone)
         if any(k["_kern"] and not is_barrier(k["_name"]) for k in kernels):
             kernels = [k for k in kernels if k["_kern"]]
+        if all(is_barrier(k["_name"]) for k in kernels) and (api or copies):
+            calls = {name: int(c) for (_, name), (c, _) in api.items()}
+            raise api_no_kernels(str(path), calls, len(copies), ROCPROF_WIDEN)
         if all(is_barrier(k["_name"]) for k in kernels):
             raise InputError(
                 str(path),
@@ -141,6 +146,7 @@ class RocprofV1Json(Reader):
         profile.add_input(str(path), self.name, len(kernels) - barriers, role)
         add_barrier_input(profile, str(path), self.name, barriers, role)
         profile.set_run(RunInfo(producer=self.producer))
+        rocminfo_beside(profile, path)
 
     @staticmethod
     def _insert_kernels(

@@ -17,6 +17,7 @@ from roofscope.errors import InputError
 from roofscope.model import Profile, RunInfo
 from roofscope.readers.dispatch_csv import report_rows
 from roofscope.readers.registry import ACTIVITY, KERNEL_SUMMARY, Reader
+from roofscope.readers.rocminfo import rocminfo_beside
 from roofscope.readers.sniff import Head
 from roofscope.readers.stats_csv import (
     StatsRow,
@@ -72,6 +73,10 @@ class RocprofV1Stats(Reader):
     def pid(self, path: Path) -> int | None:
         return None
 
+    def read_beside(self, profile: Profile, path: Path) -> None:
+        """The metadata the profiler wrote beside the file (the GPU)."""
+        rocminfo_beside(profile, path)
+
     def read(self, path: Path, head: Head, profile: Profile, *, role: str) -> None:
         rows, bad = parse_stats(path, len(self.header) - 1)
         report_rows(profile, path, bad)
@@ -91,6 +96,7 @@ class RocprofV1Stats(Reader):
             planned = role if role == "pass-repeat" else f"{kind}-summary"
             profile.add_input(str(path), self.name, len(rows), planned)
         profile.set_run(RunInfo(producer=self.producer))
+        self.read_beside(profile, path)
 
 
 def _activity(rows: list[StatsRow], *, barrier: bool = False) -> list[tuple[str, int, float]]:

@@ -87,6 +87,7 @@ class KernelTrace(Reader):
         layout = kernel_trace_layout(head.fields(), pid_from_name(path))
         read_dispatch_csv(profile, path, layout, fmt=self.name, role=role)
         profile.set_run(RunInfo(producer=self.producer))
+        _agent_info_beside(profile, path)
 
 
 class Stats(RocprofV1Stats):
@@ -116,6 +117,9 @@ class Stats(RocprofV1Stats):
 
     def pid(self, path: Path) -> int | None:
         return pid_from_name(path)
+
+    def read_beside(self, profile: Profile, path: Path) -> None:
+        _agent_info_beside(profile, path)
 
 
 class MemoryCopyTrace(Reader):
@@ -152,3 +156,10 @@ class MemoryCopyTrace(Reader):
         rows = profile.count("copies") - before
         profile.add_input(str(path), self.name, rows, role)
         profile.set_run(RunInfo(producer=self.producer))
+        _agent_info_beside(profile, path)
+
+
+def _agent_info_beside(profile: Profile, path: Path) -> None:
+    from roofscope.readers.rocprofv3_counters import agent_info_beside  # imports this module
+
+    agent_info_beside(profile, path)

@@ -29,6 +29,7 @@ from __future__ import annotations
 import csv
 import io
 import itertools
+import re
 from pathlib import Path
 
 from roofscope.errors import InputError
@@ -38,7 +39,7 @@ from roofscope.readers.dispatch_csv import report_rows
 from roofscope.readers.duck_sql import ident, read_csv
 from roofscope.readers.registry import COUNTER_COLLECTION, DISPATCHES, METADATA, Reader
 from roofscope.readers.rocprofv3 import pid_from_name
-from roofscope.readers.sniff import Head, read_text
+from roofscope.readers.sniff import Head, read_head, read_text
 
 # file column -> model column; every one is a whole number
 _INTS = {
@@ -264,6 +265,7 @@ class CounterCollection(Reader):
     def read(self, path: Path, head: Head, profile: Profile, *, role: str) -> None:
         load_counter_collection(profile, path, head, fmt=self.name, role=role)
         profile.set_run(RunInfo(producer=self.producer))
+        agent_info_beside(profile, path)
 
 
 class AgentInfo(Reader):
@@ -283,6 +285,8 @@ class AgentInfo(Reader):
         return METADATA
 
     def read(self, path: Path, head: Head, profile: Profile, *, role: str) -> None:
+        if profile.has_input(path):
+            return  # read already, beside a file of its run (agent_info_beside)
         agents = list(csv.DictReader(io.StringIO(read_text(path))))
         if not agents:
             raise InputError(
@@ -297,6 +301,27 @@ class AgentInfo(Reader):
             return
         line, agent = _named_agent(profile, gpus, pid_from_name(path))
         profile.set_run(agent_run(path, line, agent))
+
+
+# the file kinds rocprofv3 writes as ``<prefix><kind>.csv``, ``agent_info.csv`` among them
+_V3_KIND = re.compile(
+    r"(?:^|(?<=_))(kernel_trace|kernel_stats|memory_copy_trace|memory_copy_stats|"
+    r"[a-z][a-z_]*api_stats|[a-z][a-z_]*domain_stats|counter_collection)\.csv$"
+)
+
+
+def agent_info_beside(profile: Profile, path: Path) -> None:
+    """The GPU of the ``<prefix>agent_info.csv`` beside the rocprofv3 file ``path`` (its run's
+    ``<prefix>``, such as the process id), read once; nothing when there is none."""
+    kind = _V3_KIND.search(path.name)
+    if kind is None:
+        return
+    agent = path.with_name(path.name[: kind.start()] + "agent_info.csv")
+    if not agent.is_file() or profile.has_input(agent):
+        return
+    head = read_head(agent)
+    if head.kind == "text" and AgentInfo().detect(head):
+        AgentInfo().read(agent, head, profile, role=METADATA)
 
 
 def _named_agent(

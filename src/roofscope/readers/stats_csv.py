@@ -107,16 +107,19 @@ def insert_kernel_summary(
     rows: Sequence[SummaryRow],
     *,
     pid: int | None = None,
+    medians: Sequence[float | None] | None = None,
 ) -> None:
-    """Rows of (raw name, calls, total_ns, mean_ns, min_ns, max_ns, std_ns)."""
+    """Rows of (raw name, calls, total_ns, mean_ns, min_ns, max_ns, std_ns), with each row's
+    median (ns) where the summary gives one."""
     if not rows:
         return
     ids = profile.name_ids(r[0] for r in rows)
     columns = [list(c) for c in zip(*[(ids[r[0]], *r[1:]) for r in rows], strict=True)]
-    types = ["INTEGER", "BIGINT", *["DOUBLE"] * 5]
+    columns.append(list(medians) if medians is not None else [None] * len(rows))
+    types = ["INTEGER", "BIGINT", *["DOUBLE"] * 6]
     unnest = ", ".join(f"unnest(${i}::{t}[])" for i, t in enumerate(types, start=2))
     profile.con.execute(
-        f"INSERT INTO kernel_summary SELECT $1, {unnest}, $9", [source, *columns, pid]
+        f"INSERT INTO kernel_summary SELECT $1, {unnest}, $10", [source, *columns, pid]
     )
 
 
