@@ -356,11 +356,16 @@ def test_cpu_only_trace_is_refused() -> None:
 
 @pytest.mark.parametrize("source", [AMD, OLD], ids=["2024-hip", "2022-cuda"])
 def test_trace_where_no_kernel_ran(tmp_path: Path, source: Path) -> None:
-    """The real trace without its kernel events: the runtime calls and copies that CUPTI or
-    roctracer recorded say the GPU was traced, so no kernel ran in the profiled steps (it
-    was 'a CPU-only trace?; profile with ProfilerActivity.CUDA', which was on)."""
+    """The real trace without its kernel events and their launch calls: the other runtime
+    calls and copies that CUPTI or roctracer recorded say the GPU was traced, so no kernel
+    ran in the profiled steps (it was 'a CPU-only trace?; profile with
+    ProfilerActivity.CUDA', which was on)."""
     doc = json.loads(gzip.decompress(source.read_bytes()))
-    events = [e for e in doc["traceEvents"] if e.get("cat") not in ("kernel", "Kernel")]
+    events = [
+        e
+        for e in doc["traceEvents"]
+        if e.get("cat") not in ("kernel", "Kernel") and not is_launch(e)
+    ]
     timed = [e for e in events if e.get("ph") == "X" and "ts" in e and "dur" in e]
     runtime = sum(e["cat"] in ("cuda_runtime", "Runtime", "cuda_driver") for e in timed)
     copies = sum(e["cat"] in ("gpu_memcpy", "gpu_memset", "Memcpy", "Memset") for e in timed)
@@ -373,6 +378,48 @@ def test_trace_where_no_kernel_ran(tmp_path: Path, source: Path) -> None:
         f"recorded none (the capture holds {what}); profile steps where the model runs on the "
         "GPU (torch.profiler's schedule: wait, warmup and active steps, and prof.step() called "
         "once per step)"
+    )
+
+
+def is_launch(event: dict[str, Any]) -> bool:
+    """A kernel launch call, by the names CUDA and HIP give them."""
+    name = str(event.get("name", ""))
+    return event.get("cat") in ("cuda_runtime", "Runtime", "cuda_driver") and any(
+        n in name for n in ("LaunchKernel", "GraphLaunch", "cuLaunch")
+    )
+
+
+@pytest.mark.parametrize("source", [AMD, OLD], ids=["2024-hip", "2022-cuda"])
+def test_trace_whose_kernels_were_not_recorded(tmp_path: Path, source: Path) -> None:
+    """The real trace without its kernel events, its launch calls kept: kernels ran and the
+    profiler lost them (was 'no kernel ran', which the launches contradict)."""
+    doc = json.loads(gzip.decompress(source.read_bytes()))
+    events = [e for e in doc["traceEvents"] if e.get("cat") not in ("kernel", "Kernel")]
+    launches = sum(is_launch(e) and e.get("ph") == "X" for e in events)
+    assert launches > 0
+    path = tmp_path / "lost.json"
+    path.write_text(json.dumps({**doc, "traceEvents": events}))
+    assert error(path) == (
+        f"{path}: has no kernel records, though its runtime trace holds {launches:,} kernel "
+        "launch(es): kernels ran and the profiler did not record them; profile again with "
+        "ProfilerActivity.CUDA in torch.profiler's activities, and check the profiler's log "
+        "for dropped activity records"
+    )
+
+
+@corpus
+def test_cupti_profiler_ranges_are_named() -> None:
+    """HTA's cupti_profiler trace: 77 kernels measured by CUPTI's range profiler (counters,
+    no kernel events), and 77 cudaLaunchKernel calls: not 'no kernel ran'."""
+    path = next((HTA / "cupti_profiler").iterdir())
+    doc = json.loads(gzip.decompress(path.read_bytes()))
+    ranges = sum(e.get("cat") == "cuda_profiler_range" for e in doc["traceEvents"])
+    assert ranges == 77
+    assert error(path) == (
+        f"{path}: holds 77 CUPTI profiler ranges (kernels measured by counters: torch.profiler's "
+        "experimental_config profiler_metrics) and no kernel events, which roofscope reads for "
+        "kernel times; profile the same steps again without profiler_metrics "
+        "(ProfilerActivity.CUDA) for the kernel trace"
     )
 
 

@@ -56,7 +56,7 @@ from roofscope.model import Profile
 from roofscope.readers.batches import Kind, column, fits, name_ids, registered
 from roofscope.readers.json_stream import EventStream, open_text
 from roofscope.readers.kineto_meta import BEYOND, PRODUCER, run_info, run_rank, waves, whole
-from roofscope.readers.no_kernels import KINETO_WIDEN, held, no_kernel_ran
+from roofscope.readers.no_kernels import KINETO_WIDEN, held, kernels_not_recorded, no_kernel_ran
 from roofscope.readers.registry import DISPATCHES, Reader
 from roofscope.readers.sniff import Head
 
@@ -64,6 +64,12 @@ KERNEL_CATS = frozenset({"kernel", "Kernel"})
 COPY_CATS = frozenset({"gpu_memcpy", "gpu_memset", "Memcpy", "Memset"})
 HOST_CATS = frozenset({"cpu_op", "Operator", "cuda_runtime", "Runtime", "cuda_driver"})
 RUNTIME_CATS = frozenset({"cuda_runtime", "Runtime", "cuda_driver"})
+# a kernel launch among the runtime calls (cudaLaunchKernel, cuLaunchKernelEx,
+# hipLaunchKernel, hipExtModuleLaunchKernel, cudaGraphLaunch, ...)
+_LAUNCH = re.compile(r"Launch\w*Kernel|GraphLaunch|^cuLaunch")
+# torch.profiler with experimental_config(profiler_metrics=...): CUPTI's range profiler
+# replaces each kernel's trace event by a range event holding its counters
+PROFILER_RANGE_CAT = "cuda_profiler_range"
 BATCH = 100_000  # rows gathered before they are written to DuckDB
 _STAGE = "kineto_k"
 _EXACT = Context(prec=60, Emax=60)  # 10^60 ns: any time past it is damage
@@ -203,6 +209,8 @@ class _Pass:
         self.hip = False
         self.untimed = 0
         self.runtime = 0  # CUDA/HIP runtime and driver calls: the GPU was traced
+        self.launches = 0  # of them, kernel launches: kernels ran
+        self.ranges = 0  # CUPTI profiler ranges: kernels measured by counters, not traced
 
     def event(self, event: object) -> None:
         if not isinstance(event, dict) or event.get("ph") != "X":
@@ -216,7 +224,11 @@ class _Pass:
             self._copy(event)
         elif cat in HOST_CATS:
             self._host(event)
-            self.runtime += cat in RUNTIME_CATS
+            if cat in RUNTIME_CATS:
+                self.runtime += 1
+                self.launches += _LAUNCH.search(str(event.get("name", ""))) is not None
+        elif cat == PROFILER_RANGE_CAT:
+            self.ranges += 1
 
     def _times(self, event: dict[str, Any]) -> tuple[int, int] | None:
         start, dur = ns(event.get("ts")), ns(event.get("dur"))
@@ -326,6 +338,22 @@ def execution_trace(path: str, schema: object) -> InputError:
 def _no_kernels(path: Path, meta: dict[str, Any], seen: _Pass) -> InputError:
     if "nodes" in meta and "schema" in meta:
         return execution_trace(str(path), meta["schema"])
+    if seen.ranges:
+        return InputError(
+            str(path),
+            f"holds {seen.ranges:,} CUPTI profiler ranges (kernels measured by counters: "
+            "torch.profiler's experimental_config profiler_metrics) and no kernel events, "
+            "which roofscope reads for kernel times",
+            "profile the same steps again without profiler_metrics (ProfilerActivity.CUDA) "
+            "for the kernel trace",
+        )
+    if seen.launches:
+        return kernels_not_recorded(
+            str(path),
+            f"its runtime trace holds {seen.launches:,} kernel launch(es)",
+            "profile again with ProfilerActivity.CUDA in torch.profiler's activities, and check "
+            "the profiler's log for dropped activity records",
+        )
     if seen.runtime or seen.copies.count:
         what = held([(seen.runtime, "runtime calls"), (seen.copies.count, "memcpys/memsets")])
         return no_kernel_ran(str(path), what, KINETO_WIDEN)

@@ -63,6 +63,16 @@ def no_kernel_ran(path: str, what: str, remedy: str, *, line: int | None = None)
     )
 
 
+def kernels_not_recorded(path: str, evidence: str, remedy: str) -> InputError:
+    """The error for a capture whose own records say kernels ran, and that holds none."""
+    return InputError(
+        path,
+        f"has no kernel records, though {evidence}: kernels ran and the profiler did not "
+        "record them",
+        remedy,
+    )
+
+
 def nsys_held(con: sqlite3.Connection, present: set[str]) -> str:
     """What an nsys export without kernels holds: its CUDA API calls, copies, NVTX events."""
     tables = {**NSYS_CUDA_TABLES, **NSYS_OTHER_TABLES}
