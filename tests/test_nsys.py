@@ -585,6 +585,25 @@ def test_sqlite_capture_where_no_kernel_ran(tmp_path: Path, table: str) -> None:
     assert "--trace" not in message
 
 
+def test_sqlite_capture_whose_kernels_were_not_recorded(tmp_path: Path) -> None:
+    """The same capture with one API call a kernel launch (cudaLaunchKernel_v7000, as nsys
+    names it): a kernel ran, so the kernels were lost, not absent from the range."""
+    path = tmp_path / "lost.sqlite"
+    build_export(path)
+    add_runtime_calls(path)
+    with sqlite3.connect(path) as con:
+        con.execute(f"DROP TABLE {nsys_sqlite.KERNEL}")
+        con.execute("UPDATE StringIds SET value = 'cudaLaunchKernel_v7000' WHERE id = 1000")
+    con.close()
+    message = one_line_error(nsys_sqlite.NsysSqlite(), path, DISPATCHES)
+    assert message == (
+        f"{path}: has no kernel records, though its CUDA API trace holds 1 kernel launch(es): "
+        "kernels ran and the profiler did not record them; re-run nsys profile with "
+        "--trace=cuda, and look in its diagnostics for dropped CUPTI records (a capture "
+        "stopped before the buffers were flushed: --cuda-flush-interval)"
+    )
+
+
 def test_sqlite_without_cuda_trace(tmp_path: Path) -> None:
     """No table that CUDA tracing writes (an OS-runtime or NVTX-only capture): tracing off."""
     path = tmp_path / "nocuda.sqlite"

@@ -84,6 +84,24 @@ def nsys_held(con: sqlite3.Connection, present: set[str]) -> str:
     return held(counts)
 
 
+def nsys_launches(con: sqlite3.Connection, present: set[str]) -> int:
+    """The kernel launches among an nsys export's CUDA API calls (0 without the tables)."""
+    if not {"CUPTI_ACTIVITY_KIND_RUNTIME", "StringIds"} <= present:
+        return 0
+    like = " OR ".join(f"s.value LIKE '%{k}%'" for k in LAUNCHES)
+    ((n,),) = con.execute(
+        "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s "
+        f"ON s.id = r.nameId WHERE {like}"
+    ).fetchall()
+    return int(n)
+
+
+NSYS_LOST = (
+    "re-run nsys profile with --trace=cuda, and look in its diagnostics for dropped CUPTI "
+    "records (a capture stopped before the buffers were flushed: --cuda-flush-interval)"
+)
+
+
 ROCPD_WIDEN = (
     "profile a range in which the program launches kernels (rocprofv3 --collection-period, "
     "or the roctx range or --kernel-include-regex that selected none)"

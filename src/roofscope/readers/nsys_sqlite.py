@@ -42,7 +42,15 @@ import numpy as np
 from roofscope.errors import InputError
 from roofscope.model import Profile, RunInfo
 from roofscope.readers.batches import Column, column, registered
-from roofscope.readers.no_kernels import NSYS_CUDA_TABLES, NSYS_WIDEN, no_kernel_ran, nsys_held
+from roofscope.readers.no_kernels import (
+    NSYS_CUDA_TABLES,
+    NSYS_LOST,
+    NSYS_WIDEN,
+    kernels_not_recorded,
+    no_kernel_ran,
+    nsys_held,
+    nsys_launches,
+)
 from roofscope.readers.registry import DISPATCHES, Reader
 from roofscope.readers.sniff import Head
 from roofscope.readers.sqlite_file import Value, opened, refuse_bad_value
@@ -180,6 +188,10 @@ def _require_kernels(con: sqlite3.Connection, path: Path, present: set[str]) -> 
             "re-run nsys profile with --trace=cuda so that kernels are recorded",
         )
     if KERNEL not in present or not con.execute(f"SELECT 1 FROM {KERNEL} LIMIT 1").fetchall():
+        if launches := nsys_launches(con, present):
+            raise kernels_not_recorded(
+                str(path), f"its CUDA API trace holds {launches:,} kernel launch(es)", NSYS_LOST
+            )
         raise no_kernel_ran(str(path), nsys_held(con, present), NSYS_WIDEN)
     table = Table.of(con, KERNEL)
     missing = [c for c in ("start", "end") if not table.has(c)]
