@@ -330,3 +330,18 @@ def test_demo_counters_command(
     assert {f["rule"] for f in doc["findings"]} >= {"warm-up-dominates", "low-active-threads"}
     assert main(["demo", "nothing"]) == 2
     assert "choose one of trace, counters" in capsys.readouterr().err
+
+
+def test_ncu_rule_findings(
+    validator: jsonschema.Draft202012Validator, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Nsight Compute's rules as findings (ncu-*) validate: kebab-case rules, evidence of
+    strings and numbers (tests/test_profiler_rules.py checks their values)."""
+    for path in (
+        DATA / "ncu" / "llm-perf-opt-rtx5090" / "kernel_0001_67bdb7e29d1bb4e0ca0aec954ef18af3",
+        DATA / "ncu" / "superbench-cublaslt-ncu" / "cublaslt_ncu.log",
+        DATA / "ncu" / "leleucas-opanalysis-a100" / "conv2d_result.csv",
+    ):
+        doc = analyze_json(capsys, str(path))
+        assert_valid(validator, doc)
+        assert any(f["rule"].startswith("ncu-") for f in doc["findings"])

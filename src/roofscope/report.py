@@ -16,6 +16,7 @@ from roofscope.barriers import MEANING
 from roofscope.ceilings import Ceiling
 from roofscope.diagnosis.diagnose import diagnose
 from roofscope.diagnosis.findings import Finding
+from roofscope.diagnosis.profiler import ProfilerRule, lead_with_profiler
 from roofscope.metrics.per_kernel import MetricsSection, kernel_metrics
 from roofscope.model import InputFile, Profile, RunInfo, Runs, Warning
 from roofscope.work.assign import kernel_work
@@ -98,16 +99,6 @@ class Report:
         return tuple(f.rule for f in self.findings if f.kind == "validity" and f.kernel == kernel)
 
 
-@dataclass(frozen=True)
-class ProfilerRule:
-    section: str
-    rule: str
-    kind: str  # OPT, WRN, INF
-    text: str
-    speedup_kind: str | None
-    speedup_pct: float | None
-
-
 def profiler_rules(profile: Profile, kernels: list[str]) -> dict[str, tuple[ProfilerRule, ...]]:
     """The producer_rules rows of these kernels' dispatches, distinct per kernel."""
     if not kernels or not profile.count("producer_rules"):
@@ -166,6 +157,8 @@ def analyse(
         profile, selection, hot, section.result, times, copy_ns, section.choice.name, measured,
         ranks,
     )  # fmt: skip
+    rules = profiler_rules(profile, studied)
+    findings = lead_with_profiler(findings, rules, {k.name: k.share for k in hot.kernels})
     return Report(
         inputs=tuple(profile.inputs),
         run=profile.run,
@@ -178,7 +171,7 @@ def analyse(
         metrics=measured,
         ranks=ranks,
         findings=tuple(findings),
-        profiler_rules=profiler_rules(profile, studied),
+        profiler_rules=rules,
         runs=profile.runs,
         barriers=barrier_summary(activity, hot.total_ns, selection),
     )

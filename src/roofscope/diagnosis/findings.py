@@ -58,13 +58,9 @@ def kernel_gain(share: float | None, efficiency: float | None) -> tuple[float | 
 def ranked(findings: Iterable[Finding]) -> list[Finding]:
     """Validity problems first (they must be fixed before anything else is believed), then
     by gain share (largest first), severity, and name."""
-    return sorted(
-        findings,
-        key=lambda f: (
-            f.kind != "validity",
-            -(f.gain_share or 0.0),
-            SEVERITY_ORDER[f.severity],
-            f.kernel or "",
-            f.rule,
-        ),
-    )
+    return sorted(findings, key=rank_key)
+
+
+def rank_key(f: Finding) -> tuple[bool, float, int, str, str]:
+    return (f.kind != "validity", -(f.gain_share or 0.0), SEVERITY_ORDER[f.severity],
+            f.kernel or "", f.rule)  # fmt: skip

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import textwrap
+
 from rich.console import Console
 from rich.text import Text
 
@@ -24,10 +26,12 @@ def findings_section(console: Console, report: Report, top: int) -> None:
         if others:
             who += f" and {others} more kernel(s) alike"
         console.print(Text(f"{i:>2}. [{f.severity}] {f.rule} · {who}", style=STYLE[f.severity]))
-        console.print(f"      {f.summary}")
+        wrapped(console, f.summary, "      ")
+        if isinstance(ours := f.evidence.get("roofscope_summary"), str):
+            wrapped(console, f"roofscope: {ours}", "      ")
         if f.formula:
-            console.print(Text(f"      {f.formula}", style="dim"))
-        console.print(f"      → {f.prescription}")
+            wrapped(console, f.formula, "      ", style="dim")
+        wrapped(console, f"→ {f.prescription}", "      ", "        ")
     if len(shown) > top:
         console.print(f"  … {len(shown) - top} more (see --json)")
 
@@ -45,3 +49,20 @@ def _grouped(findings: list[Finding]) -> list[tuple[Finding, int]]:
         seen[key] = len(out)
         out.append((f, 0))
     return out
+
+
+def wrapped(
+    console: Console, text: str, indent: str, hanging: str | None = None, style: str = ""
+) -> None:
+    """``text`` whole, wrapped at the console's width between words: a word longer than a
+    line (a URL, a kernel name) stands on its own line, never cut."""
+    lines = textwrap.wrap(
+        text,
+        width=console.width,
+        initial_indent=indent,
+        subsequent_indent=indent if hanging is None else hanging,
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
+    for line in lines:
+        console.print(Text(line, style=style), no_wrap=True, overflow="ignore", crop=False)

@@ -13,6 +13,7 @@ from roofscope.analysis.ranks import STRAGGLER_EXCESS
 from roofscope.ceilings import Ceiling
 from roofscope.compare.compare import Comparison
 from roofscope.compare.gate import Verdict, share_text, speedup_text
+from roofscope.diagnosis.findings import Finding
 from roofscope.render.charts import (
     drawn_on_roofline,
     hotspot_svg,
@@ -259,13 +260,20 @@ def _findings(report: Report) -> str:
         k = "" if f.kernel is None else f' data-k="{index.get(f.kernel, -1)}"'
         rows.append(
             f"<tr{k}><td>{_e(f.kernel or 'whole program')}</td><td>{_e(f.rule)}</td>"
-            f"<td>{_e(f.severity)}</td><td>{gain}</td><td>{_e(f.summary)}</td>"
+            f"<td>{_e(f.severity)}</td><td>{gain}</td><td>{_evidence(f)}</td>"
             f"<td>{_e(f.prescription)}</td></tr>"
         )
     return (
         '<table id="findings"><tr><th>Kernel</th><th>Rule</th><th>Severity</th><th>Gain</th>'
         "<th>Evidence</th><th>Prescription</th></tr>" + "".join(rows) + "</table>"
     )
+
+
+def _evidence(f: Finding) -> str:
+    """The finding's summary whole; under a profiler's rule, roofscope's own on that cause."""
+    ours = f.evidence.get("roofscope_summary")
+    extra = f'<br><span class="muted">roofscope: {_e(ours)}</span>' if isinstance(ours, str) else ""
+    return _e(f.summary) + extra
 
 
 def _compare_warnings(cmp: Comparison) -> str:

@@ -5,7 +5,9 @@ from __future__ import annotations
 from rich.console import Console
 from rich.text import Text
 
+from roofscope.diagnosis.profiler import FINDING_KINDS, ProfilerRule
 from roofscope.metrics.derived import MetricValue
+from roofscope.render.findings_text import wrapped
 from roofscope.report import Report
 
 SHOWN = (
@@ -30,7 +32,6 @@ SHOWN = (
     "Achieved Occupancy",
     "Theoretical Occupancy",
 )
-RULES_SHOWN = 3  # the profiler's own rules per kernel, largest estimated speedup first
 MAX_KERNELS = 5
 
 
@@ -64,12 +65,21 @@ def metrics_section(console: Console, report: Report) -> None:
             if m.achieved is not None and m.achieved.ratio is not None:
                 line += f"; achieved {m.achieved.ratio:.0%} of that"
             console.print(line)
-        for r in report.profiler_rules.get(k.name, ())[:RULES_SHOWN]:
-            gain = f", est. speedup {r.speedup_pct:g}%" if r.speedup_pct is not None else ""
-            first = r.text.split(". ")[0][:110]
-            console.print(f"    ncu {r.section}/{r.rule} ({r.kind}{gain}): {first}")
+        _rules(console, report.profiler_rules.get(k.name, ()))
     if len(kernels) > MAX_KERNELS:
         console.print(f"  … {len(kernels) - MAX_KERNELS} more kernel(s) with metrics (see --json)")
+
+
+def _rules(console: Console, rules: tuple[ProfilerRule, ...]) -> None:
+    """Nsight Compute's rules: those that are findings by name, the others whole."""
+    shown: set[tuple[str, str]] = set()
+    for r in rules:
+        if r.kind in FINDING_KINDS:
+            if (r.section, r.rule) not in shown:
+                console.print(f"    ncu {r.label}: see Findings")
+            shown.add((r.section, r.rule))
+        else:
+            wrapped(console, f"ncu {r.label}: {r.text}", "    ", "      ")
 
 
 def _value(v: MetricValue) -> str:
