@@ -234,3 +234,20 @@ def test_corpus_kernels_lead_with_their_opt_rule() -> None:
         lead = first_bottleneck(report, kernel)
         assert lead.evidence["rule"] == best["Rule Name"]
         assert f"estimated speedup {best['Estimated Speedup']}%, global" in lead.summary
+
+
+def test_hints_without_estimates_follow_the_kernels_time() -> None:
+    """leleucas BERT (ncu 2021-2022, A100): every hot kernel has WRN hints and no estimate;
+    their findings come kernel by kernel in the order of the kernels' time, largest first,
+    each kernel's hints together."""
+    path = SHARED_CORPUS / "nvidia" / "leleucas-opanalysis-a100" / "bert_torch_nsight.csv"
+    if not path.exists():
+        pytest.skip("corpus not present")
+    report = report_of(path)
+    ncu = [f for f in report.findings if f.rule.startswith("ncu-")]
+    assert {f.evidence["rule_kind"] for f in ncu} == {"WRN"}
+    order = list(dict.fromkeys(f.kernel for f in ncu))
+    by_time = sorted(report.hotspots.kernels, key=lambda k: -(k.total_ns or 0))
+    assert order == [k.name for k in by_time if k.name in order]
+    kernels = [f.kernel for f in ncu]
+    assert kernels == sorted(kernels, key=order.index)  # each kernel's hints together

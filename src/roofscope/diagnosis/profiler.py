@@ -179,7 +179,14 @@ def lead_with_profiler(
                 blocks[f.kernel].append(f)
         else:
             rest.append(f)
-    return _merge(rest, sorted(blocks.values(), key=lambda b: min(map(rank_key, b))))
+    return _merge(rest, sorted(blocks.values(), key=lambda b: _block_key(b, shares)))
+
+
+def _block_key(block: list[Finding], shares: dict[str, float | None]) -> tuple[object, ...]:
+    """A kernel's findings rank by their best; alike ones (no gain, one severity: ncu's hints
+    without estimates) by the kernel's share of the time, then its name."""
+    best = min(map(rank_key, block))
+    return (*best[:3], -(shares.get(best[3]) or 0.0), *best[3:])
 
 
 def _merge(rest: list[Finding], blocks: list[list[Finding]]) -> list[Finding]:
