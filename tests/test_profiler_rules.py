@@ -136,6 +136,9 @@ def test_inf_rule_is_no_finding_but_shown_whole() -> None:
     metrics = text[text.index("Metrics of the hot kernels") : text.index("Findings (validity")]
     assert words(row["Rule Description"]) in words(metrics)
     assert all(len(line) <= 80 or " " not in line.strip() for line in metrics.splitlines()[3:])
+    page = render_html(report)
+    notes = page[page.index('<ul id="profiler-notes">') :]
+    assert html.escape(row["Rule Description"], quote=True) in notes[: notes.index("</ul>")]
 
 
 def test_global_estimates_rank_and_local_ones_do_not() -> None:

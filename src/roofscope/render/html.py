@@ -14,6 +14,7 @@ from roofscope.ceilings import Ceiling
 from roofscope.compare.compare import Comparison
 from roofscope.compare.gate import Verdict, share_text, speedup_text
 from roofscope.diagnosis.findings import Finding
+from roofscope.diagnosis.profiler import FINDING_KINDS
 from roofscope.render.charts import (
     drawn_on_roofline,
     hotspot_svg,
@@ -116,7 +117,8 @@ def render_html(report: Report) -> str:
         body.append(roofline_svg(report))
         body.append(_ceiling_table(report))
         body.append(_undrawn(report))
-    body += ["<h2>Findings</h2>", _findings(report), "<h2>Inputs and warnings</h2>"]
+    body += ["<h2>Findings</h2>", _findings(report), *_profiler_notes(report)]
+    body.append("<h2>Inputs and warnings</h2>")
     body.append(
         "<ul>"
         + "".join(f"<li>{_e(f.path)} ({_e(input_summary(f))})</li>" for f in report.inputs)
@@ -267,6 +269,19 @@ def _findings(report: Report) -> str:
         '<table id="findings"><tr><th>Kernel</th><th>Rule</th><th>Severity</th><th>Gain</th>'
         "<th>Evidence</th><th>Prescription</th></tr>" + "".join(rows) + "</table>"
     )
+
+
+def _profiler_notes(report: Report) -> list[str]:
+    """Nsight Compute's informational rules (INF: never findings), whole."""
+    items = [
+        f"<li>{_e(kernel)}: ncu {_e(r.label)}: {_e(r.text)}</li>"
+        for kernel, rules in report.profiler_rules.items()
+        for r in rules
+        if r.kind not in FINDING_KINDS
+    ]
+    if not items:
+        return []
+    return ["<h2>Nsight Compute notes</h2>", f'<ul id="profiler-notes">{"".join(items)}</ul>']
 
 
 def _evidence(f: Finding) -> str:
