@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import json
+import shutil
 from functools import cache
 from html import escape
 from importlib import resources
@@ -206,3 +207,27 @@ def test_note_in_terminal_json_and_html(capsys: pytest.CaptureFixture[str], tmp_
     assert f'<small class="note">{escape(line.split(": ", 1)[1])}</small>' in page
     text = render_text(analyse(load([str(folder)])), width=1000).splitlines()
     assert f"    {line}" in text
+
+
+def test_rocprof_computes_occupancy_above_peak_is_no_validity_finding(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """MI200 with pmc_perf.csv's GRBM_GUI_ACTIVE divided by 4: rocprof-compute's way gives 4 x
+    1765.97 = 7063.86 waves, 212 % of the 3328 slots; roofscope's value (SQ_LEVEL_WAVES.csv's
+    own clock) is unchanged and no finding rests on the other tool's number."""
+    folder = tmp_path / "mi200"
+    shutil.copytree(WORKLOADS["mi200"], folder)
+    with (folder / "pmc_perf.csv").open(newline="") as f:
+        rows = list(csv.reader(f))
+    i = rows[0].index("GRBM_GUI_ACTIVE")
+    for r in rows[1:]:
+        r[i] = str(int(r[i]) / 4)
+    with (folder / "pmc_perf.csv").open("w", newline="") as f:
+        csv.writer(f).writerows(rows)
+    doc = run_json(capsys, str(folder))
+    (kernel,) = doc["kernels"]
+    peer, occupancy = kernel["metrics"][PEER], kernel["metrics"][OCCUPANCY]
+    assert round(peer["value_dispatch_mean"], 2) == round(4 * 1765.965389, 2)
+    assert peer["pct_of_peak"] > 200
+    assert round(occupancy["value_dispatch_mean"], 2) == 1816.75
+    assert not [f for f in doc["findings"] if f["rule"] == "metric-above-peak"]
