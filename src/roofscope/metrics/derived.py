@@ -6,9 +6,11 @@ The metrics themselves live in :mod:`roofscope.metrics.sol` (speed of light) and
 Kinds, and how :func:`metrics` aggregates them over a set of dispatches:
 
 ``rate``   (bytes, FLOPs, ... per second; the denominator is the duration in ns)
-    ``value_dispatch_mean`` is the mean of the per-dispatch rates (rocprof-compute 1.x-2.x
-    ``AVG``); ``value_time_weighted`` is the total amount over the total time (rocprof-compute
-    3.x ``SUM/SUM``). Dispatches of zero or unknown duration are left out and counted.
+    ``value_dispatch_mean`` is the mean of the per-dispatch rates (rocprof-compute's ``AVG``:
+    1.x-2.x, and the ``Avg`` of 3.3.0's System Speed-of-Light table, checked in
+    tests/test_rocprof_compute_agreement.py); ``value_time_weighted`` is the total amount over
+    the total time (rocprof-compute 3.x ``SUM/SUM``). Dispatches of zero or unknown duration
+    are left out and counted.
 ``ratio``  (hit rates, utilisations, latencies, per-wave counts)
     mean of the per-dispatch ratios, and the ratio of sums (``sum(hits)/sum(accesses)``:
     weighted by the denominator). Dispatches whose denominator is 0 are left out, as the
@@ -25,6 +27,7 @@ Omniperf 1.0.3's own analysis of the same counters (tests/test_metrics.py).
 
 from __future__ import annotations
 
+from collections.abc import Container
 from dataclasses import dataclass
 
 import numpy as np
@@ -59,6 +62,8 @@ class MetricValue:
     left_out: int  # zero or unknown duration (rates), zero denominator (ratios)
     aggregation_differs: bool  # the two values differ by more than 1%
     source: str
+    note: str | None = None  # why the value departs, by design, from another tool's
+    peer: str | None = None  # the metric holding that tool's value, beside this one
 
 
 CATALOGUE: tuple[Metric, ...] = (*COMPUTE, *MEMORY, *ROCPROF_V1, *NCU)
@@ -101,15 +106,19 @@ def metrics(
     groups = [*table.by_kernel(), (ALL, np.ones(table.size, dtype=bool))]
     return {
         name_id: {
-            name: aggregate(metric, Parts(p.num[mask], p.den[mask]), machine)
+            name: aggregate(metric, Parts(p.num[mask], p.den[mask]), machine, peers=found)
             for name, (metric, p) in found.items()
         }
         for name_id, mask in groups
     }
 
 
-def aggregate(metric: Metric, parts: Parts, m: Machine) -> MetricValue:
-    """The two aggregations of ``metric`` over the dispatches of ``parts``."""
+def aggregate(
+    metric: Metric, parts: Parts, m: Machine, *, peers: Container[str] = ()
+) -> MetricValue:
+    """The two aggregations of ``metric`` over the dispatches of ``parts``; its note where
+    its peer (another tool's way of computing it) is among ``peers``."""
+    peer = metric.peer if metric.peer in peers else None
     ok, mean, weighted, whole = _aggregates(metric.kind, *parts)
     if metric.finish is not None:
         mean = None if mean is None else metric.finish(mean, m)
@@ -127,6 +136,8 @@ def aggregate(metric: Metric, parts: Parts, m: Machine) -> MetricValue:
         left_out=int(ok.size - ok.sum()),
         aggregation_differs=_differ(mean, weighted),
         source=metric.source,
+        note=metric.note if peer else None,
+        peer=peer,
     )
 
 

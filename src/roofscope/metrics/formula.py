@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal, NamedTuple
 
 import numpy as np
@@ -55,6 +55,8 @@ class Metric:
     parts: PartsFn
     peak: PeakFn | None = None
     finish: FinishFn | None = None  # applied to an aggregate (Active CUs)
+    note: str = ""  # why this value departs, by design, from another tool's
+    peer: str | None = None  # the metric that computes that tool's value, where it differs
 
     def applies(self, arch: str | None) -> bool:
         if self.archs is None:
@@ -162,6 +164,12 @@ def ratio(
     return Metric(name, unit, "ratio", archs, src, text, parts, peak, finish)
 
 
+def noted(metric: Metric, note: str, peer: str) -> Metric:
+    """``metric`` with the reason it departs from another tool, and the metric holding that
+    tool's value (present only where the two differ)."""
+    return replace(metric, note=note, peer=peer)
+
+
 def per_clock(per_cu: float, units: str = "compute_units", mhz: str = "max_sclk_mhz") -> PeakFn:
     """Peak of ``per_cu`` per clock of each of ``units``, in G-units per second."""
     return lambda m: need(getattr(m, mhz), mhz) * need(getattr(m, units), units) * per_cu / 1000
@@ -200,6 +208,16 @@ SOL_1X = (
 SOL = (
     _SOL.format("gfx908|gfx90a|gfx942|gfx950")
     + " (ROCm/rocm-systems @125b3400; for gfx908 also Omniperf 1.0.3's; formats-amd.md 6.3)"
+)
+_SOL_33 = (
+    "rocprofiler-compute 3.3.0 "
+    + _SOL.removeprefix("rocprofiler-compute ")
+    + (" (ROCm/rocm-systems @1b1610fc; {})")
+)
+SOL_33 = _SOL_33.format("gfx90a|gfx942|gfx950", "its gfx908 file has None")
+SOL_33_WAVES = _SOL_33.format(
+    "gfx908|gfx90a|gfx942|gfx950",
+    "coll_level SQ_LEVEL_WAVES, $GRBM_GUI_ACTIVE_PER_XCD of pmc_perf.csv: utils/parser.py",
 )
 SOL_950 = _SOL.format("gfx950") + " (ROCm/rocm-systems @019e04cf)"
 SOL_RDNA = _SOL.format("gfx115x") + " (ROCm/rocm-systems @4056e092)"

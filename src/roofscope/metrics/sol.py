@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from roofscope.counters.table import Array, Counters
+from roofscope.counters.table import Array, Counters, Missing
 from roofscope.metrics.formula import (
     CDNA,
     CDNA2_UP,
@@ -16,6 +16,8 @@ from roofscope.metrics.formula import (
     RDNA,
     SOL,
     SOL_1X,
+    SOL_33,
+    SOL_33_WAVES,
     SOL_950,
     SOL_RDNA,
     Archs,
@@ -27,6 +29,7 @@ from roofscope.metrics.formula import (
     cu_cycles,
     grbm_per_xcd,
     need,
+    noted,
     own_duration,
     own_run,
     per_clock,
@@ -71,12 +74,34 @@ def _max_waves(m: Machine) -> float:
     return need(m.max_waves_per_cu, "max_waves_per_cu") * need(m.compute_units, "compute_units")
 
 
-def _util(name: str, counter: str, archs: Archs, scale: float = 1.0) -> Metric:
-    text = f"100 * {counter} / (GRBM_GUI_ACTIVE / num_xcd * cu_per_gpu * {scale:g})"
+def _util(name: str, archs: Archs, *counters: str, scale: float = 1.0, src: str = SOL) -> Metric:
+    """The share of CU cycles a unit was busy: ``100 * sum(counters)`` over ``scale`` x the
+    CU cycles of the dispatch."""
+    busy = " + ".join(counters)
+    text = f"100 * ({busy}) / (GRBM_GUI_ACTIVE / num_xcd * cu_per_gpu * {scale:g})"
+    cycles = total(*counters)
     return ratio(
-        name, "%", archs, SOL, text,
-        lambda c, m: 100 * c[counter], lambda c, m: cu_cycles(c, m) * scale, const(100),
+        name, "%", archs, src, text,
+        lambda c, m: 100 * cycles(c, m), lambda c, m: cu_cycles(c, m) * scale, const(100),
     )  # fmt: skip
+
+
+_WAVES_CLOCK = "GRBM_GUI_ACTIVE@SQ_LEVEL_WAVES"  # the SQ_LEVEL_WAVES run's own busy cycles
+_OCCUPANCY_PEER = "Wavefront Occupancy (rocprof-compute)"
+_OCCUPANCY_NOTE = (
+    "roofscope divides the waves accumulated in the SQ_LEVEL_WAVES pass by that pass's own "
+    "GRBM_GUI_ACTIVE; rocprof-compute 3.3.0 divides them by pmc_perf.csv's, counted in another "
+    "pass"
+)
+
+
+def _other_pass_clock(c: Counters, m: Machine) -> Array:
+    """rocprof-compute's ``$GRBM_GUI_ACTIVE_PER_XCD`` for Wavefront Occupancy: pmc_perf.csv's
+    GRBM_GUI_ACTIVE. Only where the profile keeps the waves' pass's own clock: elsewhere
+    (rocpd, rocprof v1) both tools divide by the same counter."""
+    if _WAVES_CLOCK not in c:
+        raise Missing(_WAVES_CLOCK)
+    return grbm_per_xcd(c, m)
 
 
 # MFMA FLOPs per CU per clock, per arch (speed-of-light peaks; gfx950 F6F4 16384 where the
@@ -124,9 +149,12 @@ COMPUTE: list[Metric] = [
           "numActiveCUs of 4 * SQ_BUSY_CU_CYCLES / (GRBM_GUI_ACTIVE / num_xcd), aggregated first",
           _busy_cus, grbm_per_xcd, lambda m: need(m.compute_units, "compute_units"),
           _active_cus),
-    _util("VALU Utilization", "SQ_ACTIVE_INST_VALU", CDNA),
-    _util("SALU Utilization", "SQ_ACTIVE_INST_SCA", CDNA),
-    _util("MFMA Utilization", "SQ_VALU_MFMA_BUSY_CYCLES", CDNA, 4),
+    _util("VALU Utilization", CDNA, "SQ_ACTIVE_INST_VALU"),
+    _util("SALU Utilization", CDNA, "SQ_ACTIVE_INST_SCA"),
+    _util("MFMA Utilization", CDNA, "SQ_VALU_MFMA_BUSY_CYCLES", scale=4),
+    _util("VMEM Utilization", CDNA2_UP, "SQ_ACTIVE_INST_FLAT", "SQ_ACTIVE_INST_VMEM",
+          src=SOL_33),
+    _util("Branch Utilization", CDNA2_UP, "SQ_ACTIVE_INST_MISC", src=SOL_33),
     ratio("VALU Active Threads", "threads", CDNA, SOL,
           "SQ_THREAD_CYCLES_VALU / SQ_ACTIVE_INST_VALU",
           col("SQ_THREAD_CYCLES_VALU"), col("SQ_ACTIVE_INST_VALU"),
@@ -140,11 +168,16 @@ COMPUTE: list[Metric] = [
     ratio("IPC (Issue)", "instr/cycle", CDNA, SOL_1X,
           "(VALU+VMEM+SALU+SMEM+GDS+BRANCH+SENDMSG+VSKIPPED instructions) / SQ_ACTIVE_INST_ANY",
           _issued, col("SQ_ACTIVE_INST_ANY"), const(5)),
-    ratio("Wavefront Occupancy", "waves", CDNA, SOL,
-          "SQ_ACCUM_PREV_HIRES of SQ_LEVEL_WAVES / (GRBM_GUI_ACTIVE / num_xcd), both of the "
-          "SQ_LEVEL_WAVES run where the profile keeps it",
-          col("SQ_LEVEL_WAVES_ACCUM"), own_run(grbm_per_xcd, "SQ_LEVEL_WAVES"),
-          _max_waves),
+    noted(ratio("Wavefront Occupancy", "waves", CDNA, SOL,
+                "SQ_ACCUM_PREV_HIRES of SQ_LEVEL_WAVES / (GRBM_GUI_ACTIVE / num_xcd), both of "
+                "the SQ_LEVEL_WAVES run where the profile keeps it",
+                col("SQ_LEVEL_WAVES_ACCUM"), own_run(grbm_per_xcd, "SQ_LEVEL_WAVES"),
+                _max_waves), _OCCUPANCY_NOTE, _OCCUPANCY_PEER),
+    ratio(_OCCUPANCY_PEER, "waves", CDNA, SOL_33_WAVES,
+          "SQ_ACCUM_PREV_HIRES of SQ_LEVEL_WAVES / (GRBM_GUI_ACTIVE of pmc_perf.csv / num_xcd), "
+          "as rocprof-compute 3.3.0 computes it; only where the SQ_LEVEL_WAVES run's own "
+          "GRBM_GUI_ACTIVE is kept",
+          col("SQ_LEVEL_WAVES_ACCUM"), _other_pass_clock, _max_waves),
     ratio("Wavefront Occupancy", "waves", RDNA, SOL_RDNA, "SQ_WAVE_CYCLES_sum / SQ_BUSY_CYCLES_avr",
           col("SQ_WAVE_CYCLES_sum"), col("SQ_BUSY_CYCLES_avr"),
           _max_waves),

@@ -209,7 +209,7 @@ def _rank_tables(report: Report, top: int = 20) -> str:
 def _metrics_table(report: Report) -> str:
     """One row per hot kernel with metrics: the speed-of-light set, mean over dispatches
     (the time-weighted value beside it where the two differ), and occupancy."""
-    from roofscope.render.metrics_text import SHOWN
+    from roofscope.render.metrics_text import SHOWN, peer_note
 
     index = {k.name: i for i, k in enumerate(report.hotspots.kernels)}
     kernels = [k for k in report.hotspots.kernels if k.name in report.metrics.kernels]
@@ -228,7 +228,9 @@ def _metrics_table(report: Report) -> str:
             )
             if v is not None and v.aggregation_differs and v.value_time_weighted is not None:
                 text += f" [{v.value_time_weighted:.3g}]"
-            cells.append(f"<td>{text}{'' if v is None else ' ' + _e(v.unit)}</td>")
+            note = peer_note(n, m.values)
+            aside = "" if note is None else f'<br><small class="note">{_e(note)}</small>'
+            cells.append(f"<td>{text}{'' if v is None else ' ' + _e(v.unit)}{aside}</td>")
         occ = m.occupancy
         occupancy = "-" if occ is None else f"{100 * occ.fraction:.0f}% ({_e(occ.limiter)})"
         rows.append(f'<tr data-k="{index[k.name]}"><td>{_e(k.name)}</td>{"".join(cells)}'

@@ -222,6 +222,8 @@ def _metric(v: MetricValue) -> dict[str, Any]:
         "left_out": v.left_out,
         "aggregation_differs": v.aggregation_differs,
         "source": v.source,
+        "note": v.note,
+        "peer": v.peer,
     }
 
 

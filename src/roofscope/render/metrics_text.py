@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from rich.console import Console
 from rich.text import Text
 
@@ -56,6 +58,10 @@ def metrics_section(console: Console, report: Report) -> None:
         ]
         if values:
             console.print(f"    {' · '.join(values)}")
+        for name in SHOWN:
+            note = peer_note(name, m.values)
+            if note:
+                console.print(f"    {name}: {note}")
         occ = m.occupancy
         if occ is not None:
             line = (
@@ -80,6 +86,16 @@ def _rules(console: Console, rules: tuple[ProfilerRule, ...]) -> None:
             shown.add((r.section, r.rule))
         else:
             wrapped(console, f"ncu {r.label}: {r.text}", "    ", "      ")
+
+
+def peer_note(name: str, values: Mapping[str, MetricValue]) -> str | None:
+    """Why ``name``'s value departs from another tool's, with that tool's value; None where
+    it does not."""
+    v = values.get(name)
+    other = None if v is None or v.peer is None else values.get(v.peer)
+    if v is None or not v.note or other is None or other.value_dispatch_mean is None:
+        return None
+    return f"{v.note}, which gives {_value(other)}"
 
 
 def _value(v: MetricValue) -> str:
