@@ -5,18 +5,19 @@ from __future__ import annotations
 import math
 
 from roofscope.analysis.hotspots import Hotspots
+from roofscope.analysis.input_wait import loader_idle_ns
 from roofscope.analysis.ranks import RankView
 from roofscope.analysis.roofline import Roofline
 from roofscope.analysis.selection import Selection, dispatch_filter, summary_filter
 from roofscope.analysis.timeline import Timeline
 from roofscope.diagnosis.evidence import KernelView, ProgramView, counter_collected, kernel_facts
 from roofscope.diagnosis.findings import Finding, ranked
+from roofscope.diagnosis.idle import idle_gaps
 from roofscope.diagnosis.rules import (
     KERNEL_RULES,
     SHORT_NS,
     communication_share,
     copies_dominate,
-    idle_gaps,
     short_kernels,
     stragglers,
 )
@@ -69,6 +70,7 @@ def diagnose(
         copy_ns=copy_ns,
         has_counters=has_counters,
         counter_run=counter_collected(profile) if timeline else None,
+        loader_idle_ns=loader_idle_ns(profile, selection) if timeline else None,
         communication_ns=sum(k.total_ns or 0 for k in hot.kernels if k.communication),
     )
     program_rules = (idle_gaps, copies_dominate, communication_share)

@@ -6,7 +6,7 @@ to how much work it does (the access pattern, the instruction mix); from NEAR = 
 (within 10 % of the roof), the code is at the hardware and only doing less work helps (the
 usual roofline practice, e.g. NERSC's and NVIDIA's roofline guides). Between the two no
 verdict is given: the data cannot say which of the two a kernel needs.
-Program thresholds: IDLE_SHARE = 20 % of a device's span idle; SHORT_NS = 10 µs (the order
+Program thresholds: idle time in idle.py; SHORT_NS = 10 µs (the order
 of a kernel launch's own overhead on AMD and NVIDIA GPUs) for half of at least 100
 dispatches; COPY_SHARE = copies taking half as long as all kernels.
 """
@@ -18,11 +18,9 @@ from collections.abc import Callable
 from roofscope.analysis.ranks import STRAGGLER_EXCESS, RankView
 from roofscope.diagnosis.evidence import KernelView, ProgramView
 from roofscope.diagnosis.findings import Finding, Severity, Value, kernel_gain
-from roofscope.diagnosis.trust import IDLE_MIN_DISPATCHES, IDLE_MIN_SPAN_NS, temper_idle
 
 FAR = 0.5
 NEAR = 0.9
-IDLE_SHARE = 0.2
 SHORT_NS = 10_000
 SHORT_SHARE = 0.5
 SHORT_MIN_DISPATCHES = 100
@@ -94,55 +92,6 @@ def roofline_rule(k: KernelView) -> Finding | None:
 
 
 KERNEL_RULES: list[Callable[[KernelView], Finding | None]] = [roofline_rule]
-
-
-def idle_gaps(p: ProgramView) -> Finding | None:
-    """Idle over the device time: the devices' spans summed, so that N devices idle half of
-    the same wall read 50%, not N x 50%. In a counter-collection run the idle time is the
-    profiler's: a note, not a verdict. A short trace's verdict is lowered (trust.py)."""
-    if not p.span_ns or p.idle_ns is None or p.idle_ns < IDLE_SHARE * p.span_ns:
-        return None
-    share = p.idle_ns / p.span_ns
-    evidence: dict[str, Value] = {
-        "idle_s": p.idle_ns / 1e9,
-        "device_span_s": p.span_ns / 1e9,
-        "gaps": p.gaps,
-    }
-    if p.counter_run is not None:
-        return Finding(
-            "idle-in-counter-run",
-            None,
-            "program",
-            "low",
-            f"idle {share:.0%} of the time, but between the dispatches of a counter-collection "
-            f"run ({p.counter_run}): the profiler's own overhead (it serialises dispatches and "
-            "reads counters between them), not the program's; no idle verdict is given",
-            "take timing and idle time from a trace run (rocprofv3 --kernel-trace, rocprof "
-            "--hip-trace, nsys, torch.profiler) and read it with this one",
-            {**evidence, "counter_run": p.counter_run},
-            {"idle_share_min": IDLE_SHARE},
-        )
-    found = Finding(
-        "idle-gaps",
-        None,
-        "program",
-        severity(share),
-        f"the GPU sat idle {share:.0%} of the time, in {p.gaps} gap(s) of at least "
-        f"{(p.gap_threshold_ns or 0) / 1000:g} µs",
-        "keep the GPU fed: fuse small kernels, capture launch sequences in HIP/CUDA graphs, "
-        "remove synchronisations (device syncs, blocking copies) between launches, overlap "
-        "host work with streams",
-        evidence,
-        {
-            "idle_share_min": IDLE_SHARE,
-            "span_min_ns": IDLE_MIN_SPAN_NS,
-            "dispatches_min": IDLE_MIN_DISPATCHES,
-        },
-        share,
-        f"gain <= idle / device time = {p.idle_ns / 1e9:.6g} s / {p.span_ns / 1e9:.6g} s "
-        f"= {share:.3f}",
-    )
-    return temper_idle(found, p.span_ns, p.dispatches)
 
 
 def copies_dominate(p: ProgramView) -> Finding | None:
