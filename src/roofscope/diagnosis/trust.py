@@ -15,7 +15,9 @@ finding says why, in its summary and in ``evidence.severity_lowered``:
 
 - a roofline verdict resting on catalogue ceilings the report doubts (``partial-device``:
   the profile reports another compute-unit count than the catalogue's product; see
-  analysis/device.py ``catalogue_doubt``);
+  analysis/device.py ``catalogue_doubt``). A GPU name that fits several products uses only
+  the ceilings its candidates share (within 0.5 %), so no verdict rests on a ceiling they
+  disagree on; when no candidate has the reported count, the doubt above applies;
 - any verdict about a kernel seen in one dispatch (validity.MIN_DISPATCHES = 2);
 - ``idle-gaps`` on a trace too short to judge: device time under IDLE_MIN_SPAN_NS = 1 ms or
   fewer than IDLE_MIN_DISPATCHES = 10 dispatches (launch and first-touch costs dominate
