@@ -52,6 +52,8 @@ def test_the_summary_example(capsys: pytest.CaptureFixture[str]) -> None:
     assert vector_add["evidence"]["efficiency"] == pytest.approx(0.15625)
     assert vector_add["thresholds"] == {"far_below": 0.5, "near": 0.9}
     assert vector_add["formula"].startswith("gain = share x (1 - efficiency) = 0.552 x")
+    assert vector_add["formula"].endswith(f"= {1 / (1 - gain):.3g}x") and f"{gain:.4f}" == "0.4655"
+    assert vector_add["formula"].endswith("= 1.87x")  # 3 significant figures
 
 
 def test_work_per_call_puts_vector_add_above_its_roof(
@@ -100,7 +102,9 @@ def test_mid_roof_kernel_gets_no_verdict(capsys: pytest.CaptureFixture[str]) -> 
 
 @needs_corpus
 def test_near_roof_rules_on_omniperf_benchmarks(capsys: pytest.CaptureFixture[str]) -> None:
-    """Omniperf's MI200 roofline benchmark: some kernels within 10 % of their roofs."""
+    """Omniperf's MI200 roofline benchmark: some kernels within 10 % of their roofs. Its
+    ceilings are measured (roofline.csv), lower bounds of the peak: kernels up to 110 % of
+    them are at the roof too, with the at-measured-roof caveat beside the verdict."""
     doc = run_json(capsys, str(OMNIPERF_MI200))
     kernels = {k["name"]: k["roofline"] for k in doc["kernels"] if k["roofline"]}
     for rule, bound in (("memory-near-roof", "memory"), ("compute-near-roof", "compute")):
@@ -108,7 +112,7 @@ def test_near_roof_rules_on_omniperf_benchmarks(capsys: pytest.CaptureFixture[st
         expected = {
             n
             for n, r in kernels.items()
-            if r["bound"] == bound and r["efficiency"] is not None and 0.9 <= r["efficiency"] <= 1
+            if r["bound"] == bound and r["efficiency"] is not None and 0.9 <= r["efficiency"] <= 1.1
         }
         assert fired and set(fired) == expected
 
@@ -125,12 +129,10 @@ def test_compute_far_below_roof_on_roof_only_run(capsys: pytest.CaptureFixture[s
 # -- program rules ---------------------------------------------------------------------------
 
 
-def test_idle_gaps(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    """idle / span from pmc_perf.csv's own Start/End timestamps (the union of the dispatch
-    intervals is busy); the same workload as two ranks is just as idle, not twice (the idle
-    of both devices over the wall read 137% before the device spans were summed)."""
-    workload = DATA / "rocprof-compute-mi200"
-    with (workload / "pmc_perf.csv").open(newline="") as f:
+def idle_by_hand(trace: Path) -> tuple[float, int, int]:
+    """(idle share, device span in ns, dispatches) of a one-device rocprofv3 kernel trace: the
+    union of its Start/End intervals is busy."""
+    with trace.open(newline="") as f:
         spans = sorted(
             (int(r["Start_Timestamp"]), int(r["End_Timestamp"])) for r in csv.DictReader(f)
         )
@@ -139,18 +141,33 @@ def test_idle_gaps(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
         busy += max(0, end - max(start, reach))
         reach = max(reach, end)
     span = max(e for _, e in spans) - spans[0][0]
-    expected = (span - busy) / span
-    doc = run_json(capsys, str(workload))
+    return (span - busy) / span, span, len(spans)
+
+
+def test_idle_gaps(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """idle / span from a kernel trace's own Start/End timestamps (gfx1151 decode: 144
+    dispatches over 180 ms); the same trace as two ranks is just as idle, not twice (the idle
+    of both devices over the wall read 137% before the device spans were summed). A
+    rocprof-compute workload's idle time is its counter passes' overhead: a note, no verdict."""
+    trace = DATA / "rocprofv3-layouts" / "gfx1151_decode_kernel_trace.csv"
+    expected, span, _ = idle_by_hand(trace)
+    doc = run_json(capsys, str(trace))
     (f,) = findings(doc, "idle-gaps")
     assert f["gain_share"] == pytest.approx(expected, rel=1e-12)
     assert f["evidence"]["gaps"] == doc["summary"]["gaps"]
+    assert f["severity"] == "high" and "severity_lowered" not in f["evidence"]
     for rank in ("a", "b"):
-        shutil.copytree(workload, tmp_path / rank)
+        (tmp_path / rank).mkdir()
+        shutil.copy(trace, tmp_path / rank / f"{rank}_kernel_trace.csv")
     (f,) = findings(run_json(capsys, str(tmp_path)), "idle-gaps")
     assert f["gain_share"] == pytest.approx(expected, rel=1e-12)
     assert f["evidence"]["device_span_s"] == pytest.approx(2 * span / 1e9, rel=1e-12)
     demo = run_json(capsys, str(DEMO))  # 1.4 % idle
     assert not findings(demo, "idle-gaps") and demo["summary"]["idle_share"] < 0.2
+    workload = run_json(capsys, str(DATA / "rocprof-compute-mi200"))
+    assert not findings(workload, "idle-gaps")
+    (note,) = findings(workload, "idle-in-counter-run")
+    assert note["severity"] == "low" and note["gain_share"] is None
 
 
 def test_short_kernels(capsys: pytest.CaptureFixture[str]) -> None:
@@ -230,14 +247,25 @@ def test_copies_dominate(capsys: pytest.CaptureFixture[str]) -> None:
 # -- validity checks -------------------------------------------------------------------------
 
 
-def test_above_roof_on_omniperf_benchmark(capsys: pytest.CaptureFixture[str]) -> None:
-    """Some bandwidth benchmarks beat the empirical HBM peak of roofline.csv."""
+def test_at_measured_roof_on_omniperf_benchmark(capsys: pytest.CaptureFixture[str]) -> None:
+    """Some bandwidth benchmarks beat the empirical HBM peak of roofline.csv by up to 7 %: a
+    measured ceiling is a lower bound of the peak, so they are at the roof (a caveat naming
+    the ceiling's origin, the verdict beside it), not above it."""
     doc = run_json(capsys, str(DATA / "rocprof-compute-omniperf1-mi200"))
-    fired = by_kernel(doc, "above-roof")
-    assert fired
-    for name, f in fired.items():
-        assert f["kind"] == "validity" and f["evidence"]["efficiency"] > 1
-        assert not [g for g in doc["findings"] if g["kernel"] == name and g["kind"] != "validity"]
+    assert not findings(doc, "above-roof")
+    fired = by_kernel(doc, "at-measured-roof")
+    above = {
+        k["name"]
+        for k in doc["kernels"]
+        if k["roofline"] and (k["roofline"]["efficiency"] or 0) > 1
+    }
+    assert set(fired) == above and len(findings(doc, "at-measured-roof")) == len(above) > 0
+    for f in fired.values():
+        assert f["kind"] == "validity" and f["severity"] == "low"
+        assert 1 < f["evidence"]["efficiency"] <= 1.1
+        assert f["evidence"]["ceiling_origin"] == "measured"
+        assert "roofline.csv" in f["summary"]
+    assert not [w for w in doc["warnings"] if w["code"] == "above-roof"]
     assert not findings(run_json(capsys, str(DATA / "rocprof-compute-mi200")), "above-roof")
 
 

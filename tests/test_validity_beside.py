@@ -18,7 +18,7 @@ from tests.conftest import DATA, DEMO
 REAL = {
     DEMO.parent / "openmp-collapse-mi300a": {"warm-up-dominates"},
     DATA / "rocprof-compute-mi300a": {"no-time"},
-    DATA / "rocprof-compute-omniperf1-mi200": {"above-roof", "single-dispatch"},
+    DATA / "rocprof-compute-omniperf1-mi200": {"at-measured-roof", "single-dispatch"},
     DATA / "rocprofv3-layouts": {"warm-up"},
     DATA / "nsys" / "host_cuda_gpu_trace.csv": {"single-dispatch"},
 }

@@ -4,6 +4,11 @@ A ceiling is either compute (FLOP/s, OP/s for integers) for one data type on the
 the matrix units, or memory bandwidth (B/s) of one level (``hbm``, ``l2``, ``lds``, ``vl1d``,
 ``mall``). Values are SI (not GFLOP/s, not GB/s). ``origin`` orders them when several give
 the same ceiling: a user's value beats a measured one, which beats the catalogue's.
+
+A measured ceiling (rocprof-compute's ``roofline.csv``) and a ceilings file (what ``roofscope
+peaks`` writes, or a user's own) are what a benchmark reached, a lower bound of what the
+hardware can do (:attr:`Ceiling.lower_bound`); ``--peak-flops``/``--peak-bw`` and the
+catalogue state the peak itself.
 """
 
 from __future__ import annotations
@@ -36,6 +41,12 @@ class Ceiling:
     dtype: str | None = None  # compute: one of DTYPES
     unit: str | None = None  # compute: "vector" | "matrix"
     level: str | None = None  # memory: one of LEVELS
+    from_file: bool = False  # a ceilings file (--ceilings): most often a benchmark's result
+
+    @property
+    def lower_bound(self) -> bool:
+        """What a benchmark reached (measured, or a ceilings file), not the hardware's peak."""
+        return self.origin == "measured" or self.from_file
 
     @property
     def key(self) -> tuple[str, str | None, str | None, str | None]:
@@ -135,7 +146,9 @@ def read_ceilings_file(path: Path) -> list[Ceiling]:
             )
         name = key.strip().lower()
         if name in LEVELS:
-            out.append(Ceiling("memory", float(value), source, "user", scope=scope, level=name))
+            out.append(
+                Ceiling("memory", float(value), source, "user", scope, level=name, from_file=True)
+            )
             continue
         dtype, _, unit = name.partition("-")
         if dtype not in DTYPES or unit not in UNITS:
@@ -147,6 +160,6 @@ def read_ceilings_file(path: Path) -> list[Ceiling]:
                 line=line,
             )
         out.append(
-            Ceiling("compute", float(value), source, "user", scope=scope, dtype=dtype, unit=unit)
+            Ceiling("compute", float(value), source, "user", scope, dtype, unit, from_file=True)
         )
     return out

@@ -26,6 +26,9 @@ A :class:`Profile` holds its data in a DuckDB connection:
     memory copies with their timestamps (rocprofv3 memory_copy_trace).
 ``producer_rules``
     the profiler's own analysis rows (Nsight Compute rules) per dispatch row, kept as evidence.
+``host_ranges``
+    host-side ranges that explain GPU idle time, with their times (``kind`` "data-loader":
+    a PyTorch ``enumerate(DataLoader)`` step), under the source of the trace's dispatches.
 """
 
 from __future__ import annotations
@@ -93,6 +96,8 @@ CREATE TABLE copies (source INTEGER, pid BIGINT, direction VARCHAR, src_agent VA
     dst_agent VARCHAR, start_ns BIGINT, end_ns BIGINT);
 CREATE TABLE producer_rules (row_id BIGINT, section VARCHAR, rule VARCHAR, kind VARCHAR,
     text VARCHAR, speedup_kind VARCHAR, speedup_pct DOUBLE);
+CREATE TABLE host_ranges (source INTEGER, kind VARCHAR, name VARCHAR, start_ns BIGINT,
+    end_ns BIGINT);
 """
 
 

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from roofscope.analysis.checks import check
-from roofscope.analysis.device import DeviceChoice, choose_device, gather_ceilings
+from roofscope.analysis.device import (
+    DeviceChoice,
+    catalogue_ceilings,
+    catalogue_doubt,
+    choose_device,
+    gather_ceilings,
+)
 from roofscope.analysis.hotspots import Hotspots, hotspots
 from roofscope.analysis.ranks import RankView, rank_view
 from roofscope.analysis.roofline import Roofline, roofline
@@ -17,6 +23,7 @@ from roofscope.ceilings import Ceiling
 from roofscope.diagnosis.diagnose import diagnose
 from roofscope.diagnosis.findings import Finding
 from roofscope.diagnosis.profiler import ProfilerRule, lead_with_profiler
+from roofscope.diagnosis.trust import standing
 from roofscope.metrics.per_kernel import MetricsSection, kernel_metrics
 from roofscope.model import InputFile, Profile, RunInfo, Runs, Warning
 from roofscope.work.assign import kernel_work
@@ -183,7 +190,9 @@ def _roofline(
     work, whole, warnings = kernel_work(profile, hot, roof.rules)
     choice = choose_device(profile.run, roof.gpu)
     ceilings = gather_ceilings(choice, profile.ceilings, roof.ceilings)
-    result = roofline(hot, work, ceilings)
+    doubt = catalogue_doubt(choice, profile.run)
+    theoretical = tuple(catalogue_ceilings(choice))
+    result = replace(roofline(hot, work, ceilings), theoretical=theoretical, doubt=doubt)
     problem = None
     if not ceilings:
         problem = f"no roofline: {choice.problem}" if choice.problem else "no ceilings known"
@@ -192,17 +201,8 @@ def _roofline(
             "no roofline: no kernel has known work; profile with counters, or pass "
             "--work NAME=FLOPS:BYTES or --work FILE.toml"
         )
-    d, units = choice.device, profile.run.compute_units
-    if d and units and choice.scope == "device" and d.compute_units and units != d.compute_units:
-        warnings.append(
-            Warning(
-                "partial-device",
-                f"the profiled GPU reports {units} compute units, the catalogue's {d.model} has "
-                f"{d.compute_units}: a partition (CPX/DPX mode, MIG) whose ceilings the catalogue "
-                "does not give; its whole-device ceilings are used, so efficiencies read low: "
-                "pass --ceilings for the partition",
-            )
-        )
+    if doubt is not None:
+        warnings.append(Warning("partial-device", doubt))
     warnings += _kernel_warnings(profile, result, rounded)
     return RooflineSection(choice, result, whole, problem), warnings
 
@@ -213,16 +213,17 @@ def _kernel_warnings(profile: Profile, result: Roofline, rounded: set[int]) -> l
     warnings = []
     timeless = [k.name for k in result.kernels if k.time_s is not None and k.time_s <= 0]
     explained = _only_in(profile, timeless, rounded)
-    for k in result.kernels:
-        if k.above_roof:
-            warnings.append(
-                Warning(
-                    "above-roof",
-                    f"{k.name[:80]} reaches {k.efficiency:.0%} of its roof, more than the GPU "
-                    "can do: likely the wrong GPU (--gpu), counters of one XCD or GCD against "
-                    "whole-device ceilings, or wrong work numbers",
-                )
+    above = [s for k in result.kernels if (s := standing(k, result)) and not s.at_measured_roof]
+    if above:  # said once here; each kernel's numbers are in its above-roof finding
+        warnings.append(
+            Warning(
+                "above-roof",
+                f"{len(above)} kernel(s) reach more than their roof (see the above-roof "
+                "findings): likely the wrong GPU (--gpu), counters of one XCD or GCD against "
+                "whole-device ceilings, or wrong work numbers",
             )
+        )
+    for k in result.kernels:
         if k.time_s is not None and k.time_s <= 0 and k.name not in explained:
             warnings.append(
                 Warning(

@@ -8,6 +8,12 @@ tell apart, only the ceilings they share are used (an MI210 and one MI250 GCD ha
 peaks), and the choice says so. Ceilings come from the user (``--peak-*``, ``--ceilings``),
 then from measured peaks in the profile (rocprof-compute ``roofline.csv``), then from the
 catalogue.
+
+When the profiled agent reports another compute-unit count than the catalogue's product and
+no scope (one GCD) explains it, the catalogue's ceilings may not fit what was profiled:
+:func:`catalogue_doubt` says what is known (the two counts, the partition mode the profile
+reports) without guessing a mode, and verdicts resting on those ceilings are lowered
+(diagnosis/trust.py).
 """
 
 from __future__ import annotations
@@ -109,13 +115,37 @@ def _shared(pool: Sequence[devices.Device], units: int | None) -> dict[tuple[str
 def gather_ceilings(
     choice: DeviceChoice, measured: Sequence[Ceiling], user: Sequence[Ceiling]
 ) -> list[Ceiling]:
-    catalogue: list[Ceiling] = []
+    return resolve(user, measured, catalogue_ceilings(choice))
+
+
+def catalogue_ceilings(choice: DeviceChoice) -> list[Ceiling]:
+    """The catalogue's (theoretical) ceilings of the chosen GPU, those its candidates share."""
     if choice.device is not None and choice.alternatives:
         others = ", ".join(d.model for d in choice.alternatives)
-        catalogue = [
+        return [
             replace(c, source=f"{c.source} (the same for {others})")
             for c in _shared((choice.device, *choice.alternatives), choice.units).values()
         ]
-    elif choice.device is not None:
-        catalogue = devices.ceilings_for(choice.device, choice.scope)
-    return resolve(user, measured, catalogue)
+    if choice.device is not None:
+        return devices.ceilings_for(choice.device, choice.scope)
+    return []
+
+
+def catalogue_doubt(choice: DeviceChoice, run: RunInfo) -> str | None:
+    """Why the catalogue's ceilings may not fit the profiled agent: it reports another number
+    of compute units than the product has, and no known scope (one GCD) explains it."""
+    d, units = choice.device, run.compute_units
+    if d is None or not units or choice.scope != "device" or not d.compute_units:
+        return None
+    if units == d.compute_units:
+        return None
+    mode = (
+        f"while the profile says the compute partition is {run.partition}"
+        if run.partition
+        else "and the profile does not say its partition mode"
+    )
+    return (
+        f"the profile reports {units} compute units where the catalogue's {d.model} has "
+        f"{d.compute_units}, {mode}: the catalogue's whole-device ceilings may not fit what "
+        "was profiled (efficiencies may read low); pass --ceilings measured on this GPU"
+    )

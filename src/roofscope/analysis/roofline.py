@@ -50,6 +50,10 @@ class Roofline:
     kernels: tuple[KernelRoofline, ...]
     ridge: dict[str, float]  # FLOP/B by level, for the main compute ceiling
     main_ceiling: str | None
+    # the catalogue's theoretical peaks of the GPU, kept where measured or user ones replace
+    # them: a kernel above those is above any roof (diagnosis/trust.py)
+    theoretical: tuple[Ceiling, ...] = ()
+    doubt: str | None = None  # why the catalogue's ceilings may not fit the profiled agent
 
 
 def roofline(hot: Hotspots, work: Mapping[str, Work], ceilings: Sequence[Ceiling]) -> Roofline:

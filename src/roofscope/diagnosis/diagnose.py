@@ -5,21 +5,23 @@ from __future__ import annotations
 import math
 
 from roofscope.analysis.hotspots import Hotspots
+from roofscope.analysis.input_wait import loader_idle_ns
 from roofscope.analysis.ranks import RankView
 from roofscope.analysis.roofline import Roofline
 from roofscope.analysis.selection import Selection, dispatch_filter, summary_filter
 from roofscope.analysis.timeline import Timeline
-from roofscope.diagnosis.evidence import KernelView, ProgramView, kernel_facts
+from roofscope.diagnosis.evidence import KernelView, ProgramView, counter_collected, kernel_facts
 from roofscope.diagnosis.findings import Finding, ranked
+from roofscope.diagnosis.idle import idle_gaps
 from roofscope.diagnosis.rules import (
     KERNEL_RULES,
     SHORT_NS,
     communication_share,
     copies_dominate,
-    idle_gaps,
     short_kernels,
     stragglers,
 )
+from roofscope.diagnosis.trust import standing, temper_kernel
 from roofscope.diagnosis.validity import CAVEATS, check_kernel
 from roofscope.metrics.per_kernel import KernelMetrics, MetricsSection
 from roofscope.model import Profile
@@ -42,18 +44,21 @@ def diagnose(
     has_counters = profile.count("counters") > 0
     findings: list[Finding] = []
     for stats in kernels:
+        on_roof = roofs.get(stats.name)
         view = KernelView(
             stats,
-            roofs.get(stats.name),
+            on_roof,
             measured.kernels.get(stats.name, KernelMetrics()),
             measured.machine,
             **facts.get(stats.name, {}),  # type: ignore[arg-type]
+            standing=standing(on_roof, roof) if on_roof else None,
         )
         problems = check_kernel(view, has_counters=has_counters, device=device)
         findings += problems
         if any(p.rule not in CAVEATS for p in problems):
             continue
-        findings += [f for rule in KERNEL_RULES if (f := rule(view)) is not None]
+        verdicts = [f for rule in KERNEL_RULES if (f := rule(view)) is not None]
+        findings += temper_kernel(verdicts, on_roof, roof, stats.calls)
     program = ProgramView(
         kernel_ns=hot.total_ns,
         span_ns=sum(d.span_ns for d in timeline.devices) if timeline else None,
@@ -64,6 +69,8 @@ def diagnose(
         dispatches=hot.dispatches,
         copy_ns=copy_ns,
         has_counters=has_counters,
+        counter_run=counter_collected(profile) if timeline else None,
+        loader_idle_ns=loader_idle_ns(profile, selection) if timeline else None,
         communication_ns=sum(k.total_ns or 0 for k in hot.kernels if k.communication),
     )
     program_rules = (idle_gaps, copies_dominate, communication_share)

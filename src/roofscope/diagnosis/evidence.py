@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from roofscope.analysis.hotspots import KernelStats
 from roofscope.analysis.roofline import KernelRoofline
+from roofscope.diagnosis.trust import RoofStanding
 from roofscope.metrics.machine import Machine
 from roofscope.metrics.per_kernel import KernelMetrics
 from roofscope.model import Profile
@@ -25,6 +26,7 @@ class KernelView:
     summary_mean_ns: float | None = None  # a summary file's own mean, min and max
     summary_min_ns: float | None = None
     summary_max_ns: float | None = None
+    standing: RoofStanding | None = None  # above its roof: how far, against what (trust.py)
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,10 @@ class ProgramView:
     copy_ns: float
     has_counters: bool
     communication_ns: float = 0.0  # in NCCL/RCCL kernels (part of kernel_ns)
+    # the formats of the timeline's files whose dispatches carry counters: a counter-collection
+    # run, whose idle time is the profiler's (serialised dispatches, counter reads)
+    counter_run: str | None = None
+    loader_idle_ns: int | None = None  # idle inside data-loader steps (analysis/input_wait.py)
 
 
 # Counters that count for any kernel that ran at all: GPU-busy cycles, waves launched,
@@ -80,6 +86,20 @@ def kernel_facts(profile: Profile, kernels: list[str]) -> dict[str, dict[str, fl
         del facts["dispatches"]
         out[kernel].update(facts)
     return out
+
+
+def counter_collected(profile: Profile) -> str | None:
+    """The formats of the dispatch files on the timeline whose dispatches carry counters
+    (a rocprof-compute workload, rocprofv3 or rocprof v1 counter passes); None if none."""
+    timed = [s for s in profile.sources("dispatches") if profile.inputs[s].on_timeline]
+    if not timed or profile.count("counters") == 0:
+        return None
+    rows = profile.con.execute(
+        f"""SELECT DISTINCT d.source FROM dispatches d
+        WHERE d.source IN ({", ".join(map(str, timed))})
+        AND EXISTS (SELECT 1 FROM counters c WHERE c.row_id = d.rowid)"""
+    ).fetchall()
+    return ", ".join(sorted({profile.inputs[int(s)].format for (s,) in rows})) or None
 
 
 def _counter_facts(profile: Profile, sources: list[int], name_ids: list[int]) -> dict[str, int]:

@@ -48,7 +48,7 @@ def kernel_gain(share: float | None, efficiency: float | None) -> tuple[float | 
     gain = share * max(0.0, 1 - efficiency)
     formula = (
         f"gain = share x (1 - efficiency) = {share:.3f} x (1 - {efficiency:.3f}) = {gain:.3f}; "
-        f"program speedup <= 1 / (1 - {gain:.3f}) = {1 / (1 - gain):.3f}x"
+        f"program speedup <= 1 / (1 - {gain:.3f}) = {1 / (1 - gain):.3g}x"
         if gain < 1
         else None
     )

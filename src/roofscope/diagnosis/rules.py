@@ -6,7 +6,7 @@ to how much work it does (the access pattern, the instruction mix); from NEAR = 
 (within 10 % of the roof), the code is at the hardware and only doing less work helps (the
 usual roofline practice, e.g. NERSC's and NVIDIA's roofline guides). Between the two no
 verdict is given: the data cannot say which of the two a kernel needs.
-Program thresholds: IDLE_SHARE = 20 % of a device's span idle; SHORT_NS = 10 µs (the order
+Program thresholds: idle time in idle.py; SHORT_NS = 10 µs (the order
 of a kernel launch's own overhead on AMD and NVIDIA GPUs) for half of at least 100
 dispatches; COPY_SHARE = copies taking half as long as all kernels.
 """
@@ -21,7 +21,6 @@ from roofscope.diagnosis.findings import Finding, Severity, Value, kernel_gain
 
 FAR = 0.5
 NEAR = 0.9
-IDLE_SHARE = 0.2
 SHORT_NS = 10_000
 SHORT_SHARE = 0.5
 SHORT_MIN_DISPATCHES = 100
@@ -93,30 +92,6 @@ def roofline_rule(k: KernelView) -> Finding | None:
 
 
 KERNEL_RULES: list[Callable[[KernelView], Finding | None]] = [roofline_rule]
-
-
-def idle_gaps(p: ProgramView) -> Finding | None:
-    """Idle over the device time: the devices' spans summed, so that N devices idle half of
-    the same wall read 50%, not N x 50%."""
-    if not p.span_ns or p.idle_ns is None or p.idle_ns < IDLE_SHARE * p.span_ns:
-        return None
-    share = p.idle_ns / p.span_ns
-    return Finding(
-        "idle-gaps",
-        None,
-        "program",
-        severity(share),
-        f"the GPU sat idle {share:.0%} of the time, in {p.gaps} gap(s) of at least "
-        f"{(p.gap_threshold_ns or 0) / 1000:g} µs",
-        "keep the GPU fed: fuse small kernels, capture launch sequences in HIP/CUDA graphs, "
-        "remove synchronisations (device syncs, blocking copies) between launches, overlap "
-        "host work with streams",
-        {"idle_s": p.idle_ns / 1e9, "device_span_s": p.span_ns / 1e9, "gaps": p.gaps},
-        {"idle_share_min": IDLE_SHARE},
-        share,
-        f"gain <= idle / device time = {p.idle_ns / 1e9:.6g} s / {p.span_ns / 1e9:.6g} s "
-        f"= {share:.3f}",
-    )
 
 
 def copies_dominate(p: ProgramView) -> Finding | None:

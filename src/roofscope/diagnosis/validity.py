@@ -6,8 +6,11 @@ built on a wrong number is worse than none. ``single-dispatch`` and ``warm-up`` 
 and their reasons:
 
 - ``no-time``: every dispatch of the kernel takes 0 ns: timestamps lost or damaged.
-- ``above-roof``: efficiency > 1 (+1e-9): no kernel beats the hardware, so the GPU, the
-  ceilings' scope (one XCD/GCD vs the whole chip, partition mode) or the work is wrong.
+- ``above-roof``: efficiency > 1 (+1e-9) against a ceiling that states the peak (catalogue,
+  ``--peak-*``), beyond 110 % of a measured one, or above the catalogue's theoretical peak:
+  no kernel beats the hardware, so the GPU, the ceilings' scope (one XCD/GCD vs the whole
+  chip, partition mode) or the work is wrong. Up to 110 % of a measured ceiling (a
+  benchmark's lower bound) it is the caveat ``at-measured-roof`` instead (trust.py).
 - ``metric-above-peak``: a counter metric above 101 % of its peak (the peak is rounded):
   the same causes as ``above-roof``, or counters and times from different runs.
 - ``average-outside-range``: a summary's mean below its min or above its max: arithmetic
@@ -30,9 +33,10 @@ from __future__ import annotations
 
 from roofscope.diagnosis.evidence import KernelView
 from roofscope.diagnosis.findings import Finding
+from roofscope.diagnosis.trust import roof_finding
 
 # Caveats: the data is right but thin; the verdict is still given, with the caveat beside it.
-CAVEATS = frozenset({"single-dispatch", "warm-up"})
+CAVEATS = frozenset({"single-dispatch", "warm-up", "at-measured-roof"})
 MIN_DISPATCHES = 2
 PEAK_TOLERANCE = 0.01  # a metric's peak is itself rounded; 1 % above is still noise
 WARMUP_RATIO = 2.0
@@ -56,26 +60,8 @@ def check_kernel(k: KernelView, *, has_counters: bool, device: str | None) -> li
                 {"calls": s.calls, "total_ns": s.total_ns},
             )
         )
-    if k.roof is not None and k.roof.above_roof and k.roof.efficiency is not None:
-        out.append(
-            Finding(
-                "above-roof",
-                name,
-                "validity",
-                "high",
-                f"reaches {k.roof.efficiency:.0%} of its roof: more than the hardware can do",
-                "check the GPU (--gpu; detected: "
-                f"{device or 'unknown'}), whether counters cover one XCD or GCD while the "
-                "ceilings are whole-chip (or the partition mode), and the work numbers "
-                "(per call or per kernel?)",
-                {
-                    "efficiency": k.roof.efficiency,
-                    "ceiling": k.roof.ceiling,
-                    "limiting_level": k.roof.limiting_level,
-                },
-                {"efficiency_max": 1.0},
-            )
-        )
+    if k.standing is not None:  # above its roof: at a measured one, or beyond (trust.py)
+        out.append(roof_finding(name, k.standing, device))
     mean, low, high = k.summary_mean_ns, k.summary_min_ns, k.summary_max_ns
     if (
         mean is not None

@@ -55,7 +55,17 @@ from roofscope.errors import InputError
 from roofscope.model import Profile
 from roofscope.readers.batches import Kind, column, fits, name_ids, registered
 from roofscope.readers.json_stream import EventStream, open_text
-from roofscope.readers.kineto_meta import BEYOND, PRODUCER, run_info, run_rank, waves, whole
+from roofscope.readers.kineto_meta import (
+    BEYOND,
+    LOADER,
+    LOADER_CATS,
+    PRODUCER,
+    insert_loader_steps,
+    run_info,
+    run_rank,
+    waves,
+    whole,
+)
 from roofscope.readers.no_kernels import KINETO_WIDEN, held, kernels_not_recorded, no_kernel_ran
 from roofscope.readers.registry import DISPATCHES, Reader
 from roofscope.readers.sniff import Head
@@ -211,6 +221,7 @@ class _Pass:
         self.runtime = 0  # CUDA/HIP runtime and driver calls: the GPU was traced
         self.launches = 0  # of them, kernel launches: kernels ran
         self.ranges = 0  # CUPTI profiler ranges: kernels measured by counters, not traced
+        self.loader: list[tuple[str, int, int]] = []  # data-loader steps (kineto_meta)
 
     def event(self, event: object) -> None:
         if not isinstance(event, dict) or event.get("ph") != "X":
@@ -218,6 +229,10 @@ class _Pass:
         cat = event.get("cat")
         if not isinstance(cat, str):  # a damaged event: no category to go by
             return
+        if cat in LOADER_CATS and LOADER.search(name := str(event.get("name", ""))):
+            start, dur = ns(event.get("ts")), ns(event.get("dur"))
+            if start is not None and dur is not None:
+                self.loader.append((name, start, start + dur))
         if cat in KERNEL_CATS:
             self._kernel(event)
         elif cat in COPY_CATS:
@@ -410,6 +425,7 @@ class KinetoTrace(Reader):
             )
         source = len(profile.inputs)
         _insert_kernels(profile, source, seen.os_pid, waves(meta, seen.hip))
+        insert_loader_steps(profile, source, seen.loader)
         rank = run_rank(meta)
         profile.add_input(str(path), self.name, seen.kernels.count, role, rank=rank)
         profile.warn_deviceless(path, source, "neither args.device nor pid is an integer")

@@ -1,17 +1,24 @@
 """A Kineto trace's metadata (formats-nvidia-torch.md section 3): ``deviceProperties`` -> the
 run's GPU and each device's warp size, ``distributedInfo.rank`` -> the input's rank,
-``schemaVersion`` -> the producer version. See :mod:`~roofscope.readers.kineto`."""
+``schemaVersion`` -> the producer version; and its data-loader steps (``cpu_op``,
+``Operator`` or ``user_annotation`` events whose name holds "DataLoader", e.g.
+``enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__``) -> ``host_ranges``.
+See :mod:`~roofscope.readers.kineto`."""
 
 from __future__ import annotations
 
+import re
 from decimal import Decimal
 from typing import Any
 
-from roofscope.model import RunInfo
+from roofscope.model import Profile, RunInfo
 from roofscope.readers.batches import INT64, fits
 
 PRODUCER = "pytorch-profiler"
 
+
+LOADER_CATS = frozenset({"cpu_op", "Operator", "user_annotation"})
+LOADER = re.compile(r"dataloader", re.IGNORECASE)
 
 BEYOND = INT64 + 1  # stands for a JSON number past 64 bits; numpy refuses it when written
 
@@ -79,3 +86,10 @@ def waves(meta: dict[str, Any], hip: bool) -> list[tuple[int, int | None]]:
     """(device, warp size) for every described device, and the default under device -1."""
     sizes = [(i, _int(e.get("warpSize"))) for i, e in _device_entries(meta).items()]
     return [*sizes, (-1, None if hip else 32)]
+
+
+def insert_loader_steps(profile: Profile, source: int, steps: list[tuple[str, int, int]]) -> None:
+    """The data-loader steps (name, start_ns, end_ns) under the trace's dispatch source."""
+    rows = [(source, "data-loader", n[:200], a, b) for n, a, b in steps if fits(a) and fits(b)]
+    if rows:
+        profile.con.executemany("INSERT INTO host_ranges VALUES (?, ?, ?, ?, ?)", rows)

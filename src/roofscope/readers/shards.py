@@ -45,8 +45,10 @@ _TABLES = (
     "activity_summary",
     "copies",
     "producer_rules",
+    "host_ranges",
 )
-_SOURCED = {"dispatches", "launches", "kernel_summary", "activity_summary", "copies"}
+_SOURCED = {"dispatches", "launches", "kernel_summary", "activity_summary", "copies",
+            "host_ranges"}  # fmt: skip
 _NAMED = {"dispatches", "launches", "kernel_summary"}
 BATCHES_PER_WORKER = 4  # batches per worker: balances uneven files, few shards to merge
 

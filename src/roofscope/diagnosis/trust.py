@@ -1,0 +1,175 @@
+"""How far a verdict can be trusted: measured ceilings as lower bounds, and severity that
+follows the evidence a verdict rests on.
+
+A measured ceiling (rocprof-compute's ``roofline.csv``, a ``--ceilings`` file such as
+``roofscope peaks`` writes) is what a benchmark reached, a lower bound of what the hardware
+can do. A kernel above it by at most MEASURED_TOLERANCE (110 %) is ``at-measured-roof``: a
+caveat naming the ceiling's origin, not a validity problem; its verdict is still given.
+``above-roof`` (high) is left for a kernel beyond that tolerance, above a ceiling that states
+the peak itself (the catalogue's, ``--peak-flops``/``--peak-bw``), or above the catalogue's
+theoretical peak of the same data type or memory level (same scope), whatever the measured
+ceiling says.
+
+Each reason below lowers a verdict's severity one step (high -> medium -> low), and the
+finding says why, in its summary and in ``evidence.severity_lowered``:
+
+- a roofline verdict resting on catalogue ceilings the report doubts (``partial-device``:
+  the profile reports another compute-unit count than the catalogue's product; see
+  analysis/device.py ``catalogue_doubt``). A GPU name that fits several products uses only
+  the ceilings its candidates share (within 0.5 %), so no verdict rests on a ceiling they
+  disagree on; when no candidate has the reported count, the doubt above applies;
+- any verdict about a kernel seen in one dispatch (validity.MIN_DISPATCHES = 2);
+- ``idle-gaps`` on a trace too short to judge: device time under IDLE_MIN_SPAN_NS = 1 ms or
+  fewer than IDLE_MIN_DISPATCHES = 10 dispatches (launch and first-touch costs dominate
+  such a trace's idle time).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from roofscope.analysis.roofline import KernelRoofline, Roofline
+from roofscope.ceilings import Ceiling
+from roofscope.diagnosis.findings import Finding, Severity
+
+MEASURED_TOLERANCE = 1.10
+THEORY_TOLERANCE = 1e-9
+IDLE_MIN_SPAN_NS = 1_000_000
+IDLE_MIN_DISPATCHES = 10
+LOWER: dict[Severity, Severity] = {"high": "medium", "medium": "low", "low": "low"}
+
+
+@dataclass(frozen=True)
+class RoofStanding:
+    """A kernel above the roof it was placed against, and what that roof is worth."""
+
+    efficiency: float  # against the ceiling that bounds it
+    ceiling: Ceiling | None  # that ceiling (None where the roofline names none)
+    of_theoretical: float | None  # against the catalogue's peak of the same key and scope
+    theoretical: Ceiling | None
+
+    @property
+    def at_measured_roof(self) -> bool:
+        c, theory = self.ceiling, self.of_theoretical
+        return (
+            c is not None
+            and c.lower_bound
+            and self.efficiency <= MEASURED_TOLERANCE
+            and (theory is None or theory <= 1 + THEORY_TOLERANCE)
+        )
+
+
+def bounding_ceiling(k: KernelRoofline, ceilings: Sequence[Ceiling]) -> Ceiling | None:
+    """The ceiling that sets a kernel's attainable rate: its compute ceiling when it is
+    compute-bound, else the bandwidth of its limiting level."""
+    if k.bound == "compute":
+        return next((c for c in ceilings if c.kind == "compute" and c.name == k.ceiling), None)
+    if k.bound == "memory":
+        return next((c for c in ceilings if c.level == k.limiting_level), None)
+    return None
+
+
+def standing(k: KernelRoofline, roof: Roofline) -> RoofStanding | None:
+    """None unless the kernel is above its roof."""
+    if not k.above_roof or k.efficiency is None:
+        return None
+    c = bounding_ceiling(k, roof.ceilings)
+    theory = None
+    if c is not None:
+        theory = next((t for t in roof.theoretical if t.key == c.key and t.scope == c.scope), None)
+    of_theory = k.efficiency * c.value / theory.value if c and theory else None
+    return RoofStanding(k.efficiency, c, of_theory, theory)
+
+
+def roof_finding(name: str, s: RoofStanding, device: str | None) -> Finding:
+    """``at-measured-roof`` (a low caveat) or ``above-roof`` (high) for a kernel above its roof."""
+    c = s.ceiling
+    evidence = {
+        "efficiency": s.efficiency,
+        "ceiling": c.name if c else None,
+        "ceiling_source": c.source if c else None,
+        "ceiling_origin": c.origin if c else None,
+        "efficiency_of_theoretical": s.of_theoretical,
+    }
+    if s.at_measured_roof and c is not None:
+        return Finding(
+            "at-measured-roof",
+            name,
+            "validity",
+            "low",
+            f"at the measured roof: up to {MEASURED_TOLERANCE - 1:.0%} above the {c.name} "
+            f"ceiling a benchmark reached ({c.source}), which the hardware can beat",
+            "read its efficiency as 'at the roof': a measured ceiling is a lower bound of "
+            "the peak; only less work (fusion, fewer bytes or FLOPs) makes it faster",
+            evidence,
+            {"measured_tolerance": MEASURED_TOLERANCE},
+        )
+    return Finding(
+        "above-roof",
+        name,
+        "validity",
+        "high",
+        f"reaches {s.efficiency:.0%} of its roof{_why(s)}: more than the hardware can do",
+        "check the GPU (--gpu; detected: "
+        f"{device or 'unknown'}), whether counters cover one XCD or GCD while the "
+        "ceilings are whole-chip (or the partition mode), and the work numbers "
+        "(per call or per kernel?)",
+        evidence,
+        {"efficiency_max": 1.0, "measured_tolerance": MEASURED_TOLERANCE},
+    )
+
+
+def _why(s: RoofStanding) -> str:
+    """The ceiling, and why being above it is a problem where the ceiling is measured."""
+    c = s.ceiling
+    if c is None:
+        return ""
+    reasons = [f"{c.name}, {c.source}"]
+    if c.lower_bound and s.efficiency > MEASURED_TOLERANCE:
+        reasons.append(f"beyond the {MEASURED_TOLERANCE - 1:.0%} a measured ceiling allows")
+    if c.origin != "catalogue" and s.of_theoretical is not None and s.of_theoretical > 1:
+        reasons.append(f"{s.of_theoretical:.0%} of the catalogue's theoretical peak")
+    return f" ({'; '.join(reasons)})"
+
+
+def lowered(f: Finding, reason: str) -> Finding:
+    """The finding one severity step lower, saying why."""
+    return replace(
+        f,
+        severity=LOWER[f.severity],
+        summary=f"{f.summary} (severity lowered: {reason})",
+        evidence={**f.evidence, "severity_lowered": reason},
+    )
+
+
+def temper_kernel(
+    found: Sequence[Finding], k: KernelRoofline | None, roof: Roofline, calls: int
+) -> list[Finding]:
+    """Lower the bottleneck verdicts about one kernel that rest on thin evidence."""
+    doubted = (
+        roof.doubt is not None
+        and k is not None
+        and (c := bounding_ceiling(k, roof.ceilings)) is not None
+        and c.origin == "catalogue"
+    )
+    out = []
+    for f in found:
+        if f.kind == "bottleneck" and calls < 2:
+            f = lowered(f, "it rests on a single dispatch")
+        if f.kind == "bottleneck" and doubted and "efficiency" in f.evidence:
+            f = lowered(f, "it rests on catalogue ceilings the report doubts (partial-device)")
+        out.append(f)
+    return out
+
+
+def temper_idle(f: Finding, span_ns: int, dispatches: int) -> Finding:
+    """Lower an idle verdict drawn from a trace too short to judge."""
+    if span_ns >= IDLE_MIN_SPAN_NS and dispatches >= IDLE_MIN_DISPATCHES:
+        return f
+    return lowered(
+        f,
+        f"the trace is short ({span_ns / 1e6:.3g} ms of device time, {dispatches} "
+        f"dispatch(es); idle time is judged from {IDLE_MIN_SPAN_NS / 1e6:g} ms and "
+        f"{IDLE_MIN_DISPATCHES} dispatches on)",
+    )
