@@ -7,7 +7,8 @@ MI250X GCD has 110 CUs, one MI250 GCD 104). When products remain that the profil
 tell apart, only the ceilings they share are used (an MI210 and one MI250 GCD have the same
 peaks), and the choice says so. Ceilings come from the user (``--peak-*``, ``--ceilings``),
 then from measured peaks in the profile (rocprof-compute ``roofline.csv``), then from the
-catalogue.
+catalogue; integer and FP16 vector ceilings no source gives are derived from the FP32 vector
+one in effect (vector_rates.py).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from roofscope import devices
 from roofscope.ceilings import Ceiling, resolve
 from roofscope.errors import UsageError
 from roofscope.model import RunInfo
+from roofscope.vector_rates import derived
 
 SHARED_TOLERANCE = 0.005  # ceilings within 0.5 % of each other count as one value
 
@@ -118,4 +120,6 @@ def gather_ceilings(
         ]
     elif choice.device is not None:
         catalogue = devices.ceilings_for(choice.device, choice.scope)
-    return resolve(user, measured, catalogue)
+    chosen = resolve(user, measured, catalogue)
+    arch = choice.device.arch if choice.device is not None else None
+    return resolve(chosen, derived(chosen, arch))
