@@ -194,3 +194,44 @@ def test_corpus_inputs_are_those_with_counters() -> None:
         "counter_collection.csv",
         "gemm_naive.csv",
     } <= names
+
+
+FULL_MI200 = AMD / "omniperf-v1-2022" / "Axes1" / "mi200"
+
+
+@pytest.mark.skipif(not FULL_MI200.is_dir(), reason="needs ../shared/corpus")
+@pytest.mark.parametrize(
+    ("kernel", "ceiling", "counters", "factor", "efficiency"),
+    [
+        # VALU 99 % busy (SQ_ACTIVE_INST_VALU): 97.7 % of the int32 ceiling
+        ("void benchmark_func<int, 256, 8u, 512u>", "int32-vector", ("INT32", "INT64"), 0.5, 0.977),
+        # VALU 98 % busy: 97.6 % of the fp16-vector ceiling (a 2x one would say 49 %)
+        ("void benchmark_func<__half2, 256, 8u, 512u>", "fp16-vector", ("F16",), 1.0, 0.976),
+    ],
+)
+def test_valu_bound_integer_and_half2_kernels_reach_their_roof(
+    capsys: pytest.CaptureFixture[str],
+    kernel: str,
+    ceiling: str,
+    counters: tuple[str, ...],
+    factor: float,
+    efficiency: float,
+) -> None:
+    with (FULL_MI200 / "pmc_perf.csv").open(newline="") as f:
+        (r,) = [row for row in csv.DictReader(f) if row["KernelName"].startswith(kernel)]
+    with (FULL_MI200 / "roofline.csv").open(newline="") as f:
+        fp32 = float(next(csv.DictReader(f))["FP32Flops"]) * 1e9
+    n = {k: float(v) for k, v in r.items() if k.startswith("SQ_INSTS_VALU_")}
+    if counters == ("F16",):  # 64 x (ADD + MUL + 2 FMA + TRANS), a packed FMA counted once
+        work = 64 * sum(n[f"SQ_INSTS_VALU_{op}_F16"] * w for op, w in OPS)
+    else:
+        work = 64 * (n["SQ_INSTS_VALU_INT32"] + n["SQ_INSTS_VALU_INT64"])
+    seconds = (int(r["EndNs"]) - int(r["BeginNs"])) / 1e9
+    name = r["KernelName"].removesuffix(" [clone .kd]")  # the name without its clone suffix
+    roof = roofline_of(run_json(capsys, str(FULL_MI200)), name)
+    assert (roof["ceiling"], roof["bound"]) == (ceiling, "compute")
+    assert roof["efficiency"] == pytest.approx(work / seconds / (fp32 * factor), rel=1e-9)
+    assert round(roof["efficiency"], 3) == efficiency
+
+
+OPS = (("ADD", 1), ("MUL", 1), ("FMA", 2), ("TRANS", 1))

@@ -48,6 +48,12 @@ SOURCE = (
 )
 
 
+PREFIX = "derived: fp32-vector x "  # how every derived ceiling's source begins
+SHORT = (
+    "derived from fp32-vector by the VALU's rates per clock (each rule: --json, roofscope devices)"
+)
+
+
 @dataclass(frozen=True)
 class Rule:
     dtype: str
@@ -82,7 +88,7 @@ def derived(ceilings: Sequence[Ceiling], arch: str | None) -> list[Ceiling]:
                 continue
             factor = f"{rule.per_clock}/{fp32}"
             source = (
-                f"derived: fp32-vector x {factor}: {rule.why}; "
+                f"{PREFIX}{factor}: {rule.why}; "
                 f"{SOURCE.format(fp32=fp32, arch=arch)}; fp32-vector from {base.source}"
             )
             value = base.value * rule.per_clock / fp32

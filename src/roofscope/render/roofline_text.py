@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.text import Text
 
+from roofscope import vector_rates
 from roofscope.analysis.roofline import KernelRoofline
 from roofscope.ceilings import is_integer
 from roofscope.render.columns import fitted_table
@@ -47,6 +48,7 @@ def roofline_section(console: Console, report: Report, top: int) -> None:
     by_source: dict[str, list[str]] = {}
     for c in r.ceilings:  # "measured: roofline.csv (HBMBw)": one line per file, not per column
         base = c.source.rsplit(" (", 1)[0] if c.source.endswith(")") else c.source
+        base = vector_rates.SHORT if c.source.startswith(vector_rates.PREFIX) else base
         by_source.setdefault(base, []).append(f"{c.name} {si(c.value, c.unit_of_value)}")
     for source, shown in by_source.items():
         console.print(f"  ceilings: {', '.join(shown)}")
