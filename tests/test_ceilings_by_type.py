@@ -15,7 +15,10 @@ from typing import Any
 import pytest
 
 from roofscope.analysis.device import DeviceChoice, gather_ceilings
+from roofscope.analysis.roofline import _kernel
+from roofscope.ceilings import Ceiling
 from roofscope.devices import catalogue, describe
+from roofscope.work.model import Work
 from tests.conftest import DATA, SHARED_CORPUS, run_json
 
 OMNIPERF_MI200 = DATA / "rocprof-compute-omniperf1-mi200"
@@ -235,3 +238,54 @@ def test_valu_bound_integer_and_half2_kernels_reach_their_roof(
 
 
 OPS = (("ADD", 1), ("MUL", 1), ("FMA", 2), ("TRANS", 1))
+
+
+def test_a_kernel_without_its_ceiling_says_so_in_text_and_html(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from roofscope.cli import main
+
+    html = tmp_path / "r.html"
+    assert main(["analyze", str(DATA / "rocprof-compute-mi350"), "--html", str(html)]) == 0
+    text = capsys.readouterr().out
+    (row,) = [line for line in text.splitlines() if line.startswith("vecCopy(")]
+    assert row.split()[-5:] == ["-", "-", "no", "int32-vector", "ceiling"]  # eff., bound
+    assert "<td>- (no int32-vector ceiling)</td>" in html.read_text(encoding="utf-8")
+
+
+# -- which work places a kernel -------------------------------------------------------------
+
+FP32 = Ceiling("compute", 22.6e12, "t", "user", dtype="fp32", unit="vector")
+INT32 = Ceiling("compute", 11.3e12, "t", "user", dtype="int32", unit="vector")
+HBM = {"hbm": Ceiling("memory", 1.6e12, "t", "user", level="hbm")}
+
+
+def test_floating_point_work_comes_before_integer_work() -> None:
+    """1e9 FLOPs beside 4e9 IOPs of address arithmetic: the FP32 roofline, 1e9 / 1e9 B."""
+    w = Work({"fp32-vector": 1e9, "int32-vector": 4e9}, {"hbm": 1e9}, "counters")
+    k = _kernel("k", 1, 1e-3, w, {"fp32-vector": FP32, "int32-vector": INT32}, HBM)
+    assert (k.placed_by, k.ceiling, k.intensity["hbm"], k.achieved_flops_s) == (
+        "flops",
+        "fp32-vector",
+        1.0,
+        1e12,
+    )
+    only_ints = Work({"fp32-vector": 0.0, "int32-vector": 4e9}, {"hbm": 1e9}, "counters")
+    k = _kernel("k", 1, 1e-3, only_ints, {"fp32-vector": FP32, "int32-vector": INT32}, HBM)
+    assert (k.placed_by, k.ceiling, k.bound) == ("iops", "int32-vector", "memory")
+    assert k.efficiency == 4e12 / (1.6e12 * 4.0)  # 4 IOP/B < ridge 11.3 / 1.6 = 7.06
+
+
+def test_iops_without_known_flops_do_not_place_a_kernel() -> None:
+    """Counters that give integer ops but no FP counts: its FP work may be the most."""
+    w = Work({"int32-vector": 4e9}, {"hbm": 1e9}, "counters")
+    k = _kernel("k", 1, 1e-3, w, {"fp32-vector": FP32, "int32-vector": INT32}, HBM)
+    assert (k.placed_by, k.ceiling, k.bound, k.efficiency) == ("bandwidth", "hbm", "memory", 0.625)
+
+
+def test_work_without_its_ceiling_has_no_bound() -> None:
+    w = Work({"fp16-vector": 1e9}, {"hbm": 1e9}, "counters")
+    k = _kernel("k", 1, 1e-3, w, {"fp32-vector": FP32}, HBM)
+    assert (k.placed_by, k.missing_ceiling, k.ceiling) == ("flops", "fp16-vector", None)
+    assert (k.bound, k.attainable_flops_s, k.efficiency, k.limiting_level) == (None,) * 4
+    assert k.achieved_flops_s == 1e12 and k.intensity == {"hbm": 1.0}

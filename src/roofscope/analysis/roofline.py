@@ -92,8 +92,7 @@ def _kernel(
     compute: Mapping[str, Ceiling],
     memory: Mapping[str, Ceiling],
 ) -> KernelRoofline:
-    flops, iops = w.total_flops, w.total_iops
-    work = flops if flops else iops  # floating-point work first, then integer work
+    work, placed_by = _work(w)
     levels = {lvl: b for lvl, b in w.bytes.items() if lvl in LEVELS and b > 0}
     intensity = {lvl: work / b for lvl, b in levels.items()} if work is not None else {}
     timed = time_s is not None and time_s > 0
@@ -102,18 +101,8 @@ def _kernel(
     wanted = w.main_ceiling
     ceiling = pick_ceiling(wanted, compute)
     limiting, attainable, efficiency, bound = None, None, None, None
-    placed_by = ("flops" if flops else "iops") if work else "none"
     if work and ceiling is not None:  # the roofline proper, in FLOPs or in IOPs
-        roofs = {lvl: memory[lvl].value * ai for lvl, ai in intensity.items() if lvl in memory}
-        lowest = min(roofs, key=lambda lvl: roofs[lvl]) if roofs else None
-        if lowest is not None and roofs[lowest] < ceiling.value:
-            limiting, attainable, bound = lowest, roofs[lowest], "memory"
-        else:
-            attainable, bound = ceiling.value, "compute"
-        if achieved is not None:
-            efficiency = achieved / attainable
-        else:  # no time (zero-length timestamps): no rate, efficiency or bound (report.py)
-            limiting, bound = None, None
+        limiting, attainable, efficiency, bound = _placed(ceiling, intensity, memory, achieved)
     elif not work and levels:  # no work, or unknown: placed by bandwidth
         placed_by = "bandwidth"
         use = {lvl: bytes_s[lvl] / memory[lvl].value for lvl in levels if lvl in memory and bytes_s}
@@ -140,6 +129,36 @@ def _kernel(
         above_roof=efficiency is not None and efficiency > 1 + ABOVE_ROOF_TOLERANCE,
         missing_ceiling=wanted if work and ceiling is None else None,
     )
+
+
+def _placed(
+    ceiling: Ceiling,
+    intensity: Mapping[str, float],
+    memory: Mapping[str, Ceiling],
+    achieved: float | None,
+) -> tuple[str | None, float, float | None, str | None]:
+    """Limiting level, attainable, efficiency and bound under ``ceiling`` and the memory
+    roofs; without a rate (zero-length timestamps) no efficiency or bound (report.py)."""
+    roofs = {lvl: memory[lvl].value * ai for lvl, ai in intensity.items() if lvl in memory}
+    lowest = min(roofs, key=lambda lvl: roofs[lvl]) if roofs else None
+    if lowest is not None and roofs[lowest] < ceiling.value:
+        limiting, attainable, bound = lowest, roofs[lowest], "memory"
+    else:
+        limiting, attainable, bound = None, ceiling.value, "compute"
+    if achieved is None:
+        return None, attainable, None, None
+    return limiting, attainable, achieved / attainable, bound
+
+
+def _work(w: Work) -> tuple[float | None, str]:
+    """The work the roofline measures: FLOPs, else IOPs where the floating-point work is
+    known to be none (counters that give IOPs but no FLOP counts cannot tell)."""
+    flops, iops = w.total_flops, w.total_iops
+    if flops:
+        return flops, "flops"
+    if iops and (flops is not None or not w.source.startswith("counters")):
+        return iops, "iops"
+    return None, "none"
 
 
 def _ceiling_name(placed_by: str, ceiling: Ceiling | None, level: str | None) -> str | None:

@@ -139,6 +139,7 @@ def roofline_svg(report: Report) -> str:
             f"{si(k.attainable_flops_s or 0, ops + '/s')}, efficiency "
             f"{'-' if k.efficiency is None else f'{100 * k.efficiency:.1f}%'}"
             + (" — ABOVE ITS ROOF: check the GPU, counter scope or work" if k.above_roof else "")
+            + (f" — no {k.missing_ceiling} ceiling: no bound" if k.missing_ceiling else "")
         )
         out.append(
             f'<circle class="point{" above" if k.above_roof else ""}" '

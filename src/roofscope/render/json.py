@@ -172,7 +172,7 @@ def _traffic(whole: Work | None) -> dict[str, Any] | None:
         "quantities": {
             q: {
                 "total": total,
-                "unit": "B" if q in whole.bytes else "FLOP",
+                "unit": "B" if q in whole.bytes else "IOP" if is_integer(q) else "FLOP",
                 "time_weighted_per_s": weighted.get(q),
                 "dispatch_mean_per_s": whole.rates.get(q),
             }
