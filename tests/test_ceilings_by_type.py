@@ -18,6 +18,7 @@ from roofscope.analysis.device import DeviceChoice, gather_ceilings
 from roofscope.analysis.roofline import _kernel
 from roofscope.ceilings import Ceiling
 from roofscope.devices import catalogue, describe
+from roofscope.vector_rates import derived
 from roofscope.work.model import Work
 from tests.conftest import DATA, SHARED_CORPUS, run_json
 
@@ -289,3 +290,22 @@ def test_work_without_its_ceiling_has_no_bound() -> None:
     assert (k.placed_by, k.missing_ceiling, k.ceiling) == ("flops", "fp16-vector", None)
     assert (k.bound, k.attainable_flops_s, k.efficiency, k.limiting_level) == (None,) * 4
     assert k.achieved_flops_s == 1e12 and k.intensity == {"hbm": 1.0}
+
+
+def test_every_derived_ceiling_names_its_rule_and_its_fp32_source() -> None:
+    """`roofscope devices`: each derived ceiling carries the rule and the FP32 value's own
+    source (the research CSV, or the per-GCD halving of it)."""
+    derived_any = 0
+    for d in catalogue():
+        text = describe(d)
+        for scope in {c.scope for c in d.ceilings}:
+            fp32 = [c for c in d.ceilings if c.scope == scope and c.name == "fp32-vector"]
+            for c in derived(d.ceilings, d.arch):
+                if c.scope != scope:
+                    continue
+                derived_any += 1
+                assert c.source.startswith("derived: fp32-vector x "), c.source
+                assert c.source.endswith(f"fp32-vector from {fp32[0].source}"), c.source
+                assert c.source in text
+    # int32, int64 and fp16 for the 11 gfx9 rows, MI250 and MI250X per module and per GCD
+    assert derived_any == 3 * 13
