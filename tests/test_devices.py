@@ -144,7 +144,7 @@ def test_every_ceiling_is_positive_sourced_and_from_the_catalogue() -> None:
 
 def test_int8_is_counted_in_operations() -> None:
     (int8,) = [c for c in ceilings_for(dev("mi100"), None) if c.dtype == "int8"]
-    assert int8.unit_of_value == "OP/s"
+    assert int8.unit_of_value == "IOP/s"
 
 
 # --- blank cells stay absent --------------------------------------------------------------------

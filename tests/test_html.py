@@ -140,10 +140,10 @@ def test_report_in_the_browser(
     try:
         shown = min(20, len(doc["kernels"])) + (1 if len(doc["kernels"]) > 20 else 0)
         assert page.locator("#hotspots g.bar").count() == shown
-        # one mark per kernel with work data: FLOPs on the roofline proper, bytes alone in
-        # the bandwidth strip beneath it
+        # one mark per kernel with work data: FLOPs (or, without them, IOPs) on the roofline
+        # proper, bytes alone in the bandwidth strip beneath it
         work = [i for i, k in enumerate(doc["kernels"]) if k["roofline"]]
-        flops = [i for i in work if doc["kernels"][i]["roofline"]["placed_by"] == "flops"]
+        flops = [i for i in work if doc["kernels"][i]["roofline"]["placed_by"] in ("flops", "iops")]
         bandwidth = [i for i in work if doc["kernels"][i]["roofline"]["placed_by"] == "bandwidth"]
         assert len(flops) + len(bandwidth) == len(work)
         assert page.locator("#roofline circle.point").count() == len(work)

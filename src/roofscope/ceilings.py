@@ -1,6 +1,6 @@
 """Roofline ceilings: one peak rate each, with where it came from and what it covers.
 
-A ceiling is either compute (FLOP/s, OP/s for integers) for one data type on the vector or
+A ceiling is either compute (FLOP/s, IOP/s for integers) for one data type on the vector or
 the matrix units, or memory bandwidth (B/s) of one level (``hbm``, ``l2``, ``lds``, ``vl1d``,
 ``mall``). Values are SI (not GFLOP/s, not GB/s). ``origin`` orders them when several give
 the same ceiling: a user's value beats a measured one, which beats the catalogue's.
@@ -25,7 +25,8 @@ from roofscope.tomlfile import line_of, read_toml
 Kind = Literal["compute", "memory"]
 Origin = Literal["user", "measured", "catalogue"]
 
-DTYPES = ("fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "int8")
+DTYPES = ("fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "int8", "int32", "int64")
+INTEGER = ("int8", "int32", "int64")
 UNITS = ("vector", "matrix")
 LEVELS = ("hbm", "mall", "l2", "vl1d", "lds")
 PRECEDENCE: dict[str, int] = {"user": 0, "measured": 1, "catalogue": 2}
@@ -34,7 +35,7 @@ PRECEDENCE: dict[str, int] = {"user": 0, "measured": 1, "catalogue": 2}
 @dataclass(frozen=True)
 class Ceiling:
     kind: Kind
-    value: float  # FLOP/s, OP/s (int8) or B/s
+    value: float  # FLOP/s, IOP/s (integers) or B/s
     source: str  # e.g. "catalogue: AMD Instinct MI100 [peaks] ROCm docs", "user: --peak-bw"
     origin: Origin
     scope: str = "device"  # "device", or the partition it covers: "gcd", "xcd"
@@ -63,7 +64,13 @@ class Ceiling:
     def unit_of_value(self) -> str:
         if self.kind == "memory":
             return "B/s"
-        return "OP/s" if self.dtype == "int8" else "FLOP/s"
+        return "IOP/s" if self.dtype in INTEGER else "FLOP/s"
+
+
+def is_integer(name: str) -> bool:
+    """Whether the compute ceiling (or work key) ``name``, e.g. ``int32-vector``, counts
+    integer operations rather than FLOPs."""
+    return name.split("-", 1)[0] in INTEGER
 
 
 def resolve(*layers: Iterable[Ceiling]) -> list[Ceiling]:

@@ -19,7 +19,8 @@ from functools import cache
 from importlib import resources
 from typing import Any, get_args
 
-from roofscope.ceilings import DTYPES, LEVELS, UNITS, Ceiling, Kind
+from roofscope.ceilings import DTYPES, LEVELS, UNITS, Ceiling, Kind, is_integer
+from roofscope.vector_rates import derived
 
 CATALOGUE = "data/devices.toml"
 
@@ -126,7 +127,7 @@ def describe(device: Device) -> str:
         p, cus = d.partitions, d.partition_compute_units
         lines.append(f"  partitions = {p.count} {p.kind.upper()}s of {cus} CUs")
         lines.append(f"    [{p.source}]")
-    for c in d.ceilings:
+    for c in (*d.ceilings, *derived(d.ceilings, d.arch)):
         value, unit = _scaled(c)
         lines.append(f"  {c.name:<12} {c.scope:<6} {value:>10.6g} {unit}")
         lines.append(f"    [{c.source}]")
@@ -136,7 +137,7 @@ def describe(device: Device) -> str:
 def _scaled(c: Ceiling) -> tuple[float, str]:
     if c.kind == "memory":
         return c.value / 1e9, "GB/s"
-    return c.value / 1e12, "TOP/s" if c.dtype == "int8" else "TFLOP/s"
+    return c.value / 1e12, "TIOP/s" if is_integer(c.name) else "TFLOP/s"
 
 
 def _norm(name: str) -> str:

@@ -7,7 +7,8 @@ MI250X GCD has 110 CUs, one MI250 GCD 104). When products remain that the profil
 tell apart, only the ceilings they share are used (an MI210 and one MI250 GCD have the same
 peaks), and the choice says so. Ceilings come from the user (``--peak-*``, ``--ceilings``),
 then from measured peaks in the profile (rocprof-compute ``roofline.csv``), then from the
-catalogue.
+catalogue; integer and FP16 vector ceilings no source gives are derived from the FP32 vector
+one in effect (vector_rates.py).
 
 When the profiled agent reports another compute-unit count than the catalogue's product and
 no scope (one GCD) explains it, the catalogue's ceilings may not fit what was profiled:
@@ -25,6 +26,7 @@ from roofscope import devices
 from roofscope.ceilings import Ceiling, resolve
 from roofscope.errors import UsageError
 from roofscope.model import RunInfo
+from roofscope.vector_rates import derived
 
 SHARED_TOLERANCE = 0.005  # ceilings within 0.5 % of each other count as one value
 
@@ -115,7 +117,11 @@ def _shared(pool: Sequence[devices.Device], units: int | None) -> dict[tuple[str
 def gather_ceilings(
     choice: DeviceChoice, measured: Sequence[Ceiling], user: Sequence[Ceiling]
 ) -> list[Ceiling]:
-    return resolve(user, measured, catalogue_ceilings(choice))
+    """The user's, then measured, then catalogue ceilings; then those derived from them
+    (integer and FP16 vector, vector_rates.py)."""
+    chosen = resolve(user, measured, catalogue_ceilings(choice))
+    arch = choice.device.arch if choice.device is not None else None
+    return resolve(chosen, derived(chosen, arch))
 
 
 def catalogue_ceilings(choice: DeviceChoice) -> list[Ceiling]:

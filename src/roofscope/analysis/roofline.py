@@ -6,9 +6,11 @@ the compute ceiling that applies is the data type and unit doing most of the FLO
 attainable = min(compute ceiling, bandwidth(level) x intensity(level) over every level with
 both bytes and a ceiling); efficiency = achieved / attainable; the kernel is memory-bound
 when a bandwidth roof is the lower one (intensity below that level's ridge point), else
-compute-bound. Kernels with no floating-point work, or whose FLOPs the input cannot give,
-are placed by bandwidth: their efficiency is achieved bytes/s over the ceiling of the level
-they use the most of.
+compute-bound. Kernels with no floating-point work but integer work (IOPs) are placed the
+same way on the roofline of their integer ceiling (IOP/s, IOP/B). A kernel whose work has
+no ceiling on this device gets no attainable, efficiency or bound, and names the ceiling it
+lacks. Kernels with no work, or whose work the input cannot give, are placed by bandwidth:
+their efficiency is achieved bytes/s over the ceiling of the level they use the most of.
 """
 
 from __future__ import annotations
@@ -29,19 +31,20 @@ class KernelRoofline:
     calls: int
     time_s: float | None
     work_source: str
-    flops: dict[str, float] | None  # by compute ceiling name; None = unknown
+    flops: dict[str, float] | None  # FLOPs (IOPs) by compute ceiling name; None = unknown
     bytes: dict[str, float]  # by level (hbm also split into hbm-read / hbm-write)
-    intensity: dict[str, float]  # FLOP/B by level
-    achieved_flops_s: float | None
+    intensity: dict[str, float]  # FLOP/B (IOP/B when placed by IOPs) by level
+    achieved_flops_s: float | None  # FLOP/s, or IOP/s when placed by IOPs
     achieved_bytes_s: dict[str, float]  # time-weighted, by level
     dispatch_mean_rates: dict[str, float]  # mean of per-dispatch rates, where known
-    ceiling: str | None  # the compute ceiling that applies
+    ceiling: str | None  # the compute ceiling that applies (the level: placed by bandwidth)
     limiting_level: str | None  # the memory level whose roof is the lowest
     attainable_flops_s: float | None
     efficiency: float | None
-    bound: str | None  # "memory" | "compute"
-    placed_by: str  # "flops" | "bandwidth" | "none" (neither FLOPs nor bytes known)
+    bound: str | None  # "memory" | "compute"; None without a ceiling for its work
+    placed_by: str  # "flops" | "iops" | "bandwidth" | "none" (neither work nor bytes known)
     above_roof: bool
+    missing_ceiling: str | None = None  # the ceiling its work needs and the device lacks
 
 
 @dataclass(frozen=True)
@@ -93,27 +96,18 @@ def _kernel(
     compute: Mapping[str, Ceiling],
     memory: Mapping[str, Ceiling],
 ) -> KernelRoofline:
-    flops = w.total_flops
+    work, placed_by = _work(w)
     levels = {lvl: b for lvl, b in w.bytes.items() if lvl in LEVELS and b > 0}
-    intensity = {lvl: flops / b for lvl, b in levels.items()} if flops is not None else {}
+    intensity = {lvl: work / b for lvl, b in levels.items()} if work is not None else {}
     timed = time_s is not None and time_s > 0
-    achieved = flops / time_s if timed and flops is not None and time_s else None
+    achieved = work / time_s if timed and work is not None and time_s else None
     bytes_s = {lvl: b / time_s for lvl, b in w.bytes.items()} if timed and time_s else {}
-    ceiling = pick_ceiling(w.main_ceiling, compute)
+    wanted = w.main_ceiling
+    ceiling = pick_ceiling(wanted, compute)
     limiting, attainable, efficiency, bound = None, None, None, None
-    placed_by = "flops" if flops else "none"
-    if flops:  # floating-point work: the roofline proper
-        roofs = {lvl: memory[lvl].value * ai for lvl, ai in intensity.items() if lvl in memory}
-        if ceiling is not None or roofs:
-            lowest = min(roofs, key=lambda lvl: roofs[lvl]) if roofs else None
-            top = ceiling.value if ceiling is not None else float("inf")
-            if lowest is not None and roofs[lowest] < top:
-                limiting, attainable, bound = lowest, roofs[lowest], "memory"
-            elif ceiling is not None:
-                attainable, bound = top, "compute"
-            if achieved is not None and attainable:
-                efficiency = achieved / attainable
-    elif levels:  # no FLOPs, or unknown: placed by bandwidth
+    if work and ceiling is not None:  # the roofline proper, in FLOPs or in IOPs
+        limiting, attainable, efficiency, bound = _placed(ceiling, intensity, memory, achieved)
+    elif not work and levels:  # no work, or unknown: placed by bandwidth
         placed_by = "bandwidth"
         use = {lvl: bytes_s[lvl] / memory[lvl].value for lvl in levels if lvl in memory and bytes_s}
         if use:
@@ -130,11 +124,50 @@ def _kernel(
         achieved_flops_s=achieved,
         achieved_bytes_s=bytes_s,
         dispatch_mean_rates=dict(w.rates),
-        ceiling=ceiling.name if ceiling is not None and placed_by == "flops" else None,
+        ceiling=_ceiling_name(placed_by, ceiling, limiting if bound else None),
         limiting_level=limiting,
         attainable_flops_s=attainable,
         efficiency=efficiency,
         bound=bound,
         placed_by=placed_by,
         above_roof=efficiency is not None and efficiency > 1 + ABOVE_ROOF_TOLERANCE,
+        missing_ceiling=wanted if work and ceiling is None else None,
     )
+
+
+def _placed(
+    ceiling: Ceiling,
+    intensity: Mapping[str, float],
+    memory: Mapping[str, Ceiling],
+    achieved: float | None,
+) -> tuple[str | None, float, float | None, str | None]:
+    """Limiting level, attainable, efficiency and bound under ``ceiling`` and the memory
+    roofs; without a rate (zero-length timestamps) no efficiency or bound (report.py)."""
+    roofs = {lvl: memory[lvl].value * ai for lvl, ai in intensity.items() if lvl in memory}
+    lowest = min(roofs, key=lambda lvl: roofs[lvl]) if roofs else None
+    if lowest is not None and roofs[lowest] < ceiling.value:
+        limiting, attainable, bound = lowest, roofs[lowest], "memory"
+    else:
+        limiting, attainable, bound = None, ceiling.value, "compute"
+    if achieved is None:
+        return None, attainable, None, None
+    return limiting, attainable, achieved / attainable, bound
+
+
+def _work(w: Work) -> tuple[float | None, str]:
+    """The work the roofline measures: FLOPs, else IOPs where the floating-point work is
+    known to be none (counters that give IOPs but no FLOP counts cannot tell)."""
+    flops, iops = w.total_flops, w.total_iops
+    if flops:
+        return flops, "flops"
+    if iops and (flops is not None or not w.source.startswith("counters")):
+        return iops, "iops"
+    return None, "none"
+
+
+def _ceiling_name(placed_by: str, ceiling: Ceiling | None, level: str | None) -> str | None:
+    """What the efficiency is measured against: the compute ceiling, or the bandwidth of the
+    memory level for a kernel placed by bandwidth."""
+    if placed_by == "bandwidth":
+        return level
+    return ceiling.name if ceiling is not None and placed_by in ("flops", "iops") else None

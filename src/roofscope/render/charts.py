@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from html import escape
 from pathlib import Path
 
@@ -87,6 +87,8 @@ def roofline_svg(report: Report) -> str:
     xs = [k.intensity[lvl] for k, lvl in points] + [0.01, 100.0]
     ys = [k.achieved_flops_s or 1.0 for k, _ in points] + [c.value for c in compute] + [1e9]
     plot = LogPlot.around(xs, ys, 760, 460)
+    if any(k.placed_by == "iops" for k, _ in points):
+        plot = replace(plot, ops=("FLOP", "IOP"))
     x0, x1, y0, y1, px, py = plot.x0, plot.x1, plot.y0, plot.y1, plot.px, plot.py
     width, height, pad = plot.width, plot.height, plot.pad
     total = height + strip_height(marks)
@@ -130,12 +132,14 @@ def roofline_svg(report: Report) -> str:
         r = 4 + 26 * math.sqrt(shares.get(k.name, 0.0))
         colour = BOUND_COLOUR.get(k.bound, "#7f7f7f")
         fill = "none" if k.above_roof else colour
+        ops = "IOP" if k.placed_by == "iops" else "FLOP"
         tip = (
-            f"{k.name}\nintensity {k.intensity[lvl]:.3g} FLOP/B ({lvl}), achieved "
-            f"{si(k.achieved_flops_s or 0, 'FLOP/s')}, attainable "
-            f"{si(k.attainable_flops_s or 0, 'FLOP/s')}, efficiency "
+            f"{k.name}\nintensity {k.intensity[lvl]:.3g} {ops}/B ({lvl}), achieved "
+            f"{si(k.achieved_flops_s or 0, ops + '/s')}, attainable "
+            f"{si(k.attainable_flops_s or 0, ops + '/s')}, efficiency "
             f"{'-' if k.efficiency is None else f'{100 * k.efficiency:.1f}%'}"
             + (" — ABOVE ITS ROOF: check the GPU, counter scope or work" if k.above_roof else "")
+            + (f" — no {k.missing_ceiling} ceiling: no bound" if k.missing_ceiling else "")
         )
         out.append(
             f'<circle class="point{" above" if k.above_roof else ""}" '
@@ -240,6 +244,7 @@ class LogPlot:
     width: int
     height: int
     pad: int = 60
+    ops: tuple[str, ...] = ("FLOP",)  # what the y axis counts: FLOPs, and IOPs where drawn
 
     @classmethod
     def around(cls, xs: Sequence[float], ys: Sequence[float], width: int, height: int) -> LogPlot:
@@ -274,8 +279,10 @@ class LogPlot:
         for decade in range(round(math.log10(self.y0)), round(math.log10(self.y1)) + 1):
             out.append(f'<text x="{pad - 6}" y="{self.py(10.0**decade) + 3:.1f}" font-size="10" '
                        f'text-anchor="end">1e{decade}</text>')  # fmt: skip
+        per_byte = " or ".join(f"{o}/B" for o in self.ops)
+        y_label = "performance [" + " or ".join(f"{o}/s" for o in self.ops) + "]"
         out.append(f'<text x="{w / 2}" y="{h - 14}" font-size="11" text-anchor="middle">'
-                   "arithmetic intensity [FLOP/B]</text>")  # fmt: skip
+                   f"arithmetic intensity [{per_byte}]</text>")  # fmt: skip
         out.append(f'<text x="14" y="{h / 2}" font-size="11" text-anchor="middle" '
-                   f'transform="rotate(-90 14 {h / 2})">performance [FLOP/s]</text>')  # fmt: skip
+                   f'transform="rotate(-90 14 {h / 2})">{y_label}</text>')  # fmt: skip
         return out

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from roofscope import __version__
 from roofscope.analysis.ranks import STRAGGLER_EXCESS
+from roofscope.analysis.roofline import KernelRoofline
 from roofscope.ceilings import Ceiling
 from roofscope.compare.compare import Comparison
 from roofscope.compare.gate import Verdict, share_text, speedup_text
@@ -159,7 +160,7 @@ def _kernel_table(report: Report, top: int = 50) -> str:
             f"<td>{human_time(k.total_ns)}</td>"
             f"<td>{'-' if k.share is None else f'{100 * k.share:.1f}%'}</td>"
             f"<td>{human_time(k.mean_ns)}</td><td>{eff}</td>"
-            f"<td>{_e((r.bound or '-') if r else '-')}</td></tr>"
+            f"<td>{_e(_bound(r))}</td></tr>"
         )
     return (
         '<table id="kernels"><tr><th>Kernel</th><th>Calls</th><th>Total</th><th>Share</th>'
@@ -240,6 +241,13 @@ def _metrics_table(report: Report) -> str:
         + "".join(rows)
         + "</table>"
     )
+
+
+def _bound(r: KernelRoofline | None) -> str:
+    """The bound, or why there is none: the ceiling its work lacks."""
+    if r is not None and r.missing_ceiling:
+        return f"- (no {r.missing_ceiling} ceiling)"
+    return (r.bound or "-") if r else "-"
 
 
 def _ceiling_table(report: Report) -> str:

@@ -13,6 +13,7 @@ from typing import Any
 from roofscope import __version__
 from roofscope.analysis.ranks import RankView
 from roofscope.analysis.roofline import KernelRoofline
+from roofscope.ceilings import is_integer
 from roofscope.diagnosis.findings import Finding
 from roofscope.metrics.derived import MetricValue
 from roofscope.metrics.machine import Machine
@@ -171,7 +172,7 @@ def _traffic(whole: Work | None) -> dict[str, Any] | None:
         "quantities": {
             q: {
                 "total": total,
-                "unit": "B" if q in whole.bytes else "FLOP",
+                "unit": "B" if q in whole.bytes else "IOP" if is_integer(q) else "FLOP",
                 "time_weighted_per_s": weighted.get(q),
                 "dispatch_mean_per_s": whole.rates.get(q),
             }
@@ -185,9 +186,8 @@ def _kernel_roofline(k: KernelRoofline | None) -> dict[str, Any] | None:
         return None
     return {
         "work_source": k.work_source,
-        "flops": None
-        if k.flops is None
-        else sum(v for n, v in k.flops.items() if not n.startswith("int8")),
+        "flops": _total(k.flops, integer=False),
+        "iops": _total(k.flops, integer=True),
         "flops_by_ceiling": k.flops,
         "bytes": k.bytes,
         "ai": k.intensity,
@@ -201,7 +201,14 @@ def _kernel_roofline(k: KernelRoofline | None) -> dict[str, Any] | None:
         "limiting_level": k.limiting_level,
         "placed_by": k.placed_by,
         "above_roof": k.above_roof,
+        "missing_ceiling": k.missing_ceiling,
     }
+
+
+def _total(by_ceiling: dict[str, float] | None, *, integer: bool) -> float | None:
+    """The FLOPs (or IOPs) of ``by_ceiling``; None when none of that kind is known."""
+    values = [v for n, v in (by_ceiling or {}).items() if is_integer(n) == integer]
+    return sum(values) if values else None
 
 
 def _machine(m: Machine) -> dict[str, Any]:

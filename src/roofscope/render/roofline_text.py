@@ -5,7 +5,9 @@ from __future__ import annotations
 from rich.console import Console
 from rich.text import Text
 
+from roofscope import vector_rates
 from roofscope.analysis.roofline import KernelRoofline
+from roofscope.ceilings import is_integer
 from roofscope.render.columns import fitted_table
 from roofscope.report import Report
 
@@ -36,7 +38,8 @@ def roofline_section(console: Console, report: Report, top: int) -> None:
     )
     where = f"{choice.name} ({d.arch}, {choice.detected_from})" if d else f"ceilings {given}"
     scope = f" · per {choice.scope.upper()}" if choice.scope != "device" else ""
-    ridge = ", ".join(f"{ai:.3g} FLOP/B ({lvl})" for lvl, ai in r.ridge.items())
+    ops = "IOP" if r.main_ceiling and is_integer(r.main_ceiling) else "FLOP"
+    ridge = ", ".join(f"{ai:.3g} {ops}/B ({lvl})" for lvl, ai in r.ridge.items())
     console.print(Text(f"Roofline · {where}{scope}", style="bold"))
     if section.problem:
         console.print(f"  {section.problem}.")
@@ -45,6 +48,7 @@ def roofline_section(console: Console, report: Report, top: int) -> None:
     by_source: dict[str, list[str]] = {}
     for c in r.ceilings:  # "measured: roofline.csv (HBMBw)": one line per file, not per column
         base = c.source.rsplit(" (", 1)[0] if c.source.endswith(")") else c.source
+        base = vector_rates.SHORT if c.source.startswith(vector_rates.PREFIX) else base
         by_source.setdefault(base, []).append(f"{c.name} {si(c.value, c.unit_of_value)}")
     for source, shown in by_source.items():
         console.print(f"  ceilings: {', '.join(shown)}")
@@ -55,6 +59,8 @@ def roofline_section(console: Console, report: Report, top: int) -> None:
     rows = [(_row(k), "bold red" if k.above_roof else None) for k in r.kernels[:top]]
     # narrow: the ceiling's name goes first (the bound says the kind), then the attainable
     console.print(fitted_table(headers, rows, width=console.width, name=0, drop=(6, 3)))
+    if any(k.placed_by == "iops" for k in r.kernels[:top]):
+        console.print("  kernels on an integer ceiling: AI in IOP/B, rates in IOP/s")
 
 
 def _row(k: KernelRoofline) -> list[str]:
@@ -64,8 +70,8 @@ def _row(k: KernelRoofline) -> list[str]:
         achieved = si(k.achieved_bytes_s.get(level), "B/s")
         ceiling = f"{level} bandwidth" if k.limiting_level else "-"
     else:
-        achieved = si(k.achieved_flops_s, "FLOP/s")
-        ceiling = k.ceiling or "-"
+        achieved = si(k.achieved_flops_s, _ops(k))
+        ceiling = k.ceiling or (f"no {k.missing_ceiling} ceiling" if k.missing_ceiling else "-")
     eff = "-" if k.efficiency is None else f"{100 * k.efficiency:.1f}%"
     bound = k.bound or "-"
     if k.bound == "memory" and k.limiting_level:
@@ -74,8 +80,12 @@ def _row(k: KernelRoofline) -> list[str]:
         k.name,
         "-" if ai is None else f"{ai:.3g}",
         achieved,
-        si(k.attainable_flops_s, "FLOP/s"),
+        si(k.attainable_flops_s, _ops(k)),
         eff,
         bound,
         ceiling,
     ]
+
+
+def _ops(k: KernelRoofline) -> str:
+    return "IOP/s" if k.placed_by == "iops" else "FLOP/s"

@@ -5,7 +5,9 @@ not all collected is unknown, never 0 (rocprof-compute silently counts such a gr
 
 - FLOPs: ``64 * (ADD + MUL + 2*FMA + TRANS)`` per VALU data type (64 lanes per wave, FMA = 2)
   and ``512 * SQ_INSTS_VALU_MFMA_MOPS_<T>`` per matrix data type (the MOPS counters count
-  ops / 512). INT8 matrix OPs are kept apart from FLOPs.
+  ops / 512). INT8 matrix OPs are kept apart from FLOPs, and so are the integer VALU
+  IOPs, ``64 * SQ_INSTS_VALU_INT32`` and ``64 * SQ_INSTS_VALU_INT64`` (one op per lane per
+  instruction, as rocprof-compute's VALU IOPs).
 - HBM bytes (L2-fabric): on gfx908/gfx90a ``32*RDREQ_32B + 64*(RDREQ - RDREQ_32B)`` read and
   ``64*WRREQ_64B + 32*(WRREQ - WRREQ_64B)`` written (``TCC_EA_*_sum``); on gfx94x/gfx950 the
   ``TCC_EA0_*`` counters with 128-byte ``TCC_BUBBLE`` reads. Without them, rocprof v1's
@@ -56,6 +58,9 @@ FLOPS: dict[str, Formula] = {
     "bf16-matrix": _mfma("BF16"),
     "fp8-matrix": _mfma("F8"),
     "int8-matrix": _mfma("I8"),
+    # integer VALU work, one op per lane per instruction (rocprof-compute's VALU IOPs)
+    "int32-vector": lambda c: 64 * c["SQ_INSTS_VALU_INT32"],
+    "int64-vector": lambda c: 64 * c["SQ_INSTS_VALU_INT64"],
 }
 
 
