@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from roofscope.analysis.checks import check
 from roofscope.analysis.device import DeviceChoice, choose_device, gather_ceilings
 from roofscope.analysis.hotspots import Hotspots, hotspots
+from roofscope.analysis.limiter import Limiter, limiters
 from roofscope.analysis.ranks import RankView, rank_view
 from roofscope.analysis.roofline import Roofline, roofline
 from roofscope.analysis.rounding import timestamp_stamps
@@ -92,6 +93,7 @@ class Report:
     profiler_rules: dict[str, tuple[ProfilerRule, ...]] = field(default_factory=dict)
     runs: Runs = field(default_factory=Runs)  # the runs found, read and left out
     barriers: Barriers | None = None  # barrier packets the producer listed among kernels
+    limiters: dict[str, Limiter] = field(default_factory=dict)  # per studied kernel
 
     def validity(self, kernel: str) -> tuple[str, ...]:
         """The validity findings (rule names) about one kernel: shown beside its numbers."""
@@ -162,9 +164,12 @@ def analyse(
     studied = [k.name for k in hot.kernels if k.hot or k.name in on_roof]
     measured = kernel_metrics(profile, section.choice.device, studied)
     ranks = rank_view(profile, selection)
+    values = {k: m.values for k, m in measured.kernels.items()}
+    roofs = {k.name: k for k in section.result.kernels}
+    limits = limiters(studied, values, roofs, section.result.ceilings)
     findings = diagnose(
         profile, selection, hot, section.result, times, copy_ns, section.choice.name, measured,
-        ranks,
+        ranks, limits,
     )  # fmt: skip
     return Report(
         inputs=tuple(profile.inputs),
@@ -181,6 +186,7 @@ def analyse(
         profiler_rules=profiler_rules(profile, studied),
         runs=profile.runs,
         barriers=barrier_summary(activity, hot.total_ns, selection),
+        limiters=limits,
     )
 
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 from roofscope.analysis.hotspots import Hotspots
+from roofscope.analysis.limiter import Limiter
 from roofscope.analysis.ranks import RankView
 from roofscope.analysis.roofline import Roofline
 from roofscope.analysis.selection import Selection, dispatch_filter, summary_filter
@@ -35,6 +37,7 @@ def diagnose(
     device: str | None,
     measured: MetricsSection,
     ranks: RankView | None = None,
+    limiters: Mapping[str, Limiter] | None = None,
 ) -> list[Finding]:
     roofs = {k.name: k for k in roof.kernels}
     kernels = [k for k in hot.kernels if k.hot or k.name in roofs]  # hot, or on the roofline
@@ -47,6 +50,7 @@ def diagnose(
             roofs.get(stats.name),
             measured.kernels.get(stats.name, KernelMetrics()),
             measured.machine,
+            (limiters or {}).get(stats.name),
             **facts.get(stats.name, {}),  # type: ignore[arg-type]
         )
         problems = check_kernel(view, has_counters=has_counters, device=device)

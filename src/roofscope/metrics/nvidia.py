@@ -34,6 +34,41 @@ def _dram_bytes(c: Counters, m: Machine) -> Array:
 
 _DRAM: Side = _dram_bytes
 
+# The pipes of the Compute Workload Analysis section's pipe-utilisation chart, each as the share
+# of its peak instruction rate (``sm__inst_executed_pipe_<p>``) or of its cycles
+# (``sm__pipe_<p>_cycles_active``), both ``.avg.pct_of_peak_sustained_active``.
+PIPES = ("alu", "fma", "fmaheavy", "fmalite", "fp16", "fp64", "xu", "uniform", "cbu", "adu",
+         "lsu", "tex", "shared", "tensor", "tensor_op_hmma", "tensor_op_imma", "tensor_op_dmma",
+         "tensor_op_gmma")  # fmt: skip
+PIPE_LABEL = {"alu": "ALU", "fma": "FMA", "fmaheavy": "FMA (heavy)", "fmalite": "FMA (lite)",
+              "fp16": "FP16", "fp64": "FP64", "xu": "XU", "uniform": "Uniform", "cbu": "CBU",
+              "adu": "ADU", "lsu": "LSU", "tex": "TEX", "shared": "Shared",
+              "tensor": "Tensor", "tensor_op_hmma": "Tensor (HMMA)",
+              "tensor_op_imma": "Tensor (IMMA)", "tensor_op_dmma": "Tensor (DMMA)",
+              "tensor_op_gmma": "Tensor (GMMA)"}  # fmt: skip
+
+
+def _pipes() -> list[Metric]:
+    out = []
+    for p in PIPES:
+        label = PIPE_LABEL[p]
+        out.append(
+            _level(
+                f"{label} Pipe Instructions",
+                "%",
+                f"sm__inst_executed_pipe_{p}.avg.pct_of_peak_sustained_active",
+            )
+        )
+        out.append(
+            _level(
+                f"{label} Pipe Cycles Active",
+                "%",
+                f"sm__pipe_{p}_cycles_active.avg.pct_of_peak_sustained_active",
+            )
+        )
+    return out  # fmt: skip
+
+
 NCU: list[Metric] = [
     _level("L2 Cache Hit Rate", "%", "lts__t_sector_hit_rate.pct"),
     _level("L1/TEX Hit Rate", "%", "l1tex__t_sector_hit_rate.pct"),
@@ -47,6 +82,10 @@ NCU: list[Metric] = [
     ),
     _level("DRAM Throughput", "%", "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed"),
     _level("Issue Slots Busy", "%", "smsp__issue_active.avg.pct_of_peak_sustained_active"),
+    _level("SM Busy", "%", "sm__instruction_throughput.avg.pct_of_peak_sustained_active"),
+    _level("L1/TEX Cache Throughput", "%", "l1tex__throughput.avg.pct_of_peak_sustained_active"),
+    _level("L2 Cache Throughput", "%", "lts__throughput.avg.pct_of_peak_sustained_elapsed"),
+    *_pipes(),
     rate(
         "DRAM Bandwidth",
         "GB/s",

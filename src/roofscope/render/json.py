@@ -11,6 +11,7 @@ from dataclasses import asdict, fields
 from typing import Any
 
 from roofscope import __version__
+from roofscope.analysis.limiter import Limiter
 from roofscope.analysis.ranks import RankView
 from roofscope.analysis.roofline import KernelRoofline
 from roofscope.diagnosis.findings import Finding
@@ -95,6 +96,7 @@ def to_dict(report: Report) -> dict[str, Any]:
                 "validity": list(report.validity(k.name)),
                 "profiler_rules": [asdict(r) for r in report.profiler_rules.get(k.name, ())],
                 "roofline": _kernel_roofline(roof.get(k.name)),
+                "limiter": _limiter(report.limiters.get(k.name)),
                 **_kernel_metrics(report.metrics.kernels.get(k.name)),
             }
             for k in h.kernels
@@ -202,6 +204,12 @@ def _kernel_roofline(k: KernelRoofline | None) -> dict[str, Any] | None:
         "placed_by": k.placed_by,
         "above_roof": k.above_roof,
     }
+
+
+def _limiter(lim: Limiter | None) -> dict[str, Any] | None:
+    if lim is None:
+        return None
+    return {"busiest": asdict(lim.busiest), "units": [asdict(u) for u in lim.units]}
 
 
 def _machine(m: Machine) -> dict[str, Any]:
