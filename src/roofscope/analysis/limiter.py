@@ -72,7 +72,8 @@ class Utilisation:
     unit: str  # "VALU", "SM", "Tensor pipe", "fp32-vector", "hbm", ...
     side: Side
     pct_of_peak: float
-    source: str  # the metric (and counter formula) or the roofline ceiling it comes from
+    evidence: str  # the metric's name, or "roofline: <ceiling> ceiling"
+    source: str  # where the metric's formula or the ceiling's value comes from
 
 
 @dataclass(frozen=True)
@@ -112,7 +113,7 @@ def _from_metrics(values: Mapping[str, MetricValue]) -> list[Utilisation]:
         percent = v.value_dispatch_mean if v.unit == "%" else None
         pct = v.pct_of_peak if v.peak else percent
         if pct is not None:
-            out.append(Utilisation(unit, side, pct, f"{name}: {v.source}"))
+            out.append(Utilisation(unit, side, pct, name, v.source))
     return out
 
 
@@ -125,12 +126,12 @@ def _from_roofline(roof: KernelRoofline | None, ceilings: Sequence[Ceiling]) -> 
         c = by_name.get(name)
         if c is not None and c.kind == "compute" and c.value > 0 and flops > 0:
             pct = 100 * flops / roof.time_s / c.value
-            out.append(Utilisation(name, "compute", pct, f"roofline: {name} ceiling ({c.source})"))
+            out.append(Utilisation(name, "compute", pct, f"roofline: {name} ceiling", c.source))
     for level in LEVELS:
         c, rate = by_name.get(level), roof.achieved_bytes_s.get(level)
         if c is not None and c.kind == "memory" and c.value > 0 and rate:
             pct = 100 * rate / c.value
-            out.append(Utilisation(level, "memory", pct, f"roofline: {level} ceiling ({c.source})"))
+            out.append(Utilisation(level, "memory", pct, f"roofline: {level} ceiling", c.source))
     return out
 
 

@@ -111,11 +111,12 @@ def _busy_unit(k: KernelView, busy: Utilisation) -> Finding | None:
         k.stats.name,
         "bottleneck",
         severity(gain),
-        f"compute-bound: {busy.unit} at {busy.pct_of_peak:.1f}% of its peak",
+        f"compute-bound: {busy.unit} at {busy.pct_of_peak:.1f}% of its peak ({busy.evidence})",
         PRESCRIPTIONS["compute-near-roof"],
         {
             "unit": busy.unit,
             "pct_of_peak": busy.pct_of_peak,
+            "evidence": busy.evidence,
             "source": busy.source,
             "share": k.stats.share,
         },

@@ -29,6 +29,9 @@ SHOWN = (
     "L1/TEX Hit Rate",
     "Achieved Occupancy",
     "Theoretical Occupancy",
+    "SM Busy",
+    "Tensor Pipe Instructions",
+    "Tensor Pipe Cycles Active",
 )
 RULES_SHOWN = 3  # the profiler's own rules per kernel, largest estimated speedup first
 MAX_KERNELS = 5
