@@ -104,7 +104,9 @@ def test_near_roof_rules_on_omniperf_benchmarks(capsys: pytest.CaptureFixture[st
     the limiter (issue 20), a kernel whose busiest unit is a compute unit at 90 % of its peak
     or more is compute-near-roof too, whatever the roofline says: the integer and __half2
     kernels, whose VALU Utilization reads 90-99 % and which the roofline placed by bandwidth
-    (no FLOPs) or against no fp16-vector ceiling."""
+    (no FLOPs) or against no fp16-vector ceiling. memory-near-roof no longer fires where a
+    compute unit is at 60 % of its peak or more (13 kernels, e.g. double 48u: hbm 91.4 %,
+    VALU 83.3 %): both sides are busy."""
     doc = run_json(capsys, str(OMNIPERF_MI200))
     kernels = {k["name"]: k for k in doc["kernels"] if k["roofline"]}
     for rule, bound in (("memory-near-roof", "memory"), ("compute-near-roof", "compute")):
@@ -116,6 +118,8 @@ def test_near_roof_rules_on_omniperf_benchmarks(capsys: pytest.CaptureFixture[st
             and r["efficiency"] is not None
             and 0.9 <= r["efficiency"] <= 1
         }
+        if bound == "memory":  # none where a compute unit is at 60 % of its peak or more
+            expected -= {n for n in expected if compute_pct(kernels[n]) >= 60}
         if bound == "compute":
             expected |= {
                 n
@@ -127,6 +131,12 @@ def test_near_roof_rules_on_omniperf_benchmarks(capsys: pytest.CaptureFixture[st
             }
         assert fired and set(fired) == expected
     assert "void benchmark_func<int, 256, 8u, 512u>(int, int*)" in fired
+
+
+def compute_pct(kernel: dict[str, Any]) -> float:
+    """The busiest compute unit's % of its peak in a JSON kernel's limiter (0 without one)."""
+    units = (kernel["limiter"] or {"units": []})["units"]
+    return max((u["pct_of_peak"] for u in units if u["side"] == "compute"), default=0.0)
 
 
 @needs_corpus

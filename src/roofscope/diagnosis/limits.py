@@ -3,8 +3,10 @@ whose compute units are busy.
 
 A kernel whose busiest unit is a compute unit at FAR of its peak or more, or whose busiest
 compute unit is at BUSY_PCT of its peak or more, spends its time in the compute units, which
-better memory access would not relieve. Below FAR no unit limits the kernel (latency-bound, as
-Nsight Compute's speed-of-light reads it) and the busiest unit decides nothing.
+better memory access would not relieve. Where a memory level is near its roof too (the
+roofline's memory-near-roof), both sides are busy and the data cannot say which to relieve:
+no verdict, as between FAR and NEAR of a roof. Below FAR no unit limits the kernel
+(latency-bound, as Nsight Compute's speed-of-light reads it): the busiest decides nothing.
 """
 
 from __future__ import annotations

@@ -71,8 +71,8 @@ def roofline_rule(k: KernelView) -> Finding | None:
         return None
     where = "far-below-roof" if r.efficiency < FAR else "near-roof"
     bound = "memory" if r.bound == "memory" else "compute"
-    if bound == "memory" and where == "far-below-roof" and busy is not None:
-        return None  # a compute unit at BUSY_PCT: better memory access would not relieve it
+    if bound == "memory" and busy is not None:
+        return None  # a compute unit busy too: fewer or better-placed bytes would not relieve it
     rule = f"{bound}-{where}"
     gain, formula = kernel_gain(k.stats.share, r.efficiency)
     level = r.limiting_level or "hbm"

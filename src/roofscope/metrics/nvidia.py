@@ -49,25 +49,21 @@ PIPE_LABEL = {"alu": "ALU", "fma": "FMA", "fmaheavy": "FMA (heavy)", "fmalite": 
 
 
 def _pipes() -> list[Metric]:
-    out = []
-    for p in PIPES:
-        label = PIPE_LABEL[p]
-        out.append(
-            _level(
-                f"{label} Pipe Instructions",
-                "%",
-                f"sm__inst_executed_pipe_{p}.avg.pct_of_peak_sustained_active",
-            )
+    """Each pipe's share of its peak instruction rate and of its cycles."""
+    metric = "{}.avg.pct_of_peak_sustained_active"
+    return [
+        m
+        for p in PIPES
+        for m in (
+            _level(f"{PIPE_LABEL[p]} Pipe Instructions", "%",
+                   metric.format(f"sm__inst_executed_pipe_{p}")),
+            _level(f"{PIPE_LABEL[p]} Pipe Cycles Active", "%",
+                   metric.format(f"sm__pipe_{p}_cycles_active")),
         )
-        out.append(
-            _level(
-                f"{label} Pipe Cycles Active",
-                "%",
-                f"sm__pipe_{p}_cycles_active.avg.pct_of_peak_sustained_active",
-            )
-        )
-    return out  # fmt: skip
+    ]  # fmt: skip
 
+
+PIPE_METRICS = tuple(m.name for m in _pipes())
 
 NCU: list[Metric] = [
     _level("L2 Cache Hit Rate", "%", "lts__t_sector_hit_rate.pct"),

@@ -6,6 +6,7 @@ from rich.console import Console
 from rich.text import Text
 
 from roofscope.metrics.derived import MetricValue
+from roofscope.metrics.nvidia import PIPE_METRICS
 from roofscope.report import Report
 
 SHOWN = (
@@ -30,8 +31,7 @@ SHOWN = (
     "Achieved Occupancy",
     "Theoretical Occupancy",
     "SM Busy",
-    "Tensor Pipe Instructions",
-    "Tensor Pipe Cycles Active",
+    *PIPE_METRICS,  # those the profile has (Nsight Compute's Compute Workload Analysis)
 )
 RULES_SHOWN = 3  # the profiler's own rules per kernel, largest estimated speedup first
 MAX_KERNELS = 5
