@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from roofscope.analysis.checks import check
 from roofscope.analysis.device import DeviceChoice, choose_device, gather_ceilings
 from roofscope.analysis.hotspots import Hotspots, hotspots
-from roofscope.analysis.limiter import Limiter, limiters
+from roofscope.analysis.limiter import Limiter, limiters, out_of_range
 from roofscope.analysis.ranks import RankView, rank_view
 from roofscope.analysis.roofline import Roofline, roofline
 from roofscope.analysis.rounding import timestamp_stamps
@@ -17,6 +17,7 @@ from roofscope.barriers import MEANING
 from roofscope.ceilings import Ceiling
 from roofscope.diagnosis.diagnose import diagnose
 from roofscope.diagnosis.findings import Finding
+from roofscope.metrics.derived import MetricValue
 from roofscope.metrics.per_kernel import MetricsSection, kernel_metrics
 from roofscope.model import InputFile, Profile, RunInfo, Runs, Warning
 from roofscope.work.assign import kernel_work
@@ -167,6 +168,7 @@ def analyse(
     values = {k: m.values for k, m in measured.kernels.items()}
     roofs = {k.name: k for k in section.result.kernels}
     limits = limiters(studied, values, roofs, section.result.ceilings)
+    warnings += _percent_warnings(values)
     findings = diagnose(
         profile, selection, hot, section.result, times, copy_ns, section.choice.name, measured,
         ranks, limits,
@@ -218,6 +220,19 @@ def _roofline(
         )
     warnings += _kernel_warnings(profile, result, rounded)
     return RooflineSection(choice, result, whole, problem), warnings
+
+
+def _percent_warnings(values: dict[str, dict[str, MetricValue]]) -> list[Warning]:
+    """The profiler's own percentages of a peak that are outside 0-100 (limiter.out_of_range)."""
+    return [
+        Warning(
+            "percent-out-of-range",
+            f"{kernel[:80]}: {name} reads {value:g} %, which no share of a peak can be: left "
+            "out of its limiter; check the export (a damaged or hand-edited column?)",
+        )
+        for kernel, found in values.items()
+        for name, value in out_of_range(found)
+    ]
 
 
 def _kernel_warnings(profile: Profile, result: Roofline, rounded: set[int]) -> list[Warning]:

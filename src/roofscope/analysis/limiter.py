@@ -103,11 +103,23 @@ def limiter(
     return Limiter(tuple(found[i] for i in order))
 
 
+def out_of_range(values: Mapping[str, MetricValue]) -> list[tuple[str, float]]:
+    """The percentages the profiler wrote itself (no peak) that are no share of a peak:
+    below 0 or above 100 (a damaged or hand-edited export); the limiter leaves them out."""
+    return [
+        (name, v.value_dispatch_mean)
+        for name in UNITS
+        if (v := values.get(name)) is not None and not v.peak and v.unit == "%"
+        if v.value_dispatch_mean is not None and not 0 <= v.value_dispatch_mean <= 100
+    ]
+
+
 def _from_metrics(values: Mapping[str, MetricValue]) -> list[Utilisation]:
+    bad = {name for name, _ in out_of_range(values)}
     out = []
     for name, (unit, side) in UNITS.items():
         v = values.get(name)
-        if v is None:
+        if v is None or name in bad:
             continue
         # without a peak: a percentage the profiler wrote as it is (ncu)
         percent = v.value_dispatch_mean if v.unit == "%" else None
