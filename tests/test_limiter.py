@@ -12,7 +12,7 @@ from roofscope.cli import main
 from roofscope.errors import RoofscopeError
 from roofscope.readers.load import load
 from roofscope.report import analyse
-from tests.conftest import DATA, SHARED_CORPUS, run_json
+from tests.conftest import DATA, PEAKS, SHARED_CORPUS, SUMMARY, SUMMARY_WORK, run_json
 
 OMNIPERF_MI200 = SHARED_CORPUS / "amd/omniperf-v1-2022/Axes1/mi200"
 RTX5070 = SHARED_CORPUS / "nvidia/gpu-roofline-profiler-rtx5070"
@@ -176,6 +176,26 @@ def test_percentage_out_of_range(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert [u["unit"] for u in k["limiter"]["units"]] == ["hbm"]
     (w,) = [w for w in doc["warnings"] if w["code"] == "percent-out-of-range"]
     assert "Compute (SM) Throughput reads 250 %" in w["message"]
+
+
+def test_the_summary_example(capsys: pytest.CaptureFixture[str]) -> None:
+    """The seed's four kernels (kernels.csv TotalTimeNs; --work FLOPs:bytes; 22.6 TFLOP/s,
+    1.6 TB/s): vector_add 8e8 B / 3.2 ms / 1.6e12 = 15.625 % of HBM; mat_mul 2.6e10 FLOP /
+    1.3 ms / 22.6e12 = 88.496 % of fp32-vector; layer_norm 2.4e8 / 0.5 ms / 1.6e12 = 30 %;
+    softmax 6.4e8 / 0.8 ms / 1.6e12 = 50 %. The findings are unchanged: vector_add, then
+    layer_norm, both memory-far-below-roof."""
+    doc = run_json(capsys, str(SUMMARY), *SUMMARY_WORK, *PEAKS)
+    expected = {
+        "vector_add": ("hbm", 100 * 8e8 / 3.2e-3 / 1.6e12),
+        "mat_mul": ("fp32-vector", 100 * 2.6e10 / 1.3e-3 / 22.6e12),
+        "layer_norm": ("hbm", 100 * 2.4e8 / 0.5e-3 / 1.6e12),
+        "softmax": ("hbm", 100 * 6.4e8 / 0.8e-3 / 1.6e12),
+    }
+    for name, (unit, pct) in expected.items():
+        got = busiest(kernel(doc, name))
+        assert (got[0], got[3]) == (unit, pytest.approx(pct, rel=1e-9)), name
+    got = [(f["rule"], f["kernel"]) for f in doc["findings"]]
+    assert got == [("memory-far-below-roof", "vector_add"), ("memory-far-below-roof", "layer_norm")]
 
 
 # -- the whole corpus ------------------------------------------------------------------------

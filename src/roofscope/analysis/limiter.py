@@ -73,7 +73,7 @@ class Utilisation:
     side: Side
     pct_of_peak: float
     evidence: str  # the metric's name, or "roofline: <ceiling> ceiling"
-    source: str  # where the metric's formula or the ceiling's value comes from
+    source: str  # where the metric's formula comes from, or the ceiling's origin and value
 
 
 @dataclass(frozen=True)
@@ -138,13 +138,20 @@ def _from_roofline(roof: KernelRoofline | None, ceilings: Sequence[Ceiling]) -> 
         c = by_name.get(name)
         if c is not None and c.kind == "compute" and c.value > 0 and flops > 0:
             pct = 100 * flops / roof.time_s / c.value
-            out.append(Utilisation(name, "compute", pct, f"roofline: {name} ceiling", c.source))
+            out.append(Utilisation(name, "compute", pct, f"roofline: {name} ceiling", _origin(c)))
     for level in LEVELS:
         c, rate = by_name.get(level), roof.achieved_bytes_s.get(level)
         if c is not None and c.kind == "memory" and c.value > 0 and rate:
             pct = 100 * rate / c.value
-            out.append(Utilisation(level, "memory", pct, f"roofline: {level} ceiling", c.source))
+            out.append(Utilisation(level, "memory", pct, f"roofline: {level} ceiling", _origin(c)))
     return out
+
+
+def _origin(c: Ceiling) -> str:
+    """The ceiling's origin; its full source (files, documents) is with the roofline's ceilings."""
+    return (
+        f"{c.origin} ceiling, {c.value:.4g} {c.unit_of_value} (source with the roofline's ceilings)"
+    )
 
 
 def limiters(

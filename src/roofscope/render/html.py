@@ -240,15 +240,15 @@ def _metrics_table(report: Report) -> str:
 
 
 def _limiter_table(report: Report) -> str:
-    """One row per hot kernel with a limiter: the unit nearest its peak, how near, where the
-    number comes from, and every other unit measured."""
+    """One row per kernel with a limiter (hot, or on the roofline): the unit nearest its
+    peak, how near, where the number comes from, and every other unit measured."""
     from roofscope.render.limiter_text import unit_text
 
     index = {k.name: i for i, k in enumerate(report.hotspots.kernels)}
     rows = []
     for k in report.hotspots.kernels:
         lim = report.limiters.get(k.name)
-        if lim is None or not k.hot:
+        if lim is None:
             continue
         b = lim.busiest
         rest = " · ".join(unit_text(u) for u in lim.units[1:])

@@ -1,5 +1,6 @@
-"""The limiter of each hot kernel in the terminal view: one line, the unit nearest its peak
-first (Speed-of-Light style), with the metric or ceiling it was read from."""
+"""The limiter of each kernel studied (hot, or on the roofline) among the top ones in the
+terminal view: one line, the unit nearest its peak first (Speed-of-Light style), with the
+metric or ceiling it was read from."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ NAME_WIDTH = 48
 
 
 def limiter_section(console: Console, report: Report, top: int) -> None:
-    kernels = [k for k in report.hotspots.kernels[:top] if k.hot and k.name in report.limiters]
+    kernels = [k for k in report.hotspots.kernels[:top] if k.name in report.limiters]
     if not kernels:
         return
     console.print(
