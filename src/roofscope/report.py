@@ -13,6 +13,7 @@ from roofscope.analysis.device import (
     gather_ceilings,
 )
 from roofscope.analysis.hotspots import Hotspots, hotspots
+from roofscope.analysis.limiter import Limiter, limiters, out_of_range
 from roofscope.analysis.ranks import RankView, rank_view
 from roofscope.analysis.roofline import Roofline, roofline
 from roofscope.analysis.rounding import timestamp_stamps
@@ -24,6 +25,7 @@ from roofscope.diagnosis.diagnose import diagnose
 from roofscope.diagnosis.findings import Finding
 from roofscope.diagnosis.profiler import ProfilerRule, lead_with_profiler
 from roofscope.diagnosis.trust import standing
+from roofscope.metrics.derived import MetricValue
 from roofscope.metrics.per_kernel import MetricsSection, kernel_metrics
 from roofscope.model import InputFile, Profile, RunInfo, Runs, Warning
 from roofscope.work.assign import kernel_work
@@ -100,6 +102,7 @@ class Report:
     profiler_rules: dict[str, tuple[ProfilerRule, ...]] = field(default_factory=dict)
     runs: Runs = field(default_factory=Runs)  # the runs found, read and left out
     barriers: Barriers | None = None  # barrier packets the producer listed among kernels
+    limiters: dict[str, Limiter] = field(default_factory=dict)  # per studied kernel
 
     def validity(self, kernel: str) -> tuple[str, ...]:
         """The validity findings (rule names) about one kernel: shown beside its numbers."""
@@ -160,9 +163,13 @@ def analyse(
     studied = [k.name for k in hot.kernels if k.hot or k.name in on_roof]
     measured = kernel_metrics(profile, section.choice.device, studied)
     ranks = rank_view(profile, selection)
+    values = {k: m.values for k, m in measured.kernels.items()}
+    roofs = {k.name: k for k in section.result.kernels}
+    limits = limiters(studied, values, roofs, section.result.ceilings)
+    warnings += _percent_warnings(values)
     findings = diagnose(
         profile, selection, hot, section.result, times, copy_ns, section.choice.name, measured,
-        ranks,
+        ranks, limits,
     )  # fmt: skip
     rules = profiler_rules(profile, studied)
     findings = lead_with_profiler(findings, rules, {k.name: k.share for k in hot.kernels})
@@ -181,6 +188,7 @@ def analyse(
         profiler_rules=rules,
         runs=profile.runs,
         barriers=barrier_summary(activity, hot.total_ns, selection),
+        limiters=limits,
     )
 
 
@@ -205,6 +213,19 @@ def _roofline(
         warnings.append(Warning("partial-device", doubt))
     warnings += _kernel_warnings(profile, result, rounded)
     return RooflineSection(choice, result, whole, problem), warnings
+
+
+def _percent_warnings(values: dict[str, dict[str, MetricValue]]) -> list[Warning]:
+    """The profiler's own percentages of a peak that are outside 0-100 (limiter.out_of_range)."""
+    return [
+        Warning(
+            "percent-out-of-range",
+            f"{kernel[:80]}: {name} reads {value:g} %, which no share of a peak can be: left "
+            "out of its limiter; check the export (a damaged or hand-edited column?)",
+        )
+        for kernel, found in values.items()
+        for name, value in out_of_range(found)
+    ]
 
 
 def _kernel_warnings(profile: Profile, result: Roofline, rounded: set[int]) -> list[Warning]:

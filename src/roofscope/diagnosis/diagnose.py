@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 from roofscope.analysis.hotspots import Hotspots
 from roofscope.analysis.input_wait import loader_idle_ns
+from roofscope.analysis.limiter import Limiter
 from roofscope.analysis.ranks import RankView
 from roofscope.analysis.roofline import Roofline
 from roofscope.analysis.selection import Selection, dispatch_filter, summary_filter
@@ -37,6 +39,7 @@ def diagnose(
     device: str | None,
     measured: MetricsSection,
     ranks: RankView | None = None,
+    limiters: Mapping[str, Limiter] | None = None,
 ) -> list[Finding]:
     roofs = {k.name: k for k in roof.kernels}
     kernels = [k for k in hot.kernels if k.hot or k.name in roofs]  # hot, or on the roofline
@@ -50,6 +53,7 @@ def diagnose(
             on_roof,
             measured.kernels.get(stats.name, KernelMetrics()),
             measured.machine,
+            (limiters or {}).get(stats.name),
             **facts.get(stats.name, {}),  # type: ignore[arg-type]
             standing=standing(on_roof, roof) if on_roof else None,
         )

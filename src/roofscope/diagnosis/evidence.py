@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from roofscope.analysis.hotspots import KernelStats
+from roofscope.analysis.limiter import Limiter
 from roofscope.analysis.roofline import KernelRoofline
 from roofscope.diagnosis.trust import RoofStanding
 from roofscope.metrics.machine import Machine
@@ -19,6 +20,7 @@ class KernelView:
     roof: KernelRoofline | None
     measured: KernelMetrics
     machine: Machine
+    limiter: Limiter | None = None  # every measured unit as a share of its peak
     counter_rows: int = 0  # counter values stored for its dispatches
     activity_counters: int = 0  # values of counters no kernel that ran can leave at 0
     nonzero_activity: int = 0

@@ -9,17 +9,20 @@ verdict is given: the data cannot say which of the two a kernel needs.
 Program thresholds: idle time in idle.py; SHORT_NS = 10 µs (the order
 of a kernel launch's own overhead on AMD and NVIDIA GPUs) for half of at least 100
 dispatches; COPY_SHARE = copies taking half as long as all kernels.
+Limiter: busy compute units rule out memory-side prescriptions (diagnosis.limits); a
+compute unit from NEAR of its peak on gives compute-near-roof, whatever the roofline says.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+from roofscope.analysis.limiter import Utilisation
 from roofscope.analysis.ranks import STRAGGLER_EXCESS, RankView
 from roofscope.diagnosis.evidence import KernelView, ProgramView
 from roofscope.diagnosis.findings import Finding, Severity, Value, kernel_gain
+from roofscope.diagnosis.limits import BUSY_PCT, FAR, compute_limited, compute_side
 
-FAR = 0.5
 NEAR = 0.9
 SHORT_NS = 10_000
 SHORT_SHARE = 0.5
@@ -57,12 +60,18 @@ def severity(gain: float | None) -> Severity:
 
 def roofline_rule(k: KernelView) -> Finding | None:
     r = k.roof
+    busy = compute_limited(k)
+    busiest = busy is not None and k.limiter is not None and busy is k.limiter.busiest
+    if busy is not None and (r is None or r.bound is None or (busiest and r.bound != "compute")):
+        return _busy_unit(k, busy)  # no roofline verdict, or the busiest unit computes
     if r is None or r.efficiency is None or r.bound is None:
         return None
     if FAR <= r.efficiency < NEAR:
         return None
     where = "far-below-roof" if r.efficiency < FAR else "near-roof"
     bound = "memory" if r.bound == "memory" else "compute"
+    if bound == "memory" and busy is not None:
+        return None  # a compute unit busy too: fewer or better-placed bytes would not relieve it
     rule = f"{bound}-{where}"
     gain, formula = kernel_gain(k.stats.share, r.efficiency)
     level = r.limiting_level or "hbm"
@@ -86,6 +95,31 @@ def roofline_rule(k: KernelView) -> Finding | None:
             "share": k.stats.share,
         },
         {"far_below": FAR, "near": NEAR},
+        gain,
+        formula,
+    )
+
+
+def _busy_unit(k: KernelView, busy: Utilisation) -> Finding | None:
+    """compute-near-roof from the limiter: a compute unit at NEAR or more of its peak."""
+    if busy.pct_of_peak < 100 * NEAR:
+        return None
+    gain, formula = kernel_gain(k.stats.share, busy.pct_of_peak / 100)
+    return Finding(
+        "compute-near-roof",
+        k.stats.name,
+        "bottleneck",
+        severity(gain),
+        f"compute-bound: {busy.unit} at {busy.pct_of_peak:.1f}% of its peak ({busy.evidence})",
+        PRESCRIPTIONS["compute-near-roof"],
+        {
+            "unit": busy.unit,
+            "pct_of_peak": busy.pct_of_peak,
+            "evidence": busy.evidence,
+            "source": busy.source,
+            "share": k.stats.share,
+        },
+        {"near": NEAR, "busy_pct": BUSY_PCT},
         gain,
         formula,
     )
@@ -172,7 +206,7 @@ def occupancy_limited(k: KernelView) -> Finding | None:
     occ = k.measured.occupancy
     if occ is None or occ.fraction >= OCCUPANCY_LOW or occ.limiter == "waves-per-simd":
         return None
-    if k.roof is not None and k.roof.bound == "compute":
+    if compute_side(k):
         return None  # compute-bound kernels need no latency hiding from extra waves
     lift = LIFT.get(occ.limiter, "{v}").format(v=occ.lift_value) if occ.lift_value else occ.lift
     return Finding(
@@ -197,10 +231,9 @@ def occupancy_limited(k: KernelView) -> Finding | None:
     )
 
 
-# Nsight Compute's speed-of-light throughputs (% of peak): a kernel that keeps a unit this busy
-# is limited by that unit, not by the latency that more resident warps would hide
+# Nsight Compute's speed-of-light throughputs (% of peak): a kernel that keeps a unit BUSY_PCT
+# busy is limited by that unit, not by the latency that more resident warps would hide
 THROUGHPUTS = ("Compute (SM) Throughput", "Memory Throughput")
-BUSY_PCT = 60.0
 
 
 def low_achieved_occupancy(k: KernelView) -> Finding | None:
@@ -210,7 +243,7 @@ def low_achieved_occupancy(k: KernelView) -> Finding | None:
     found = _metric(k, "Achieved Occupancy")
     if k.measured.occupancy is not None or found is None or found[1] >= 100 * OCCUPANCY_LOW:
         return None
-    if k.roof is not None and k.roof.bound == "compute":
+    if compute_side(k):
         return None
     busiest = [v for _, v in filter(None, (_metric(k, n) for n in THROUGHPUTS))]
     if busiest and max(busiest) >= BUSY_PCT:
@@ -254,7 +287,7 @@ def low_l2_hit_rate(k: KernelView) -> Finding | None:
     found = _metric(k, "L2 Cache Hit Rate", "L2CacheHit (recomputed)", "L2CacheHit")
     if found is None or found[1] >= L2_HIT_LOW:
         return None
-    if k.roof is not None and k.roof.bound == "compute":
+    if compute_side(k):
         return None
     name, hit = found
     return Finding(

@@ -34,6 +34,37 @@ def _dram_bytes(c: Counters, m: Machine) -> Array:
 
 _DRAM: Side = _dram_bytes
 
+# The pipes of the Compute Workload Analysis section's pipe-utilisation chart, each as the share
+# of its peak instruction rate (``sm__inst_executed_pipe_<p>``) or of its cycles
+# (``sm__pipe_<p>_cycles_active``), both ``.avg.pct_of_peak_sustained_active``.
+PIPES = ("alu", "fma", "fmaheavy", "fmalite", "fp16", "fp64", "xu", "uniform", "cbu", "adu",
+         "lsu", "tex", "shared", "tensor", "tensor_op_hmma", "tensor_op_imma", "tensor_op_dmma",
+         "tensor_op_gmma")  # fmt: skip
+PIPE_LABEL = {"alu": "ALU", "fma": "FMA", "fmaheavy": "FMA (heavy)", "fmalite": "FMA (lite)",
+              "fp16": "FP16", "fp64": "FP64", "xu": "XU", "uniform": "Uniform", "cbu": "CBU",
+              "adu": "ADU", "lsu": "LSU", "tex": "TEX", "shared": "Shared",
+              "tensor": "Tensor", "tensor_op_hmma": "Tensor (HMMA)",
+              "tensor_op_imma": "Tensor (IMMA)", "tensor_op_dmma": "Tensor (DMMA)",
+              "tensor_op_gmma": "Tensor (GMMA)"}  # fmt: skip
+
+
+def _pipes() -> list[Metric]:
+    """Each pipe's share of its peak instruction rate and of its cycles."""
+    metric = "{}.avg.pct_of_peak_sustained_active"
+    return [
+        m
+        for p in PIPES
+        for m in (
+            _level(f"{PIPE_LABEL[p]} Pipe Instructions", "%",
+                   metric.format(f"sm__inst_executed_pipe_{p}")),
+            _level(f"{PIPE_LABEL[p]} Pipe Cycles Active", "%",
+                   metric.format(f"sm__pipe_{p}_cycles_active")),
+        )
+    ]  # fmt: skip
+
+
+PIPE_METRICS = tuple(m.name for m in _pipes())
+
 NCU: list[Metric] = [
     _level("L2 Cache Hit Rate", "%", "lts__t_sector_hit_rate.pct"),
     _level("L1/TEX Hit Rate", "%", "l1tex__t_sector_hit_rate.pct"),
@@ -47,6 +78,10 @@ NCU: list[Metric] = [
     ),
     _level("DRAM Throughput", "%", "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed"),
     _level("Issue Slots Busy", "%", "smsp__issue_active.avg.pct_of_peak_sustained_active"),
+    _level("SM Busy", "%", "sm__instruction_throughput.avg.pct_of_peak_sustained_active"),
+    _level("L1/TEX Cache Throughput", "%", "l1tex__throughput.avg.pct_of_peak_sustained_active"),
+    _level("L2 Cache Throughput", "%", "lts__throughput.avg.pct_of_peak_sustained_elapsed"),
+    *_pipes(),
     rate(
         "DRAM Bandwidth",
         "GB/s",

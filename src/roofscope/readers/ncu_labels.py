@@ -10,6 +10,7 @@ _MEM = "Memory Workload Analysis"
 _LAUNCH = "Launch Statistics"
 _OCC = "Occupancy"
 _SCHED = "Scheduler Statistics"
+_CWA = "Compute Workload Analysis"
 
 LABELS: dict[tuple[str, str], str] = {
     (_SOL, "Duration"): DURATION,
@@ -57,6 +58,7 @@ LABELS: dict[tuple[str, str], str] = {
     (_OCC, "Max Cluster Size"): "launch__cluster_max_potential_size",
     (_OCC, "Overall GPU Occupancy"): "launch__occupancy_cluster_gpu_pct",
     (_SCHED, "One or More Eligible"): "smsp__issue_active.avg.pct_of_peak_sustained_active",
+    (_CWA, "SM Busy"): "sm__instruction_throughput.avg.pct_of_peak_sustained_active",
     (_SCHED, "No Eligible"): "smsp__issue_inst0.avg.pct_of_peak_sustained_active",
     (_SCHED, "Issued Warp Per Scheduler"): "smsp__issue_active.avg.per_cycle_active",
     (_SCHED, "Eligible Warps Per Scheduler"): "smsp__warps_eligible.avg.per_cycle_active",

@@ -118,6 +118,8 @@ def render_html(report: Report) -> str:
         body.append(roofline_svg(report))
         body.append(_ceiling_table(report))
         body.append(_undrawn(report))
+    if report.limiters:
+        body += ["<h2>Limiter</h2>", _limiter_table(report)]
     body += ["<h2>Findings</h2>", _findings(report), *_profiler_notes(report)]
     body.append("<h2>Inputs and warnings</h2>")
     body.append(
@@ -248,6 +250,28 @@ def _bound(r: KernelRoofline | None) -> str:
     if r is not None and r.missing_ceiling:
         return f"- (no {r.missing_ceiling} ceiling)"
     return (r.bound or "-") if r else "-"
+
+
+def _limiter_table(report: Report) -> str:
+    """One row per kernel with a limiter (hot, or on the roofline): the unit nearest its
+    peak, how near, where the number comes from, and every other unit measured."""
+    from roofscope.render.limiter_text import unit_text
+
+    index = {k.name: i for i, k in enumerate(report.hotspots.kernels)}
+    rows = []
+    for k in report.hotspots.kernels:
+        lim = report.limiters.get(k.name)
+        if lim is None:
+            continue
+        b = lim.busiest
+        rest = " · ".join(unit_text(u) for u in lim.units[1:])
+        rows.append(f'<tr data-k="{index[k.name]}"><td>{_e(k.name)}</td><td>{_e(b.unit)} '
+                    f"({_e(b.side)})</td><td>{b.pct_of_peak:.1f}%</td><td>{_e(b.evidence)}: "
+                    f"{_e(b.source)}</td><td>{_e(rest)}</td></tr>")  # fmt: skip
+    return (
+        '<table id="limiter"><tr><th>Kernel</th><th>Busiest unit</th><th>% of peak</th>'
+        "<th>From</th><th>Other units</th></tr>" + "".join(rows) + "</table>"
+    )
 
 
 def _ceiling_table(report: Report) -> str:

@@ -11,6 +11,7 @@ from dataclasses import asdict, fields
 from typing import Any
 
 from roofscope import __version__
+from roofscope.analysis.limiter import Limiter
 from roofscope.analysis.ranks import RankView
 from roofscope.analysis.roofline import KernelRoofline
 from roofscope.ceilings import is_integer
@@ -96,6 +97,7 @@ def to_dict(report: Report) -> dict[str, Any]:
                 "validity": list(report.validity(k.name)),
                 "profiler_rules": [asdict(r) for r in report.profiler_rules.get(k.name, ())],
                 "roofline": _kernel_roofline(roof.get(k.name)),
+                "limiter": _limiter(report.limiters.get(k.name)),
                 **_kernel_metrics(report.metrics.kernels.get(k.name)),
             }
             for k in h.kernels
@@ -209,6 +211,12 @@ def _total(by_ceiling: dict[str, float] | None, *, integer: bool) -> float | Non
     """The FLOPs (or IOPs) of ``by_ceiling``; None when none of that kind is known."""
     values = [v for n, v in (by_ceiling or {}).items() if is_integer(n) == integer]
     return sum(values) if values else None
+
+
+def _limiter(lim: Limiter | None) -> dict[str, Any] | None:
+    if lim is None:
+        return None
+    return {"busiest": asdict(lim.busiest), "units": [asdict(u) for u in lim.units]}
 
 
 def _machine(m: Machine) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from rich.text import Text
 
 from roofscope.diagnosis.profiler import FINDING_KINDS, ProfilerRule
 from roofscope.metrics.derived import MetricValue
+from roofscope.metrics.nvidia import PIPE_METRICS
 from roofscope.render.findings_text import wrapped
 from roofscope.report import Report
 
@@ -33,6 +34,8 @@ SHOWN = (
     "L1/TEX Hit Rate",
     "Achieved Occupancy",
     "Theoretical Occupancy",
+    "SM Busy",
+    *PIPE_METRICS,  # those the profile has (Nsight Compute's Compute Workload Analysis)
 )
 MAX_KERNELS = 5
 

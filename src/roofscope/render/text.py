@@ -13,6 +13,7 @@ from roofscope.analysis.hotspots import KernelStats
 from roofscope.model import InputFile, Runs
 from roofscope.render.columns import fitted_table
 from roofscope.render.findings_text import findings_section
+from roofscope.render.limiter_text import limiter_section
 from roofscope.render.metrics_text import metrics_section
 from roofscope.render.roofline_text import roofline_section
 from roofscope.report import Barriers, Report
@@ -74,6 +75,7 @@ def render_text(
     _ranks(console, report)
     metrics_section(console, report)
     roofline_section(console, report, top)
+    limiter_section(console, report, top)
     _activity(console, report)
     findings_section(console, report, top)
     _warnings(console, report)
