@@ -21,7 +21,7 @@ from roofscope.analysis.selection import EVERYTHING, Selection
 from roofscope.analysis.timeline import DEFAULT_GAP_NS, Timeline, timeline
 from roofscope.barriers import MEANING
 from roofscope.ceilings import Ceiling
-from roofscope.diagnosis.diagnose import diagnose
+from roofscope.diagnosis.diagnose import Inputs, diagnose
 from roofscope.diagnosis.findings import Finding
 from roofscope.diagnosis.profiler import ProfilerRule, lead_with_profiler
 from roofscope.diagnosis.trust import standing
@@ -167,10 +167,11 @@ def analyse(
     roofs = {k.name: k for k in section.result.kernels}
     limits = limiters(studied, values, roofs, section.result.ceilings)
     warnings += _percent_warnings(values)
-    findings = diagnose(
+    given = Inputs(
         profile, selection, hot, section.result, times, copy_ns, section.choice.name, measured,
         ranks, limits,
     )  # fmt: skip
+    findings = diagnose(given)
     rules = profiler_rules(profile, studied)
     findings = lead_with_profiler(findings, rules, {k.name: k.share for k in hot.kernels})
     return Report(

@@ -3,88 +3,108 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from dataclasses import dataclass, field
 
-from roofscope.analysis.hotspots import Hotspots
+from roofscope.analysis.hotspots import Hotspots, KernelStats
 from roofscope.analysis.input_wait import loader_idle_ns
 from roofscope.analysis.limiter import Limiter
 from roofscope.analysis.ranks import RankView
-from roofscope.analysis.roofline import Roofline
+from roofscope.analysis.roofline import KernelRoofline, Roofline
 from roofscope.analysis.selection import Selection, dispatch_filter, summary_filter
 from roofscope.analysis.timeline import Timeline
-from roofscope.diagnosis.evidence import KernelView, ProgramView, counter_collected, kernel_facts
-from roofscope.diagnosis.findings import Finding, ranked
-from roofscope.diagnosis.idle import idle_gaps
-from roofscope.diagnosis.rules import (
-    KERNEL_RULES,
-    SHORT_NS,
-    communication_share,
-    copies_dominate,
-    short_kernels,
-    stragglers,
+from roofscope.diagnosis.evidence import (
+    KernelFacts,
+    KernelView,
+    ProgramView,
+    counter_collected,
+    kernel_facts,
 )
+from roofscope.diagnosis.findings import Finding, ranked
+from roofscope.diagnosis.registry import RULES, run
+from roofscope.diagnosis.rules import SHORT_NS
 from roofscope.diagnosis.trust import standing, temper_kernel
-from roofscope.diagnosis.validity import CAVEATS, check_kernel
+from roofscope.diagnosis.validity import CAVEATS
 from roofscope.metrics.per_kernel import KernelMetrics, MetricsSection
 from roofscope.model import Profile
 
 
-def diagnose(
-    profile: Profile,
-    selection: Selection,
-    hot: Hotspots,
-    roof: Roofline,
-    timeline: Timeline | None,
-    copy_ns: float,
-    device: str | None,
-    measured: MetricsSection,
-    ranks: RankView | None = None,
-    limiters: Mapping[str, Limiter] | None = None,
-) -> list[Finding]:
-    roofs = {k.name: k for k in roof.kernels}
-    kernels = [k for k in hot.kernels if k.hot or k.name in roofs]  # hot, or on the roofline
-    facts = kernel_facts(profile, [k.name for k in kernels])
-    has_counters = profile.count("counters") > 0
+@dataclass(frozen=True)
+class Inputs:
+    """What the diagnosis reads: the profile, the selection and the analyses' results."""
+
+    profile: Profile
+    selection: Selection
+    hot: Hotspots
+    roof: Roofline
+    timeline: Timeline | None
+    copy_ns: float
+    device: str | None  # the GPU the ceilings are of, as the report names it
+    measured: MetricsSection
+    ranks: RankView | None = None
+    limiters: dict[str, Limiter] = field(default_factory=dict)
+
+
+def diagnose(given: Inputs) -> list[Finding]:
+    """Validity checks, then kernel rules, per studied kernel; then the program rules
+    (diagnosis/registry.py), ranked by what fixing them could save."""
+    roofs = {k.name: k for k in given.roof.kernels}
+    studied = [k for k in given.hot.kernels if k.hot or k.name in roofs]  # or on the roofline
+    facts = kernel_facts(given.profile, [k.name for k in studied])
+    has_counters = given.profile.count("counters") > 0
     findings: list[Finding] = []
-    for stats in kernels:
-        on_roof = roofs.get(stats.name)
-        view = KernelView(
-            stats,
-            on_roof,
-            measured.kernels.get(stats.name, KernelMetrics()),
-            measured.machine,
-            (limiters or {}).get(stats.name),
-            **facts.get(stats.name, {}),  # type: ignore[arg-type]
-            standing=standing(on_roof, roof) if on_roof else None,
-        )
-        problems = check_kernel(view, has_counters=has_counters, device=device)
+    for stats in studied:
+        known = facts.get(stats.name, KernelFacts())
+        view = _kernel_view(given, stats, roofs.get(stats.name), known, has_counters)
+        problems = run(RULES.validity, view)
         findings += problems
         if any(p.rule not in CAVEATS for p in problems):
             continue
-        verdicts = [f for rule in KERNEL_RULES if (f := rule(view)) is not None]
-        findings += temper_kernel(verdicts, on_roof, roof, stats.calls)
-    program = ProgramView(
-        kernel_ns=hot.total_ns,
-        span_ns=sum(d.span_ns for d in timeline.devices) if timeline else None,
-        idle_ns=timeline.idle_ns if timeline else None,
-        gaps=timeline.gaps if timeline else None,
-        gap_ns=timeline.gap_ns if timeline else None,
-        gap_threshold_ns=timeline.gap_threshold_ns if timeline else None,
-        dispatches=hot.dispatches,
-        copy_ns=copy_ns,
-        has_counters=has_counters,
-        counter_run=counter_collected(profile) if timeline else None,
-        loader_idle_ns=loader_idle_ns(profile, selection) if timeline else None,
-        communication_ns=sum(k.total_ns or 0 for k in hot.kernels if k.communication),
-    )
-    program_rules = (idle_gaps, copies_dominate, communication_share)
-    findings += [f for rule in program_rules if (f := rule(program))]
-    from_summary = _short_in_summaries(profile, selection)
-    short = _short_dispatches(profile, selection) + from_summary
-    if (found := short_kernels(program, short, from_summary=from_summary)) is not None:
-        findings.append(found)
-    findings += stragglers(ranks)
+        verdicts = run(RULES.kernel, view)
+        findings += temper_kernel(verdicts, view.roof, given.roof, stats.calls)
+    findings += run(RULES.program, _program_view(given, has_counters))
     return ranked(findings)
+
+
+def _kernel_view(
+    given: Inputs,
+    stats: KernelStats,
+    on_roof: KernelRoofline | None,
+    facts: KernelFacts,
+    has_counters: bool,
+) -> KernelView:
+    return KernelView(
+        stats,
+        on_roof,
+        given.measured.kernels.get(stats.name, KernelMetrics()),
+        given.measured.machine,
+        limiter=given.limiters.get(stats.name),
+        facts=facts,
+        standing=standing(on_roof, given.roof) if on_roof else None,
+        has_counters=has_counters,
+        device=given.device,
+    )
+
+
+def _program_view(given: Inputs, has_counters: bool) -> ProgramView:
+    profile, selection, t, hot = given.profile, given.selection, given.timeline, given.hot
+    from_summary = _short_in_summaries(profile, selection)
+    return ProgramView(
+        kernel_ns=hot.total_ns,
+        span_ns=sum(d.span_ns for d in t.devices) if t else None,
+        idle_ns=t.idle_ns if t else None,
+        gaps=t.gaps if t else None,
+        gap_ns=t.gap_ns if t else None,
+        gap_threshold_ns=t.gap_threshold_ns if t else None,
+        dispatches=hot.dispatches,
+        copy_ns=given.copy_ns,
+        has_counters=has_counters,
+        counter_run=counter_collected(profile) if t else None,
+        loader_idle_ns=loader_idle_ns(profile, selection) if t else None,
+        communication_ns=sum(k.total_ns or 0 for k in hot.kernels if k.communication),
+        short_dispatches=_short_dispatches(profile, selection) + from_summary,
+        short_from_summary=from_summary,
+        ranks=given.ranks,
+    )
 
 
 def _short_dispatches(profile: Profile, selection: Selection) -> int:

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from roofscope.analysis.hotspots import KernelStats
 from roofscope.analysis.limiter import Limiter
+from roofscope.analysis.ranks import RankView
 from roofscope.analysis.roofline import KernelRoofline
 from roofscope.diagnosis.trust import RoofStanding
 from roofscope.metrics.machine import Machine
@@ -15,20 +16,32 @@ from roofscope.work.assign import run_name_ids
 
 
 @dataclass(frozen=True)
+class KernelFacts:
+    """What the profile's tables say of one kernel beyond its statistics: a summary file's own
+    mean, min and max, and how its dispatches are covered by counters."""
+
+    counter_rows: int = 0  # counter values stored for its dispatches
+    activity_counters: int = 0  # values of counters no kernel that ran can leave at 0
+    nonzero_activity: int = 0
+    counter_run_calls: int | None = None  # its dispatches in counter runs of the program
+    summary_mean_ns: float | None = None
+    summary_min_ns: float | None = None
+    summary_max_ns: float | None = None
+
+
+@dataclass(frozen=True)
 class KernelView:
+    """Everything a kernel rule or validity check may read about one kernel."""
+
     stats: KernelStats
     roof: KernelRoofline | None
     measured: KernelMetrics
     machine: Machine
     limiter: Limiter | None = None  # every measured unit as a share of its peak
-    counter_rows: int = 0  # counter values stored for its dispatches
-    activity_counters: int = 0  # values of counters no kernel that ran can leave at 0
-    nonzero_activity: int = 0
-    counter_run_calls: int | None = None  # its dispatches in counter runs of the program
-    summary_mean_ns: float | None = None  # a summary file's own mean, min and max
-    summary_min_ns: float | None = None
-    summary_max_ns: float | None = None
+    facts: KernelFacts = KernelFacts()
     standing: RoofStanding | None = None  # above its roof: how far, against what (trust.py)
+    has_counters: bool = False  # the profile has counters (for some kernel)
+    device: str | None = None  # the GPU the ceilings are of, as the report names it
 
 
 @dataclass(frozen=True)
@@ -45,6 +58,9 @@ class ProgramView:
     copy_ns: float
     has_counters: bool
     communication_ns: float = 0.0  # in NCCL/RCCL kernels (part of kernel_ns)
+    short_dispatches: int = 0  # dispatches under SHORT_NS (rules.py), summaries' lower bound in
+    short_from_summary: int = 0  # of them, counted from summaries (diagnose.surely_short)
+    ranks: RankView | None = None  # the per-rank view of a many-process profile
     # the formats of the timeline's files whose dispatches carry counters: a counter-collection
     # run, whose idle time is the profiler's (serialised dispatches, counter reads)
     counter_run: str | None = None
@@ -57,36 +73,56 @@ ACTIVITY = ("GRBM_GUI_ACTIVE", "GRBM_COUNT", "SQ_WAVES", "SQ_BUSY_CYCLES", "SQ_W
             "SQ_CYCLES", "SQ_INSTS_VALU", "SQ_INSTS_SALU", "Wavefronts", "GPUBusy")  # fmt: skip
 
 
-def kernel_facts(profile: Profile, kernels: list[str]) -> dict[str, dict[str, float | int | None]]:
+def kernel_facts(profile: Profile, kernels: list[str]) -> dict[str, KernelFacts]:
     """A summary's own mean/min/max and the counter coverage of these kernels."""
     if not kernels:
         return {}
     con = profile.con
     names = "SELECT name_id FROM names WHERE kernel IN (SELECT unnest($1::VARCHAR[]))"
-    out: dict[str, dict[str, float | int | None]] = {k: {} for k in kernels}
-    summaries = con.execute(
-        f"""SELECT n.kernel, max(mean_ns), min(min_ns), max(max_ns) FROM kernel_summary s
-        JOIN names n USING (name_id) WHERE s.name_id IN ({names}) GROUP BY n.kernel""",
-        [kernels],
-    ).fetchall()
-    for kernel, mean, low, high in summaries:
-        out[str(kernel)].update(summary_mean_ns=mean, summary_min_ns=low, summary_max_ns=high)
-    if profile.count("counters") == 0:
-        return out
+    summaries = {
+        str(kernel): (mean, low, high)
+        for kernel, mean, low, high in con.execute(
+            f"""SELECT n.kernel, max(mean_ns), min(min_ns), max(max_ns) FROM kernel_summary s
+            JOIN names n USING (name_id) WHERE s.name_id IN ({names}) GROUP BY n.kernel""",
+            [kernels],
+        ).fetchall()
+    }
+    counted = _coverage(profile, kernels, names) if profile.count("counters") else {}
+    out = {}
+    for kernel in kernels:
+        mean, low, high = summaries.get(kernel, (None, None, None))
+        rows, activity, nonzero, in_runs = counted.get(kernel, (0, 0, 0, None))
+        out[kernel] = KernelFacts(rows, activity, nonzero, in_runs, mean, low, high)
+    return out
+
+
+def _coverage(
+    profile: Profile, kernels: list[str], names: str
+) -> dict[str, tuple[int, int, int, int | None]]:
+    """Per kernel: its counter values, activity counter values and non-zero ones, over its
+    dispatches and those of the counter runs; and its dispatches in the counter runs."""
     in_runs = run_name_ids(profile, kernels)
     runs = profile.sources("counter-run")
     own: dict[str, list[int]] = {}
     query = f"SELECT kernel, name_id FROM names WHERE name_id IN ({names})"
-    for k, i in con.execute(query, [kernels]).fetchall():
+    for k, i in profile.con.execute(query, [kernels]).fetchall():
         own.setdefault(str(k), []).append(int(i))
+    out = {}
     for kernel in kernels:
-        facts = _counter_facts(profile, profile.sources("dispatches"), own.get(kernel, []))
+        _, rows, activity, nonzero = _counter_facts(
+            profile, profile.sources("dispatches"), own.get(kernel, [])
+        )
+        calls = None
         if kernel in in_runs:
-            more = _counter_facts(profile, runs, in_runs[kernel])
-            facts = {key: facts[key] + more[key] for key in facts}
-            out[kernel]["counter_run_calls"] = more["dispatches"]
-        del facts["dispatches"]
-        out[kernel].update(facts)
+            calls, more_rows, more_activity, more_nonzero = _counter_facts(
+                profile, runs, in_runs[kernel]
+            )
+            rows, activity, nonzero = (
+                rows + more_rows,
+                activity + more_activity,
+                nonzero + more_nonzero,
+            )
+        out[kernel] = (rows, activity, nonzero, calls)
     return out
 
 
@@ -104,18 +140,21 @@ def counter_collected(profile: Profile) -> str | None:
     return ", ".join(sorted({profile.inputs[int(s)].format for (s,) in rows})) or None
 
 
-def _counter_facts(profile: Profile, sources: list[int], name_ids: list[int]) -> dict[str, int]:
-    """Dispatches of these kernels in these sources, and their counter values."""
+def _counter_facts(
+    profile: Profile, sources: list[int], name_ids: list[int]
+) -> tuple[int, int, int, int]:
+    """Dispatches of these kernels in these sources, their counter values, the values of
+    activity counters and the non-zero ones among those."""
     if not sources or not name_ids:
-        return dict.fromkeys(("dispatches", "counter_rows", "activity_counters",
-                              "nonzero_activity"), 0)  # fmt: skip
+        return 0, 0, 0, 0
+    activity = ", ".join(f"'{c}'" for c in ACTIVITY)
     row = profile.con.execute(
         f"""SELECT count(DISTINCT d.rowid), count(c.value),
-            count(c.value) FILTER (c.counter IN {ACTIVITY}),
-            count(c.value) FILTER (c.counter IN {ACTIVITY} AND c.value <> 0)
+            count(c.value) FILTER (c.counter IN ({activity})),
+            count(c.value) FILTER (c.counter IN ({activity}) AND c.value <> 0)
         FROM dispatches d LEFT JOIN counters c ON c.row_id = d.rowid
         WHERE d.source IN ({", ".join(map(str, sources))})
         AND d.name_id IN ({", ".join(map(str, name_ids))})"""
     ).fetchone()
-    keys = ("dispatches", "counter_rows", "activity_counters", "nonzero_activity")
-    return dict(zip(keys, (int(v or 0) for v in (row or (0, 0, 0, 0))), strict=True))
+    dispatches, values, active, nonzero = (int(v or 0) for v in (row or (0, 0, 0, 0)))
+    return dispatches, values, active, nonzero

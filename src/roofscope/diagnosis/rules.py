@@ -15,10 +15,8 @@ compute unit from NEAR of its peak on gives compute-near-roof, whatever the roof
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from roofscope.analysis.limiter import Utilisation
-from roofscope.analysis.ranks import STRAGGLER_EXCESS, RankView
+from roofscope.analysis.ranks import STRAGGLER_EXCESS
 from roofscope.diagnosis.evidence import KernelView, ProgramView
 from roofscope.diagnosis.findings import Finding, Severity, Value, kernel_gain
 from roofscope.diagnosis.limits import BUSY_PCT, FAR, compute_limited, compute_side
@@ -125,9 +123,6 @@ def _busy_unit(k: KernelView, busy: Utilisation) -> Finding | None:
     )
 
 
-KERNEL_RULES: list[Callable[[KernelView], Finding | None]] = [roofline_rule]
-
-
 def copies_dominate(p: ProgramView) -> Finding | None:
     if not p.kernel_ns or p.copy_ns < COPY_SHARE * p.kernel_ns:
         return None
@@ -164,11 +159,10 @@ def communication_share(p: ProgramView) -> Finding | None:
     )
 
 
-def short_kernels(
-    p: ProgramView, short_dispatches: int, *, from_summary: int = 0
-) -> Finding | None:
-    """``short_dispatches`` of them counted in summaries (``from_summary``) are a lower bound
-    worked out from each kernel's max, median and mean (diagnose.surely_short)."""
+def short_kernels(p: ProgramView) -> Finding | None:
+    """Those of the short dispatches counted in summaries (``p.short_from_summary``) are a
+    lower bound worked out from each kernel's max, median and mean (diagnose.surely_short)."""
+    short_dispatches, from_summary = p.short_dispatches, p.short_from_summary
     if p.dispatches < SHORT_MIN_DISPATCHES or short_dispatches < SHORT_SHARE * p.dispatches:
         return None
     share = short_dispatches / p.dispatches
@@ -345,19 +339,9 @@ def low_active_threads(k: KernelView) -> Finding | None:
     )
 
 
-KERNEL_RULES.extend(
-    [
-        occupancy_limited,
-        low_achieved_occupancy,
-        low_l2_hit_rate,
-        lds_bank_conflicts,
-        low_active_threads,
-    ]
-)
-
-
-def stragglers(view: RankView | None) -> list[Finding]:
+def stragglers(p: ProgramView) -> list[Finding]:
     """One finding per rank whose kernel time exceeds the median rank's (analysis.ranks)."""
+    view = p.ranks
     if view is None:
         return []
     out = []

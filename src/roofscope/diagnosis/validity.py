@@ -43,90 +43,99 @@ WARMUP_RATIO = 2.0
 WARMUP_HOLDS = 0.5  # beyond this share of the kernel's time the first call decides any verdict
 
 
-def check_kernel(k: KernelView, *, has_counters: bool, device: str | None) -> list[Finding]:
-    s, out = k.stats, []
-    name = s.name
-    if s.total_ns is not None and s.total_ns <= 0 and s.calls > 0:
-        out.append(
-            Finding(
-                "no-time",
-                name,
-                "validity",
-                "high",
-                f"its {s.calls} dispatch(es) take 0 ns (Begin equals End): no rate, efficiency "
-                "or bound can be computed",
-                "the timestamps were lost (a file re-saved by a tool that rounds or drops "
-                "them); use the profiler's original output, or its timestamps.csv pass",
-                {"calls": s.calls, "total_ns": s.total_ns},
-            )
+def no_time(k: KernelView) -> Finding | None:
+    s = k.stats
+    if s.total_ns is None or s.total_ns > 0 or s.calls <= 0:
+        return None
+    return Finding(
+        "no-time",
+        s.name,
+        "validity",
+        "high",
+        f"its {s.calls} dispatch(es) take 0 ns (Begin equals End): no rate, efficiency "
+        "or bound can be computed",
+        "the timestamps were lost (a file re-saved by a tool that rounds or drops "
+        "them); use the profiler's original output, or its timestamps.csv pass",
+        {"calls": s.calls, "total_ns": s.total_ns},
+    )
+
+
+def roof_standing(k: KernelView) -> Finding | None:
+    """Above its roof: at a measured one, or beyond (trust.py)."""
+    return None if k.standing is None else roof_finding(k.stats.name, k.standing, k.device)
+
+
+def average_outside_range(k: KernelView) -> Finding | None:
+    mean, low, high = k.facts.summary_mean_ns, k.facts.summary_min_ns, k.facts.summary_max_ns
+    if mean is None or low is None or high is None:
+        return None
+    if low <= mean * (1 + 1e-9) and mean <= high * (1 + 1e-9):
+        return None
+    return Finding(
+        "average-outside-range",
+        k.stats.name,
+        "validity",
+        "high",
+        f"the summary's mean {mean:.0f} ns lies outside its [min {low:.0f}, max {high:.0f}]",
+        "the summary is damaged or its columns mislabelled; analyse the trace instead",
+        {"mean_ns": mean, "min_ns": low, "max_ns": high},
+    )
+
+
+def counters_missing(k: KernelView) -> Finding | None:
+    f = k.facts
+    if k.has_counters and f.counter_rows == 0:
+        return Finding(
+            "counters-missing",
+            k.stats.name,
+            "validity",
+            "medium",
+            "the profile has counters, but none for this kernel",
+            "re-run the counter passes without a --kernel/--dispatch filter that drops it",
+            {"counter_values": 0},
         )
-    if k.standing is not None:  # above its roof: at a measured one, or beyond (trust.py)
-        out.append(roof_finding(name, k.standing, device))
-    mean, low, high = k.summary_mean_ns, k.summary_min_ns, k.summary_max_ns
-    if (
-        mean is not None
-        and low is not None
-        and high is not None
-        and not (low <= mean * (1 + 1e-9) and mean <= high * (1 + 1e-9))
-    ):
-        out.append(
-            Finding(
-                "average-outside-range",
-                name,
-                "validity",
-                "high",
-                f"the summary's mean {mean:.0f} ns lies outside its [min {low:.0f}, "
-                f"max {high:.0f}]",
-                "the summary is damaged or its columns mislabelled; analyse the trace instead",
-                {"mean_ns": mean, "min_ns": low, "max_ns": high},
-            )
-        )
-    if has_counters and k.counter_rows == 0:
-        out.append(
-            Finding(
-                "counters-missing",
-                name,
-                "validity",
-                "medium",
-                "the profile has counters, but none for this kernel",
-                "re-run the counter passes without a --kernel/--dispatch filter that drops it",
-                {"counter_values": 0},
-            )
-        )
-    elif k.activity_counters and k.nonzero_activity == 0:
-        out.append(
-            Finding(
-                "counters-all-zero",
-                name,
-                "validity",
-                "high",
-                f"its {k.activity_counters} busy-cycle, wave and instruction counter values "
-                "are all 0, though it ran",
-                "the counters were not armed for it (a driver or profiler fault); re-profile",
-                {"activity_values": k.activity_counters, "nonzero": 0},
-            )
-        )
-    if k.counter_run_calls is not None and k.counter_run_calls != s.calls:
-        out.append(
-            Finding(
-                "pass-dispatch-mismatch",
-                name,
-                "validity",
-                "medium",
-                f"the counter runs saw {k.counter_run_calls} dispatch(es), the trace {s.calls}",
-                "profile counters and timing in one run of the same input, or check that "
-                "every pass ran the same iterations",
-                {"counter_run_calls": k.counter_run_calls, "trace_calls": s.calls},
-            )
-        )
-    others = {v.peer for v in k.measured.values.values() if v.peer}  # another tool's way
+    if not (k.has_counters and f.activity_counters and f.nonzero_activity == 0):
+        return None
+    return Finding(
+        "counters-all-zero",
+        k.stats.name,
+        "validity",
+        "high",
+        f"its {f.activity_counters} busy-cycle, wave and instruction counter values "
+        "are all 0, though it ran",
+        "the counters were not armed for it (a driver or profiler fault); re-profile",
+        {"activity_values": f.activity_counters, "nonzero": 0},
+    )
+
+
+def pass_dispatch_mismatch(k: KernelView) -> Finding | None:
+    calls, traced = k.facts.counter_run_calls, k.stats.calls
+    if calls is None or calls == traced:
+        return None
+    return Finding(
+        "pass-dispatch-mismatch",
+        k.stats.name,
+        "validity",
+        "medium",
+        f"the counter runs saw {calls} dispatch(es), the trace {traced}",
+        "profile counters and timing in one run of the same input, or check that "
+        "every pass ran the same iterations",
+        {"counter_run_calls": calls, "trace_calls": traced},
+    )
+
+
+def metric_above_peak(k: KernelView) -> list[Finding]:
+    """Every metric of roofscope's own above its peak (another tool's way of computing one,
+    shown beside it, is not roofscope's evidence)."""
+    others = {v.peer for v in k.measured.values.values() if v.peer}
+    out = []
     for metric, value in sorted(k.measured.values.items()):
         pct = value.pct_of_peak
         if metric not in others and pct is not None and pct > 100 * (1 + PEAK_TOLERANCE):
             out.append(
                 Finding(
                     "metric-above-peak",
-                    name,
+                    k.stats.name,
                     "validity",
                     "high",
                     f"{metric} is {pct:.0f}% of its peak",
@@ -136,38 +145,43 @@ def check_kernel(k: KernelView, *, has_counters: bool, device: str | None) -> li
                     {"pct_of_peak_max": 100.0},
                 )
             )
-    if s.calls < MIN_DISPATCHES:
-        out.append(
-            Finding(
-                "single-dispatch",
-                name,
-                "validity",
-                "low",
-                "one dispatch: its time is a single sample, with any cold start in it",
-                "profile more iterations before judging this kernel",
-                {"calls": s.calls},
-                {"min_dispatches": MIN_DISPATCHES},
-            )
-        )
-    rest = _rest_mean(s.total_ns, s.first_ns, s.calls)
-    if rest and s.first_ns is not None and s.first_ns > WARMUP_RATIO * rest:
-        held = s.first_ns / s.total_ns if s.total_ns else 0.0
-        out.append(
-            Finding(
-                "warm-up" if held <= WARMUP_HOLDS else "warm-up-dominates",
-                name,
-                "validity",
-                "low" if held <= WARMUP_HOLDS else "high",
-                f"the first dispatch took {s.first_ns / rest:.1f}x the mean of the others and "
-                f"holds {held:.0%} of the kernel's time",
-                "leave the first call out (profile after a warm-up iteration); a first call "
-                "that slow is code-object loading, first-touch page migration (APUs, "
-                "managed memory) or clocks ramping up, not the kernel's steady state",
-                {"first_ns": s.first_ns, "rest_mean_ns": rest, "first_share": held},
-                {"ratio_max": WARMUP_RATIO, "first_share_max": WARMUP_HOLDS},
-            )
-        )
     return out
+
+
+def single_dispatch(k: KernelView) -> Finding | None:
+    if k.stats.calls >= MIN_DISPATCHES:
+        return None
+    return Finding(
+        "single-dispatch",
+        k.stats.name,
+        "validity",
+        "low",
+        "one dispatch: its time is a single sample, with any cold start in it",
+        "profile more iterations before judging this kernel",
+        {"calls": k.stats.calls},
+        {"min_dispatches": MIN_DISPATCHES},
+    )
+
+
+def warm_up(k: KernelView) -> Finding | None:
+    s = k.stats
+    rest = _rest_mean(s.total_ns, s.first_ns, s.calls)
+    if not rest or s.first_ns is None or s.first_ns <= WARMUP_RATIO * rest:
+        return None
+    held = s.first_ns / s.total_ns if s.total_ns else 0.0
+    return Finding(
+        "warm-up" if held <= WARMUP_HOLDS else "warm-up-dominates",
+        s.name,
+        "validity",
+        "low" if held <= WARMUP_HOLDS else "high",
+        f"the first dispatch took {s.first_ns / rest:.1f}x the mean of the others and "
+        f"holds {held:.0%} of the kernel's time",
+        "leave the first call out (profile after a warm-up iteration); a first call "
+        "that slow is code-object loading, first-touch page migration (APUs, "
+        "managed memory) or clocks ramping up, not the kernel's steady state",
+        {"first_ns": s.first_ns, "rest_mean_ns": rest, "first_share": held},
+        {"ratio_max": WARMUP_RATIO, "first_share_max": WARMUP_HOLDS},
+    )
 
 
 def _rest_mean(total: float | None, first: float | None, calls: int) -> float | None:
