@@ -76,6 +76,20 @@ def test_ncu_gemm_naive_is_sm_bound(capsys: pytest.CaptureFixture[str]) -> None:
     (f,) = [f for f in doc["findings"] if f["rule"] == "compute-near-roof"]
     assert f["evidence"]["pct_of_peak"] == pytest.approx(97.32)
     assert not set(rules(doc, k["name"])) & set(MEMORY_SIDE)
+    # placed by bandwidth alone (its work unknown), it is not called memory-bound beside an SM
+    # at 97 %: the table's Bound reads '-', the limiter says the rest
+    roof = k["roofline"]
+    assert (roof["placed_by"], roof["bound"]) == ("bandwidth", None)
+    assert roof["efficiency"] == pytest.approx(hbm["pct_of_peak"] / 100)
+
+
+def test_saxpy_placed_by_bandwidth_stays_memory_bound(capsys: pytest.CaptureFixture[str]) -> None:
+    """saxpy's busiest unit is DRAM (90.35 %): a bandwidth placement keeps its bound."""
+    doc = run_json(
+        capsys, str(DATA / "ncu/gpu-roofline-profiler-rtx5070/saxpy.csv"), *RTX5070_PEAKS
+    )
+    roof = kernel(doc, "unnamed>::saxpy_kernel")["roofline"]
+    assert (roof["placed_by"], roof["bound"]) == ("bandwidth", "memory")
 
 
 def test_ncu_saxpy_is_dram_bound(capsys: pytest.CaptureFixture[str]) -> None:
