@@ -66,7 +66,13 @@ from roofscope.readers.kineto_meta import (
     waves,
     whole,
 )
-from roofscope.readers.no_kernels import KINETO_WIDEN, held, kernels_not_recorded, no_kernel_ran
+from roofscope.readers.no_kernels import (
+    KINETO_WIDEN,
+    held,
+    is_launch,
+    kernels_not_recorded,
+    no_kernel_ran,
+)
 from roofscope.readers.registry import DISPATCHES, Reader
 from roofscope.readers.sniff import Head
 
@@ -74,9 +80,6 @@ KERNEL_CATS = frozenset({"kernel", "Kernel"})
 COPY_CATS = frozenset({"gpu_memcpy", "gpu_memset", "Memcpy", "Memset"})
 HOST_CATS = frozenset({"cpu_op", "Operator", "cuda_runtime", "Runtime", "cuda_driver"})
 RUNTIME_CATS = frozenset({"cuda_runtime", "Runtime", "cuda_driver"})
-# a kernel launch among the runtime calls (cudaLaunchKernel, cuLaunchKernelEx,
-# hipLaunchKernel, hipExtModuleLaunchKernel, cudaGraphLaunch, ...)
-_LAUNCH = re.compile(r"Launch\w*Kernel|GraphLaunch|^cuLaunch")
 # torch.profiler with experimental_config(profiler_metrics=...): CUPTI's range profiler
 # replaces each kernel's trace event by a range event holding its counters
 PROFILER_RANGE_CAT = "cuda_profiler_range"
@@ -241,7 +244,7 @@ class _Pass:
             self._host(event)
             if cat in RUNTIME_CATS:
                 self.runtime += 1
-                self.launches += _LAUNCH.search(str(event.get("name", ""))) is not None
+                self.launches += is_launch(str(event.get("name", "")))
         elif cat == PROFILER_RANGE_CAT:
             self.ranges += 1
 

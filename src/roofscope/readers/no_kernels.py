@@ -88,7 +88,7 @@ def nsys_launches(con: sqlite3.Connection, present: set[str]) -> int:
     """The kernel launches among an nsys export's CUDA API calls (0 without the tables)."""
     if not {"CUPTI_ACTIVITY_KIND_RUNTIME", "StringIds"} <= present:
         return 0
-    like = " OR ".join(f"s.value LIKE '%{k}%'" for k in LAUNCHES)
+    like = launch_sql("s.value")
     ((n,),) = con.execute(
         "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s "
         f"ON s.id = r.nameId WHERE {like}"
@@ -106,8 +106,22 @@ ROCPD_WIDEN = (
     "profile a range in which the program launches kernels (rocprofv3 --collection-period, "
     "or the roctx range or --kernel-include-regex that selected none)"
 )
+# kernel launches among API calls (cudaLaunchKernel, cuLaunchKernelEx, hipLaunchKernel,
+# hipExtModuleLaunchKernel, cudaLaunchCooperativeKernel, cudaGraphLaunch, ...)
 LAUNCHES = ("LaunchKernel", "GraphLaunch", "ModuleLaunch", "LaunchCooperative", "ExtLaunch")
-_ROCPD_LAUNCH = " OR ".join(f"name LIKE '%{k}%'" for k in LAUNCHES)
+
+
+def is_launch(name: str) -> bool:
+    """Whether an API call of this name launches kernels."""
+    return any(k in name for k in LAUNCHES)
+
+
+def launch_sql(column: str) -> str:
+    """:func:`is_launch` as a SQL condition on ``column``."""
+    return " OR ".join(f"{column} LIKE '%{k}%'" for k in LAUNCHES)
+
+
+_ROCPD_LAUNCH = launch_sql("name")
 
 
 def rocpd_no_kernels(con: sqlite3.Connection, path: str) -> InputError:
@@ -149,7 +163,7 @@ ROCPROF_WIDEN = (
 def api_no_kernels(path: str, calls: dict[str, int], copies: int, remedy: str) -> InputError:
     """A trace with API calls (name -> count) and copies but no kernel: not recorded when a
     call launches kernels, else no kernel ran."""
-    launches = sum(n for name, n in calls.items() if any(k in name for k in LAUNCHES))
+    launches = sum(n for name, n in calls.items() if is_launch(name))
     if launches:
         return InputError(
             path,
