@@ -50,7 +50,6 @@ _V3_SUFFIX = re.compile(
 PASS_REPEAT = "pass-repeat"
 _REPEATABLE = ("rocprofv3-kernel-trace", "rocprofv3-stats", "rocprofv3-memory-copy")
 Progress = Callable[[str], None]
-pass_of = runs.pass_of
 # below this many bytes of input, starting worker processes costs more than it saves
 PARALLEL_MIN_BYTES = 16 << 20
 
@@ -349,7 +348,7 @@ def _counting_counter_files(items: list[Found]) -> set[Path]:
     is read; else those outside any pass folder and those of the lowest pass of each run."""
     if any(f.role in (DISPATCHES, WORKLOAD) for f in items):
         return set()
-    passes = {f.head.path: pass_of(f.head.path) for f in items if f.role == COUNTER_COLLECTION}
+    passes = {f.head.path: runs.pass_of(f.head.path) for f in items if f.role == COUNTER_COLLECTION}
     lowest: dict[Path, int] = {}
     for found in passes.values():
         if found is not None:
@@ -366,7 +365,7 @@ def _repeated_passes(items: list[Found]) -> set[Path]:
     mine = [
         (f, p)
         for f in items
-        if f.reader.name in _REPEATABLE and (p := pass_of(f.head.path)) is not None
+        if f.reader.name in _REPEATABLE and (p := runs.pass_of(f.head.path)) is not None
     ]
     lowest: dict[Path, int] = {}
     for f, (run, n) in mine:

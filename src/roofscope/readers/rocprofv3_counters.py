@@ -39,6 +39,7 @@ from roofscope.readers.dispatch_csv import report_rows
 from roofscope.readers.duck_sql import ident, read_csv
 from roofscope.readers.registry import COUNTER_COLLECTION, DISPATCHES, METADATA, Reader
 from roofscope.readers.rocprofv3 import pid_from_name
+from roofscope.readers.runs import pass_of
 from roofscope.readers.sniff import Head, read_head, read_text
 
 # file column -> model column; every one is a whole number
@@ -160,8 +161,6 @@ def _insert(profile: Profile, path: Path, tag: str, pid: int | None) -> int:
 
 def _pass_folder(path: Path) -> Path:
     """The ``pass_N``/``pmc_N`` folder that ``path`` is in."""
-    from roofscope.readers.load import pass_of
-
     found = pass_of(path)
     return next((p for p in path.parents if found and p.parent == found[0]), path.parent)
 
@@ -171,8 +170,6 @@ def _first_pass(profile: Profile, path: Path) -> int | None:
     for ``run/pass_3/…``) whose dispatches this pass joins: the one at the same place in its
     folder (same pid and name), else the only one there; None when there is none (or several
     processes, none named alike)."""
-    from roofscope.readers.load import pass_of
-
     mine = pass_of(path)
     if mine is None:
         return None
