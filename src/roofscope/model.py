@@ -140,7 +140,11 @@ class Runs:
     read: tuple[str, ...] = ()  # one path per run read: its dispatch source
     nested: tuple[str, ...] = ()  # folders of runs below a read run's folder, left out
     job: str | None = None  # the evidence that the runs read are ranks of one job
-    separate: bool = False  # several runs read that are not ranks of one job
+
+    @property
+    def separate(self) -> bool:
+        """Several runs read that are not ranks of one job."""
+        return len(self.read) > 1 and self.job is None
 
 
 @dataclass(frozen=True)

@@ -88,8 +88,7 @@ def describe(profile: Profile, nested: Sequence[Path]) -> None:
     read = tuple(s.path for s in sources)
     shown = tuple(str(d) for d in nested)
     job = _job_evidence(sources) if len(sources) > 1 else None
-    separate = len(sources) > 1 and job is None
-    profile.runs = Runs(read=read, nested=shown, job=job, separate=separate)
+    profile.runs = Runs(read=read, nested=shown, job=job)
     if shown:
         first = shown[0]
         profile.warn(
@@ -99,7 +98,8 @@ def describe(profile: Profile, nested: Sequence[Path]) -> None:
             "it with this one",
             count=len(shown),
         )
-    if separate and len({profile.inputs[s].format for s in profile.sources(DISPATCHES)}) == 1:
+    formats = {profile.inputs[s].format for s in profile.sources(DISPATCHES)}
+    if profile.runs.separate and len(formats) == 1:
         profile.warn(  # of several formats, ``mixed-producers`` says it
             "mixed-runs",
             f"{len(read)} runs read together are not ranks of one job (no recorded ranks, no "
