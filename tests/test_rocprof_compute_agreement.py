@@ -42,11 +42,17 @@ WORKLOADS = {
 OCCUPANCY, PEER = "Wavefront Occupancy", "Wavefront Occupancy (rocprof-compute)"
 
 
-@cache
-def _values(workload: str) -> dict[str, MetricValue]:
+def _folder(workload: str) -> Path:
+    """The workload's folder; the test is skipped where the corpus is not beside the project."""
     folder = WORKLOADS[workload]
     if not folder.is_dir():
         pytest.skip(f"{folder} is not beside the project")
+    return folder
+
+
+@cache
+def _values(workload: str) -> dict[str, MetricValue]:
+    folder = _folder(workload)
     profile = load([str(folder)])
     return metrics(profile, profile.sources("dispatches"), machine_for(profile, None))[ALL]
 
@@ -266,7 +272,7 @@ def test_l2_fabric_on_mi100_where_rocprof_compute_has_none() -> None:
     """rocprof-compute 3.3.0's gfx908 table reads TCC_EA0_RDREQ_* (the gfx94x names), which a
     gfx908 profile does not have: no value. roofscope reads TCC_EA_RDREQ_* as Omniperf 1.0.3
     did; by hand: mean of (32 x RDREQ_32B + 64 x (RDREQ - RDREQ_32B)) / (End - Start)."""
-    folder = WORKLOADS["mi100"]
+    folder = _folder("mi100")
     names = ("TCC_EA_RDREQ_sum", "TCC_EA_RDREQ_32B_sum", "Start_Timestamp", "End_Timestamp")
     c = _columns(folder / "pmc_perf.csv", *names)
     with (folder / "pmc_perf.csv").open(newline="") as f:
@@ -281,7 +287,7 @@ def test_l2_fabric_on_mi100_where_rocprof_compute_has_none() -> None:
 def test_hbm_peak_on_mi300a_from_the_profiles_sysinfo() -> None:
     """sysinfo.csv's hbm_bw (5324.8 GB/s, AMD's 5.3 TB/s) against rocprof-compute 3.3.0's
     recomputed max_mclk x 32 B x num_hbm_channels = 1300 x 32 x 96 / 1000 = 3993.6 GB/s."""
-    with (WORKLOADS["mi300a"] / "sysinfo.csv").open(newline="") as f:
+    with (_folder("mi300a") / "sysinfo.csv").open(newline="") as f:
         info = next(csv.DictReader(f))
     got = _values("mi300a")["L2-Fabric Read Bandwidth"]
     assert got.peak == float(info["hbm_bw"]) == 5324.8

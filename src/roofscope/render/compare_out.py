@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+from dataclasses import asdict
 from typing import Any
 
 from rich.console import Console
@@ -162,15 +163,7 @@ def compare_dict(cmp: Comparison, verdict: Verdict) -> dict[str, Any]:
 
 
 def _warning(w: SideWarning) -> dict[str, Any]:
-    return {
-        "side": w.side,
-        "run": w.run,
-        "code": w.code,
-        "kernel": w.kernel,
-        "message": w.message,
-        "count": w.count,
-        "blocks_gate": w.blocks_gate,
-    }
+    return {**asdict(w), "blocks_gate": w.blocks_gate}
 
 
 def _interval(i: Interval | None) -> dict[str, Any] | None:
