@@ -106,6 +106,7 @@ TIMES = {
     f"copy {HBM_BYTES}": three(1.25e-3),
     "triad": three(2e-3),
     f"copy {L2_COPY_BYTES}": three(1e-3),
+    f"reread {L2_COPY_BYTES} x {peaks.L2_READS}": three(2e-4),
     "matmul fp64": three(20e-3),
     "matmul fp32": three(25e-3),
     "matmul fp16": three(1e-3),
@@ -148,6 +149,10 @@ class FakeBackend:
         assert dst.nbytes == src.nbytes
         self._did(f"copy {src.nbytes}")
 
+    def reread(self, src: Any, window: int, times: int) -> None:
+        assert src.nbytes == 2 * window
+        self._did(f"reread {window} x {times}")
+
     def triad(self, a: Any, b: Any, c: Any, scalar: float) -> None:
         self._did("triad")
 
@@ -188,7 +193,7 @@ def test_measure_runs_every_benchmark_and_records_the_skipped() -> None:
     results = measure(backend, device=1, warmups=3, repeats=3)
     assert backend.device == 1
     assert [r.name for r in results] == [
-        "hbm-copy", "hbm-triad", "l2-copy",
+        "hbm-copy", "hbm-triad", "l2-copy", "l2-read",
         "fp64-matrix", "fp32-matrix", "tf32-matrix", "fp16-matrix", "bf16-matrix", "fp8-matrix",
         "fp32-vector", "fp64-vector",
     ]  # fmt: skip
@@ -207,6 +212,7 @@ def test_measure_values_are_the_work_over_the_median_of_the_repeats() -> None:
         "hbm-copy": 2 * 2**30 / 1.25e-3,
         "hbm-triad": 3 * 2**30 / 2e-3,
         "l2-copy": 2 * L2_COPY_BYTES * peaks.L2_COPIES / 1e-3,
+        "l2-read": L2_COPY_BYTES * 64 / 2e-4,  # 64 reads of 15 MiB: 5.03e12 B/s
         "fp64-matrix": 2 * 8192**3 / 20e-3,
         "fp32-matrix": 2 * 8192**3 / 25e-3,
         "fp16-matrix": 2 * 8192**3 / 1e-3,
@@ -217,7 +223,7 @@ def test_measure_values_are_the_work_over_the_median_of_the_repeats() -> None:
     bf16 = found["bf16-matrix"]
     assert isinstance(bf16, Measurement)
     assert (bf16.kind, bf16.dtype, bf16.unit, bf16.level) == ("compute", "bf16", "matrix", None)
-    assert (bf16.repeats, bf16.runs_s) == (3, (2.5e-4, 5e-4, 7.5e-4))
+    assert (bf16.repeats, bf16.runs_s) == (3, (5e-4 * 0.5, 5e-4, 5e-4 * 1.5))
     assert bf16.method == "8192x8192x8192 matrix product (fake matmul, bf16); counts 2*M*N*K FLOPs"
     copy = found["hbm-copy"]
     assert isinstance(copy, Measurement)
@@ -230,6 +236,9 @@ def test_an_unknown_l2_size_skips_the_l2_benchmark() -> None:
     found = by_name(measure(FakeBackend(info), warmups=3, repeats=3))
     assert found["l2-copy"] == Skipped(
         "l2-copy", "the L2 size is unknown (not in the device properties)"
+    )
+    assert found["l2-read"] == Skipped(
+        "l2-read", "the L2 size is unknown (not in the device properties)"
     )
 
 
@@ -271,11 +280,13 @@ def test_the_file_round_trips_through_read_ceilings_file(tmp_path: Path) -> None
     read = {c.name: c for c in read_ceilings_file(path)}
     values = {r.name: r.value for r in results if isinstance(r, Measurement)}
     expected = {name.removesuffix("-copy"): v for name, v in values.items()} | {
-        "hbm": max(values["hbm-copy"], values["hbm-triad"])
+        "hbm": max(values["hbm-copy"], values["hbm-triad"]),
+        "l2": max(values["l2-copy"], values["l2-read"]),
     }
-    del expected["hbm-triad"]
+    del expected["hbm-triad"], expected["l2-read"]
     assert {name: c.value for name, c in read.items()} == expected
     assert read["hbm"].value == 2 * 2**30 / 1.25e-3  # the copy beat the triad here
+    assert read["l2"].value == 15 * 2**20 * 64 / 2e-4  # the read beat the copies
     assert {c.scope for c in read.values()} == {"device"}
     assert read["bf16-matrix"].source == (
         f"user: {path} (roofscope peaks on NVIDIA H200 (device 0), 2025-06-01T12:00:00+00:00: "
@@ -308,11 +319,30 @@ def test_the_provenance_holds_methods_runs_and_skips(tmp_path: Path) -> None:
         "skipped": None,
     }
     assert p["methods"]["hbm"].startswith("highest of hbm-copy 1.718e+12, hbm-triad 1.611e+12:")
-    assert p["runs_s"]["bf16-matrix"] == [2.5e-4, 5e-4, 7.5e-4]
+    assert p["runs_s"]["fp64-matrix"] == [20e-3 * 0.5, 20e-3, 20e-3 * 1.5]
     assert p["skipped"] == {
         "tf32-matrix": "TF32 needs compute capability 8.0 or newer; this is 7.0",
         "fp8-matrix": "PyTorch 2.0.1 has no float8 matrix product",
     }
+
+
+def test_a_cache_measured_below_memory_is_not_written(tmp_path: Path) -> None:
+    """On an H200 the L2 copies (a few microseconds each) reached 3.57 TB/s, below the
+    4.3 TB/s of HBM: written, that L2 would make every kernel look cache-bound."""
+    slow = dict(TIMES) | {
+        f"copy {L2_COPY_BYTES}": three(5e-3),  # 2 * 15 MiB * 64 / 5 ms = 0.403 TB/s
+        f"reread {L2_COPY_BYTES} x 64": three(4e-3),  # 15 MiB * 64 / 4 ms = 0.252 TB/s
+    }
+    results = measure(FakeBackend(times=slow), warmups=3, repeats=3)
+    path = tmp_path / "h200.toml"
+    write_ceilings(results, PROVENANCE, path)
+    doc = tomllib.loads(path.read_text(encoding="utf-8"))
+    assert "l2" not in doc["ceilings"]
+    assert doc["ceilings"]["hbm"] == 2 * 2**30 / 1.25e-3  # 1.72 TB/s
+    assert doc["provenance"]["skipped"]["l2"] == (
+        "measured 403 GB/s (l2-copy), below hbm 1.72 TB/s: a cache is not slower than "
+        "memory, so the benchmark missed its rate; not written"
+    )
 
 
 GOLDEN = """\

@@ -182,9 +182,13 @@ def test_ncu_one_run_with_the_listed_metrics(
     (run,) = [r for r in logged(stand_ins) if r[1] not in ("--version", "--query-metrics")]
     metrics = run[run.index("--metrics") + 1].split(",")
     assert metrics[0] == "gpu__time_duration.sum"
+    assert metrics[1:3] == [  # the GPU's name and SM count, to find it in the catalogue
+        "device__attribute_display_name",
+        "device__attribute_multiprocessor_count",
+    ]
     assert "sm__ops_path_tensor_src_fp8.sum" not in metrics  # not listed on this GPU
     assert "sm__sass_thread_inst_executed_op_ffma_pred_on.sum" in metrics
-    assert run[:5] == ["ncu", "--csv", "--page", "details", "--metrics"]
+    assert run[:7] == ["ncu", "--clock-control", "none", "--csv", "--page", "details", "--metrics"]
     assert run[-3:] == ["--kernel-name", "regex:sgemm", "app"]
     replayed = run_json(capsys, str(NCU_CSV))
     assert doc["kernels"] == replayed["kernels"]

@@ -14,10 +14,21 @@ value is the work counted below divided by that median (SI units: B/s, FLOP/s).
   of it), 64 back to back per timed run. Counted: 2 x bytes per copy. The gaps between the
   copies' launches are timed too, so this is a lower bound. Skipped when the L2 size is not
   readable.
-- ``DTYPE-matrix`` (fp64, fp32, tf32, fp16, bf16, fp8): an 8192 x 8192 x 8192 matrix product.
-  Counted: 2*M*N*K FLOPs. fp32 runs with TF32 off and tf32 with it on
+- ``l2-read``: 64 windows of a quarter of the L2 each, shifted evenly over a buffer of half
+  the L2, each summed by one reduction kernel (one launch, so no launch gaps; on an H200 the
+  copies, each a few microseconds, reach less than HBM). The windows differ so that a block,
+  which sums its slice of several windows, reads each address once and the L1 cannot serve
+  them: with one window repeated (stride 0), ncu showed 87 % L1 hits. Counted: 64 x bytes of
+  a window. The ``l2``
+  ceiling is the higher of copy and read, and a cache level measured below ``hbm`` is not
+  written (see :mod:`roofscope.peaks_file`).
+- ``DTYPE-matrix`` (fp64, fp32, tf32, fp16, bf16, fp8): an 8192 x 8192 x 8192 matrix product
+  (on an H200, 16384 ran 4-11 % slower: the GPU holds its power limit longer). Counted:
+  2*M*N*K FLOPs. fp32 runs with TF32 off and tf32 with it on
   (``torch.backends.cuda.matmul.allow_tf32``); fp8 is ``torch._scaled_mm`` on float8 e4m3
-  operands with unit scales and a bf16 result. A data type the device or PyTorch cannot
+  operands with unit scales and a bf16 result, with fast accumulation where PyTorch offers it
+  (the tensor cores' own accumulator, as fp8 training runs; the rate NVIDIA's peak is quoted
+  at). A data type the device or PyTorch cannot
   multiply is skipped with the reason.
 - ``DTYPE-vector`` (fp32, fp64): 2^26 elements, each through a chain of 512 dependent
   ``x = x*a + b`` fused into one kernel by ``torch.compile``. Counted: 2 FLOPs per step
@@ -46,6 +57,7 @@ Kind = Literal["compute", "memory"]
 HBM_BYTES = 1 << 30
 TRIAD_SCALAR = 3.0
 L2_COPIES = 64
+L2_READS = 64
 MATRIX_N = 8192
 MATRIX_DTYPES = ("fp64", "fp32", "tf32", "fp16", "bf16", "fp8")
 VECTOR_ELEMENTS = 1 << 26
@@ -153,6 +165,7 @@ class Backend(Protocol):
     def info(self) -> DeviceInfo: ...
     def allocate(self, nbytes: int) -> Any: ...  # fp32 elements, nbytes a multiple of 4
     def copy(self, dst: Any, src: Any) -> None: ...
+    def reread(self, src: Any, window: int, times: int) -> None: ...  # times windows, 1 kernel
     def triad(self, a: Any, b: Any, c: Any, scalar: float) -> None: ...
     def matrices(self, n: int, dtype: str) -> Prepared: ...  # raises Unsupported
     def matmul(self, operands: Any) -> None: ...
@@ -186,6 +199,7 @@ def measure(
         ("hbm-copy", partial(_hbm_copy, backend, timing)),
         ("hbm-triad", partial(_hbm_triad, backend, timing)),
         ("l2-copy", partial(_l2_copy, backend, timing, info.l2_bytes)),
+        ("l2-read", partial(_l2_read, backend, timing, info.l2_bytes)),
         *((f"{d}-matrix", partial(_matrix, backend, timing, d)) for d in MATRIX_DTYPES),
         *((f"{d}-vector", partial(_vector, backend, timing, d)) for d in VECTOR_DTYPES),
     ]
@@ -229,10 +243,18 @@ def _hbm_triad(backend: Backend, timing: _Timing) -> Measurement:
     return _memory("hbm-triad", "hbm", triad_bandwidth(HBM_BYTES, runs), runs, method)
 
 
+_NO_L2 = "the L2 size is unknown (not in the device properties)"
+
+
+def _quarter(l2_bytes: int) -> int:
+    """A quarter of the L2, in whole 256-byte lines."""
+    return l2_bytes // 4 // 256 * 256
+
+
 def _l2_copy(backend: Backend, timing: _Timing, l2_bytes: int | None) -> Measurement | Skipped:
     if not l2_bytes:
-        return Skipped("l2-copy", "the L2 size is unknown (not in the device properties)")
-    nbytes = l2_bytes // 4 // 256 * 256
+        return Skipped("l2-copy", _NO_L2)
+    nbytes = _quarter(l2_bytes)
     src, dst = backend.allocate(nbytes), backend.allocate(nbytes)
 
     def op() -> None:
@@ -246,6 +268,19 @@ def _l2_copy(backend: Backend, timing: _Timing, l2_bytes: int | None) -> Measure
         "so a lower bound"
     )
     return _memory("l2-copy", "l2", copy_bandwidth(nbytes * L2_COPIES, runs), runs, method)
+
+
+def _l2_read(backend: Backend, timing: _Timing, l2_bytes: int | None) -> Measurement | Skipped:
+    if not l2_bytes:
+        return Skipped("l2-read", _NO_L2)
+    nbytes = _quarter(l2_bytes)
+    src = backend.allocate(2 * nbytes)
+    runs = _runs(backend, lambda: backend.reread(src, nbytes, L2_READS), timing)
+    method = (
+        f"one reduction kernel summing {L2_READS} windows of {_size(nbytes)} (a quarter of the "
+        f"{_size(l2_bytes)} L2) shifted over {_size(2 * nbytes)}; counts {L2_READS} x bytes"
+    )
+    return _memory("l2-read", "l2", rate(nbytes * L2_READS, runs), runs, method)
 
 
 def _matrix(backend: Backend, timing: _Timing, dtype: str) -> Measurement:

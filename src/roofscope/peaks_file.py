@@ -48,15 +48,30 @@ def scope_of(info: DeviceInfo) -> str:
 
 
 def best_per_ceiling(results: Iterable[Measurement | Skipped]) -> dict[str, Measurement]:
-    """The highest measurement per ``[ceilings]`` key, memory levels first, then compute."""
-    best: dict[str, Measurement] = {}
-    for m in results:
-        if not isinstance(m, Measurement):
-            continue
-        held = best.get(m.ceiling)
-        if held is None or m.value > held.value:
-            best[m.ceiling] = m
+    """The highest measurement per ``[ceilings]`` key, memory levels first, then compute;
+    a cache level below ``hbm`` left out (see :func:`below_memory`)."""
+    best = _all_best(results)
+    for dropped in below_memory(best):
+        del best[dropped.name]
     return dict(sorted(best.items(), key=lambda kv: _order(kv[1])))
+
+
+def below_memory(best: dict[str, Measurement]) -> list[Skipped]:
+    """Cache levels whose best measurement is below the ``hbm`` one: a cache is not slower
+    than the memory behind it, so the benchmark did not reach the cache's rate (launch gaps,
+    a buffer that left the cache) and the value would make every kernel look cache-bound."""
+    hbm = best.get("hbm")
+    if hbm is None:
+        return []
+    return [
+        Skipped(
+            key,
+            f"measured {human(m)} ({m.name}), below hbm {human(hbm)}: a cache is not slower "
+            "than memory, so the benchmark missed its rate; not written",
+        )
+        for key, m in best.items()
+        if m.kind == "memory" and key != "hbm" and m.value < hbm.value
+    ]
 
 
 def _order(m: Measurement) -> tuple[int, int, int]:
@@ -88,9 +103,19 @@ def ceilings_toml(
         *(f"{m.name} = [{', '.join(map(repr, m.runs_s))}]" for m in _measured(results)),
     ]
     skipped = [r for r in results if isinstance(r, Skipped)]
+    skipped += below_memory(_all_best(results))
     if skipped:
         lines += ["", "[provenance.skipped]", *(f"{s.name} = {_str(s.reason)}" for s in skipped)]
     return "\n".join(lines) + "\n"
+
+
+def _all_best(results: Iterable[Measurement | Skipped]) -> dict[str, Measurement]:
+    """The highest measurement per ``[ceilings]`` key."""
+    best: dict[str, Measurement] = {}
+    for m in _measured(results):
+        if m.ceiling not in best or m.value > best[m.ceiling].value:
+            best[m.ceiling] = m
+    return best
 
 
 def _measured(results: Iterable[Measurement | Skipped]) -> list[Measurement]:

@@ -17,7 +17,11 @@ Per profiler:
     pass 1: ``--stats --timestamp on``; counter passes through ``-i`` files of ``pmc:`` lines.
 ``ncu``
     one run: ncu replays each kernel as often as its metrics need; ``--csv --page details``
-    with ``--metrics`` (roofline) or ``--set full`` plus them (full) into ``DIR/ncu.csv``.
+    with the device's attributes (:data:`NCU_DEVICE`: name, SMs, clocks, memory bus, L2) and
+    with ``--metrics`` (roofline) or ``--set full`` plus them (full) into ``DIR/ncu.csv``;
+    ``--clock-control none``, so kernels run at the clocks the program gets and the roofline's
+    peaks assume (ncu's default locks base clocks: on an H200 a bf16 product then reached 671
+    TFLOP/s, against 780 unprofiled).
 ``nsys``
     one run: ``nsys profile`` then ``nsys stats`` (cuda_gpu_trace); timing only, so the
     ``roofline`` and ``full`` sets are refused with a pointer to ncu.
@@ -55,6 +59,18 @@ SETS = ("hotspots", "roofline", "full")
 PASS_LIMITS = {"SQ": 8, "TCC": 4, "TCP": 4, "TA": 2, "TD": 2, "GRBM": 2}
 DEFAULT_LIMIT = 2
 MANIFEST = "roofscope-manifest.json"
+# what ncu knows of the device, recorded with each kernel: its name identifies the GPU in the
+# catalogue; SMs, clocks, memory bus and L2 size describe one that is in no catalogue
+NCU_DEVICE = (
+    "device__attribute_display_name",
+    "device__attribute_multiprocessor_count",
+    "device__attribute_clock_rate",
+    "device__attribute_max_gpu_frequency_khz",
+    "device__attribute_memory_clock_rate",
+    "device__attribute_max_mem_frequency_khz",
+    "device__attribute_global_memory_bus_width",
+    "device__attribute_l2_cache_size",
+)
 
 
 # -- which counters -------------------------------------------------------------------------
@@ -202,10 +218,12 @@ def plan(
         return passes
     if profiler == "ncu":
         only = ("--kernel-name", f"regex:{kernel}") if kernel else ()
-        metrics = ("gpu__time_duration.sum", *counters)
+        metrics = ("gpu__time_duration.sum", *NCU_DEVICE, *counters)
         what = ("--set", "full") if counter_set == "full" else ()
         argv = (
             "ncu",
+            "--clock-control",
+            "none",
             "--csv",
             "--page",
             "details",
