@@ -1,0 +1,41 @@
+"""The JSON of every corpus profile and of the demo equals the committed digests
+(tests/data/json-digests.json, written by tools/json_snapshot.py).
+
+A refactor must keep them. A change meant to change what roofscope reports rewrites them
+(``python tools/json_snapshot.py tests/data/json-digests.json``) and says which profiles moved
+and why in its commit message."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+from types import ModuleType
+
+from tests.conftest import SHARED_CORPUS
+
+ROOT = Path(__file__).resolve().parents[1]
+DIGESTS = ROOT / "tests" / "data" / "json-digests.json"
+
+
+def _tool() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("json_snapshot", ROOT / "tools/json_snapshot.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_profile_reads_as_before() -> None:
+    committed = json.loads(DIGESTS.read_text(encoding="utf-8"))
+    tool = _tool()
+    if SHARED_CORPUS.is_dir():
+        now = tool.snapshot(SHARED_CORPUS)
+    else:  # a clone without ../shared: the demo profiles alone
+        committed = {k: v for k, v in committed.items() if k.startswith("demo:")}
+        now = {
+            tool.key(p, SHARED_CORPUS): tool.analysed(p, SHARED_CORPUS)[0]
+            for p in tool.DEMO.iterdir()
+        }
+    changed = sorted(k for k in committed.keys() | now.keys() if committed.get(k) != now.get(k))
+    assert not changed, f"{len(changed)} profile(s) read differently: {changed[:10]}"
