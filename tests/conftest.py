@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from roofscope.cli import main
+from roofscope.cli.app import main
 
 DATA = Path(__file__).parent / "data"
 DEMO = Path(__file__).parents[1] / "src" / "roofscope" / "data" / "demo" / "finite-difference"

@@ -38,7 +38,7 @@ from typing import Any
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 
-from roofscope.cli import main
+from roofscope.cli.app import main
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data"

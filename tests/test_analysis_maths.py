@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from roofscope.analysis.hotspots import hotspots
 from roofscope.analysis.selection import Selection
 from roofscope.analysis.timeline import timeline
-from roofscope.names import normalise
+from roofscope.model.names import normalise
 from roofscope.readers.load import load
 
 HEADER = (

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from roofscope.cli import main
+from roofscope.cli.app import main
 
 HEADER = (
     '"Index","KernelName","gpu-id","queue-id","queue-index","pid","tid","grd","wgr","lds",'

@@ -16,10 +16,10 @@ import pytest
 
 from roofscope.analysis.device import DeviceChoice, gather_ceilings
 from roofscope.analysis.roofline import _kernel
-from roofscope.ceilings import Ceiling
-from roofscope.devices import catalogue, describe
-from roofscope.vector_rates import derived
-from roofscope.work.model import Work
+from roofscope.analysis.work.model import Work
+from roofscope.catalogue.ceilings import Ceiling
+from roofscope.catalogue.devices import catalogue, describe
+from roofscope.catalogue.vector_rates import derived
 from tests.conftest import DATA, SHARED_CORPUS, run_json
 
 OMNIPERF_MI200 = DATA / "rocprof-compute-omniperf1-mi200"
@@ -244,7 +244,7 @@ OPS = (("ADD", 1), ("MUL", 1), ("FMA", 2), ("TRANS", 1))
 def test_a_kernel_without_its_ceiling_says_so_in_text_and_html(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    from roofscope.cli import main
+    from roofscope.cli.app import main
 
     html = tmp_path / "r.html"
     assert main(["analyze", str(DATA / "rocprof-compute-mi350"), "--html", str(html)]) == 0

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from roofscope.cli import main
+from roofscope.cli.app import main
 from roofscope.compare.compare import compare, run_of
 from roofscope.compare.gate import gate
 from roofscope.readers.load import load

@@ -13,9 +13,9 @@ from xml.etree import ElementTree as ET
 import jsonschema
 import pytest
 
-from roofscope.cli import main
+from roofscope.cli.app import main
 from roofscope.compare.quality import RUN_MIXING
-from roofscope.names import normalise
+from roofscope.model.names import normalise
 from tests.conftest import DATA, DEMO, SHARED_CORPUS
 
 TRACE = DEMO / "results.csv"

@@ -15,7 +15,7 @@ from xml.etree import ElementTree as ET
 
 import pytest
 
-from roofscope.cli import main
+from roofscope.cli.app import main
 from tests.conftest import SHARED_CORPUS
 from tests.test_compare import TRACE, compare_json, rewrite, scale, totals
 

@@ -20,10 +20,10 @@ import pytest
 
 from roofscope.analysis.checks import check
 from roofscope.analysis.hotspots import hotspots
-from roofscope.ceilings import Ceiling
+from roofscope.catalogue.ceilings import Ceiling
 from roofscope.errors import InputError
-from roofscope.model import Profile, RunInfo
-from roofscope.names import normalise
+from roofscope.model.names import normalise
+from roofscope.model.profile import Profile, RunInfo
 from roofscope.readers.load import load
 from roofscope.readers.sysinfo_csv import read_sysinfo
 from tests.conftest import DATA, SHARED_CORPUS, run_json

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from roofscope.analysis.hotspots import hotspots
-from roofscope.names import normalise
+from roofscope.model.names import normalise
 from roofscope.readers.load import load
 from tests.conftest import DATA, DEMO, SHARED_CORPUS, kernels_by_name, run_json
 

@@ -17,9 +17,9 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from roofscope.cli import main
+from roofscope.cli.app import main
 from roofscope.errors import InputError
-from roofscope.model import Profile
+from roofscope.model.profile import Profile
 from roofscope.readers.load import load
 from tests.conftest import DATA, run_json
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from roofscope.devices import (
+from roofscope.catalogue.devices import (
     Device,
     candidates,
     catalogue,

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from roofscope.diagnosis.diagnose import surely_short
-from roofscope.names import normalise
+from roofscope.model.names import normalise
 from tests.conftest import DATA, DEMO, PEAKS, SHARED_CORPUS, SUMMARY, SUMMARY_WORK, run_json
 from tests.test_validity_beside import assert_beside
 

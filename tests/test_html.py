@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from roofscope.cli import main
+from roofscope.cli.app import main
 from tests.conftest import DATA, DEMO
 
 ARTIFACTS = Path(__file__).parents[1] / "test-artifacts"

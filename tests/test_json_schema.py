@@ -15,7 +15,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from roofscope.cli import main
+from roofscope.cli.app import main
 from roofscope.render.json import SCHEMA_VERSION
 from tests.conftest import DATA
 

@@ -24,7 +24,7 @@ import pytest
 
 from roofscope.analysis import checks
 from roofscope.errors import InputError
-from roofscope.model import Profile
+from roofscope.model.profile import Profile
 from roofscope.readers import json_stream
 from roofscope.readers.kineto import KinetoTrace
 from roofscope.readers.registry import DISPATCHES

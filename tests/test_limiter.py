@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from roofscope.cli import main
+from roofscope.cli.app import main
 from roofscope.errors import RoofscopeError
 from roofscope.readers.load import load
 from roofscope.report import analyse

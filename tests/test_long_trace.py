@@ -23,7 +23,7 @@ import pytest
 
 from roofscope.analysis.checks import check
 from roofscope.analysis.rounding import CHANCE, binomial_tail, timestamp_stamps
-from roofscope.model import Profile
+from roofscope.model.profile import Profile
 from roofscope.readers.load import load
 from roofscope.render.text import render_text
 from roofscope.report import analyse

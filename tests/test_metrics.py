@@ -18,11 +18,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from roofscope import devices
-from roofscope.counters.table import Counters, dispatch_counters
-from roofscope.metrics.derived import ALL, CATALOGUE, MetricValue, aggregate, metrics, peak
-from roofscope.metrics.machine import Machine, machine_for
-from roofscope.model import Profile
+from roofscope.analysis.counters import Counters, dispatch_counters
+from roofscope.analysis.metrics.derived import ALL, CATALOGUE, MetricValue, aggregate, metrics, peak
+from roofscope.analysis.metrics.machine import Machine, machine_for
+from roofscope.catalogue import devices
+from roofscope.model.profile import Profile
 from roofscope.readers.load import load
 from tests.conftest import DATA, SHARED_CORPUS
 

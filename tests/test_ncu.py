@@ -14,15 +14,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from roofscope.counters.table import Counters, evaluate
+from roofscope.analysis.counters import Counters, evaluate
+from roofscope.analysis.work import nvidia
 from roofscope.errors import InputError
-from roofscope.model import Profile
+from roofscope.model.profile import Profile
 from roofscope.readers import ncu_units
 from roofscope.readers.ncu_csv import Ncu
 from roofscope.readers.ncu_units import parse_number, unit_factor
 from roofscope.readers.registry import DISPATCHES, KERNEL_SUMMARY
 from roofscope.readers.sniff import read_head
-from roofscope.work import nvidia
 from tests.conftest import DATA, SHARED_CORPUS
 
 NCU = DATA / "ncu"

@@ -20,9 +20,9 @@ from pathlib import Path
 import pytest
 
 from roofscope.analysis import checks
-from roofscope.cli import main
+from roofscope.cli.app import main
 from roofscope.errors import InputError
-from roofscope.model import Profile
+from roofscope.model.profile import Profile
 from roofscope.readers import nsys_csv, nsys_sqlite, nsys_trace, sqlite_file
 from roofscope.readers.registry import ACTIVITY, DISPATCHES, KERNEL_SUMMARY, Reader
 from roofscope.readers.sniff import read_head

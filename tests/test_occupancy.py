@@ -1,7 +1,7 @@
 """Occupancy: theoretical per launch shape, per kernel from real traces, achieved from counters.
 
 Every expected value below is worked out by hand in the comment above it, from the rules in
-``roofscope.metrics.occupancy`` (LLVM AMDGPUBaseInfo.cpp): waves per SIMD from the
+``roofscope.analysis.metrics.occupancy`` (LLVM AMDGPUBaseInfo.cpp): waves per SIMD from the
 architecture, VGPRs (``file // alignTo(vgprs, granule)``) and SGPRs; workgroups per CU from
 those waves (``waves_per_simd * 4 // waves_per_workgroup``), LDS (``LDS per CU // LDS per
 workgroup``) and slots (``min(max waves per CU // waves_per_workgroup, 16)``); the fewest wins.
@@ -15,10 +15,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from roofscope.analysis.metrics.achieved import Achieved, achieved
+from roofscope.analysis.metrics.occupancy import ARCHS, Occupancy, Shape, occupancy, theoretical
 from roofscope.errors import UsageError
-from roofscope.metrics.achieved import Achieved, achieved
-from roofscope.metrics.occupancy import ARCHS, Occupancy, Shape, occupancy, theoretical
-from roofscope.model import Profile
+from roofscope.model.profile import Profile
 from roofscope.readers.load import load
 from tests.conftest import DATA, SHARED_CORPUS
 

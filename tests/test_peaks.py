@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from roofscope import peaks, peaks_file
-from roofscope.ceilings import read_ceilings_file
+from roofscope.catalogue.ceilings import read_ceilings_file
 from roofscope.errors import UsageError
-from roofscope.peaks import (
+from roofscope.measure import peaks, peaks_file
+from roofscope.measure.peaks import (
     HBM_BYTES,
     MATRIX_N,
     VECTOR_ELEMENTS,
@@ -35,7 +35,7 @@ from roofscope.peaks import (
     timed_runs,
     triad_bandwidth,
 )
-from roofscope.peaks_file import Provenance, write_ceilings
+from roofscope.measure.peaks_file import Provenance, write_ceilings
 
 GIB = 2**30
 
@@ -479,7 +479,7 @@ def test_no_gpu_reason(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_peaks_without_a_gpu_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
-    from roofscope.cli import main
+    from roofscope.cli.app import main
 
     assert main(["peaks"]) == 1
     out, err = capsys.readouterr()
@@ -491,9 +491,9 @@ def test_peaks_writes_a_ceilings_file_that_analyze_reads(
 ) -> None:
     """The command on the fake backend: the file it writes is what write_ceilings makes of
     the same results, and `analyze --ceilings` takes it (its HBM value becomes the roof)."""
-    import roofscope.peaks as peaks_module
-    import roofscope.peaks_torch as torch_module
-    from roofscope.cli import main
+    import roofscope.measure.peaks as peaks_module
+    import roofscope.measure.peaks_torch as torch_module
+    from roofscope.cli.app import main
     from tests.conftest import DEMO
 
     monkeypatch.setattr(peaks_module, "no_gpu_reason", lambda: None)

@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from roofscope import profiling
-from roofscope.cli import main
+from roofscope.cli.app import main
+from roofscope.measure import profiling
 from tests.conftest import DATA, run_json
 
 TRACE = DATA / "rocprofv3-layouts" / "2025-08_kernel_trace.csv"

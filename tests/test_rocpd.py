@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from roofscope.cli import main
-from roofscope.model import Profile
-from roofscope.names import normalise
+from roofscope.cli.app import main
+from roofscope.model.names import normalise
+from roofscope.model.profile import Profile
 from roofscope.readers import rocpd, sqlite_file
 from roofscope.readers.load import load
 from roofscope.readers.registry import KERNEL_SUMMARY

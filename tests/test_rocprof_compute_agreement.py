@@ -21,9 +21,9 @@ import jsonschema
 import numpy as np
 import pytest
 
-from roofscope.counters.table import Counters
-from roofscope.metrics.derived import ALL, CATALOGUE, MetricValue, metrics, peak
-from roofscope.metrics.machine import Machine, machine_for
+from roofscope.analysis.counters import Counters
+from roofscope.analysis.metrics.derived import ALL, CATALOGUE, MetricValue, metrics, peak
+from roofscope.analysis.metrics.machine import Machine, machine_for
 from roofscope.readers.load import load
 from roofscope.render.text import render_text
 from roofscope.report import analyse

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from roofscope.cli import main
+from roofscope.cli.app import main
 from tests.conftest import DATA, DEMO, kernels_by_name, run_json
 
 HEADER = '{ "traceEvents":[{}\n'

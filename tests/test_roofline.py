@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from roofscope.analysis.roofline import _kernel
-from roofscope.ceilings import Ceiling
-from roofscope.work.model import Work
+from roofscope.analysis.work.model import Work
+from roofscope.catalogue.ceilings import Ceiling
 from tests.conftest import DATA, PEAKS, SUMMARY, SUMMARY_WORK, kernels_by_name, run_json
 
 
@@ -211,7 +211,7 @@ def test_gpu_option_and_its_errors(capsys: pytest.CaptureFixture[str]) -> None:
     doc = run_json(capsys, str(SUMMARY), "--gpu", "mi100", "--peak-bw", "1.0e12", *SUMMARY_WORK)
     origins = {c["name"]: c["origin"] for c in doc["device"]["ceilings"]}
     assert origins["hbm"] == "user" and origins["fp32-vector"] == "catalogue"
-    from roofscope.cli import main
+    from roofscope.cli.app import main
 
     assert main(["analyze", str(SUMMARY), "--gpu", "mi2"]) == 2
     err = capsys.readouterr().err
@@ -224,7 +224,7 @@ def test_gpu_option_and_its_errors(capsys: pytest.CaptureFixture[str]) -> None:
 def test_devices_command(capsys: pytest.CaptureFixture[str]) -> None:
     import csv
 
-    from roofscope.cli import main
+    from roofscope.cli.app import main
     from tests.conftest import SHARED_CORPUS
 
     assert main(["devices"]) == 0

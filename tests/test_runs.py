@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from roofscope.cli import main
+from roofscope.cli.app import main
 from tests.conftest import DATA, DEMO, SHARED_CORPUS, run_json
 from tests.test_compare import TRACE
 

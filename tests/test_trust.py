@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from roofscope.cli import main
+from roofscope.cli.app import main
 from tests.conftest import DATA, SHARED_CORPUS, SUMMARY, run_json
 from tests.test_diagnosis import by_kernel, findings, idle_by_hand
 

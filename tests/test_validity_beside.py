@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from roofscope.cli import main
+from roofscope.cli.app import main
 from tests.conftest import DATA, DEMO
 
 # real profiles and the validity classes they show (among others)

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from roofscope.cli import main
-from roofscope.work.expr import ExprError, evaluate
-from roofscope.work.spec import base_name, evaluate_rule, parse_inline, read_work_file
+from roofscope.analysis.work.expr import ExprError, evaluate
+from roofscope.analysis.work.spec import base_name, evaluate_rule, parse_inline, read_work_file
+from roofscope.cli.app import main
 from tests.conftest import DATA
 
 SUMMARY = DATA / "summary" / "kernels.csv"

@@ -34,7 +34,7 @@ def profiles(corpus: Path) -> list[Path]:
 def analysed(path: Path, corpus: Path) -> tuple[str, str]:
     """(digest or refusal, the JSON) of ``roofscope analyze PATH --json``, with the corpus and
     demo folders written as ``<corpus>`` and ``<demo>`` so that a clone elsewhere agrees."""
-    from roofscope.cli import main
+    from roofscope.cli.app import main
 
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):

@@ -1,4 +1,4 @@
-from roofscope.cli import main
+from roofscope.cli.app import main
 
 if __name__ == "__main__":
     raise SystemExit(main())

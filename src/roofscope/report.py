@@ -14,24 +14,24 @@ from roofscope.analysis.device import (
 )
 from roofscope.analysis.hotspots import Hotspots, hotspots
 from roofscope.analysis.limiter import Limiter, limiters, out_of_range
+from roofscope.analysis.metrics.derived import MetricValue
+from roofscope.analysis.metrics.per_kernel import MetricsSection, kernel_metrics
 from roofscope.analysis.ranks import RankView, rank_view
 from roofscope.analysis.roofline import Roofline, roofline
 from roofscope.analysis.rounding import timestamp_stamps
 from roofscope.analysis.selection import EVERYTHING, Selection
 from roofscope.analysis.timeline import DEFAULT_GAP_NS, Timeline, timeline
-from roofscope.barriers import MEANING
-from roofscope.ceilings import Ceiling
+from roofscope.analysis.work.assign import kernel_work
+from roofscope.analysis.work.model import Work
+from roofscope.analysis.work.spec import Rule
+from roofscope.catalogue.ceilings import Ceiling
 from roofscope.diagnosis.diagnose import Inputs, diagnose
 from roofscope.diagnosis.findings import Finding
 from roofscope.diagnosis.limits import BUSY_PCT
 from roofscope.diagnosis.profiler import ProfilerRule, lead_with_profiler
 from roofscope.diagnosis.trust import standing
-from roofscope.metrics.derived import MetricValue
-from roofscope.metrics.per_kernel import MetricsSection, kernel_metrics
-from roofscope.model import InputFile, Profile, RunInfo, Runs, Warning
-from roofscope.work.assign import kernel_work
-from roofscope.work.model import Work
-from roofscope.work.spec import Rule
+from roofscope.model.profile import InputFile, Profile, RunInfo, Runs, Warning
+from roofscope.readers.barriers import MEANING
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@
 from __future__ import annotations
 
 from roofscope.analysis.rounding import Stamps, example, timestamp_stamps
-from roofscope.model import Profile, Warning
+from roofscope.model.profile import Profile, Warning
 
 BITMAP_LIMIT_BYTES = 64 << 20
 CLOCKS_APART = 10  # wall across the inputs over the sum of their own spans

@@ -22,11 +22,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from roofscope import devices
-from roofscope.ceilings import Ceiling, resolve
+from roofscope.catalogue import devices
+from roofscope.catalogue.ceilings import Ceiling, resolve
+from roofscope.catalogue.vector_rates import derived
 from roofscope.errors import UsageError
-from roofscope.model import RunInfo
-from roofscope.vector_rates import derived
+from roofscope.model.profile import RunInfo
 
 SHARED_TOLERANCE = 0.005  # ceilings within 0.5 % of each other count as one value
 

@@ -14,8 +14,8 @@ import math
 from dataclasses import dataclass
 
 from roofscope.analysis.selection import EVERYTHING, Selection, dispatch_filter, summary_filter
-from roofscope.model import Profile
-from roofscope.names import is_communication
+from roofscope.model.names import is_communication
+from roofscope.model.profile import Profile
 
 HOT_SHARE = 0.8
 

@@ -11,7 +11,7 @@ is taken away. The sum over devices is comparable with the timeline's idle time.
 from __future__ import annotations
 
 from roofscope.analysis.selection import EVERYTHING, Selection, dispatch_filter
-from roofscope.model import Profile
+from roofscope.model.profile import Profile
 
 Ranges = list[tuple[int, int]]
 

@@ -4,7 +4,7 @@ one nearest its peak (the idea of Nsight Compute's Speed-of-Light section).
 The units come from two places:
 
 - the profiler's own busy and throughput percentages and the speed-of-light rates that have a
-  peak (:mod:`roofscope.metrics`): AMD's VALU/SALU/MFMA utilisation, VALU and MFMA FLOP and
+  peak (:mod:`roofscope.analysis.metrics`): AMD's VALU/SALU/MFMA utilisation, VALU and MFMA FLOP and
   IOP rates, LDS/vL1D/L2/fabric bandwidth; Nsight Compute's SM and memory throughputs, SM busy
   and its pipes;
 - the roofline: the kernel's FLOPs (or OPs) of each data type and unit over its time against
@@ -22,10 +22,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from roofscope.analysis.metrics.derived import MetricValue
+from roofscope.analysis.metrics.nvidia import PIPE_LABEL
 from roofscope.analysis.roofline import KernelRoofline
-from roofscope.ceilings import LEVELS, Ceiling
-from roofscope.metrics.derived import MetricValue
-from roofscope.metrics.nvidia import PIPE_LABEL
+from roofscope.catalogue.ceilings import LEVELS, Ceiling
 
 Side = Literal["compute", "memory"]
 

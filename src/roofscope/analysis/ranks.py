@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from roofscope.analysis.checks import mixed_formats
 from roofscope.analysis.selection import EVERYTHING, Selection, dispatch_filter
-from roofscope.model import Profile
+from roofscope.model.profile import Profile
 
 STRAGGLER_EXCESS = 0.10
 

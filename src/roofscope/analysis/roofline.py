@@ -19,8 +19,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from roofscope.analysis.hotspots import Hotspots
-from roofscope.ceilings import LEVELS, Ceiling
-from roofscope.work.model import Work
+from roofscope.analysis.work.model import Work
+from roofscope.catalogue.ceilings import LEVELS, Ceiling
 
 ABOVE_ROOF_TOLERANCE = 1e-9
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from roofscope.model import Profile
+from roofscope.model.profile import Profile
 
 UNIT_NS = 1_000_000_000  # a whole second: where a spreadsheet's 5 to 7 digits leave a 1e15 ns clock
 AFTER_NS = 1_000_000_000_000

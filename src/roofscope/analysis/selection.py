@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 
 from roofscope.errors import UsageError
-from roofscope.model import Profile
+from roofscope.model.profile import Profile
 
 
 @dataclass(frozen=True)

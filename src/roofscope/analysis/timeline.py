@@ -17,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from roofscope.analysis.selection import EVERYTHING, Selection, dispatch_filter
-from roofscope.model import Profile
+from roofscope.model.profile import Profile
 
 DEFAULT_GAP_NS = 10_000
 

@@ -27,7 +27,7 @@ import numpy.typing as npt
 from roofscope.analysis.roofline import KernelRoofline
 from roofscope.compare.match import Matching, Shape, match
 from roofscope.compare.quality import SideWarning, side_warnings
-from roofscope.model import Profile
+from roofscope.model.profile import Profile
 from roofscope.report import Report
 
 BOOTSTRAP_MAX = 20_000

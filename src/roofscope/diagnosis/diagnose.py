@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from roofscope.analysis.hotspots import Hotspots, KernelStats
 from roofscope.analysis.input_wait import loader_idle_ns
 from roofscope.analysis.limiter import Limiter
+from roofscope.analysis.metrics.per_kernel import KernelMetrics, MetricsSection
 from roofscope.analysis.ranks import RankView
 from roofscope.analysis.roofline import KernelRoofline, Roofline
 from roofscope.analysis.selection import Selection, dispatch_filter, summary_filter
@@ -24,8 +25,7 @@ from roofscope.diagnosis.registry import RULES, run
 from roofscope.diagnosis.rules import SHORT_NS
 from roofscope.diagnosis.trust import standing, temper_kernel
 from roofscope.diagnosis.validity import CAVEATS
-from roofscope.metrics.per_kernel import KernelMetrics, MetricsSection
-from roofscope.model import Profile
+from roofscope.model.profile import Profile
 
 
 @dataclass(frozen=True)

@@ -6,13 +6,13 @@ from dataclasses import dataclass
 
 from roofscope.analysis.hotspots import KernelStats
 from roofscope.analysis.limiter import Limiter
+from roofscope.analysis.metrics.machine import Machine
+from roofscope.analysis.metrics.per_kernel import KernelMetrics
 from roofscope.analysis.ranks import RankView
 from roofscope.analysis.roofline import KernelRoofline
+from roofscope.analysis.work.assign import run_name_ids
 from roofscope.diagnosis.trust import RoofStanding
-from roofscope.metrics.machine import Machine
-from roofscope.metrics.per_kernel import KernelMetrics
-from roofscope.model import Profile
-from roofscope.work.assign import run_name_ids
+from roofscope.model.profile import Profile
 
 
 @dataclass(frozen=True)

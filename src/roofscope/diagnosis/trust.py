@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from roofscope.analysis.roofline import KernelRoofline, Roofline
-from roofscope.ceilings import Ceiling
+from roofscope.catalogue.ceilings import Ceiling
 from roofscope.diagnosis.findings import Finding, Severity
 
 MEASURED_TOLERANCE = 1.10

@@ -17,7 +17,7 @@ import duckdb
 import numpy as np
 import numpy.typing as npt
 
-from roofscope.model import Profile
+from roofscope.model.profile import Profile
 
 Column = npt.NDArray[Any]
 Kind = Literal["text", "float", "int"]

@@ -24,9 +24,9 @@ from pathlib import Path
 
 import duckdb
 
-from roofscope.barriers import barrier_sql
 from roofscope.errors import InputError
-from roofscope.model import DISPATCH_COLUMNS, LAUNCH_COLUMNS, Profile
+from roofscope.model.profile import DISPATCH_COLUMNS, LAUNCH_COLUMNS, Profile
+from roofscope.readers.barriers import barrier_sql
 from roofscope.readers.duck_sql import ident, read_csv
 
 SAMPLE_ROWS = 20_000

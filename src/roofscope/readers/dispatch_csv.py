@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from roofscope.errors import InputError
-from roofscope.model import Profile
+from roofscope.model.profile import Profile
 from roofscope.readers.csvload import CsvLayout, barrier_rows, insert_rows, load_dispatch_csv
 from roofscope.readers.no_kernels import HEADER_ONLY_REMEDY, no_kernel_ran
 from roofscope.readers.registry import BARRIERS, DISPATCHES

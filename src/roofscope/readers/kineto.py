@@ -52,7 +52,7 @@ from pathlib import Path
 from typing import Any
 
 from roofscope.errors import InputError
-from roofscope.model import Profile
+from roofscope.model.profile import Profile
 from roofscope.readers.batches import Kind, column, fits, name_ids, registered
 from roofscope.readers.json_stream import EventStream, open_text
 from roofscope.readers.kineto_meta import (

@@ -11,7 +11,7 @@ import re
 from decimal import Decimal
 from typing import Any
 
-from roofscope.model import Profile, RunInfo
+from roofscope.model.profile import Profile, RunInfo
 from roofscope.readers.batches import INT64, fits
 
 PRODUCER = "pytorch-profiler"

@@ -29,7 +29,7 @@ from pathlib import Path
 import duckdb
 
 from roofscope.errors import InputError
-from roofscope.model import Profile
+from roofscope.model.profile import Profile
 from roofscope.readers import nsys_sqlite, registry, rocpd, rocpd_schema, runs, shards
 from roofscope.readers.registry import (
     COUNTER_COLLECTION,

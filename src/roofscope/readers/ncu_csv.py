@@ -68,7 +68,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from roofscope.errors import InputError
-from roofscope.model import Profile, RunInfo
+from roofscope.model.profile import Profile, RunInfo
 from roofscope.readers.ncu_labels import DURATION, metric_key
 from roofscope.readers.ncu_launches import Launch, Rule, insert_launches, new_launch, run_info
 from roofscope.readers.ncu_scan import (

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from roofscope.errors import InputError
-from roofscope.model import Profile, RunInfo
+from roofscope.model.profile import Profile, RunInfo
 from roofscope.readers.batches import Column, column, fits, registered
 from roofscope.readers.ncu_labels import DURATION
 from roofscope.readers.ncu_scan import Columns

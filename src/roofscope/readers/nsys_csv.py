@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from roofscope.errors import InputError
-from roofscope.model import Profile, RunInfo
+from roofscope.model.profile import Profile, RunInfo
 from roofscope.readers.nsys_columns import (
     REQUIRED,
     Column,

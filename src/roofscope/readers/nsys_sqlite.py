@@ -40,7 +40,7 @@ import duckdb
 import numpy as np
 
 from roofscope.errors import InputError
-from roofscope.model import Profile, RunInfo
+from roofscope.model.profile import Profile, RunInfo
 from roofscope.readers.batches import Column, column, registered
 from roofscope.readers.no_kernels import (
     NSYS_CUDA_TABLES,

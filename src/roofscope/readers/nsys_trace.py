@@ -32,7 +32,7 @@ from pathlib import Path
 import duckdb
 
 from roofscope.errors import InputError
-from roofscope.model import Profile, RunInfo
+from roofscope.model.profile import Profile, RunInfo
 from roofscope.readers.batches import fits
 from roofscope.readers.duck_sql import read_csv
 from roofscope.readers.no_kernels import NSYS_WIDEN, held, no_kernel_ran

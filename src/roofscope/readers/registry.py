@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from roofscope.errors import UsageError
-from roofscope.model import Profile
+from roofscope.model.profile import Profile
 from roofscope.readers.sniff import Head
 
 # What a file contributes; decides which file wins when several describe the same run.

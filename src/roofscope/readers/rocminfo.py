@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from roofscope.model import Profile, RunInfo
+from roofscope.model.profile import Profile, RunInfo
 from roofscope.readers.sniff import read_text
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")

@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from roofscope.errors import InputError
-from roofscope.model import Profile, RunInfo
+from roofscope.model.profile import Profile, RunInfo
 from roofscope.readers.batches import Column, Kind, column, name_ids, registered
 from roofscope.readers.no_kernels import rocpd_no_kernels
 from roofscope.readers.registry import DISPATCHES, KERNEL_SUMMARY, Reader

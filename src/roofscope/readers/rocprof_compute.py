@@ -22,7 +22,7 @@ import re
 from pathlib import Path
 
 from roofscope.errors import InputError
-from roofscope.model import Profile, RunInfo
+from roofscope.model.profile import Profile, RunInfo
 from roofscope.readers.csvload import register_names
 from roofscope.readers.dispatch_csv import read_dispatch_csv
 from roofscope.readers.duck_sql import ident, read_csv

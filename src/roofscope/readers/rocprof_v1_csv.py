@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from roofscope.model import DISPATCH_COLUMNS, Profile, RunInfo
+from roofscope.model.profile import DISPATCH_COLUMNS, Profile, RunInfo
 from roofscope.readers.csvload import CsvLayout, header_name, is_unnamed
 from roofscope.readers.dispatch_csv import read_dispatch_csv
 from roofscope.readers.registry import DISPATCHES, Reader

@@ -17,9 +17,9 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from roofscope.barriers import is_barrier
 from roofscope.errors import InputError
-from roofscope.model import Profile, RunInfo
+from roofscope.model.profile import Profile, RunInfo
+from roofscope.readers.barriers import is_barrier
 from roofscope.readers.csvload import barrier_rows, insert_rows
 from roofscope.readers.dispatch_csv import add_barrier_input
 from roofscope.readers.no_kernels import ROCPROF_WIDEN, api_no_kernels

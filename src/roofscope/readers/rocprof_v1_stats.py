@@ -12,9 +12,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from roofscope.barriers import is_barrier
 from roofscope.errors import InputError
-from roofscope.model import Profile, RunInfo
+from roofscope.model.profile import Profile, RunInfo
+from roofscope.readers.barriers import is_barrier
 from roofscope.readers.dispatch_csv import report_rows
 from roofscope.readers.registry import ACTIVITY, KERNEL_SUMMARY, Reader
 from roofscope.readers.rocminfo import rocminfo_beside

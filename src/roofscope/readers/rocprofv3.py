@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from roofscope.model import Profile, RunInfo
+from roofscope.model.profile import Profile, RunInfo
 from roofscope.readers.csvload import CsvLayout, header_name
 from roofscope.readers.dispatch_csv import read_dispatch_csv
 from roofscope.readers.duck_sql import product, read_csv

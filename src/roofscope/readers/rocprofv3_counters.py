@@ -33,7 +33,7 @@ import re
 from pathlib import Path
 
 from roofscope.errors import InputError
-from roofscope.model import Profile, RunInfo
+from roofscope.model.profile import Profile, RunInfo
 from roofscope.readers.csvload import header_name, register_names
 from roofscope.readers.dispatch_csv import report_rows
 from roofscope.readers.duck_sql import ident, read_csv

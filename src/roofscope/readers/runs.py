@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from roofscope.model import Profile, Runs
+from roofscope.model.profile import Profile, Runs
 from roofscope.readers.registry import COUNTER_COLLECTION, DISPATCHES, KERNEL_SUMMARY, WORKLOAD
 
 if TYPE_CHECKING:

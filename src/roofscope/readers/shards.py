@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from roofscope.ceilings import Ceiling
-from roofscope.model import InputFile, Profile, RunInfo, Warning
+from roofscope.catalogue.ceilings import Ceiling
+from roofscope.model.profile import InputFile, Profile, RunInfo, Warning
 from roofscope.readers.registry import DISPATCHES
 
 if TYPE_CHECKING:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from roofscope.model import Profile
+from roofscope.model.profile import Profile
 from roofscope.readers.sniff import read_text
 
 _NULLS = {"", "None", "nan", "NaN"}

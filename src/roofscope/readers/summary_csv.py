@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from roofscope.errors import InputError
-from roofscope.model import Profile
+from roofscope.model.profile import Profile
 from roofscope.readers.dispatch_csv import report_rows
 from roofscope.readers.registry import KERNEL_SUMMARY, Reader
 from roofscope.readers.sniff import Head

@@ -21,9 +21,9 @@ import math
 import re
 from pathlib import Path
 
-from roofscope.ceilings import Ceiling, plausible_peak
+from roofscope.catalogue.ceilings import Ceiling, plausible_peak
 from roofscope.errors import InputError
-from roofscope.model import Profile, RunInfo
+from roofscope.model.profile import Profile, RunInfo
 from roofscope.readers.sniff import read_text
 
 MISSING = frozenset({"", "N/A", "NA", "n/a", "na", "None", "nan"})

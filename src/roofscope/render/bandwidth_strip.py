@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 
-from roofscope.ceilings import Ceiling
+from roofscope.catalogue.ceilings import Ceiling
 from roofscope.render.roofline_text import si
 
 ROW = 30

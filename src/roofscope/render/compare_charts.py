@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from roofscope.ceilings import Ceiling
+from roofscope.catalogue.ceilings import Ceiling
 from roofscope.compare.compare import Comparison
 from roofscope.render.bandwidth_strip import StripMark, bandwidth_strip, strip_height
 from roofscope.render.charts import LogPlot

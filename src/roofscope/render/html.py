@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from roofscope import __version__
 from roofscope.analysis.ranks import STRAGGLER_EXCESS
 from roofscope.analysis.roofline import KernelRoofline
-from roofscope.ceilings import Ceiling
+from roofscope.catalogue.ceilings import Ceiling
 from roofscope.compare.compare import Comparison
 from roofscope.compare.gate import Verdict, share_text, speedup_text
 from roofscope.diagnosis.findings import Finding

@@ -12,15 +12,15 @@ from typing import Any
 
 from roofscope import __version__
 from roofscope.analysis.limiter import Limiter
+from roofscope.analysis.metrics.derived import MetricValue
+from roofscope.analysis.metrics.machine import Machine
+from roofscope.analysis.metrics.per_kernel import KernelMetrics
 from roofscope.analysis.ranks import RankView
 from roofscope.analysis.roofline import KernelRoofline
-from roofscope.ceilings import is_integer
+from roofscope.analysis.work.model import Work
+from roofscope.catalogue.ceilings import is_integer
 from roofscope.diagnosis.findings import Finding
-from roofscope.metrics.derived import MetricValue
-from roofscope.metrics.machine import Machine
-from roofscope.metrics.per_kernel import KernelMetrics
 from roofscope.report import Barriers, Report, RooflineSection
-from roofscope.work.model import Work
 
 SCHEMA_VERSION = "1"
 

@@ -7,9 +7,9 @@ from collections.abc import Mapping
 from rich.console import Console
 from rich.text import Text
 
+from roofscope.analysis.metrics.derived import MetricValue
+from roofscope.analysis.metrics.nvidia import PIPE_METRICS
 from roofscope.diagnosis.profiler import FINDING_KINDS, ProfilerRule
-from roofscope.metrics.derived import MetricValue
-from roofscope.metrics.nvidia import PIPE_METRICS
 from roofscope.render.findings_text import wrapped
 from roofscope.report import Report
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from rich.console import Console
 from rich.text import Text
 
-from roofscope import vector_rates
 from roofscope.analysis.roofline import KernelRoofline
-from roofscope.ceilings import is_integer
+from roofscope.catalogue import vector_rates
+from roofscope.catalogue.ceilings import is_integer
 from roofscope.render.columns import fitted_table
 from roofscope.report import Report
 

@@ -10,7 +10,7 @@ from rich.text import Text
 
 from roofscope import __version__
 from roofscope.analysis.hotspots import KernelStats
-from roofscope.model import InputFile, Runs
+from roofscope.model.profile import InputFile, Runs
 from roofscope.render.columns import fitted_table
 from roofscope.render.findings_text import findings_section
 from roofscope.render.limiter_text import limiter_section

@@ -1,0 +1,114 @@
+"""Per-dispatch counter arrays: the input of every formula over hardware counters.
+
+The model keeps counters long (``row_id``, ``counter``, ``value``); formulas want one array
+per counter, aligned on dispatches. :func:`dispatch_counters` builds that for the
+dispatches of some sources, with each dispatch's kernel (``name_id``) and duration. A
+counter that some of these dispatches lack is left out entirely, so a formula that needs
+it raises :class:`Missing` instead of computing over holes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from roofscope.model.profile import Profile
+
+Array = npt.NDArray[np.float64]
+
+
+class Missing(KeyError):
+    """A counter the formula needs was not collected."""
+
+
+class Counters:
+    """Per-dispatch counter arrays by name; a missing name raises :class:`Missing`."""
+
+    def __init__(self, columns: Mapping[str, Array]) -> None:
+        self._columns = columns
+
+    def __getitem__(self, name: str) -> Array:
+        column = self._lookup(name)
+        if column is None:
+            raise Missing(name)
+        return column
+
+    def __contains__(self, name: str) -> bool:
+        return self._lookup(name) is not None
+
+    def get(self, name: str, default: Array) -> Array:
+        found = self._lookup(name)
+        return default if found is None else found
+
+    def _lookup(self, name: str) -> Array | None:
+        """``X_sum`` (rocprof v1 and rocprof-compute: the sum over instances) is what
+        rocprofv3's counter_collection.csv reports as ``X`` once its instances are summed."""
+        found = self._columns.get(name)
+        if found is None and name.endswith("_sum"):
+            found = self._columns.get(name.removesuffix("_sum"))
+        return found
+
+    def names(self) -> list[str]:
+        return sorted(self._columns)
+
+
+Formula = Callable[[Counters], Array]
+
+
+@dataclass(frozen=True)
+class DispatchCounters:
+    """Counters of some dispatches, with who each dispatch ran and for how long."""
+
+    counters: Counters
+    name_ids: npt.NDArray[np.int64]
+    duration_ns: Array  # NaN where the dispatch has no timestamps
+
+    @property
+    def size(self) -> int:
+        return int(self.name_ids.size)
+
+    def by_kernel(self) -> list[tuple[int, npt.NDArray[np.bool_]]]:
+        """(name_id, mask over dispatches) for each kernel."""
+        return [(int(n), self.name_ids == n) for n in np.unique(self.name_ids)]
+
+
+def evaluate(formulas: Mapping[str, Formula], counters: Counters) -> dict[str, Array]:
+    """The formulas whose counters were all collected, as per-dispatch arrays."""
+    out = {}
+    for name, formula in formulas.items():
+        try:
+            out[name] = np.asarray(formula(counters), dtype=np.float64)
+        except Missing:
+            continue
+    return out
+
+
+def dispatch_counters(profile: Profile, sources: list[int]) -> DispatchCounters | None:
+    """The counters of these sources' dispatches; None when they have none."""
+    if not sources:
+        return None
+    con = profile.con
+    where = f"d.source IN ({', '.join(map(str, sources))})"
+    rows = con.execute(
+        f"""SELECT d.rowid AS row_id, d.name_id, d.end_ns - d.start_ns AS dur
+        FROM dispatches d WHERE {where} AND d.rowid IN (SELECT row_id FROM counters)
+        ORDER BY d.rowid"""
+    ).fetchnumpy()
+    row_ids = np.asarray(rows["row_id"], dtype=np.int64)
+    if row_ids.size == 0:
+        return None
+    index = {int(r): i for i, r in enumerate(row_ids)}
+    columns: dict[str, Array] = {}
+    values = con.execute(
+        f"""SELECT c.counter, c.row_id, c.value FROM counters c JOIN dispatches d
+        ON d.rowid = c.row_id WHERE {where} AND c.value IS NOT NULL"""
+    ).fetchall()
+    for counter, row_id, value in values:
+        column = columns.setdefault(str(counter), np.full(row_ids.size, np.nan))
+        column[index[int(row_id)]] = float(value)
+    counters = Counters({k: v for k, v in columns.items() if not np.isnan(v).any()})
+    duration = np.ma.filled(np.ma.asarray(rows["dur"]).astype(np.float64), np.nan)
+    return DispatchCounters(counters, np.asarray(rows["name_id"], dtype=np.int64), duration)

@@ -1,0 +1,61 @@
+"""Counter metrics and occupancy of each kernel, keyed by its (normalised) name."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from roofscope.analysis.metrics.achieved import Achieved, achieved
+from roofscope.analysis.metrics.derived import ALL, MetricValue, metrics
+from roofscope.analysis.metrics.machine import Machine, machine_for
+from roofscope.analysis.metrics.occupancy import Occupancy, theoretical
+from roofscope.analysis.work.assign import kernel_name_ids, run_name_ids
+from roofscope.catalogue.devices import Device
+from roofscope.errors import UsageError
+from roofscope.model.profile import Profile
+
+
+@dataclass(frozen=True)
+class KernelMetrics:
+    values: dict[str, MetricValue] = field(default_factory=dict)
+    occupancy: Occupancy | None = None  # theoretical, from the launch resources
+    achieved: Achieved | None = None  # from the wave counters
+
+
+@dataclass(frozen=True)
+class MetricsSection:
+    machine: Machine
+    kernels: dict[str, KernelMetrics]
+    whole: dict[str, MetricValue]  # over every dispatch with counters
+    problem: str | None  # why occupancy could not be worked out, when it could not
+
+
+def kernel_metrics(profile: Profile, device: Device | None, kernels: list[str]) -> MetricsSection:
+    machine = machine_for(profile, device)
+    ids = kernel_name_ids(profile)
+    values = metrics(profile, profile.sources("dispatches"), machine)
+    run_values = metrics(profile, profile.sources("counter-run"), machine) if not values else {}
+    in_runs = run_name_ids(profile, kernels) if run_values else {}
+    problem = None
+    try:
+        theory = theoretical(profile, machine.arch) if machine.arch else {}
+        measured = (
+            achieved(
+                profile, machine.arch, compute_units=machine.compute_units, xcds=machine.num_xcd
+            )
+            if machine.arch
+            else {}
+        )
+    except UsageError as e:
+        theory, measured, problem = {}, {}, str(e)
+    out: dict[str, KernelMetrics] = {}
+    for kernel in kernels:
+        own = ids.get(kernel, [])
+        found = next((values[i] for i in own if i in values), None)
+        if found is None:
+            found = next((run_values[i] for i in in_runs.get(kernel, []) if i in run_values), {})
+        occ = next((theory[i] for i in own if i in theory), None)
+        got = next((measured[i] for i in own if i in measured), None)
+        if found or occ or got:
+            out[kernel] = KernelMetrics(found, occ, got)
+    whole = values.get(ALL) or run_values.get(ALL) or {}
+    return MetricsSection(machine, out, whole, problem)

@@ -1,0 +1,155 @@
+"""Which work each kernel gets: the user's rules first (the first that matches), then the
+counters of its own dispatches, then those of a counter run of the same program, scaled
+from that run's calls to the trace's."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from roofscope.analysis.hotspots import Hotspots
+from roofscope.analysis.work.counters import ALL, counter_work
+from roofscope.analysis.work.expr import ExprError
+from roofscope.analysis.work.model import Work
+from roofscope.analysis.work.spec import LAUNCH_FIELDS, Rule, base_name, evaluate_rule
+from roofscope.errors import InputError
+from roofscope.model.profile import Profile, Warning
+
+
+def kernel_work(
+    profile: Profile, hot: Hotspots, rules: Sequence[Rule]
+) -> tuple[dict[str, Work], Work | None, list[Warning]]:
+    """Work by kernel name, the whole profile's counter work (or None), and warnings."""
+    ids = kernel_name_ids(profile)
+    out: dict[str, Work] = {}
+    for k in hot.kernels:
+        rule = next((r for r in rules if r.matches(k.name)), None)
+        if rule is not None:
+            out[k.name] = _from_rule(profile, rule, ids.get(k.name, []), k.calls)
+    traced = counter_work(profile, profile.sources("dispatches"))
+    passes = [counter_work(profile, [s]) for s in profile.sources("counter-run")]
+    calls = {k.name: k.calls for k in hot.kernels}
+    in_runs = run_name_ids(profile, list(calls)) if any(passes) else {}
+    for kernel, name_ids in ids.items():
+        if kernel in out or kernel not in calls:
+            continue
+        traced_here = [traced[i] for i in name_ids if i in traced and _known(traced[i])]
+        per_pass = [
+            _sum(found, "counters (counter run)")
+            for run in passes
+            if (found := [run[i] for i in in_runs.get(kernel, []) if i in run and _known(run[i])])
+        ]
+        if traced_here:
+            out[kernel] = _sum(traced_here, "counters")
+        elif per_pass:
+            out[kernel] = _per_call(per_pass).scaled(calls[kernel], "counters (counter run)")
+    warnings = []
+    measured = [w for w in out.values() if w.source.startswith("counters")]
+    if measured and all(w.flops is None for w in measured):
+        warnings.append(
+            Warning(
+                "no-flop-counters",
+                "the counters give no FLOPs (this GPU or run has no per-type FP instruction "
+                "counters): FLOPs are unknown and kernels are placed by bandwidth; pass "
+                "--work to give them",
+                len(measured),
+            )
+        )
+    whole = traced.get(ALL) or next((p[ALL] for p in passes if ALL in p), None)
+    return out, whole, warnings
+
+
+def run_name_ids(profile: Profile, kernels: Sequence[str]) -> dict[str, list[int]]:
+    """The name ids under which counter runs recorded each traced kernel: its own name, or,
+    when the counter run was made with ``--basenames`` (names without template arguments
+    and parameters), its base name when no other traced kernel shares that base name."""
+    ids = kernel_name_ids(profile)
+    runs = profile.sources("counter-run")
+    if not runs:
+        return {}
+    in_runs = {
+        str(k)
+        for (k,) in profile.con.execute(
+            f"""SELECT DISTINCT n.kernel FROM dispatches d JOIN names n USING (name_id)
+            WHERE d.source IN ({", ".join(map(str, runs))})"""
+        ).fetchall()
+    }
+    bases: dict[str, list[str]] = {}
+    for kernel in kernels:
+        bases.setdefault(base_name(kernel), []).append(kernel)
+    out: dict[str, list[int]] = {}
+    for kernel in kernels:
+        if kernel in in_runs:
+            out[kernel] = ids.get(kernel, [])
+        elif (base := base_name(kernel)) in in_runs and len(bases[base]) == 1:
+            out[kernel] = ids.get(base, [])
+    return out
+
+
+def _known(w: Work) -> bool:
+    """Counters that give some FLOPs or bytes (not only, say, LDS bank conflicts)."""
+    return w.flops is not None or bool(w.bytes)
+
+
+def kernel_name_ids(profile: Profile) -> dict[str, list[int]]:
+    ids: dict[str, list[int]] = {}
+    for name_id, kernel in profile.con.execute("SELECT name_id, kernel FROM names").fetchall():
+        ids.setdefault(str(kernel), []).append(int(name_id))
+    return ids
+
+
+def _from_rule(profile: Profile, rule: Rule, name_ids: list[int], calls: int) -> Work:
+    launches: list[dict[str, float | None]] = []
+    if rule.per == "call" and name_ids:
+        fields = ", ".join(LAUNCH_FIELDS)
+        rel = profile.launches()
+        sources = profile.sources("dispatches")
+        rows = (
+            rel.filter(
+                f"name_id IN ({', '.join(map(str, name_ids))}) "
+                f"AND source IN ({', '.join(map(str, sources or [-1]))})"
+            )
+            .aggregate(f"{fields}, sum(dispatches)", fields)
+            .fetchall()
+        )
+        launches = [dict(zip([*LAUNCH_FIELDS, "dispatches"], r, strict=True)) for r in rows]
+    try:
+        flops, nbytes = evaluate_rule(rule, launches, calls)
+    except ExprError as e:
+        where, _, what = rule.origin.partition(" ")
+        raise InputError(
+            where, f"{what or 'rule'}: {e}", 'fix the rule or give per = "total"'
+        ) from None
+    return Work(flops=flops or None, bytes=nbytes, source=rule.origin)
+
+
+def _per_call(passes: list[Work]) -> Work:
+    """One call's work from counter passes that each collected some counters: each
+    quantity from the first pass that has it, divided by that pass's dispatches."""
+    flops: dict[str, float] = {}
+    nbytes: dict[str, float] = {}
+    for w in passes:
+        n = w.dispatches or 1
+        for k, v in (w.flops or {}).items():
+            flops.setdefault(k, v / n)
+        for k, v in w.bytes.items():
+            nbytes.setdefault(k, v / n)
+    if "hbm-read" in nbytes and "hbm-write" in nbytes:
+        nbytes["hbm"] = nbytes["hbm-read"] + nbytes["hbm-write"]
+    known = flops if any(w.flops is not None for w in passes) else None
+    return Work(known, nbytes, passes[0].source, {}, 1)
+
+
+def _sum(works: list[Work], source: str) -> Work:
+    if len(works) == 1:
+        w = works[0]
+        return Work(w.flops, dict(w.bytes), source, dict(w.rates), w.dispatches)
+    flops: dict[str, float] | None = None
+    if all(w.flops is not None for w in works):
+        flops = {}
+        for w in works:
+            for k, v in (w.flops or {}).items():
+                flops[k] = flops.get(k, 0.0) + v
+    nbytes: dict[str, float] = {}
+    for key in set.intersection(*(set(w.bytes) for w in works)):
+        nbytes[key] = sum(w.bytes[key] for w in works)
+    return Work(flops, nbytes, source, {}, sum(w.dispatches or 0 for w in works))

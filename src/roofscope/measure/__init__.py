@@ -1,0 +1,1 @@
+"""What runs on the GPU's machine: ``roofscope profile`` and ``roofscope peaks``."""

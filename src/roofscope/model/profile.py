@@ -1,0 +1,276 @@
+"""The one model every reader fills and every analysis reads.
+
+A :class:`Profile` holds its data in a DuckDB connection:
+
+``names``
+    one row per distinct raw kernel name: ``name_id``, ``raw_name``, ``kernel`` (normalised).
+``dispatches``
+    one row per kernel launch, when the input has launches: who ran it, where and when.
+    Times in nanoseconds. Barrier packets a producer lists among its kernels (rocprof v1)
+    are rows here too, under a source id of their own whose input has role ``barriers``:
+    every analysis takes the sources of role ``dispatches`` only.
+``launches``
+    how each kernel was launched: host thread, queue, stream and shape (grid, workgroup,
+    registers, LDS, scratch, wave size), one row per distinct combination with its number
+    of dispatches. These repeat across millions of dispatches, so they are not kept per
+    row; a reader may defer filling this table until an analysis asks for it
+    (:meth:`Profile.launches`), which keeps a large trace's load to one scan.
+``counters``
+    long table of per-dispatch counter values (``row_id``, ``counter``, ``value``).
+``kernel_summary``
+    per-kernel totals when the input is already aggregated (a stats file).
+``activity_summary``
+    API, copy and barrier-packet summaries (hip_stats, copy_stats, the ``<barrier packet>``
+    rows of a stats file, ...), never mixed into kernel time.
+``copies``
+    memory copies with their timestamps (rocprofv3 memory_copy_trace).
+``producer_rules``
+    the profiler's own analysis rows (Nsight Compute rules) per dispatch row, kept as evidence.
+``host_ranges``
+    host-side ranges that explain GPU idle time, with their times (``kind`` "data-loader":
+    a PyTorch ``enumerate(DataLoader)`` step), under the source of the trace's dispatches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import duckdb
+
+from roofscope.catalogue.ceilings import Ceiling
+from roofscope.model.names import normalise
+
+# Few, narrow columns keep millions of dispatches small; the row's id is DuckDB's rowid.
+DISPATCH_COLUMNS: dict[str, str] = {
+    "source": "SMALLINT",
+    "name_id": "INTEGER",
+    "pid": "BIGINT",
+    "device": "INTEGER",
+    "dispatch_id": "BIGINT",
+    "start_ns": "BIGINT",
+    "end_ns": "BIGINT",
+    "raw_overflow": "VARCHAR",  # a name first seen after the sampled rows, until it has an id
+}
+
+# How a dispatch was launched (host thread, queue, stream, shape); kept in ``launches``, one
+# row per distinct combination of a kernel, with its dispatch count.
+LAUNCH_COLUMNS: dict[str, str] = {
+    "tid": "BIGINT",
+    "queue": "BIGINT",
+    "stream": "BIGINT",
+    "grid_size": "BIGINT",
+    "workgroup_size": "BIGINT",
+    "lds_bytes": "BIGINT",
+    "scratch_bytes": "BIGINT",
+    "arch_vgpr": "BIGINT",
+    "accum_vgpr": "BIGINT",
+    "sgpr": "BIGINT",
+    "wave_size": "BIGINT",
+}
+
+SUMMARY_COLUMNS: dict[str, str] = {
+    "source": "INTEGER",
+    "name_id": "INTEGER",
+    "calls": "BIGINT",
+    "total_ns": "DOUBLE",
+    "mean_ns": "DOUBLE",
+    "min_ns": "DOUBLE",
+    "max_ns": "DOUBLE",
+    "std_ns": "DOUBLE",
+    "median_ns": "DOUBLE",  # where the summary gives it (nsys cuda_gpu_kern_sum's Med)
+    "pid": "BIGINT",
+}
+
+_SCHEMA = f"""
+CREATE TABLE names (name_id INTEGER PRIMARY KEY, raw_name VARCHAR UNIQUE, kernel VARCHAR);
+CREATE TABLE dispatches ({", ".join(f"{c} {t}" for c, t in DISPATCH_COLUMNS.items())});
+CREATE TABLE launches (source SMALLINT, name_id INTEGER,
+    {", ".join(f"{c} {t}" for c, t in LAUNCH_COLUMNS.items())}, dispatches BIGINT);
+CREATE TABLE counters (row_id BIGINT, counter VARCHAR, value DOUBLE);
+CREATE TABLE kernel_summary ({", ".join(f"{c} {t}" for c, t in SUMMARY_COLUMNS.items())});
+CREATE TABLE activity_summary (source INTEGER, kind VARCHAR, name VARCHAR, calls BIGINT,
+    total_ns DOUBLE);
+CREATE TABLE copies (source INTEGER, pid BIGINT, direction VARCHAR, src_agent VARCHAR,
+    dst_agent VARCHAR, start_ns BIGINT, end_ns BIGINT);
+CREATE TABLE producer_rules (row_id BIGINT, section VARCHAR, rule VARCHAR, kind VARCHAR,
+    text VARCHAR, speedup_kind VARCHAR, speedup_pct DOUBLE);
+CREATE TABLE host_ranges (source INTEGER, kind VARCHAR, name VARCHAR, start_ns BIGINT,
+    end_ns BIGINT);
+"""
+
+
+@dataclass(frozen=True)
+class InputFile:
+    """One file that was read, what it was read as and what it contributed."""
+
+    path: str
+    format: str
+    rows: int
+    role: str  # dispatches | kernel-summary | api-summary | copy-summary | copies | cross-check
+    # | counter-run | counter-pass | pass-repeat | metadata | barriers (a dispatch file's
+    # barrier packets: ``dispatches`` rows under their own source id, never kernel time; see
+    # barriers.py)
+    group: str = ""  # files of one run share it
+    rank: int | None = None  # the process's rank in a parallel job, where the producer says
+    # False when its dispatches carry durations only, laid end to end in launch order (a
+    # replaying profiler such as Nsight Compute): no timeline is drawn from them
+    on_timeline: bool = True
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """What is known about the run; None where the input does not say."""
+
+    producer: str | None = None
+    producer_version: str | None = None
+    gpu: str | None = None  # the name the profiler reports, e.g. "AMD Instinct MI250X", "MI100"
+    arch: str | None = None  # gfx arch or sm_XY
+    compute_units: int | None = None  # of the profiled agent (one GCD on MI250X)
+    xcds: int | None = None  # accelerator complex dies in the agent (MI300X: 8)
+    partition: str | None = None  # compute partition mode where reported (SPX, CPX, ...)
+
+
+@dataclass(frozen=True)
+class Runs:
+    """The runs found in the inputs (readers/runs.py): those read, those left out, and whether
+    the ones read are ranks of one job."""
+
+    read: tuple[str, ...] = ()  # one path per run read: its dispatch source
+    nested: tuple[str, ...] = ()  # folders of runs below a read run's folder, left out
+    job: str | None = None  # the evidence that the runs read are ranks of one job
+
+    @property
+    def separate(self) -> bool:
+        """Several runs read that are not ranks of one job."""
+        return len(self.read) > 1 and self.job is None
+
+
+@dataclass(frozen=True)
+class Warning:
+    """A data-quality finding reported in every output."""
+
+    code: str
+    message: str
+    count: int = 1
+
+
+@dataclass
+class Profile:
+    """Tables in DuckDB plus what was read and what was noticed while reading."""
+
+    con: duckdb.DuckDBPyConnection
+    inputs: list[InputFile] = field(default_factory=list)
+    run: RunInfo = field(default_factory=RunInfo)
+    warnings: list[Warning] = field(default_factory=list)
+    deferred: list[Callable[[], None]] = field(default_factory=list)
+    ceilings: list[Ceiling] = field(default_factory=list)  # measured ones (roofline.csv)
+    sysinfo: dict[str, str] = field(default_factory=dict)  # rocprof-compute sysinfo.csv fields
+    runs: Runs = field(default_factory=Runs)  # set once every file is read
+
+    @classmethod
+    def empty(cls) -> Profile:
+        con = duckdb.connect()
+        con.execute("SET preserve_insertion_order = true")
+        con.execute(_SCHEMA)
+        return cls(con=con)
+
+    # -- filled by readers -------------------------------------------------------------
+
+    def add_input(
+        self,
+        path: str,
+        fmt: str,
+        rows: int,
+        role: str,
+        *,
+        rank: int | None = None,
+        on_timeline: bool = True,
+    ) -> None:
+        self.inputs.append(InputFile(path, fmt, rows, role, "", rank, on_timeline))
+
+    def has_input(self, path: Path) -> bool:
+        """Whether the file at ``path`` was read already (as any role, under any spelling)."""
+        wanted = path.resolve()
+        return any(Path(f.path).resolve() == wanted for f in self.inputs)
+
+    def tag_group(self, start: int, group: str) -> None:
+        """Mark the inputs added from index ``start`` on as files of one run."""
+        for i in range(start, len(self.inputs)):
+            f = self.inputs[i]
+            self.inputs[i] = replace(f, group=group)
+
+    def sources(self, *roles: str) -> list[int]:
+        """Source ids (indices into ``inputs``) of the given roles."""
+        return [i for i, f in enumerate(self.inputs) if f.role in roles]
+
+    def warn(self, code: str, message: str, count: int = 1) -> None:
+        self.warnings.append(Warning(code=code, message=message, count=count))
+
+    def warn_deviceless(self, path: object, source: int, why: str) -> None:
+        """Warn when dispatches of ``source`` name no GPU the model can read (``Agent_Id``
+        "GPU", a Device without its index, past 2^31): the timeline keeps them apart as
+        one device more, so a one-GPU trace would read as two."""
+        ((rows, n),) = self.con.execute(
+            f"SELECT count(*), count(*) - count(device) FROM dispatches WHERE source = {source}"
+        ).fetchall()
+        if n:
+            self.warn(
+                "unknown-device",
+                f"{path}: {n} of {rows} dispatch row(s) name no GPU the model can read ({why}); "
+                "their device is unknown, and the timeline keeps them apart as one device more",
+                count=n,
+            )
+
+    def name_ids(self, raw_names: Iterable[str]) -> dict[str, int]:
+        """Ids for raw names, registering the ones not seen before."""
+        wanted = list(dict.fromkeys(raw_names))
+        if not wanted:
+            return {}
+        known = dict(
+            self.con.execute(
+                "SELECT raw_name, name_id FROM names WHERE raw_name IN (SELECT unnest($1))",
+                [wanted],
+            ).fetchall()
+        )
+        new = [n for n in wanted if n not in known]
+        if new:
+            (first,) = self.con.execute(
+                "SELECT coalesce(max(name_id) + 1, 0) FROM names"
+            ).fetchone() or (0,)
+            self.con.execute(
+                "INSERT INTO names SELECT $1 + generate_subscripts($2, 1) - 1, unnest($2), "
+                "unnest($3)",
+                [first, new, [normalise(raw) for raw in new]],
+            )
+            known.update({raw: first + i for i, raw in enumerate(new)})
+        return {n: known[n] for n in wanted}
+
+    def defer(self, fill: Callable[[], None]) -> None:
+        """Run ``fill`` (which fills ``launches``) only when an analysis needs launch shapes."""
+        self.deferred.append(fill)
+
+    def set_run(self, run: RunInfo) -> None:
+        """Merge what a reader learnt about the run; the first value seen wins."""
+        self.run = RunInfo(
+            producer=self.run.producer or run.producer,
+            producer_version=self.run.producer_version or run.producer_version,
+            gpu=self.run.gpu or run.gpu,
+            arch=self.run.arch or run.arch,
+            compute_units=self.run.compute_units or run.compute_units,
+            xcds=self.run.xcds or run.xcds,
+            partition=self.run.partition or run.partition,
+        )
+
+    # -- read by analyses ---------------------------------------------------------------
+
+    def launches(self) -> duckdb.DuckDBPyRelation:
+        """The ``launches`` table, filled first by any reader that deferred it."""
+        while self.deferred:
+            self.deferred.pop(0)()
+        return self.con.table("launches")
+
+    def count(self, table: str) -> int:
+        ((n,),) = self.con.execute(f"SELECT count(*) FROM {table}").fetchall()
+        return int(n)

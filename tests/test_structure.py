@@ -1,0 +1,88 @@
+"""The layout issue 21 asks for: packages by stage, no two of which import each other, and
+few modules at the top of the package."""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "src" / "roofscope"
+STAGES = {"readers", "model", "analysis", "diagnosis", "compare", "render", "measure"}
+STAGES |= {"catalogue", "cli"}
+
+
+def _unit(module: str) -> str:
+    """The package (or top-level module) a dotted ``roofscope.X.Y`` name belongs to."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def _imports(path: Path) -> set[str]:
+    """The ``roofscope`` modules a file imports, at any depth (lazy imports count too)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            if node.module == "roofscope":
+                found |= {f"roofscope.{a.name}" for a in node.names}
+            elif node.module.startswith("roofscope."):
+                found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.startswith("roofscope.")}
+    return found
+
+
+def graph() -> dict[str, set[str]]:
+    edges: dict[str, set[str]] = defaultdict(set)
+    for path in PACKAGE.rglob("*.py"):
+        rel = path.relative_to(PACKAGE.parent).with_suffix("")
+        source = _unit(".".join(rel.parts))
+        edges[source] |= {_unit(m) for m in _imports(path)} - {source}
+    return edges
+
+
+def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Every strongly connected set of two or more units (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in edges.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for v in list(edges):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_two_packages_import_each_other() -> None:
+    assert cycles(graph()) == []
+
+
+def test_the_cycle_finder_finds_one() -> None:
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_the_package_is_its_stages_and_a_few_modules() -> None:
+    packages = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()}
+    modules = {p.name for p in PACKAGE.glob("*.py")}
+    assert packages == STAGES
+    assert len(modules) <= 6, sorted(modules)
