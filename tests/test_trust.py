@@ -70,6 +70,24 @@ def test_a_measured_ceiling_allows_ten_percent(
     assert f["severity"] == "high" and "beyond the 10% a measured ceiling allows" in f["summary"]
 
 
+def test_beyond_the_tolerance_but_under_the_catalogue_peak_is_under_measured(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A ceilings file measured 1.4 TB/s; vector_add at 1.12 x that is 1.568 TB/s, 98 % of
+    the MI210's catalogue 1.6: the benchmark under-measured, the hardware was not beaten."""
+    measured = _ceilings_file(tmp_path, 1.4e12)
+    doc = _vector_add_at(capsys, 1.12 * 1.4e12, "--ceilings", measured)
+    assert not findings(doc, "above-roof")
+    (f,) = findings(doc, "at-measured-roof")
+    assert f["severity"] == "low"
+    assert f["evidence"]["efficiency_of_theoretical"] == pytest.approx(1.568 / 1.6)
+    assert f["summary"] == (
+        f"above the measured roof: 112% of the hbm ceiling a benchmark reached (user: "
+        f"{measured}), but 98% of the catalogue's 1.6 TB/s peak: the benchmark under-measured "
+        "this roof"
+    )
+
+
 def test_above_the_catalogue_peak_whatever_was_measured(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
