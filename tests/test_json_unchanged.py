@@ -7,8 +7,10 @@ and why in its commit message."""
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import json
+import os
+import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -19,18 +21,17 @@ DIGESTS = ROOT / "tests" / "data" / "json-digests.json"
 
 
 def _tool() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("json_snapshot", ROOT / "tools/json_snapshot.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """tools/json_snapshot.py, importable by name so that its worker processes find it."""
+    if str(ROOT / "tools") not in sys.path:
+        sys.path.insert(0, str(ROOT / "tools"))
+    return importlib.import_module("json_snapshot")
 
 
 def test_every_profile_reads_as_before() -> None:
     committed = json.loads(DIGESTS.read_text(encoding="utf-8"))
     tool = _tool()
     if SHARED_CORPUS.is_dir():
-        now = tool.snapshot(SHARED_CORPUS)
+        now = tool.snapshot(SHARED_CORPUS, jobs=os.cpu_count() or 1)
     else:  # a clone without ../shared: the demo profiles alone
         committed = {k: v for k, v in committed.items() if k.startswith("demo:")}
         now = {

@@ -17,7 +17,10 @@ import contextlib
 import hashlib
 import io
 import json
+import os
 import sys
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -54,11 +57,15 @@ def key(path: Path, corpus: Path) -> str:
     return str(path.relative_to(corpus)) if path.is_relative_to(corpus) else f"demo:{path.name}"
 
 
-def snapshot(corpus: Path, keep: Path | None = None) -> dict[str, str]:
+def snapshot(corpus: Path, keep: Path | None = None, jobs: int = 1) -> dict[str, str]:
+    """Each profile's digest; ``jobs`` worker processes share the profiles."""
+    paths = profiles(corpus)
+    with ProcessPoolExecutor(jobs, mp_context=get_context("spawn")) as pool:
+        results = list(pool.map(analysed, paths, [corpus] * len(paths)))
     digests = {}
-    for path in profiles(corpus):
+    for path, (digest, doc) in zip(paths, results, strict=True):
         name = key(path, corpus)
-        digests[name], doc = analysed(path, corpus)
+        digests[name] = digest
         if keep is not None and doc:
             (keep / (name.replace("/", "__") + ".json")).write_text(doc, encoding="utf-8")
     return digests
@@ -69,10 +76,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("out", type=Path)
     parser.add_argument("--corpus", type=Path, default=CORPUS)
     parser.add_argument("--keep", type=Path)
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     args = parser.parse_args(argv)
     if args.keep:
         args.keep.mkdir(parents=True, exist_ok=True)
-    digests = snapshot(args.corpus, args.keep)
+    digests = snapshot(args.corpus, args.keep, args.jobs)
     args.out.write_text(json.dumps(digests, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     print(f"{len(digests)} profiles -> {args.out}", file=sys.stderr)
     return 0
