@@ -20,6 +20,7 @@ from roofscope.outfile import make_folder, write_atomically
 from roofscope.readers.load import load
 from roofscope.report import RooflineOptions, analyse
 
+EXIT_GATE_FAILED = 3
 MAX_SLOWER_PCT = 1e6  # 10,000 times slower; inf reached the JSON gate thresholds
 
 
@@ -91,7 +92,7 @@ def compare(
     """Baseline against candidate: per-kernel and end-to-end speedup, and a gate for CI."""
     from roofscope.compare.compare import Run, run_of
     from roofscope.compare.compare import compare as compare_runs
-    from roofscope.compare.gate import EXIT_GATE_FAILED, gate
+    from roofscope.compare.gate import gate
     from roofscope.render.compare_gate import junit, markdown
     from roofscope.render.compare_out import render_compare_json, render_compare_text
 
