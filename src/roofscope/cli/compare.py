@@ -1,4 +1,8 @@
-"""``roofscope compare``: baseline against candidate, and the gate for CI."""
+"""``roofscope compare``: baseline against candidate, and the gate for CI.
+
+Every analysis option applies to both sides, as ``analyze`` applies it to one profile;
+``--base-gpu`` and ``--new-gpu`` name the GPU of one side where the two ran on different GPUs.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ from typing import Annotated
 
 import typer
 
+from roofscope.catalogue import devices
 from roofscope.catalogue.ceilings import Ceiling
 from roofscope.cli import options as o
 from roofscope.cli.checkup import CheckupOptions, Settings, prepare, run_checkup
@@ -15,6 +20,7 @@ from roofscope.cli.outputs import html_path, stem, write_charts
 from roofscope.compare.compare import Comparison, Run, run_of
 from roofscope.compare.compare import compare as compare_runs
 from roofscope.compare.gate import Verdict, gate
+from roofscope.errors import UsageError
 from roofscope.outfile import write_atomically
 
 EXIT_GATE_FAILED = 3
@@ -64,8 +70,23 @@ def compare(
         str | None, typer.Option("--markdown", help="Write a Markdown summary (CI step).")
     ] = None,
     fmt: o.Format = None,
+    kernel: o.Kernel = None,
+    device: o.Device = None,
+    gap_us: o.GapUs = o.DEFAULT_GAP_US,
     gpu: o.Gpu = None,
+    base_gpu: Annotated[
+        str | None,
+        typer.Option("--base-gpu", help="The baseline's GPU, where it differs: overrides --gpu."),
+    ] = None,
+    new_gpu: Annotated[
+        str | None,
+        typer.Option("--new-gpu", help="The candidate's GPU, where it differs: overrides --gpu."),
+    ] = None,
     work: o.Work = None,
+    ceilings: o.Ceilings = None,
+    peak_flops: o.PeakFlops = None,
+    peak_bw: o.PeakBw = None,
+    jobs: o.Jobs = None,
     as_json: o.Json = False,
     html: o.Html = None,
     svg: o.Svg = None,
@@ -76,11 +97,15 @@ def compare(
     """Baseline against candidate: per-kernel and end-to-end speedup, and a gate for CI."""
     from roofscope.render.compare_out import render_compare_json, render_compare_text
 
-    options = CheckupOptions(fmt=fmt, gpu=gpu, work=tuple(work or ()))
+    options = CheckupOptions(
+        fmt=fmt, kernel=kernel, device=device, gap_us=gap_us, gpu=gpu, work=tuple(work or ()),
+        ceilings=ceilings, peak_flops=peak_flops, peak_bw=peak_bw, jobs=jobs,
+    )  # fmt: skip
+    sides = side_gpus(gpu, base_gpu, new_gpu)
     settings = prepare(options)
     keep = [*options.files]
-    base_runs = _side("baseline", [base, *(base_run or [])], settings, keep)
-    new_runs = _side("candidate", [new, *(new_run or [])], settings, keep)
+    base_runs = _side("baseline", [base, *(base_run or [])], settings.on_gpu(sides[0]), keep)
+    new_runs = _side("candidate", [new, *(new_run or [])], settings.on_gpu(sides[1]), keep)
     cmp = compare_runs(base_runs, new_runs, (base, new))
     verdict = gate(
         cmp,
@@ -98,6 +123,22 @@ def compare(
     )
     if not verdict.passed:
         raise typer.Exit(EXIT_GATE_FAILED)
+
+
+def side_gpus(
+    gpu: str | None, base_gpu: str | None, new_gpu: str | None
+) -> tuple[str | None, str | None]:
+    """Each side's ``--gpu`` override; a name the catalogue lacks is an error before reading."""
+    if gpu is not None and base_gpu is not None and new_gpu is not None:
+        raise UsageError(
+            f"--gpu {gpu!r} with both --base-gpu and --new-gpu: it would apply to neither side; "
+            "drop --gpu, or keep it for one side and drop that side's option"
+        )
+    for option, name in (("--base-gpu", base_gpu), ("--new-gpu", new_gpu)):
+        if name is not None and devices.find(name) is None:
+            near = ", ".join(devices.closest(name)) or "see `roofscope devices`"
+            raise UsageError(f"{option} {name!r}: not in the catalogue (closest: {near})")
+    return base_gpu, new_gpu
 
 
 def _side(label: str, paths: list[str], settings: Settings, keep: list[str]) -> list[Run]:
