@@ -37,8 +37,7 @@ GATE_OPTIONS = ("--fail-if-slower", "--fail-if-kernel-slower", "--min-share")
 TEXT_OPTIONS = ("--format", "--kernel", "--gpu", "--work")
 PATH_OPTIONS = ("--ceilings", "--work", "--html", "--svg", "-o")
 COMPARE_PATH_OPTIONS = ("--base-run", "--new-run", "--junit", "--markdown", "--html", "--svg")
-ANALYZE_ONLY = {"--top", "--device", "--gap-us", "--peak-flops", "--peak-bw", "--jobs"}
-ANALYZE_ONLY |= {"--kernel", "--ceilings"}
+ANALYZE_ONLY = {"--top"}  # compare takes every analysis option analyze takes
 
 
 def path_of(kind: str, root: Path) -> str:

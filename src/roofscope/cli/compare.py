@@ -1,4 +1,8 @@
-"""``roofscope compare``: baseline against candidate, and the gate for CI."""
+"""``roofscope compare``: baseline against candidate, and the gate for CI.
+
+Every analysis option applies to both sides, as ``analyze`` applies it to one profile;
+``--base-gpu`` and ``--new-gpu`` name the GPU of one side where the two ran on different GPUs.
+"""
 
 from __future__ import annotations
 
@@ -8,18 +12,18 @@ from typing import Annotated
 
 import typer
 
-from roofscope.cli.common import (
-    Force,
-    OutDir,
-    inputs_of,
-    stem,
-    work_rules,
-    write_charts,
-)
-from roofscope.outfile import make_folder, write_atomically
-from roofscope.readers.load import load
-from roofscope.report import RooflineOptions, analyse
+from roofscope.catalogue import devices
+from roofscope.catalogue.ceilings import Ceiling
+from roofscope.cli import options as o
+from roofscope.cli.checkup import CheckupOptions, Settings, prepare, run_checkup
+from roofscope.cli.outputs import html_path, stem, write_charts
+from roofscope.compare.compare import Comparison, Run, run_of
+from roofscope.compare.compare import compare as compare_runs
+from roofscope.compare.gate import Verdict, gate
+from roofscope.errors import UsageError
+from roofscope.outfile import write_atomically
 
+EXIT_GATE_FAILED = 3
 MAX_SLOWER_PCT = 1e6  # 10,000 times slower; inf reached the JSON gate thresholds
 
 
@@ -65,49 +69,43 @@ def compare(
     markdown_out: Annotated[
         str | None, typer.Option("--markdown", help="Write a Markdown summary (CI step).")
     ] = None,
-    fmt: Annotated[
-        str | None, typer.Option("--format", help="Read every file as this format.")
-    ] = None,
-    gpu: Annotated[
-        str | None, typer.Option("--gpu", help="The GPU, when the profiles do not say.")
-    ] = None,
-    work: Annotated[
-        list[str] | None, typer.Option("--work", help="Work of kernels (as analyze).")
-    ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="JSON on stdout.")] = False,
-    html: Annotated[
-        str | None, typer.Option("--html", help="Also write the comparison as an HTML file.")
-    ] = None,
-    svg: Annotated[
-        str | None, typer.Option("--svg", help="Also write each chart as an SVG file into DIR.")
-    ] = None,
-    png: Annotated[
+    fmt: o.Format = None,
+    kernel: o.Kernel = None,
+    device: o.Device = None,
+    gap_us: o.GapUs = o.DEFAULT_GAP_US,
+    gpu: o.Gpu = None,
+    base_gpu: Annotated[
         str | None,
-        typer.Option("--png", help="Also write each chart as a PNG file into DIR (Chromium)."),
+        typer.Option("--base-gpu", help="The baseline's GPU, where it differs: overrides --gpu."),
     ] = None,
-    force: Force = False,
-    out: OutDir = None,
+    new_gpu: Annotated[
+        str | None,
+        typer.Option("--new-gpu", help="The candidate's GPU, where it differs: overrides --gpu."),
+    ] = None,
+    work: o.Work = None,
+    ceilings: o.Ceilings = None,
+    peak_flops: o.PeakFlops = None,
+    peak_bw: o.PeakBw = None,
+    jobs: o.Jobs = None,
+    as_json: o.Json = False,
+    html: o.Html = None,
+    svg: o.Svg = None,
+    png: o.Png = None,
+    force: o.Force = False,
+    out: o.OutDir = None,
 ) -> None:
     """Baseline against candidate: per-kernel and end-to-end speedup, and a gate for CI."""
-    from roofscope.compare.compare import Run, run_of
-    from roofscope.compare.compare import compare as compare_runs
-    from roofscope.compare.gate import EXIT_GATE_FAILED, gate
-    from roofscope.render.compare_gate import junit, markdown
     from roofscope.render.compare_out import render_compare_json, render_compare_text
 
-    roof = RooflineOptions(gpu=gpu, rules=tuple(work_rules(work or [])))
-
-    keep = [*(work or [])]
-
-    def runs(first: str, more: list[str] | None) -> list[Run]:
-        out = []
-        for path in [first, *(more or [])]:
-            profile = load([path], fmt=fmt)
-            keep.extend(inputs_of(profile, [path]))
-            out.append(run_of(profile, analyse(profile, roof=roof)))
-        return out
-
-    base_runs, new_runs = runs(base, base_run), runs(new, new_run)
+    options = CheckupOptions(
+        fmt=fmt, kernel=kernel, device=device, gap_us=gap_us, gpu=gpu, work=tuple(work or ()),
+        ceilings=ceilings, peak_flops=peak_flops, peak_bw=peak_bw, jobs=jobs,
+    )  # fmt: skip
+    sides = side_gpus(gpu, base_gpu, new_gpu)
+    settings = prepare(options)
+    keep = [*options.files]
+    base_runs = _side("baseline", [base, *(base_run or [])], settings.on_gpu(sides[0]), keep)
+    new_runs = _side("candidate", [new, *(new_run or [])], settings.on_gpu(sides[1]), keep)
     cmp = compare_runs(base_runs, new_runs, (base, new))
     verdict = gate(
         cmp,
@@ -115,14 +113,68 @@ def compare(
         fail_if_kernel_slower=fail_if_kernel_slower,
         min_share=min_share,
     )
+    _write_files(
+        cmp, verdict, base_runs[0].report.roofline.result.ceilings,
+        junit_out=junit_out, markdown_out=markdown_out, force=force, keep=keep,
+        html=html, out=out, name=f"{stem(base)}-vs-{stem(new)}", svg=svg, png=png,
+    )  # fmt: skip
+    sys.stdout.write(
+        render_compare_json(cmp, verdict) if as_json else render_compare_text(cmp, verdict)
+    )
+    if not verdict.passed:
+        raise typer.Exit(EXIT_GATE_FAILED)
+
+
+def side_gpus(
+    gpu: str | None, base_gpu: str | None, new_gpu: str | None
+) -> tuple[str | None, str | None]:
+    """Each side's ``--gpu`` override; a name the catalogue lacks is an error before reading."""
+    if gpu is not None and base_gpu is not None and new_gpu is not None:
+        raise UsageError(
+            f"--gpu {gpu!r} with both --base-gpu and --new-gpu: it would apply to neither side; "
+            "drop --gpu, or keep it for one side and drop that side's option"
+        )
+    for option, name in (("--base-gpu", base_gpu), ("--new-gpu", new_gpu)):
+        if name is not None and devices.find(name) is None:
+            near = ", ".join(devices.closest(name)) or "see `roofscope devices`"
+            raise UsageError(f"{option} {name!r}: not in the catalogue (closest: {near})")
+    return base_gpu, new_gpu
+
+
+def _side(label: str, paths: list[str], settings: Settings, keep: list[str]) -> list[Run]:
+    """Each run of one side, checked up; every file read joins ``keep``."""
+    runs = []
+    for path in paths:
+        checkup = run_checkup([path], settings, label=label)
+        keep.extend(checkup.read)
+        runs.append(run_of(checkup.profile, checkup.report))
+    return runs
+
+
+def _write_files(
+    cmp: Comparison,
+    verdict: Verdict,
+    ceilings: tuple[Ceiling, ...],
+    *,
+    junit_out: str | None,
+    markdown_out: str | None,
+    html: str | None,
+    out: str | None,
+    name: str,
+    svg: str | None,
+    png: str | None,
+    force: bool,
+    keep: list[str],
+) -> None:
+    """The CI reports, the HTML page (``--html``, or ``-o DIR``'s ``NAME.roofscope.html``) and
+    the charts asked for, drawn on the baseline's ceilings."""
+    from roofscope.render.compare_gate import junit, markdown
+
     if junit_out:
         write_atomically(Path(junit_out), junit(cmp, verdict), force=force, keep=keep)
     if markdown_out:
         write_atomically(Path(markdown_out), markdown(cmp, verdict), force=force, keep=keep)
-    if out and not html:
-        html = str(Path(out) / f"{stem(base)}-vs-{stem(new)}.roofscope.html")
-        make_folder(Path(out))
-    ceilings = base_runs[0].report.roofline.result.ceilings
+    html = html_path(html, out, name)
     if html:
         from roofscope.render.html import render_compare_html
 
@@ -133,8 +185,3 @@ def compare(
 
         charts = {"waterfall": waterfall_svg(cmp), "movement": movement_svg(cmp, ceilings)}
         write_charts(charts, svg, png, force=force, keep=keep)
-    sys.stdout.write(
-        render_compare_json(cmp, verdict) if as_json else render_compare_text(cmp, verdict)
-    )
-    if not verdict.passed:
-        raise typer.Exit(EXIT_GATE_FAILED)

@@ -8,7 +8,9 @@ from typing import Annotated
 
 import typer
 
-from roofscope.cli.common import Force
+from roofscope.cli import options as o
+from roofscope.cli.checkup import run_checkup
+from roofscope.cli.outputs import report_view
 from roofscope.errors import InputError, UsageError
 from roofscope.outfile import make_folder, refuse_existing
 
@@ -36,8 +38,8 @@ def profile(
     kernel: Annotated[
         str | None, typer.Option("--kernel", help="Profile only kernels matching this regex.")
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="JSON (schema v1) on stdout.")] = False,
-    force: Force = False,
+    as_json: o.Json = False,
+    force: o.Force = False,
 ) -> None:
     """Run COMMAND under a profiler with the counters the check-up needs (in as many passes
     as the hardware allows), keep every output and a manifest in DIR, then analyse DIR."""
@@ -75,9 +77,8 @@ def profile(
                 f"check that the program launches GPU kernels (and --kernel matches); "
                 f"the output is kept in {folder}",
             )
-    from roofscope.cli.app import analyze  # the check-up of what was just recorded
-
-    analyze([str(folder)], as_json=as_json, force=force)
+    report = run_checkup([str(folder)]).report  # the check-up of what was just recorded
+    sys.stdout.write(report_view(report, as_json=as_json))
 
 
 def peaks(
@@ -88,7 +89,7 @@ def peaks(
     device: Annotated[int, typer.Option("--device", min=0, help="The GPU index.")] = 0,
     warmups: Annotated[int, typer.Option("--warmups", min=0, help="Untimed runs first.")] = 3,
     repeats: Annotated[int, typer.Option("--repeats", min=1, help="Timed runs (median).")] = 10,
-    force: Force = False,
+    force: o.Force = False,
 ) -> None:
     """Measure this GPU's achievable ceilings with PyTorch (HBM and L2 bandwidth, matrix
     FLOP/s per data type, vector FP32/FP64) and write them as a --ceilings file."""

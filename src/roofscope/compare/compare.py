@@ -113,7 +113,8 @@ class Comparison:
 
 
 def run_of(profile: Profile, report: Report) -> Run:
-    """What the comparison needs of one profile beyond its report."""
+    """What the comparison needs of one profile beyond its report: the dispatch durations of
+    the kernels its report selected, on the device it selected (``--device``)."""
     durations: dict[str, Floats] = {}
     small = [k.name for k in report.hotspots.kernels if k.calls <= BOOTSTRAP_MAX]
     if small:
@@ -122,8 +123,8 @@ def run_of(profile: Profile, report: Report) -> Run:
             JOIN names n USING (name_id)
             WHERE d.source IN ({", ".join(map(str, profile.sources("dispatches") or [-1]))})
             AND end_ns >= start_ns AND n.kernel IN (SELECT unnest($1::VARCHAR[]))
-            GROUP BY n.kernel""",
-            [small],
+            AND ($2::BIGINT IS NULL OR d.device = $2) GROUP BY n.kernel""",
+            [small, report.selection.device],
         ).fetchall()
         durations = {str(k): np.asarray(v, dtype=np.float64) for k, v in rows}
     return Run(report, durations, profile)

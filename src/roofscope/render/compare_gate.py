@@ -1,42 +1,20 @@
-"""The gate's reasons and its CI reports (JUnit XML, a Markdown summary), and each side's
-data-quality warnings labelled with their side, as every compare output shows them."""
+"""The gate's CI reports: JUnit XML and a Markdown summary (their words: ``compare_words``)."""
 
 from __future__ import annotations
 
 from xml.etree import ElementTree as ET
 
 from roofscope.compare.compare import Comparison
-from roofscope.compare.gate import Verdict, speedup_text
+from roofscope.compare.gate import Verdict
 from roofscope.compare.quality import SideWarning
-
-
-def side_label(w: SideWarning) -> str:
-    """``baseline``, ``candidate``, or ``baseline run 2`` where the side has several runs."""
-    return w.side if w.run is None else f"{w.side} run {w.run}"
-
-
-def warning_text(w: SideWarning) -> str:
-    """``[clocks-apart] the timestamps …``; a validity finding names its kernel first."""
-    about = f"{w.kernel}: " if w.kernel else ""
-    return f"[{w.code}] {about}{w.message}"
-
-
-def block_reason(w: SideWarning) -> str:
-    """Why a run-mixing warning fails the gate: the side, the warning, what to do."""
-    if w.code == "nested-runs":
-        return (
-            f"{side_label(w)}'s folder holds other runs, so which run it means is a guess: "
-            f"{warning_text(w)}; name the run's own files, or move the other runs out"
-        )
-    return (
-        f"{side_label(w)} is not one run, so its times are no run's times: "
-        f"{warning_text(w)}; compare one run with one run"
-    )
-
-
-def gate_reasons(verdict: Verdict) -> list[str]:
-    """Every reason the gate failed: the failed checks, then the blocking warnings."""
-    return [*verdict.reasons, *(block_reason(w) for w in verdict.blocked_by)]
+from roofscope.render.compare_words import (
+    block_reason,
+    check_reason,
+    gate_reasons,
+    side_label,
+    speedup_text,
+    warning_text,
+)
 
 
 def junit(cmp: Comparison, verdict: Verdict) -> str:
@@ -50,7 +28,8 @@ def junit(cmp: Comparison, verdict: Verdict) -> str:
             ET.SubElement(props, "property", name=f"warning.{side_label(w)}", value=warning_text(w))
     failures = 0
     for c in verdict.checks:
-        failures += _case(suite, c.name, c.reason, [c.reason] if c.failed else [])
+        reason = check_reason(c)
+        failures += _case(suite, c.name, reason, [reason] if c.failed else [])
     for label, warnings in _by_side(cmp.warnings).items():
         log = "\n".join(warning_text(w) for w in warnings)
         blocking = [block_reason(w) for w in warnings if w in verdict.blocked_by]

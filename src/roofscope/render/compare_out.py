@@ -12,10 +12,18 @@ from rich.text import Text
 
 from roofscope import __version__
 from roofscope.compare.compare import Comparison, Interval, KernelChange
-from roofscope.compare.gate import Verdict, share_text, speedup_text
+from roofscope.compare.gate import Verdict
 from roofscope.compare.quality import SideWarning
 from roofscope.render.columns import fitted_table
-from roofscope.render.compare_gate import block_reason, gate_reasons, side_label, warning_text
+from roofscope.render.compare_words import (
+    block_reason,
+    check_reason,
+    gate_reasons,
+    share_text,
+    side_label,
+    speedup_text,
+    warning_text,
+)
 from roofscope.render.json import seconds
 from roofscope.render.text import human_time
 
@@ -78,7 +86,7 @@ def render_compare_text(
     console.print(Text(f"Gate: {'PASS' if verdict.passed else 'FAIL'}", style="bold"))
     for c in verdict.checks:
         if c.failed or c.name == "end-to-end":
-            console.print(f"  {'x' if c.failed else 'ok'} {c.reason}")
+            console.print(f"  {'x' if c.failed else 'ok'} {check_reason(c)}")
     for w in verdict.blocked_by:
         console.print(f"  x {block_reason(w)}")
     return buf.getvalue()
@@ -154,7 +162,7 @@ def compare_dict(cmp: Comparison, verdict: Verdict) -> dict[str, Any]:
                     "threshold_pct": c.threshold_pct,
                     "beyond_noise": c.beyond_noise,
                     "failed": c.failed,
-                    "reason": c.reason,
+                    "reason": check_reason(c),
                 }
                 for c in verdict.checks
             ],

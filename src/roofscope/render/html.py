@@ -13,7 +13,7 @@ from roofscope.analysis.ranks import STRAGGLER_EXCESS
 from roofscope.analysis.roofline import KernelRoofline
 from roofscope.catalogue.ceilings import Ceiling
 from roofscope.compare.compare import Comparison
-from roofscope.compare.gate import Verdict, share_text, speedup_text
+from roofscope.compare.gate import Verdict
 from roofscope.diagnosis.findings import Finding
 from roofscope.diagnosis.profiler import FINDING_KINDS
 from roofscope.render.charts import (
@@ -26,7 +26,13 @@ from roofscope.render.charts import (
     escape_text as _e,
 )
 from roofscope.render.compare_charts import movement_svg, waterfall_svg
-from roofscope.render.compare_gate import gate_reasons, side_label, warning_text
+from roofscope.render.compare_words import (
+    gate_reasons,
+    share_text,
+    side_label,
+    speedup_text,
+    warning_text,
+)
 from roofscope.render.text import barrier_line, human_time, input_summary, runs_line
 from roofscope.report import Report
 

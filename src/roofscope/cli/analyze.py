@@ -1,0 +1,60 @@
+"""``roofscope analyze``: the check-up of one profile."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from roofscope.cli import options as o
+from roofscope.cli.checkup import CheckupOptions, prepare, run_checkup
+from roofscope.cli.outputs import html_path, report_view, stem, write_charts
+from roofscope.outfile import write_atomically
+
+
+def analyze(
+    paths: Annotated[list[str], typer.Argument(help="Profiler output files or directories.")],
+    fmt: o.Format = None,
+    top: Annotated[
+        int,
+        typer.Option(
+            "--top", min=1, help="Kernels shown in the text table; the rest fold into 'other'."
+        ),
+    ] = 20,
+    kernel: o.Kernel = None,
+    device: o.Device = None,
+    gap_us: o.GapUs = o.DEFAULT_GAP_US,
+    as_json: o.Json = False,
+    gpu: o.Gpu = None,
+    work: o.Work = None,
+    ceilings: o.Ceilings = None,
+    peak_flops: o.PeakFlops = None,
+    peak_bw: o.PeakBw = None,
+    html: o.Html = None,
+    svg: o.Svg = None,
+    png: o.Png = None,
+    force: o.Force = False,
+    out: o.OutDir = None,
+    jobs: o.Jobs = None,
+) -> None:
+    """Baseline, hotspots and roofline of one profile (files of several processes merge)."""
+    options = CheckupOptions(
+        fmt=fmt, kernel=kernel, device=device, gap_us=gap_us, gpu=gpu, work=tuple(work or ()),
+        ceilings=ceilings, peak_flops=peak_flops, peak_bw=peak_bw, jobs=jobs,
+    )  # fmt: skip
+    checkup = run_checkup(paths, prepare(options))
+    report, keep = checkup.report, [*checkup.read, *options.files]
+    html = html_path(html, out, stem(paths[0]))
+    if html:
+        from roofscope.render.html import render_html
+
+        write_atomically(Path(html), render_html(report), force=force, keep=keep)
+    if svg or png:
+        from roofscope.render.charts import hotspot_svg, roofline_svg, timeline_svg
+
+        charts = {"hotspots": hotspot_svg(report), "roofline": roofline_svg(report),
+                  "timeline": timeline_svg(report)}  # fmt: skip
+        write_charts(charts, svg, png, force=force, keep=keep)
+    sys.stdout.write(report_view(report, as_json=as_json, top=top))

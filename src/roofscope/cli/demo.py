@@ -1,0 +1,37 @@
+"""``roofscope demo``: the check-up of a real profile shipped with roofscope."""
+
+from __future__ import annotations
+
+import sys
+from importlib import resources
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from roofscope.cli import options as o
+from roofscope.cli.checkup import run_checkup
+from roofscope.cli.outputs import report_view
+from roofscope.errors import UsageError
+
+FOLDERS = {"trace": "finite-difference", "counters": "openmp-collapse-mi300a"}
+
+
+def demo(
+    which: Annotated[
+        str,
+        typer.Argument(
+            help="trace: a rocprof v1 trace of a finite-difference code on one MI250 GCD; "
+            "counters: an Omniperf workload of an OpenMP offload exercise on an MI300A "
+            "(counters, roofline, findings)."
+        ),
+    ] = "trace",
+    as_json: o.Json = False,
+) -> None:
+    """Run analyze on a real profile shipped with roofscope (AMD HPC training, MIT licence)."""
+    if which not in FOLDERS:
+        raise UsageError(f"demo {which!r}: choose one of {', '.join(FOLDERS)}")
+    root = resources.files("roofscope") / "data" / "demo" / FOLDERS[which]
+    with resources.as_file(root) as folder:
+        report = run_checkup([str(Path(folder))]).report
+    sys.stdout.write(report_view(report, as_json=as_json))

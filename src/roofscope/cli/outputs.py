@@ -1,0 +1,51 @@
+"""What the commands write: output names derived from the inputs, charts, the terminal view."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from roofscope.outfile import make_folder, write_atomically
+from roofscope.report import Report
+
+
+def stem(path: str) -> str:
+    """A file-name-safe name for an input: its file or folder name without suffix."""
+    name = Path(path).resolve().name
+    stem = name.split(".")[0] or "profile"
+    return "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in stem)
+
+
+def html_path(html: str | None, out: str | None, name: str) -> str | None:
+    """``--html FILE``, else ``-o DIR``'s ``DIR/NAME.roofscope.html`` (DIR made), else None."""
+    if html or not out:
+        return html
+    make_folder(Path(out))
+    return str(Path(out) / f"{name}.roofscope.html")
+
+
+def write_charts(
+    charts: dict[str, str], svg: str | None, png: str | None, *, force: bool, keep: list[str]
+) -> None:
+    """Each chart that has something to show as ``DIR/NAME.svg`` and/or ``DIR/NAME.png``."""
+    charts = {name: chart for name, chart in charts.items() if chart}
+    if svg:
+        make_folder(Path(svg))
+        for name, chart in charts.items():
+            write_atomically(Path(svg) / f"{name}.svg", chart, force=force, keep=keep)
+    if png:
+        from roofscope.render.png import write_pngs
+
+        write_pngs(charts, Path(png), force=force, keep=keep)
+
+
+def report_view(report: Report, *, as_json: bool, top: int = 20) -> str:
+    """The report as JSON, or as text for the terminal (colour only on one, NO_COLOR honoured)."""
+    if as_json:
+        from roofscope.render.json import render_json
+
+        return render_json(report)
+    from roofscope.render.text import render_text  # rich loads only for the terminal view
+
+    return render_text(report, top=top, color=sys.stdout.isatty() and "NO_COLOR" not in os.environ)
