@@ -370,6 +370,7 @@ class NsysSqlite(Reader):
     description = "Nsight Systems SQLite export (CUDA kernels, memcpy/memset as copies, GPUs)"
     producer = "nsys"
     priority = 20
+    kinds = ("sqlite",)
 
     def detect(self, head: Head) -> bool:
         return head.kind == "sqlite" and is_nsys(head.path)

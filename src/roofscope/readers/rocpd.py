@@ -37,7 +37,7 @@ from roofscope.model.profile import Profile, RunInfo
 from roofscope.readers.batches import Column, Kind, column, name_ids, registered
 from roofscope.readers.no_kernels import rocpd_no_kernels
 from roofscope.readers.registry import DISPATCHES, KERNEL_SUMMARY, Reader
-from roofscope.readers.rocpd_schema import check_schema, is_rocpd, require_views
+from roofscope.readers.rocpd_schema import check_schema, is_rocpd, require_rocpd, require_views
 from roofscope.readers.sniff import Head
 from roofscope.readers.sqlite_file import Value, opened, refuse_bad_value
 from roofscope.readers.stats_csv import insert_kernel_summary
@@ -323,9 +323,13 @@ class Rocpd(Reader):
     )
     producer = "rocprofv3"
     priority = 20
+    kinds = ("sqlite",)
 
     def detect(self, head: Head) -> bool:
         return head.kind == "sqlite" and is_rocpd(head.path)
+
+    def explain_unknown(self, head: Head) -> None:
+        require_rocpd(head.path)  # what any other SQLite file is (a rocprof v1 results.db, ...)
 
     def role(self, head: Head) -> str:
         return DISPATCHES
