@@ -1,27 +1,12 @@
-"""rocprofv3's rocpd SQLite database (``--output-format rocpd``; formats-amd.md section 4.9).
+"""rocprofv3's rocpd SQLite database (``--output-format rocpd``;
+docs/formats/rocprofv3.md, "rocpd database").
 
 The physical tables carry a uuid suffix; only the un-suffixed views are queried, and the file
-is opened read-only (``mode=ro``) and never changed. What maps to what:
-
-``kernels``
-    one row per dispatch -> ``dispatches`` (``start``/``end`` ns, ``dispatch_id``, ``pid``,
-    device = ``agent_log_index``, the number rocprofv3's CSVs write as ``Agent N``) and
-    ``launches`` (``tid``, ``queue_id``, ``stream_id``, grid and workgroup as x*y*z products,
-    ``lds_size``, ``scratch_size``, registers). The kernel name is the ``name`` column
-    (the symbol's demangled display name).
-``counters_collection``
-    one row per counter per dispatch, already summed over instances -> ``counters``,
-    attached to the dispatch of the same (guid, dispatch_id, agent).
-``memory_copies``
-    -> ``copies`` (direction = the operation name), never kernel time.
-``top_kernels``
-    per-kernel totals in MICROseconds -> ``kernel_summary`` in ns: a cross-check of the
-    dispatches by default, or the kernel summary itself with ``role=KERNEL_SUMMARY``.
-``rocpd_info_agent``
-    the GPU the dispatches ran on (product name, gfx target, CUs and XCCs from ``extdata``).
-``rocpd_metadata``
-    ``schema_version``; versions other than
-    :data:`~roofscope.readers.rocpd_schema.SUPPORTED_SCHEMAS` are refused.
+is opened read-only (``mode=ro``) and never changed. ``kernels`` gives the dispatches and
+launches, ``counters_collection`` the counters (already summed over instances),
+``memory_copies`` copies, ``top_kernels`` (in MICROseconds) a cross-check, or the kernel
+summary with ``role=KERNEL_SUMMARY``, ``rocpd_info_agent`` the GPU; a ``schema_version`` other
+than :data:`~roofscope.readers.rocpd_schema.SUPPORTED_SCHEMAS` is refused.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Nsight Compute metrics (formats-nvidia-torch.md section 4) under the names the diagnosis
-rules read, for NVIDIA architectures (``sm_*``).
+"""Nsight Compute metrics (docs/formats/nsight-compute.md, "Metric labels") under the names
+the diagnosis rules read, for NVIDIA architectures (``sm_*``).
 
 ncu reports these already aggregated per launch, as percentages of a peak or as rates; they
 enter as ``level`` metrics (the value of each dispatch, averaged over dispatches and weighted
