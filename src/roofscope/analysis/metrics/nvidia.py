@@ -16,7 +16,7 @@ from roofscope.analysis.metrics.formula import Kind, Metric, Parts, Side, rate
 from roofscope.analysis.metrics.machine import Machine
 
 NVIDIA = ("sm_*",)
-SOURCE = "Nsight Compute section files (formats-nvidia-torch.md section 4)"
+SOURCE = "Nsight Compute section files (docs/formats/nsight-compute.md, Metric labels)"
 
 
 def _level(name: str, unit: str, metric: str, kind: Kind = "level") -> Metric:
