@@ -27,7 +27,7 @@ COPIES = "copies"
 BARRIERS = "barriers"
 WORKLOAD = "workload"  # a folder read as one run (rocprof-compute): its other files are its own
 # per-dispatch counters (rocprofv3 counter_collection.csv): a counter run when a kernel trace is
-# read too, else the dispatches (the planner decides, see load.py)
+# read too, else the dispatches (the planner decides, see plan.py)
 COUNTER_COLLECTION = "counter-collection"
 METADATA = "metadata"  # describes the run (agents), gives no dispatches
 
