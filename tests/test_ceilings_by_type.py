@@ -40,7 +40,8 @@ def measured_fp32_vector() -> float:
 
 
 def hbm_bytes(r: dict[str, str]) -> float:
-    """The gfx90a HBM formula (formats-amd.md 6.1) on the raw TCC_EA counters."""
+    """The gfx90a HBM formula (docs/formats/amd-counters.md, "Bytes per memory level") on the
+    raw TCC_EA counters."""
     n = {k: float(r[k]) for k in r if k.startswith("TCC_EA_")}
     read = 32 * n["TCC_EA_RDREQ_32B_sum"] + 64 * (n["TCC_EA_RDREQ_sum"] - n["TCC_EA_RDREQ_32B_sum"])
     written = 64 * n["TCC_EA_WRREQ_64B_sum"] + 32 * (

@@ -5,7 +5,7 @@ The passes are derived here, in ``tmp_path``, from real files (nothing is stored
 
 - MI300X: ``rocprof-compute-mi300x-rocpd/pmc_perf.csv`` (rocprof-compute 3.2's long table of a
   real 12-pass rocprofv3 run of vcopy, see its PROVENANCE.md) re-expressed as ONE rocprofv3
-  ``counter_collection.csv`` (the 2025-08 layout, formats-amd.md 4.3): per dispatch, each
+  ``counter_collection.csv`` (the 2025-08 layout, docs/formats/rocprofv3.md): per dispatch, each
   counter's first row, the first pass's Start/End timestamps, pid 4242. That file is then split
   by counter (names sorted, dealt round-robin) into three pass folders of the same file name:
   the same counters, in one file or in three passes. With the shared corpus, the whole table

@@ -13,6 +13,7 @@ from roofscope.analysis.ranks import RankView
 from roofscope.analysis.roofline import KernelRoofline, Roofline
 from roofscope.analysis.selection import Selection, dispatch_filter, summary_filter
 from roofscope.analysis.timeline import Timeline
+from roofscope.diagnosis import registry
 from roofscope.diagnosis.evidence import (
     KernelFacts,
     KernelView,
@@ -21,7 +22,7 @@ from roofscope.diagnosis.evidence import (
     kernel_facts,
 )
 from roofscope.diagnosis.findings import Finding, ranked
-from roofscope.diagnosis.registry import RULES, run
+from roofscope.diagnosis.registry import run
 from roofscope.diagnosis.rules import SHORT_NS
 from roofscope.diagnosis.trust import standing, temper_kernel
 from roofscope.diagnosis.validity import CAVEATS
@@ -51,17 +52,18 @@ def diagnose(given: Inputs) -> list[Finding]:
     studied = [k for k in given.hot.kernels if k.hot or k.name in roofs]  # or on the roofline
     facts = kernel_facts(given.profile, [k.name for k in studied])
     has_counters = given.profile.count("counters") > 0
+    rules = registry.RULES  # read at each call: code outside roofscope may add rules
     findings: list[Finding] = []
     for stats in studied:
         known = facts.get(stats.name, KernelFacts())
         view = _kernel_view(given, stats, roofs.get(stats.name), known, has_counters)
-        problems = run(RULES.validity, view)
+        problems = run(rules.validity, view)
         findings += problems
         if any(p.rule not in CAVEATS for p in problems):
             continue
-        verdicts = run(RULES.kernel, view)
+        verdicts = run(rules.kernel, view)
         findings += temper_kernel(verdicts, view.roof, given.roof, stats.calls)
-    findings += run(RULES.program, _program_view(given, has_counters))
+    findings += run(rules.program, _program_view(given, has_counters))
     return ranked(findings)
 
 

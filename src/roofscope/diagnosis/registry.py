@@ -1,7 +1,8 @@
 """Every check and rule of the diagnosis, in the order they run. Adding one is one function
 (of a :class:`~roofscope.diagnosis.evidence.KernelView` or a
 :class:`~roofscope.diagnosis.evidence.ProgramView`, returning a Finding, a list of them, or
-None) and one line here.
+None) and one line in :data:`RULES` (docs/ARCHITECTURE.md, "Add a diagnosis rule"); code
+outside roofscope adds its rules with :func:`add`, after the built-in ones.
 
 - ``validity``: per studied kernel, first. A finding that is no caveat (validity.CAVEATS)
   stops that kernel's verdicts: a diagnosis built on a wrong number is worse than none.
@@ -22,13 +23,15 @@ from roofscope.diagnosis.idle import idle_gaps
 
 Found = Finding | Sequence[Finding] | None
 View = TypeVar("View", KernelView, ProgramView)
+KernelCheck = Callable[[KernelView], Found]
+ProgramCheck = Callable[[ProgramView], Found]
 
 
 @dataclass(frozen=True)
 class Registry:
-    validity: tuple[Callable[[KernelView], Found], ...]
-    kernel: tuple[Callable[[KernelView], Found], ...]
-    program: tuple[Callable[[ProgramView], Found], ...]
+    validity: tuple[KernelCheck, ...]
+    kernel: tuple[KernelCheck, ...]
+    program: tuple[ProgramCheck, ...]
 
 
 RULES = Registry(
@@ -58,6 +61,22 @@ RULES = Registry(
         rules.stragglers,
     ),
 )
+
+
+def add(
+    *,
+    validity: Sequence[KernelCheck] = (),
+    kernel: Sequence[KernelCheck] = (),
+    program: Sequence[ProgramCheck] = (),
+) -> None:
+    """Register checks from outside roofscope (a plugin, a test), run after the built-in
+    ones of their stage."""
+    global RULES
+    RULES = Registry(
+        validity=(*RULES.validity, *validity),
+        kernel=(*RULES.kernel, *kernel),
+        program=(*RULES.program, *program),
+    )
 
 
 def run(checks: Sequence[Callable[[View], Found]], view: View) -> list[Finding]:

@@ -1,44 +1,13 @@
-"""PyTorch profiler / Kineto chrome traces (``*.pt.trace.json[.gz]``; formats-nvidia-torch.md
-section 3), read as a stream: the document is never loaded whole (traces reach GBs), one event
-object at a time is decoded from a bounded sliding text buffer
+"""PyTorch profiler / Kineto chrome traces (``*.pt.trace.json[.gz]``;
+docs/formats/pytorch-kineto.md), read as a stream: the document is never loaded whole (traces
+reach GBs), one event object at a time is decoded from a bounded sliding text buffer
 (:class:`~roofscope.readers.json_stream.EventStream`).
 
-What maps to what:
-
-``traceEvents``, ``ph`` "X", ``cat`` "kernel" (2023+) or "Kernel" (2021-2022)
-    -> ``dispatches`` (device = ``args.device``, else the event's int ``pid``; dispatch_id =
-    ``args.correlation``; pid = the OS pid of the process, from its ``cpu_op`` / ``Operator`` /
-    ``cuda_runtime`` / ``Runtime`` / ``cuda_driver`` events) and ``launches`` (stream =
-    ``args.stream``, else an int ``tid`` or ``"stream 7"``; grid_size = threads in total,
-    product(grid) * product(block), as AMD's grid counts work-items; workgroup_size =
-    product(block); arch_vgpr = ``registers per thread``; lds_bytes = ``shared memory``;
-    wave_size = the device's ``warpSize`` in ``deviceProperties``, else 32 unless the runtime
-    calls are HIP's). NCCL kernels stay kernels.
-``cat`` gpu_memcpy / gpu_memset / Memcpy / Memset
-    -> ``copies`` (direction = the event name, src/dst agent from its "(A -> B)"), never
-    kernel time.
-``distributedInfo.rank``
-    -> the input's rank.
-``deviceProperties``
-    -> the run's GPU: the entry whose ``id`` is the device most kernels ran on (the list
-    names every visible GPU); arch ``sm_{computeMajor}{computeMinor}`` for NVIDIA, a
-    ``gcnArchName``/``gfx…`` value where an AMD entry gives one (ROCm 6.2 traces give none:
-    their name is "AMD Radeon Graphics" with computeMajor 9), compute_units = ``numSms``.
-``schemaVersion``
-    -> producer_version "schemaVersion N" (the trace format's version, not PyTorch's).
-
-Times: ``ts`` and ``dur`` are MICROseconds written as JSON numbers, integers in old traces and
-with three decimals (nanosecond resolution) in newer ones, around 1.7e15 in magnitude where
-float64 loses the last nanosecond. They are converted exactly: floats reach the reader as
-:class:`decimal.Decimal` of their literal text, ns = the µs value * 1000 rounded half-even to
-an integer (so "4458676983543.183" -> 4458676983543183 ns); end_ns = start_ns + dur_ns.
-HolisticTraceAnalysis 0.5.0 parses with float64 and, for float traces, rounds to whole µs by
-default (start ceiled, end floored; pytorch/pytorch#122425); with ``HTA_DISABLE_NS_ROUNDING=1``
-its per-kernel duration sums equal these to the ns (tools/hta_reference.py). Times stay
-relative as written: ``baseTimeNanoseconds`` (the offset that newer Kineto subtracts) is not
-added, so they compare only within one file.
-
-PyTorch execution traces (``schema`` + ``nodes``) are recognised and refused with one line.
+Kernel events become dispatches and launches, copy and set events copies (never kernel time);
+metadata and data-loader steps are read by :mod:`~roofscope.readers.kineto_meta`. Times are
+microseconds converted to integer ns exactly, from each number's literal text (float64 loses
+the last ns at 1.7e15 µs): see "Time base" and "Into the model" of that page. PyTorch
+execution traces (``schema`` + ``nodes``) are recognised and refused with one line.
 """
 
 from __future__ import annotations

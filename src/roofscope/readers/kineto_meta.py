@@ -1,4 +1,5 @@
-"""A Kineto trace's metadata (formats-nvidia-torch.md section 3): ``deviceProperties`` -> the
+"""A Kineto trace's metadata (docs/formats/pytorch-kineto.md, "Top level and
+metadata"): ``deviceProperties`` -> the
 run's GPU and each device's warp size, ``distributedInfo.rank`` -> the input's rank,
 ``schemaVersion`` -> the producer version; and its data-loader steps (``cpu_op``,
 ``Operator`` or ``user_annotation`` events whose name holds "DataLoader", e.g.

@@ -1,19 +1,9 @@
-"""Turn paths (files and directories) into one Profile.
+"""Turn paths (files and directories) into one Profile: the entry point of the read stage.
 
-Files are recognised by content. Files of one run (same folder, same name stem such as
-``results`` or a rocprofv3 ``<pid>`` prefix) are grouped: the best dispatch source of the
-group is read (trace CSV before JSON), a kernel stats file beside it becomes a cross-check,
-and API/copy summaries are read as such. Counter-only CSVs (no timestamps) are counter
-runs when a timed trace exists; otherwise they are the dispatches. A rocprofv3
-counter_collection.csv is a counter run whenever a dispatch source (a kernel trace) is read
-with it, beside it or not: counters are collected in runs of their own, so counting its
-dispatches too would count the kernels twice. Without one it gives the dispatches, except that
-of the ``pass_N/`` or ``pmc_N/`` folders of one run (each pass is a separate run of the
-program) only the lowest pass does and the others are counter runs. rocprofv3's CSV kernel
-trace, copies and stats in every pass folder of a run are counted from the lowest pass alone:
-the later ones repeat them (``pass-repeat``). A folder that a reader
-reads as one run (a rocprof-compute workload, found by its ``sysinfo.csv``) is read by that
-reader alone: the other files in it and below it are its own and are not planned apart.
+Each file is recognised by content through the reader registry (registry.py); what is no
+profile is refused in one line. The planner (plan.py) decides which recognised file is read
+in which role; the plan is then read in this process, or its independent runs by worker
+processes (shards.py).
 """
 
 from __future__ import annotations
@@ -23,47 +13,21 @@ import re
 import sqlite3
 import zlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
 
 from roofscope.errors import InputError
 from roofscope.model.profile import Profile
-from roofscope.readers import nsys_sqlite, registry, rocpd, rocpd_schema, runs, shards
-from roofscope.readers.registry import (
-    COUNTER_COLLECTION,
-    DISPATCHES,
-    KERNEL_SUMMARY,
-    WORKLOAD,
-    Reader,
-)
+from roofscope.readers import registry, runs, shards
+from roofscope.readers.plan import Found, Planned, plan
+from roofscope.readers.registry import DISPATCHES, Reader
 from roofscope.readers.sniff import Head, is_folder, read_head
 
 _CANDIDATE = re.compile(r"\.(csv|json|json\.gz|db|sqlite)$", re.IGNORECASE)
-_V3_SUFFIX = re.compile(
-    r"_(kernel_trace|kernel_stats|memory_copy_trace|memory_copy_stats|"
-    r"[a-z_]*api_stats|[a-z_]*domain_stats|[a-z_]*_trace|agent_info|counter_collection|results)$"
-)
-
-# the role of a later pass's kernel trace or stats: read, listed, not counted
-PASS_REPEAT = "pass-repeat"
-_REPEATABLE = ("rocprofv3-kernel-trace", "rocprofv3-stats", "rocprofv3-memory-copy")
 Progress = Callable[[str], None]
 # below this many bytes of input, starting worker processes costs more than it saves
 PARALLEL_MIN_BYTES = 16 << 20
-
-
-@dataclass(frozen=True)
-class Found:
-    head: Head
-    reader: Reader
-    role: str
-
-    @property
-    def group(self) -> tuple[str, str]:
-        stem = self.head.path.name.split(".")[0]
-        return str(self.head.path.parent), _V3_SUFFIX.sub("", stem)
 
 
 def load(
@@ -90,7 +54,7 @@ def load(
             nested += [_shown(path, folder) for folder in below]
         else:
             found.append(_identify_file(read_head(path), forced))
-    profile = _read(_plan(found), progress, jobs)
+    profile = _read(plan(found), progress, jobs)
     runs.describe(profile, nested)
     _refuse_implausible_counters(profile)
     return profile
@@ -101,7 +65,7 @@ def _shown(root: Path, folder: Path) -> Path:
     return root / folder.relative_to(root.resolve())
 
 
-def _read(plan: list[tuple[Found, str]], progress: Progress | None, jobs: int | None) -> Profile:
+def _read(plan: list[Planned], progress: Progress | None, jobs: int | None) -> Profile:
     """The plan read in this process, or its independent runs by worker processes."""
     units = shards.units(plan)
     jobs = shards.default_jobs() if jobs is None else jobs
@@ -138,7 +102,7 @@ def _refuse_implausible_counters(profile: Profile) -> None:
         )
 
 
-def read_plan(plan: Sequence[tuple[Found, str]], progress: Progress | None = None) -> Profile:
+def read_plan(plan: Sequence[Planned], progress: Progress | None = None) -> Profile:
     """Read the planned files, in order, into a new Profile."""
     profile = Profile.empty()
     for item, role in plan:
@@ -178,17 +142,15 @@ def unreadable(path: Path, fmt: str, exc: BaseException) -> InputError:
     )
 
 
-def _bytes(plan: Sequence[tuple[Found, str]]) -> int:
+def _bytes(plan: Sequence[Planned]) -> int:
     return sum(f.head.size for f, _ in plan)
 
 
 def _identify(head: Head, forced: Reader | None) -> Found | None:
-    """The reader for a text file (None if no reader knows it); errors for what is no profile."""
+    """The reader for a file (None if no reader knows it); errors for what is no profile."""
     shown = str(head.path)
     if head.kind == "empty":
         raise InputError(shown, "is empty", "re-run the profiler; the file was never written")
-    if head.kind == "sqlite":
-        return _identify_sqlite(head, forced)
     if head.kind == "cr":
         raise InputError(
             shown,
@@ -209,7 +171,7 @@ def _identify(head: Head, forced: Reader | None) -> Found | None:
             shown,
             f"looks like {detected.name}, not {forced.name}",
             f"drop --format or pass --format {detected.name}",
-            line=1,
+            line=1 if head.kind == "text" else None,
         )
     return None if detected is None else Found(head, detected, detected.role(head))
 
@@ -225,26 +187,15 @@ def _other_separator(line: str) -> str | None:
     return None
 
 
-def _identify_sqlite(head: Head, forced: Reader | None) -> Found:
-    """A rocpd database or an Nsight Systems export; a one-line error naming any other SQLite
-    file."""
-    reader: Reader
-    if nsys_sqlite.is_nsys(head.path):
-        reader = nsys_sqlite.NsysSqlite()
-    else:
-        rocpd_schema.require_rocpd(head.path)
-        reader = rocpd.Rocpd()
-    if forced is not None and forced.name != reader.name:
-        raise InputError(
-            str(head.path),
-            f"looks like {reader.name}, not {forced.name}",
-            f"drop --format or pass --format {reader.name}",
-        )
-    return Found(head, reader, reader.role(head))
-
-
 def _identify_file(head: Head, forced: Reader | None) -> Found:
     found = _identify(head, forced)
+    if found is None and head.kind != "text":
+        registry.explain_unknown(head)  # an SQLite file no reader knows: what it is
+        raise InputError(
+            str(head.path),
+            f"is a {head.kind} file that no reader recognises",
+            "pass the profiler's own output (see `roofscope formats`)",
+        )
     if found is None and head.gzip:
         raise InputError(
             str(head.path),
@@ -284,14 +235,9 @@ def _scan_dir(root: Path, forced: Reader | None) -> list[Found]:
     unreadable: list[str] = []  # files named like profiler output that hold none
     for path in sorted(p for p in root.rglob("*") if p.is_file() and _CANDIDATE.search(p.name)):
         head = read_head(path)
-        if head.kind in ("text", "cr") and (item := _identify(head, forced)) is not None:
+        # a folder may hold other SQLite files: only those a reader recognises count
+        if head.kind in ("text", "cr", "sqlite") and (item := _identify(head, forced)):
             found.append(item)
-        elif head.kind == "sqlite":
-            try:  # a folder may hold other SQLite files: only profiler databases count
-                found.append(_identify_sqlite(head, forced))
-            except InputError:
-                if nsys_sqlite.is_nsys(path) or rocpd_schema.is_rocpd(path):
-                    raise
         elif head.kind in ("empty", "binary"):
             unreadable.append(f"{path.relative_to(root)} is {head.kind}")
     if not found:
@@ -302,87 +248,3 @@ def _scan_dir(root: Path, forced: Reader | None) -> list[Found]:
             "re-run the profiler; its output here is empty or damaged" if unreadable else _POINT,
         )
     return found
-
-
-def _plan(found: list[Found]) -> list[tuple[Found, str]]:
-    """Which file is read in which role, in a stable order."""
-    unique = {f.head.path.resolve(): f for f in found}
-    items = _outside_workloads(sorted(unique.values(), key=lambda f: str(f.head.path)))
-    timed = [f for f in items if f.role in (DISPATCHES, WORKLOAD) and _timed(f)]
-    counting = _counting_counter_files(items)
-    repeats = _repeated_passes(items)
-    groups: dict[tuple[str, str], list[Found]] = {}
-    for f in items:
-        groups.setdefault(f.group, []).append(f)
-    plan: list[tuple[Found, str]] = []
-    for members in groups.values():
-        sources = sorted(
-            (f for f in members if f.role == DISPATCHES),
-            key=lambda f: (not _timed(f), f.reader.priority),
-        )
-        best = sources[0] if sources else None
-        counted = best is not None or any(f.head.path in counting for f in members)
-        for f in members:
-            if f.head.path in repeats:
-                plan.append((f, PASS_REPEAT))
-            elif f.role == WORKLOAD:
-                plan.append((f, DISPATCHES))
-            elif f.role == DISPATCHES:
-                if f is best and (_timed(f) or not timed):
-                    plan.append((f, DISPATCHES))
-                elif not _timed(f) and timed:
-                    plan.append((f, "counter-run"))
-            elif f.role == COUNTER_COLLECTION:
-                plan.append((f, DISPATCHES if f.head.path in counting else "counter-run"))
-            elif f.role == KERNEL_SUMMARY:
-                plan.append((f, "cross-check" if counted else KERNEL_SUMMARY))
-            else:
-                plan.append((f, f.role))
-    order = {DISPATCHES: 0, "counter-run": 1, KERNEL_SUMMARY: 2}
-    plan.sort(key=lambda p: (order.get(p[1], 3), str(p[0].head.path)))
-    return plan
-
-
-def _counting_counter_files(items: list[Found]) -> set[Path]:
-    """The counter_collection files whose dispatches are counted: none when a dispatch source
-    is read; else those outside any pass folder and those of the lowest pass of each run."""
-    if any(f.role in (DISPATCHES, WORKLOAD) for f in items):
-        return set()
-    passes = {f.head.path: runs.pass_of(f.head.path) for f in items if f.role == COUNTER_COLLECTION}
-    lowest: dict[Path, int] = {}
-    for found in passes.values():
-        if found is not None:
-            run, n = found
-            lowest[run] = min(n, lowest.get(run, n))
-    return {p for p, found in passes.items() if found is None or lowest[found[0]] == found[1]}
-
-
-def _repeated_passes(items: list[Found]) -> set[Path]:
-    """The rocprofv3 CSV traces and stats (kernels, copies, APIs) of the ``pass_N``/``pmc_N``
-    folders of a run but the lowest one that holds a kernel trace: each pass reran the
-    program, so they repeat the first pass's and are read as :data:`PASS_REPEAT`, not counted
-    again. (Counter files and rocpd databases, which hold counters, are not among them.)"""
-    mine = [
-        (f, p)
-        for f in items
-        if f.reader.name in _REPEATABLE and (p := runs.pass_of(f.head.path)) is not None
-    ]
-    lowest: dict[Path, int] = {}
-    for f, (run, n) in mine:
-        if f.role == DISPATCHES and _timed(f):
-            lowest[run] = min(n, lowest.get(run, n))
-    return {f.head.path for f, (run, n) in mine if n > lowest.get(run, n)}
-
-
-def _outside_workloads(items: list[Found]) -> list[Found]:
-    """The items without the files of a workload folder (which its reader reads itself)."""
-    folders = {f.head.path.resolve().parent for f in items if f.role == WORKLOAD}
-    if not folders:
-        return items
-    return [
-        f for f in items if f.role == WORKLOAD or folders.isdisjoint(f.head.path.resolve().parents)
-    ]
-
-
-def _timed(f: Found) -> bool:
-    return f.reader.timed(f.head)

@@ -1,59 +1,15 @@
-"""Nsight Compute ``ncu --csv`` output (formats-nvidia-torch.md section 1).
+"""Nsight Compute ``ncu --csv`` output (docs/formats/nsight-compute.md).
 
-One reader, ``ncu``, for the three pages ncu writes as CSV; the page is told by the header,
-so ``--format ncu`` needs no page name and the registry gets one line:
+One reader, ``ncu``, for the three pages ncu writes as CSV (details, raw, per-kernel summary);
+the page is told by the header, so ``--format ncu`` needs no page name. Lines around the CSV
+(program output, ``==PROF==`` banners) are skipped; a file of banners only fails with its
+``==ERROR==`` line. Each launch becomes a dispatch, laid end to end in ncu's order (ncu writes
+no timestamps; the input is off the timeline), its shape a launch, its metrics counters in SI
+units under raw metric names, its rule rows producer rules; the summary page gives the kernel
+summary. The mapping, field by field, is in "Into the model" of that page.
 
-details page (default ``--page details``, header generations (a)-(d))
-    long: one row per (launch, metric) or per (launch, rule). Rows of the same
-    (``Process ID``, ``ID``) are one launch.
-raw page (``--page raw``)
-    wide: one row per launch, one column per metric; the second CSV line holds the units.
-per-kernel summary (``--print-summary per-kernel``)
-    one row per (kernel, metric) with Minimum/Maximum/Average over ``Invocations``.
-
-What surrounds the CSV: lines that do not begin with ``"`` (program output, ``==PROF==``,
-``==WARNING==``, ``==ERROR==`` banners) are skipped wherever they are; a repeated header
-starts a new block. A file without any CSV but with banners is ncu output too; reading it
-fails with a one-line error quoting its ``==ERROR==``/``==WARNING==`` line.
-
-Mapping into the model (details and raw pages):
-
-``dispatches``
-    one row per launch: name = ``Kernel Name``, pid = ``Process ID``, dispatch_id = ``ID``,
-    device = ``Device`` (0 when the column is absent). ncu replays kernels one at a time and
-    writes no timestamps, so the launches are laid end to end in the order ncu wrote them
-    (its ID order): start = the sum of the durations before, end = start + duration, and the
-    input is added with ``on_timeline=False``. The duration is ``gpu__time_duration.sum`` (the
-    raw metric or the details label ``Duration``); without it, NERSC's
-    ``sm__cycles_elapsed.avg / sm__cycles_elapsed.avg.per_second`` (section 5.3). A launch
-    with neither keeps NULL times (counted in a warning) and does not move the clock.
-``launches``
-    grid_size = product(``Grid Size``) x product(``Block Size``) (total threads, as AMD's grid
-    is in work-items; from ``launch__grid_size`` x ``launch__block_size`` when the columns are
-    absent, in headers (a)/(b)), workgroup_size = product(``Block Size``), arch_vgpr =
-    ``launch__registers_per_thread``, lds_bytes = static + dynamic shared memory per block,
-    stream = ``Stream``, wave_size = 32; one row per distinct shape with its dispatch count.
-``counters``
-    every numeric value of the launch in SI base units (seconds, bytes, byte/second, hz;
-    percentages stay 0-100), keyed by the raw metric name. Details rows of a section carry a
-    human label; :data:`~roofscope.readers.ncu_labels.LABELS` maps (section, label) to the
-    metric from NVIDIA's section files (doc section 4). Labels not in it are kept as
-    ``<section>/<label>`` (with the ``Body Item Label`` between them when the per-section
-    export has one). Non-numeric values (``n/a``, ``CachePreferNone``) are skipped; units that
-    :func:`~roofscope.readers.ncu_units.unit_factor` does not know keep their value as written
-    and are counted in a warning.
-``producer_rules``
-    rule rows: section identifier, rule name, kind (OPT/WRN/INF), text, speedup kind and %.
-``run``
-    arch = ``sm_`` + CC without the dot, gpu = ``device__attribute_display_name`` and
-    compute_units = ``device__attribute_multiprocessor_count`` (raw page).
-
-The summary page gives ``kernel_summary`` rows: calls = ``Invocations``; mean/min/max from the
-duration metric (``gpu__time_duration.sum``, label ``Duration``, then ``gpu__time_duration.avg``,
-``gpu__time_active.sum``, ``gpu__time_active.avg``); total = Average x Invocations.
-
-The files are replay measurements without timestamps: :meth:`Ncu.timed` is False, so beside a
-timed trace of the same run the planner may read them as a counter run.
+The files are replay measurements: :meth:`Ncu.timed` is False, so beside a timed trace of the
+same run the planner may read them as a counter run.
 
 This module holds the reader and the reading of each page's rows; finding the CSV among the
 banners is in :mod:`~roofscope.readers.ncu_scan`, units and numbers in

@@ -1,5 +1,6 @@
 """The details page's human labels: (section, label) -> the raw metric each stands for, from
-NVIDIA's section files (formats-nvidia-torch.md section 4), and the counter name of a row."""
+NVIDIA's section files (docs/formats/nsight-compute.md, "Metric labels"), and the counter name
+of a row."""
 
 from __future__ import annotations
 

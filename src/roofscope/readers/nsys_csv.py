@@ -1,27 +1,11 @@
-"""Nsight Systems ``nsys stats --format csv`` reports (formats-nvidia-torch.md section 2.1).
+"""Nsight Systems ``nsys stats --format csv`` summary reports (docs/formats/nsight-systems.md,
+"Stats reports").
 
-Each report is recognised by its header, never by its file name. Columns are matched by the
-name before the parentheses (``Total Time (ns)`` -> ``Total Time``, older ``Time(%)`` ->
-``Time``; ``Avg``/``Average``, ``Min``/``Minimum``, ``Max``/``Maximum``), and the unit inside
-them scales the values (``ns``, ``us``, ``ms``, ``s``; ``B``, ``KB``, ``MB``, ``GB`` with
-MB = 10^6 bytes). A column without a unit is in ns, the nsys default ("All time values given
-in nanoseconds by default"). Headers may be quoted or not; CRLF or LF; a BOM is dropped; the
-``Processing [...] with [...]...`` / ``Generating ...`` lines nsys prints before a report on
-stdout are skipped.
-
-``cuda_gpu_kern_sum`` (older ``gpukernsum``) -> ``kernel_summary`` (role KERNEL_SUMMARY)
-    ``Name`` -> name, ``Instances`` -> calls, ``Total Time`` -> total_ns, ``Avg`` -> mean_ns,
-    ``Min`` -> min_ns, ``Max`` -> max_ns, ``StdDev`` -> std_ns, ``Med`` -> median_ns. ``Time (%)``
-    is derived: checked as a number and not kept.
-``cuda_gpu_mem_time_sum`` (older ``gpumemtimesum``) -> ``activity_summary`` kind ``copy``
-    ``Operation`` -> name, ``Count`` (older ``Operations``) -> calls, ``Total Time`` -> total_ns.
-``cuda_api_sum`` (older ``cudaapisum``) -> ``activity_summary`` kind ``api``
-    ``Name`` -> name, ``Num Calls`` -> calls, ``Total Time`` -> total_ns.
-
-The two activity headers are taken from nsys's report scripts as pasted in public issues and
-test files (nsys 2024.5 ``cuda_gpu_mem_time_sum``); no such file is in the corpus, so they are
-unverified against a real file. ``cuda_gpu_mem_size_sum`` (bytes) is not read: the model's
-``activity_summary`` has no byte column. A malformed row is an error naming its line.
+Each report is recognised by its header, never by its file name: ``cuda_gpu_kern_sum``
+(older ``gpukernsum``) is the kernel summary, ``cuda_gpu_mem_time_sum`` a copy summary and
+``cuda_api_sum`` an API summary. Columns are matched by the name before the parentheses and
+scaled by the unit inside them (ns when there is none). A malformed row is an error naming
+its line.
 
 The header matching (name before the parentheses, the unit's scale, summary roles by prefix)
 is in :mod:`~roofscope.readers.nsys_columns`; this module holds the summary readers, and

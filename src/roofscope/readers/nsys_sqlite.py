@@ -1,32 +1,12 @@
-"""Nsight Systems SQLite export (``nsys export --type sqlite``; formats-nvidia-torch.md 2.2).
+"""Nsight Systems SQLite export (``nsys export --type sqlite``;
+docs/formats/nsight-systems.md, "SQLite export").
 
 The file is opened read-only (``mode=ro``) and never changed; every column is found by name
 with ``PRAGMA table_info`` (case-insensitively), never by position, because the schema
-changes between nsys versions. What maps to what:
-
-``CUPTI_ACTIVITY_KIND_KERNEL`` -> ``dispatches`` and ``launches``
-    start_ns = ``start``, end_ns = ``end`` (integer ns), device = ``deviceId``, dispatch_id =
-    ``correlationId``, pid = ``globalPid / 0x1000000 % 0x1000000`` (bits 24-47, the Linux
-    pid, as in nsys's own report SQL and its documentation's examples), kernel name =
-    ``StringIds.value`` of ``demangledName``, else ``shortName``, else ``mangledName``.
-    Launches: stream = ``streamId``, grid_size = ``gridX*gridY*gridZ * blockX*blockY*blockZ``
-    (total threads), workgroup_size = ``blockX*blockY*blockZ``, arch_vgpr =
-    ``registersPerThread``, lds_bytes = ``staticSharedMemory + dynamicSharedMemory``,
-    wave_size 32.
-``CUPTI_ACTIVITY_KIND_MEMCPY`` / ``_MEMSET`` -> ``copies``, never kernel time
-    direction = ``[CUDA memcpy <copyKind label>]`` / ``[CUDA memset]`` (the names nsys's
-    cuda_gpu_trace report gives them), labels from ``ENUM_CUDA_MEMCPY_OPER`` when the export
-    has it, else CUPTI's documented CUpti_ActivityMemcpyKind codes; src_agent / dst_agent =
-    the memory kinds (``srcKind``/``dstKind``, ``memKind`` for memsets) through
-    ``ENUM_CUDA_MEM_KIND`` or CUpti_ActivityMemoryKind; pid as for kernels.
-``TARGET_INFO_GPU`` -> RunInfo
-    gpu = ``name``, arch = ``sm_{computeMajor}{computeMinor}``, compute_units = ``smCount``
-    of the GPU (``id`` = ``deviceId``) most kernels ran on.
-``EXPORT_META_DATA`` (``META_DATA_EXPORT`` in newer exports) -> RunInfo.producer_version
-    the ``EXPORT_PRODUCT_VERSION`` row.
-
-No real export is in the corpus: the mapping is tested on databases built from the
-documented schema.
+changes between nsys versions. ``CUPTI_ACTIVITY_KIND_KERNEL`` gives the dispatches and
+launches, ``CUPTI_ACTIVITY_KIND_MEMCPY``/``_MEMSET`` copies (never kernel time),
+``TARGET_INFO_GPU`` the GPU and ``EXPORT_META_DATA`` the nsys version; the page lists every
+column's mapping.
 """
 
 from __future__ import annotations
@@ -370,6 +350,7 @@ class NsysSqlite(Reader):
     description = "Nsight Systems SQLite export (CUDA kernels, memcpy/memset as copies, GPUs)"
     producer = "nsys"
     priority = 20
+    kinds = ("sqlite",)
 
     def detect(self, head: Head) -> bool:
         return head.kind == "sqlite" and is_nsys(head.path)

@@ -1,23 +1,12 @@
-"""Nsight Systems ``nsys stats --report cuda_gpu_trace --format csv`` (formats-nvidia-torch.md
-section 2.1): one row per kernel launch, memcpy and memset, read by DuckDB's CSV scanner.
+"""Nsight Systems ``nsys stats --report cuda_gpu_trace --format csv``
+(docs/formats/nsight-systems.md, "cuda_gpu_trace"): one row per kernel launch, memcpy and
+memset, read by DuckDB's CSV scanner.
 
-``cuda_gpu_trace`` -> ``dispatches`` + ``launches`` (role DISPATCHES), memory rows -> ``copies``
-    Kernel rows: start_ns = ``Start``, end_ns = ``Start`` + ``Duration``, dispatch_id =
-    ``CorrId``, device = the index in ``Device`` (``NVIDIA GeForce RTX 5090 (0)`` -> 0), pid =
-    ``Pid`` where a report has it, else NULL. Launches: stream = ``Strm``, grid_size =
-    ``GrdX*GrdY*GrdZ * BlkX*BlkY*BlkZ`` (total threads, as AMD's grid counts work-items),
-    workgroup_size = ``BlkX*BlkY*BlkZ``, arch_vgpr = ``Reg/Trd``, lds_bytes = ``StcSMem`` +
-    ``DymSMem`` (MB -> bytes; the CSV rounds to 1 kB, the SQLite export is exact), wave_size 32.
-    Rows with empty grid columns or a ``[CUDA mem...`` name (memcpy, memset) are never kernel
-    time: they go to ``copies`` (direction = ``Name``, src_agent = ``SrcMemKd``, dst_agent =
-    ``DstMemKd``: memory kinds, as nsys names no agents). The GPU name is ``Device`` without
-    its index.
-
-Units and header matching are those of the summary reports (:mod:`~roofscope.readers.nsys_columns`).
-A row DuckDB cannot parse is an error naming its line and header field. A value that parses but
-that no launch can have (a time past 10^18 ns, a shared-memory size past 10^18 bytes, a thread
-count past 2^63) makes the derived columns overflow; the file is then scanned again in Python to
-name that line and field.
+Kernel rows become dispatches and launches; rows with empty grid columns or a
+``[CUDA mem...`` name are copies, never kernel time. Units and header matching are those of
+the summary reports (:mod:`~roofscope.readers.nsys_columns`). A row DuckDB cannot parse is an
+error naming its line and header field; a value no launch can have makes the derived columns
+overflow, and the file is then scanned again in Python to name that line and field.
 """
 
 from __future__ import annotations

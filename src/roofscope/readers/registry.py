@@ -1,10 +1,16 @@
 """The one registry of input formats: each reader says what it recognises and what it gives.
 
-A new format is one new module with a :class:`Reader` subclass and one line in ``READERS``.
+Every format, CSV, JSON or SQLite, is a :class:`Reader` subclass in a module of its own, listed
+in :func:`readers`. Detection asks each reader, in that order, whether it knows a file's head
+(:mod:`~roofscope.readers.sniff`); the first that does reads the file, in the role the planner
+(:mod:`~roofscope.readers.plan`) gives it. A new format of roofscope's own is one new module and
+one line in :func:`readers` (docs/ARCHITECTURE.md, "Add an input format"); code outside
+roofscope adds its reader with :func:`add`, after the built-in ones.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import ClassVar
 
@@ -21,7 +27,7 @@ COPIES = "copies"
 BARRIERS = "barriers"
 WORKLOAD = "workload"  # a folder read as one run (rocprof-compute): its other files are its own
 # per-dispatch counters (rocprofv3 counter_collection.csv): a counter run when a kernel trace is
-# read too, else the dispatches (the planner decides, see load.py)
+# read too, else the dispatches (the planner decides, see plan.py)
 COUNTER_COLLECTION = "counter-collection"
 METADATA = "metadata"  # describes the run (agents), gives no dispatches
 
@@ -36,9 +42,18 @@ class Reader:
     priority: ClassVar[int] = 50
     # Whether it reads gzip-compressed files itself (``head.gzip``; head.text is what is inside)
     compressed: ClassVar[bool] = False
+    # The kinds of file head (:attr:`Head.kind`) it is asked about: "text" or "sqlite"
+    kinds: ClassVar[tuple[str, ...]] = ("text",)
 
     def detect(self, head: Head) -> bool:
+        """Whether the file is of this format, from its head (a text head's first 64 KiB;
+        an SQLite file's tables, opened read-only)."""
         raise NotImplementedError
+
+    def explain_unknown(self, head: Head) -> None:
+        """For a file of one of its kinds that no reader recognised: raise an InputError
+        saying what the file is, where this reader can tell (an SQLite file that is no rocpd
+        database names the tool that wrote it). Returns where it cannot."""
 
     def role(self, head: Head) -> str:
         """What this file gives: DISPATCHES, KERNEL_SUMMARY, ACTIVITY, COPIES, WORKLOAD,
@@ -55,6 +70,28 @@ class Reader:
 
 
 def readers() -> list[Reader]:
+    """Every format, in the order detection asks them: the built-in ones, then :data:`ADDED`."""
+    return [*_built_in(), *ADDED]
+
+
+# Readers added from outside roofscope (:func:`add`), asked after the built-in ones.
+ADDED: tuple[Reader, ...] = ()
+
+
+def add(*new: Reader) -> None:
+    """Register readers from outside roofscope (a plugin, a test). A reader used with worker
+    processes (``--jobs``) must be a module-level class, so that it can be pickled."""
+    global ADDED
+    taken = {r.name for r in readers()}
+    for reader in new:
+        if reader.name in taken:
+            raise ValueError(f"a reader named {reader.name!r} is registered already")
+        taken.add(reader.name)
+    ADDED = (*ADDED, *new)
+
+
+def _built_in() -> Sequence[Reader]:
+    # imported here: each reader module imports this one for Reader and the roles
     from roofscope.readers import (
         kineto,
         ncu_csv,
@@ -96,12 +133,18 @@ def readers() -> list[Reader]:
 
 def detect(head: Head) -> Reader | None:
     """The reader that recognises this file's content, if any."""
-    if head.kind != "text":
-        return None
     for reader in readers():
-        if (reader.compressed or not head.gzip) and reader.detect(head):
+        asked = head.kind in reader.kinds and (reader.compressed or not head.gzip)
+        if asked and reader.detect(head):
             return reader
     return None
+
+
+def explain_unknown(head: Head) -> None:
+    """Raise what the readers of its kind can say of a file none of them recognised."""
+    for reader in readers():
+        if head.kind in reader.kinds:
+            reader.explain_unknown(head)
 
 
 def by_name(name: str) -> Reader:

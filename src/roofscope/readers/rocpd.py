@@ -1,27 +1,12 @@
-"""rocprofv3's rocpd SQLite database (``--output-format rocpd``; formats-amd.md section 4.9).
+"""rocprofv3's rocpd SQLite database (``--output-format rocpd``;
+docs/formats/rocprofv3.md, "rocpd database").
 
 The physical tables carry a uuid suffix; only the un-suffixed views are queried, and the file
-is opened read-only (``mode=ro``) and never changed. What maps to what:
-
-``kernels``
-    one row per dispatch -> ``dispatches`` (``start``/``end`` ns, ``dispatch_id``, ``pid``,
-    device = ``agent_log_index``, the number rocprofv3's CSVs write as ``Agent N``) and
-    ``launches`` (``tid``, ``queue_id``, ``stream_id``, grid and workgroup as x*y*z products,
-    ``lds_size``, ``scratch_size``, registers). The kernel name is the ``name`` column
-    (the symbol's demangled display name).
-``counters_collection``
-    one row per counter per dispatch, already summed over instances -> ``counters``,
-    attached to the dispatch of the same (guid, dispatch_id, agent).
-``memory_copies``
-    -> ``copies`` (direction = the operation name), never kernel time.
-``top_kernels``
-    per-kernel totals in MICROseconds -> ``kernel_summary`` in ns: a cross-check of the
-    dispatches by default, or the kernel summary itself with ``role=KERNEL_SUMMARY``.
-``rocpd_info_agent``
-    the GPU the dispatches ran on (product name, gfx target, CUs and XCCs from ``extdata``).
-``rocpd_metadata``
-    ``schema_version``; versions other than
-    :data:`~roofscope.readers.rocpd_schema.SUPPORTED_SCHEMAS` are refused.
+is opened read-only (``mode=ro``) and never changed. ``kernels`` gives the dispatches and
+launches, ``counters_collection`` the counters (already summed over instances),
+``memory_copies`` copies, ``top_kernels`` (in MICROseconds) a cross-check, or the kernel
+summary with ``role=KERNEL_SUMMARY``, ``rocpd_info_agent`` the GPU; a ``schema_version`` other
+than :data:`~roofscope.readers.rocpd_schema.SUPPORTED_SCHEMAS` is refused.
 """
 
 from __future__ import annotations
@@ -37,7 +22,7 @@ from roofscope.model.profile import Profile, RunInfo
 from roofscope.readers.batches import Column, Kind, column, name_ids, registered
 from roofscope.readers.no_kernels import rocpd_no_kernels
 from roofscope.readers.registry import DISPATCHES, KERNEL_SUMMARY, Reader
-from roofscope.readers.rocpd_schema import check_schema, is_rocpd, require_views
+from roofscope.readers.rocpd_schema import check_schema, is_rocpd, require_rocpd, require_views
 from roofscope.readers.sniff import Head
 from roofscope.readers.sqlite_file import Value, opened, refuse_bad_value
 from roofscope.readers.stats_csv import insert_kernel_summary
@@ -323,9 +308,13 @@ class Rocpd(Reader):
     )
     producer = "rocprofv3"
     priority = 20
+    kinds = ("sqlite",)
 
     def detect(self, head: Head) -> bool:
         return head.kind == "sqlite" and is_rocpd(head.path)
+
+    def explain_unknown(self, head: Head) -> None:
+        require_rocpd(head.path)  # what any other SQLite file is (a rocprof v1 results.db, ...)
 
     def role(self, head: Head) -> str:
         return DISPATCHES

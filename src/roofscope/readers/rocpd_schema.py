@@ -1,4 +1,5 @@
-"""Recognising a rocpd database (formats-amd.md section 4.9): the un-suffixed views roofscope
+"""Recognising a rocpd database (docs/formats/rocprofv3.md, "rocpd
+database"): the un-suffixed views roofscope
 queries, the schema version it reads, and what any other SQLite file handed to it is."""
 
 from __future__ import annotations

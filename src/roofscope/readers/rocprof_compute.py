@@ -1,15 +1,15 @@
-"""Omniperf / rocprof-compute workload folders (formats-amd.md section 5).
+"""Omniperf / rocprof-compute workload folders (docs/formats/rocprof-compute.md).
 
 A workload folder (``workloads/<name>/<gpu>/``, recognised by the content of its
 ``sysinfo.csv``) is ONE run. Its dispatches come once from ``pmc_perf.csv``, where the tool
-merged every counter pass and put the timestamps of its timing run (section 5.2); every
-counter column goes to the ``counters`` table under its native name (``TCC_EA_RDREQ_sum``,
-``TCC_HIT[3]``). The ``SQ_*.csv`` files are separate runs of the same dispatches: their
-counters are added to the same dispatch rows, matched by dispatch index. ``timestamps.csv``
-and ``pmc_dispatch_info.csv`` repeat the dispatches and are not read, except that
-``timestamps.csv`` (then a per-pass ``pmc_perf_N.csv``) gives the dispatches when
-``pmc_perf.csv`` is absent or empty. ``sysinfo.csv`` names the GPU and ``roofline.csv``
-holds measured peaks (:mod:`roofscope.readers.sysinfo_csv`).
+merged every counter pass and put the timestamps of its timing run (that page, "How
+pmc_perf.csv is merged"); every counter column goes to the ``counters`` table under its native
+name (``TCC_EA_RDREQ_sum``, ``TCC_HIT[3]``). The ``SQ_*.csv`` files are separate runs of the
+same dispatches: their counters are added to the same dispatch rows, matched by dispatch
+index. ``timestamps.csv`` and ``pmc_dispatch_info.csv`` repeat the dispatches and are not read,
+except that ``timestamps.csv`` (then a per-pass ``pmc_perf_N.csv``) gives the dispatches when
+``pmc_perf.csv`` is absent or empty. ``sysinfo.csv`` names the GPU and ``roofline.csv`` holds
+measured peaks (:mod:`roofscope.readers.sysinfo_csv`).
 
 The columns of every generation map to the model in
 :mod:`roofscope.readers.rocprof_compute_columns`.

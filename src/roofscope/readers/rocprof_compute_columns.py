@@ -1,6 +1,6 @@
 """Columns of Omniperf / rocprof-compute workload CSVs and what they mean in the model.
 
-Generations (5.1), all read through one column table:
+Generations (docs/formats/rocprof-compute.md, "Generations"), all read through one column table:
 
 1. Omniperf 1.x + rocprof v1: raw rocprof v1 columns (``Index, KernelName, gpu-id, ...,
    BeginNs, EndNs``).

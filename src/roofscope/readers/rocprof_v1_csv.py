@@ -1,4 +1,5 @@
-"""rocprof v1 ``results.csv``: one row per kernel dispatch (formats-amd.md section 2.1).
+"""rocprof v1 ``results.csv``: one row per kernel dispatch (docs/formats/rocprof-v1.md,
+"results.csv").
 
 Header layouts: the ROCm < 5.3 one (``vgpr,sgpr,fbar``), the ROCm >= 5.3 one
 (``arch_vgpr,accum_vgpr,sgpr,wave_size``), the quoted one with ``DurationNs``, the ROCm 6.0

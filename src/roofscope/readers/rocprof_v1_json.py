@@ -1,4 +1,5 @@
-"""rocprof v1 ``results.json`` (Chrome trace; formats-amd.md section 2.4).
+"""rocprof v1 ``results.json`` (Chrome trace; docs/formats/rocprof-v1.md,
+"results.json").
 
 Written by ``tblextr``/``sqlitedb``: ``{ "traceEvents":[{}`` then one ``,{...}`` event per
 record, possibly spanning lines, then ``"otherData"``. Kernel events live in pid

@@ -1,4 +1,5 @@
-"""rocprof v1 ``results.stats.csv`` and its API/copy siblings (formats-amd.md section 2.3).
+"""rocprof v1 ``results.stats.csv`` and its API/copy siblings (docs/formats/rocprof-v1.md,
+"Stats files").
 
 All four files share the header ``"Name","Calls","TotalDurationNs","AverageNs","Percentage"``.
 Kernel stats become the kernel summary; ``hip_stats``/``hsa_stats`` are API summaries and

@@ -1,4 +1,4 @@
-"""rocprofv3 CSV output (formats-amd.md sections 4.1-4.5).
+"""rocprofv3 CSV output (docs/formats/rocprofv3.md: "Folders and passes" to "Stats files").
 
 ``kernel_trace.csv`` in its four header layouts (2024-07, 2024-08, 2025-03, 2025-06 on),
 ``*_stats.csv`` (kernel, API and domain summaries share one header) and

@@ -1,25 +1,18 @@
-"""rocprofv3 ``counter_collection.csv`` and ``agent_info.csv`` (formats-amd.md 4.1, 4.3, 4.6).
+"""rocprofv3 ``counter_collection.csv`` and ``agent_info.csv`` (docs/formats/rocprofv3.md,
+"Folders and passes", "counter_collection.csv", "agent_info.csv").
 
-``counter_collection.csv`` is LONG: one row per counter per dispatch, in four header layouts
-(2024-08: 15 columns, no ``Kernel_Id``, ``Queue_Id`` a raw handle; 2024-09: + ``Kernel_Id``;
-2024-10-29: + ``Start_Timestamp``, ``End_Timestamp``; 2025-03 on: + ``Accum_VGPR_Count``,
-``Agent_Id`` written ``"Agent N"``). The rows of one dispatch (same ``Dispatch_Id`` and launch
-fields) become one row of ``dispatches``, in the order the file first names them; the device is
-the number in ``Agent_Id``, the pid the ``<pid>_`` file-name prefix (else ``Process_Id``), the
-times Start/End where the layout has them (else NULL). Its shape (``Grid_Size`` and
-``Workgroup_Size`` are already x*y*z products, LDS, scratch, registers) goes to ``launches``.
-Its counters go to ``counters`` under their ``Counter_Name``; a counter written on several rows
-of one dispatch (one per hardware instance or dimension) is SUMMED into one value, the sum
-rocprofv3 itself writes (section 4.3), so the value is the dispatch's total either way.
+``counter_collection.csv`` is LONG (one row per counter per dispatch) in four header layouts.
+The rows of one dispatch become one row of ``dispatches`` (times where the layout has them),
+its shape a launch, its counters ``counters`` rows; a counter written on several rows of one
+dispatch is SUMMED, as rocprofv3 itself sums instances, so the value is the dispatch's total
+either way.
 
-Such a file is a counter run when a kernel trace is read with it (the trace gives the times and
-calls, see :mod:`roofscope.readers.load`); otherwise it gives the dispatches. Each ``pass_N/``
-or ``pmc_N/`` folder (rocprofv3 ``-i`` with several ``pmc:`` lines, or jobs of a JSON/YAML
-input) is a separate run of the program whose dispatch ids restart: the lowest pass of a run
-gives the dispatches (or the counter run), and every other pass puts its counters on them,
-matched by kernel and occurrence in launch order (a ``counter-pass``). A pass that saw a
-different number of dispatches of some kernel cannot be matched: it stays a counter run of its
-own, with a warning naming its folder.
+Such a file is a counter run when a kernel trace is read with it (the planner decides, see
+:mod:`roofscope.readers.plan`); otherwise it gives the dispatches. Of the ``pass_N/`` or
+``pmc_N/`` folders of one run, the lowest gives the dispatches (or the counter run), and every
+other pass puts its counters on them, matched by kernel and occurrence in launch order (a
+``counter-pass``). A pass that saw a different number of dispatches of some kernel cannot be
+matched: it stays a counter run of its own, with a warning naming its folder.
 
 ``agent_info.csv`` lists the CPU and GPU agents of the run; it names the GPU for the report.
 """

@@ -28,7 +28,7 @@ from roofscope.model.profile import Profile, Runs
 from roofscope.readers.registry import COUNTER_COLLECTION, DISPATCHES, KERNEL_SUMMARY, WORKLOAD
 
 if TYPE_CHECKING:
-    from roofscope.readers.load import Found
+    from roofscope.readers.plan import Found
 
 _PASS_DIR = re.compile(r"^(?:pass|pmc)_(\d+)$")
 # a number that names a process of a job: after one of these words, or alone as a path part

@@ -31,7 +31,7 @@ from roofscope.model.profile import InputFile, Profile, RunInfo, Warning
 from roofscope.readers.registry import DISPATCHES
 
 if TYPE_CHECKING:
-    from roofscope.readers.load import Found
+    from roofscope.readers.plan import Found
 
 Planned = tuple["Found", str]
 Columns = dict[str, npt.NDArray[Any]]

@@ -1,4 +1,5 @@
-"""What a rocprof-compute workload folder says about its machine (formats-amd.md 5.4, 5.5).
+"""What a rocprof-compute workload folder says about its machine (docs/formats/rocprof-compute.md,
+"sysinfo.csv", "roofline.csv").
 
 ``sysinfo.csv`` is one header line and one row of values, in four versions: Omniperf 1.x
 (``workload_name,host_name,...,gpu_soc,numSE,numCU,...,name,numSQC,hbmBW,ip_blocks``), 2.x

@@ -1,9 +1,10 @@
-"""Achieved occupancy: how many waves of a kernel the GPU held, from counters (formats-amd.md
-sections 6.3 and 7). Waves on the GPU = ``SQ_ACCUM_PREV_HIRES`` integrating
-``SQ_LEVEL_WAVES`` / ``GRBM_GUI_ACTIVE_PER_XCD`` (rocprof-compute "Wavefront Occupancy"), per
-CU = that / CUs (rocprof ``MeanOccupancyPerCU``), and from ``SQ_WAVE_CYCLES`` (quad-cycles on
-gfx9) the rocprof ``OccupancyPercent``; each the mean over a kernel's dispatches of the
-per-dispatch value.
+"""Achieved occupancy: how many waves of a kernel the GPU held, from counters
+(docs/formats/amd-counters.md, "Speed of light", "Derived metrics", "Occupancy counters").
+Waves on the GPU = ``SQ_ACCUM_PREV_HIRES`` integrating ``SQ_LEVEL_WAVES`` /
+``GRBM_GUI_ACTIVE_PER_XCD`` (rocprof-compute "Wavefront Occupancy"), per CU = that / CUs
+(rocprof ``MeanOccupancyPerCU``), and from ``SQ_WAVE_CYCLES`` (quad-cycles on gfx9) the
+rocprof ``OccupancyPercent``; each the mean over a kernel's dispatches of the per-dispatch
+value.
 
 The theoretical occupancy it is compared with, and the sources ([R1]), are in
 :mod:`~roofscope.analysis.metrics.occupancy`.

@@ -21,7 +21,7 @@ Kinds, and how :func:`metrics` aggregates them over a set of dispatches:
     mean per dispatch, and the mean weighted by duration where durations are known.
 
 ``pct_of_peak`` is of the dispatch mean, as the speed-of-light panels print it. Formulas are
-those of formats-amd.md sections 6.3 (speed of light) and 7 (rocprof v1), checked against
+those of docs/formats/amd-counters.md, "Speed of light" and "Derived metrics", checked against
 Omniperf 1.0.3's own analysis of the same counters (tests/test_metrics.py).
 """
 

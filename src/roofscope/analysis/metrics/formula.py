@@ -207,7 +207,8 @@ SOL_1X = (
 )
 SOL = (
     _SOL.format("gfx908|gfx90a|gfx942|gfx950")
-    + " (ROCm/rocm-systems @125b3400; for gfx908 also Omniperf 1.0.3's; formats-amd.md 6.3)"
+    + " (ROCm/rocm-systems @125b3400; for gfx908 also Omniperf 1.0.3's;"
+    + " docs/formats/amd-counters.md, Speed of light)"
 )
 _SOL_33 = (
     "rocprofiler-compute 3.3.0 "
@@ -221,9 +222,15 @@ SOL_33_WAVES = _SOL_33.format(
 )
 SOL_950 = _SOL.format("gfx950") + " (ROCm/rocm-systems @019e04cf)"
 SOL_RDNA = _SOL.format("gfx115x") + " (ROCm/rocm-systems @4056e092)"
-NUM_ACTIVE_CUS = "rocprofiler-compute parser.py build_in_vars numActiveCUs (formats-amd.md 6.3)"
-V1 = "rocprofiler metrics.xml (ROCm/rocprofiler src/core/counters/derived; formats-amd.md 7)"
-V3 = "rocprofiler-sdk counter_defs.yaml (formats-amd.md 7)"
+NUM_ACTIVE_CUS = (
+    "rocprofiler-compute parser.py build_in_vars numActiveCUs"
+    " (docs/formats/amd-counters.md, Speed of light)"
+)
+V1 = (
+    "rocprofiler metrics.xml (ROCm/rocprofiler src/core/counters/derived;"
+    " docs/formats/amd-counters.md, Derived metrics)"
+)
+V3 = "rocprofiler-sdk counter_defs.yaml (docs/formats/amd-counters.md, Derived metrics)"
 
 
 def valid_mask(kind: Kind, num: Array, den: Array) -> Mask:

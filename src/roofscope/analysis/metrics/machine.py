@@ -1,4 +1,5 @@
-"""The machine constants the counter formulas need (formats-amd.md sections 5.4 and 6.3).
+"""The machine constants the counter formulas need (docs/formats/rocprof-compute.md,
+"sysinfo.csv"; docs/formats/amd-counters.md, "Speed of light").
 
 :func:`machine_for` takes each value from the first source that gives it:
 

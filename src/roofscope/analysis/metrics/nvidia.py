@@ -1,5 +1,5 @@
-"""Nsight Compute metrics (formats-nvidia-torch.md section 4) under the names the diagnosis
-rules read, for NVIDIA architectures (``sm_*``).
+"""Nsight Compute metrics (docs/formats/nsight-compute.md, "Metric labels") under the names
+the diagnosis rules read, for NVIDIA architectures (``sm_*``).
 
 ncu reports these already aggregated per launch, as percentages of a peak or as rates; they
 enter as ``level`` metrics (the value of each dispatch, averaged over dispatches and weighted
@@ -16,7 +16,7 @@ from roofscope.analysis.metrics.formula import Kind, Metric, Parts, Side, rate
 from roofscope.analysis.metrics.machine import Machine
 
 NVIDIA = ("sm_*",)
-SOURCE = "Nsight Compute section files (formats-nvidia-torch.md section 4)"
+SOURCE = "Nsight Compute section files (docs/formats/nsight-compute.md, Metric labels)"
 
 
 def _level(name: str, unit: str, metric: str, kind: Kind = "level") -> Metric:

@@ -43,9 +43,10 @@ Sources of the per-arch constants (``ARCHS``):
      FeatureGFX11 implies LocalMemorySize65536 and GFX10_3Insts (reviews.llvm.org/D125261).
 [L3] reviews.llvm.org/D138443 (occupancy vs VGPR table, cross-check): gfx90a/gfx940
      8 waves <= 64 VGPRs, 5 <= 96, 4 <= 128, 2 <= 256; gfx908 10 waves <= 24 VGPRs.
-[R1] ROCm/rocprofiler metrics.xml (formats-amd.md section 7): OccupancyPercent =
-     400 x SQ_WAVE_CYCLES / GRBM_GUI_ACTIVE / CU_NUM / 32 on gfx90a/gfx940 (x XCC_NUM),
-     100 x ... on gfx11; MeanOccupancyPerCU = SQ_ACCUM_PREV_HIRES / GRBM_GUI_ACTIVE / CU_NUM.
+[R1] ROCm/rocprofiler metrics.xml (docs/formats/amd-counters.md, "Derived metrics"):
+     OccupancyPercent = 400 x SQ_WAVE_CYCLES / GRBM_GUI_ACTIVE / CU_NUM / 32 on
+     gfx90a/gfx940 (x XCC_NUM), 100 x ... on gfx11; MeanOccupancyPerCU =
+     SQ_ACCUM_PREV_HIRES / GRBM_GUI_ACTIVE / CU_NUM.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""rocprof v1's derived metrics (formats-amd.md section 7): as the file wrote them, and
+"""rocprof v1's derived metrics (docs/formats/amd-counters.md, "Derived
+metrics"): as the file wrote them, and
 recomputed from the raw counters beside them where those were collected."""
 
 from __future__ import annotations

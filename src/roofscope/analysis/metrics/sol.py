@@ -1,4 +1,5 @@
-"""The speed-of-light metrics (formats-amd.md section 6.3), compute and memory."""
+"""The speed-of-light metrics, compute and memory (docs/formats/amd-counters.md, "Speed of
+light")."""
 
 from __future__ import annotations
 

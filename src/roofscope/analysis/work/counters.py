@@ -1,4 +1,5 @@
-"""Work per kernel from hardware counters (formats-amd.md sections 6.1, 6.2 and 7).
+"""Work per kernel from hardware counters (docs/formats/amd-counters.md, "FLOPs",
+"Bytes per memory level", "Derived metrics").
 
 Each quantity is a Python function of per-dispatch counter arrays; one whose counters were
 not all collected is unknown, never 0 (rocprof-compute silently counts such a group as 0).

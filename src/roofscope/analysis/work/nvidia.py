@@ -1,38 +1,18 @@
-"""Work per kernel from Nsight Compute metrics (formats-nvidia-torch.md section 5.3).
+"""Work per kernel from Nsight Compute metrics (docs/formats/nsight-compute.md, "Roofline
+formulas").
 
 Formulas over the per-dispatch counters that the ncu reader stores under raw metric names
 (SI units: bytes, counts), in the style of :mod:`roofscope.analysis.work.counters`: a formula whose
 metrics were not all collected is unknown (:class:`Missing`), never 0.
 
-FLOPs (``pred_on`` thread-instruction counts of the SASS ops):
-
-- ``fp64-vector`` = 2*DFMA + DADD + DMUL and ``fp32-vector`` = 2*FFMA + FADD + FMUL: the same
-  in NERSC's hierarchical roofline and in ncu's own SpeedOfLight_RooflineChart section.
-- ``fp16-vector`` = 4*HFMA + 2*HADD + 2*HMUL: **ncu's** half-precision roofline counting
-  (SpeedOfLight_HierarchicalHalfRooflineChart), not NERSC's 2*HFMA + HADD + HMUL. Half math is
-  issued as packed HFMA2/HADD2/HMUL2 (two lanes per thread instruction) and NVIDIA's fp16 peak
-  is stated for the packed lanes (``hfma.peak_sustained x 4``); counting the same way keeps
-  achieved and peak on one scale, where NERSC's count would read 2x low against a datasheet
-  fp16 peak.
-- Tensor cores, per data type, from the operation counters of ncu >= 2023,
-  ``sm__ops_path_tensor_src_<in>[_dst_<out>].sum``, which count operations (one FMA = 2; the
-  fp8 count of a GEMM equals 2*M*N*K): ``fp16-matrix``, ``bf16-matrix``, ``tf32-matrix``,
-  ``fp8-matrix``, ``fp64-matrix`` and ``int8-matrix`` (integer ops, kept under its own key as
-  in work/counters.py). A data type's aggregate over destinations (``src_fp16``) is used
-  when collected; otherwise the sum of all of its per-destination parts, each required. An
-  aggregate over several data types (``src_fp16_bf16_tf32_dst_fp32``) is never used nor
-  added to its parts.
-- Older ncu: ``k * sm__inst_executed_pipe_tensor.sum`` where k is the FLOPs of one warp-level
-  tensor instruction. It is known only for sm_70 (V100 HMMA.884: k = 512, fp16 inputs);
-  :func:`flops_for` adds it there and nowhere else: on other architectures the factor depends
-  on the instruction shape, which the counter does not tell, so the work stays unknown.
-
-Bytes (NERSC's hierarchical roofline metrics, identical to ncu's older hierarchical
-sections): ``hbm`` = ``dram__bytes.sum`` (else ``dram__bytes_read.sum`` +
-``dram__bytes_write.sum``, else the ``dram__bytes_op_read/op_write.sum`` pair that ncu 2026
-wrote on an RTX 5070), ``hbm-read``/``hbm-write`` when the parts are there, ``l2`` =
-``lts__t_bytes.sum``, ``l1`` = ``l1tex__t_bytes.sum``. ncu >= 2023's sections measure L2/L1
-traffic differently (lts2xbar cycles x 32, LSU writeback cycles x 128); those are not used.
+- FLOPs from the ``pred_on`` SASS thread-instruction counts: ``fp64-vector`` = 2*DFMA + DADD +
+  DMUL, ``fp32-vector`` = 2*FFMA + FADD + FMUL, ``fp16-vector`` = 4*HFMA + 2*HADD + 2*HMUL
+  (ncu's packed-lane counting, on the scale of NVIDIA's fp16 peak, not NERSC's).
+- Tensor cores per data type from ``sm__ops_path_tensor_src_<in>[_dst_<out>].sum`` (ncu >=
+  2023; never an aggregate over several data types); older ncu's
+  ``k * sm__inst_executed_pipe_tensor.sum`` only on sm_70 (k = 512), where k is known.
+- Bytes: ``hbm`` = ``dram__bytes.sum`` (or its read + write parts), ``l2`` =
+  ``lts__t_bytes.sum``, ``l1`` = ``l1tex__t_bytes.sum`` (NERSC's hierarchical metrics).
 """
 
 from __future__ import annotations
