@@ -641,7 +641,10 @@ def test_html_not_writable(capsys: Cap, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("command", "option"),
-    [("analyze", "-o"), ("analyze", "--svg"), ("compare", "-o"), ("compare", "--svg")],
+    [
+        *[("analyze", option) for option in ("-o", "--svg", "--png")],
+        *[("compare", option) for option in ("-o", "--svg", "--png")],
+    ],
 )
 def test_output_folder_that_cannot_be_made(
     capsys: Cap, tmp_path: Path, command: str, option: str

@@ -363,44 +363,6 @@ def test_comparison_charts_as_files(capsys: pytest.CaptureFixture[str], tmp_path
     assert tips[0] == "baseline 32.5 ms" and tips[-1] == "candidate 16.2 ms"
 
 
-def test_png_files(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    """PNG signature, IHDR size equal to the SVG's, and the pixel data inflates."""
-    import struct
-    import zlib
-    from xml.etree import ElementTree as ET
-
-    from tests.conftest import SUMMARY, SUMMARY_WORK
-
-    needs_browser()
-    pngs, svgs = tmp_path / "png", tmp_path / "svg"
-    analyze_json(capsys, str(PROFILES[1]), "--png", str(pngs), "--svg", str(svgs))
-    names = sorted(p.name for p in (tmp_path / "png").iterdir())
-    assert names == ["hotspots.png", "roofline.png", "timeline.png"]
-    compare = ["compare", str(SUMMARY), str(SUMMARY), "--gpu", "mi250x", *SUMMARY_WORK]
-    assert main([*compare, "--png", str(pngs), "--svg", str(svgs)]) == 0
-    capsys.readouterr()
-    names = sorted(p.name for p in (tmp_path / "png").iterdir())
-    assert names == [
-        "hotspots.png", "movement.png", "roofline.png", "timeline.png", "waterfall.png"
-    ]  # fmt: skip
-    for png in (tmp_path / "png").iterdir():
-        data = png.read_bytes()
-        assert data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR"
-        width, height = struct.unpack(">II", data[16:24])
-        svg = ET.parse(tmp_path / "svg" / png.with_suffix(".svg").name).getroot()
-        assert (width, height) == (
-            int(float(svg.get("width") or 0)),
-            int(float(svg.get("height") or 0)),
-        )
-        idat, pos = b"", 8
-        while pos < len(data):
-            (length,) = struct.unpack(">I", data[pos : pos + 4])
-            if data[pos + 4 : pos + 8] == b"IDAT":
-                idat += data[pos + 8 : pos + 8 + length]
-            pos += 12 + length
-        assert len(zlib.decompress(idat)) >= height * width * 3  # RGB(A) rows and filters
-
-
 def test_out_folder_names_the_report(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     assert main(["analyze", str(DEMO), "-o", str(tmp_path / "out")]) == 0
     assert main(["compare", str(DEMO), str(DEMO), "-o", str(tmp_path / "out")]) == 0

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from roofscope.analysis.roofline import KernelRoofline
 from roofscope.render.bandwidth_strip import StripMark, bandwidth_strip, strip_height
+from roofscope.render.font import SVG_FONT
 from roofscope.render.roofline_text import si
 from roofscope.report import Report
 
@@ -41,7 +42,7 @@ def hotspot_svg(report: Report, top: int = 20) -> str:
     scale = (width - left - right) / (max((r[2] for r in rows), default=0.0) or 1.0)
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" id="hotspots" width="{width}" '
-        f'height="{height}" viewBox="0 0 {width} {height}" role="img">',
+        f'height="{height}" viewBox="0 0 {width} {height}" role="img" {SVG_FONT}>',
         "<title>Kernel time by kernel (hotspots in red)</title>",
     ]
     cumulative, points = 0.0, []
@@ -94,7 +95,7 @@ def roofline_svg(report: Report) -> str:
     total = height + strip_height(marks)
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" id="roofline" width="{width}" '
-        f'height="{total}" viewBox="0 0 {width} {total}" role="img">',
+        f'height="{total}" viewBox="0 0 {width} {total}" role="img" {SVG_FONT}>',
         "<title>Roofline: FLOP/s against arithmetic intensity (FLOP/B), log-log</title>",
         *plot.frame(),
     ]
@@ -212,7 +213,7 @@ def timeline_svg(report: Report) -> str:
     width, row = 760, 26
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" id="timeline" width="{width}" '
-        f'height="{20 + row * len(t.devices)}" role="img">',
+        f'height="{20 + row * len(t.devices)}" role="img" {SVG_FONT}>',
         "<title>busy and idle per device</title>",
     ]
     left = 90 if all(d.source is None for d in t.devices) else 240  # room for the process

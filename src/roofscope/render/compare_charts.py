@@ -11,6 +11,7 @@ from roofscope.compare.compare import Comparison
 from roofscope.render.bandwidth_strip import StripMark, bandwidth_strip, strip_height
 from roofscope.render.charts import LogPlot
 from roofscope.render.charts import escape_text as _e
+from roofscope.render.font import SVG_FONT
 from roofscope.render.roofline_text import si
 from roofscope.render.text import human_time
 
@@ -40,7 +41,7 @@ def movement_svg(cmp: Comparison, ceilings: Sequence[Ceiling]) -> str:
     total = height + strip_height(strip)
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" id="movement" width="760" '
-        f'height="{total}" viewBox="0 0 760 {total}" role="img">',
+        f'height="{total}" viewBox="0 0 760 {total}" role="img" {SVG_FONT}>',
         "<title>Roofline movement: each kernel before and after</title>",
         '<defs><marker id="head" markerWidth="8" markerHeight="8" refX="6" refY="3" '
         'orient="auto"><path d="M0,0 L6,3 L0,6 z" fill="#333"/></marker></defs>',
@@ -103,7 +104,8 @@ def waterfall_svg(cmp: Comparison, top: int = 20) -> str:
     span = max(base, new, 1.0)
     scale = (width - left - 20) / span
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" id="waterfall" '
-           f'width="{width}" height="{30 + row * (len(items) + 2)}" role="img">']  # fmt: skip
+           f'width="{width}" height="{30 + row * (len(items) + 2)}" role="img" '
+           f"{SVG_FONT}>"]  # fmt: skip
     level = base
     out.append(f'<rect x="{left}" y="4" width="{base * scale:.1f}" height="16" fill="#9aa5b1">'
                f"<title>baseline {human_time(base)}</title></rect>")  # fmt: skip
