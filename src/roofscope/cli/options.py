@@ -81,7 +81,7 @@ Svg = Annotated[
 ]
 Png = Annotated[
     str | None,
-    typer.Option("--png", help="Also write each chart as a PNG file into DIR (Chromium)."),
+    typer.Option("--png", help="Also write each chart as a PNG into DIR, at twice its size."),
 ]
 Force = Annotated[
     bool, typer.Option("--force", help="Overwrite existing output files (never an input).")
