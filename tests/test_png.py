@@ -152,3 +152,15 @@ def test_no_browser_needed(
     assert sorted(p.name for p in (tmp_path / "png").iterdir()) == [
         "hotspots.png", "roofline.png", "timeline.png"
     ]  # fmt: skip
+
+
+def test_without_the_rasteriser(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A broken install (vl-convert missing) gives one line with the remedy, no traceback."""
+    monkeypatch.setitem(sys.modules, "vl_convert", None)  # import vl_convert fails
+    assert main(["analyze", str(OMNIPERF_MI200), "--png", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == (
+        "roofscope: error: --png needs vl-convert-python: pip install vl-convert-python\n"
+    )
+    assert list(tmp_path.iterdir()) == []
