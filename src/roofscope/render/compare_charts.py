@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from roofscope.catalogue.ceilings import Ceiling
 from roofscope.compare.compare import Comparison
 from roofscope.render.bandwidth_strip import StripMark, bandwidth_strip, strip_height
-from roofscope.render.charts import LogPlot
 from roofscope.render.charts import escape_text as _e
+from roofscope.render.logplot import LogPlot
 from roofscope.render.roofline_text import si
 from roofscope.render.text import human_time
 

@@ -1,0 +1,106 @@
+"""Placing labels on a chart without overlap: boxes estimated from the text's length, tried
+at positions around their anchor, nearest first, against what is already drawn."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+CHAR_EM = 0.62  # a generous mean advance of a sans-serif character, in ems
+
+
+@dataclass(frozen=True)
+class Box:
+    """An axis-aligned rectangle in pixels."""
+
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+
+    def overlaps(self, other: Box, gap: float = 0.0) -> bool:
+        return not (
+            self.x1 + gap <= other.x0
+            or other.x1 + gap <= self.x0
+            or self.y1 + gap <= other.y0
+            or other.y1 + gap <= self.y0
+        )
+
+    def overlap_area(self, other: Box) -> float:
+        w = min(self.x1, other.x1) - max(self.x0, other.x0)
+        h = min(self.y1, other.y1) - max(self.y0, other.y0)
+        return max(0.0, w) * max(0.0, h)
+
+    def within(self, other: Box) -> bool:
+        return (
+            self.x0 >= other.x0 and self.y0 >= other.y0
+            and self.x1 <= other.x1 and self.y1 <= other.y1
+        )  # fmt: skip
+
+
+def text_width(text: str, size: float) -> float:
+    return len(text) * size * CHAR_EM + 2
+
+
+def text_box(x: float, baseline: float, text: str, size: float, anchor: str = "start") -> Box:
+    """The box a text drawn at ``x``, ``baseline`` covers (ascent 0.8 em, descent 0.25 em)."""
+    w = text_width(text, size)
+    left = {"start": x, "middle": x - w / 2, "end": x - w}[anchor]
+    return Box(left, baseline - 0.8 * size, left + w, baseline + 0.25 * size)
+
+
+def circle_box(cx: float, cy: float, r: float) -> Box:
+    return Box(cx - r, cy - r, cx + r, cy + r)
+
+
+@dataclass(frozen=True)
+class Placed:
+    """A label placed: its start (text-anchor start) and baseline, and its box."""
+
+    x: float
+    baseline: float
+    box: Box
+    moved: bool  # away from its anchor: draw a leader line
+
+
+def _offsets(radius: float) -> Iterable[tuple[float, float, bool]]:
+    """Offsets of a label box's nearest corner from its anchor, ring by ring outwards."""
+    for ring, distance in enumerate((radius + 2, radius + 14, radius + 30, radius + 50,
+                                     radius + 75, radius + 105, radius + 140)):  # fmt: skip
+        steps = 8 + 4 * ring
+        for i in range(steps):
+            angle = 2 * math.pi * i / steps
+            yield distance * math.cos(angle), distance * math.sin(angle), ring > 0
+
+
+def place(
+    anchor: tuple[float, float],
+    radius: float,
+    text: str,
+    size: float,
+    *,
+    area: Box,
+    taken: Sequence[Box],
+    avoid: Sequence[Box] = (),
+    blocked: Callable[[Box], bool] = lambda _: False,
+) -> Placed | None:
+    """The nearest position of ``text`` beside ``anchor`` inside ``area`` that overlaps nothing
+    ``taken`` (labels) and is not ``blocked`` (struck by a line), touching the fewest
+    ``avoid`` boxes (points); None if none fits."""
+    w, h = text_width(text, size), 1.05 * size
+    best: tuple[float, Placed] | None = None
+    for dx, dy, moved in _offsets(radius):
+        left = anchor[0] + dx if dx >= 0 else anchor[0] + dx - w
+        top = anchor[1] + dy if dy >= 0 else anchor[1] + dy - h
+        if abs(dy) < h / 2:
+            top = anchor[1] + dy - h / 2
+        box = Box(left, top, left + w, top + h)
+        if not box.within(area) or any(box.overlaps(t, 1.0) for t in taken) or blocked(box):
+            continue
+        cost = sum(box.overlap_area(a) for a in avoid)
+        if best is None or cost < best[0]:
+            best = (cost, Placed(left, top + 0.8 * size, box, moved))
+        if cost == 0:
+            break
+    return None if best is None else best[1]
