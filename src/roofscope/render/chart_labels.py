@@ -66,8 +66,8 @@ class Placed:
 
 def _offsets(radius: float) -> Iterable[tuple[float, float, bool]]:
     """Offsets of a label box's nearest corner from its anchor, ring by ring outwards."""
-    for ring, distance in enumerate((radius + 2, radius + 14, radius + 30, radius + 50,
-                                     radius + 75, radius + 105, radius + 140)):  # fmt: skip
+    for ring, extra in enumerate((2, 14, 30, 50, 75, 105, 140, 180, 230, 290)):
+        distance = radius + extra
         steps = 8 + 4 * ring
         for i in range(steps):
             angle = 2 * math.pi * i / steps

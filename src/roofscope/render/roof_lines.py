@@ -136,10 +136,15 @@ def draw_roof(
     labels: list[str] = []
     for group in groups(segs):
         text = group_label([c for c, _ in group], style.suffix)
-        spot = _spot(plot, group, text, segs, points, taken)
+        spot = _spot(plot, group, text, lines, points, taken)
         if spot is None:
             continue
         x, baseline, angle, box = spot
+        start, y = group[0][1][0], group[0][1][1] if baseline < group[0][1][1] else group[-1][1][1]
+        if angle == 0 and box.x0 < start:  # the label sits on the roof's extension
+            out.append(f'<line class="{style.css} extension" x1="{box.x0:.1f}" y1="{y:.1f}" '
+                       f'x2="{start:.1f}" y2="{y:.1f}" stroke="{style.colour}" '
+                       'stroke-dasharray="1,3"/>')  # fmt: skip
         taken.append(box)
         boxes.append(box)
         tip = " · ".join(f"{c.name}: {c.source}" for c, _ in group)
@@ -156,7 +161,7 @@ def _spot(
     plot: LogPlot,
     group: list[tuple[Ceiling, Segment]],
     text: str,
-    segs: Sequence[tuple[Ceiling, Segment]],
+    lines: Sequence[Segment],
     points: Sequence[Box],
     taken: Sequence[Box],
 ) -> tuple[float, float, float, Box] | None:
@@ -170,6 +175,9 @@ def _spot(
     for i in range(steps + 1):
         for above in (True, False):
             c, (x1, y1, x2, y2) = group[0] if above else group[-1]
+            start = x1
+            if c.kind == "compute":  # on the roof, or on its extension left of the ridge
+                x1 = area.x0 + 2
             length = math.hypot(x2 - x1, y2 - y1)
             if length < w:
                 continue
@@ -183,8 +191,9 @@ def _spot(
             box = Box(*_bounds(quad))
             if not box.within(area) or any(box.overlaps(b, 1.0) for b in taken):
                 continue
-            struck = sum(1 for _, seg in segs if _struck(quad, seg))  # a last resort
+            struck = sum(1 for seg in lines if _struck(quad, seg))  # a last resort
             cost = sum(box.overlap_area(p) for p in points) + i * 0.5 + 1e5 * struck
+            cost += 40 if box.x0 < start else 0  # off the line: a dotted extension
             if best is None or cost < best[0]:
                 angle = math.degrees(math.atan2(uy, ux))
                 best = (cost, bx, by, angle, box)
