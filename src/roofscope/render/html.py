@@ -34,6 +34,7 @@ from roofscope.render.compare_words import (
     warning_text,
 )
 from roofscope.render.text import barrier_line, human_time, input_summary, runs_line
+from roofscope.render.zoom import zoom_script
 from roofscope.report import Report
 
 STYLE = """
@@ -80,7 +81,7 @@ def _page(title: str, body: list[str]) -> str:
             f"<title>{_e(title)}</title><style>{STYLE}</style></head><body>",
             *body,
             '<div id="tip"></div>',
-            f"<script>{SCRIPT}</script>",
+            f"<script>{SCRIPT}{zoom_script()}</script>",
             "</body></html>",
         ]
     )

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from html import escape
 
 from roofscope.render.chart_labels import text_width
-from roofscope.render.roofline_text import si
+from roofscope.render.logplot import si_value
 
 SIZE = 10.0
 ROW = 24
@@ -59,11 +59,11 @@ def legend(
 
 
 def _clipped_text(clipped: Sequence[Clipped], room: float) -> str:
-    """``off the axes, drawn at the edge: warmup (0.002 FLOP/B, 3.1 kFLOP/s), …``, cut to fit."""
+    """``off the axes, drawn at the edge: warmup (100 nFLOP/B, 100 MFLOP/s)``, cut to fit."""
     head = f"{len(clipped)} kernel(s) off the axes, drawn at the edge: "
     text = head
     for n, c in enumerate(clipped):
-        item = f"{c.name[:28]} ({c.x:.3g} FLOP/B, {si(c.y, 'FLOP/s')})"
+        item = f"{c.name[:28]} ({si_value(c.x, 'FLOP/B')}, {si_value(c.y, 'FLOP/s')})"
         more = f" and {len(clipped) - n} more"
         candidate = text + ("" if n == 0 else "; ") + item
         if text_width(candidate + more, SIZE) > room:
