@@ -64,6 +64,21 @@ class Placed:
     moved: bool  # away from its anchor: draw a leader line
 
 
+def leader_end(anchor: tuple[float, float], box: Box) -> tuple[float, float]:
+    """The point of a label's box nearest its anchor: where a leader line ends."""
+    return min(max(anchor[0], box.x0), box.x1), min(max(anchor[1], box.y0), box.y1)
+
+
+def _hits(box: Box, a: tuple[float, float], b: tuple[float, float], steps: int = 24) -> bool:
+    """Whether the segment from ``a`` to ``b`` passes through the box (sampled)."""
+    for i in range(steps + 1):
+        t = i / steps
+        x, y = a[0] + (b[0] - a[0]) * t, a[1] + (b[1] - a[1]) * t
+        if box.x0 < x < box.x1 and box.y0 < y < box.y1:
+            return True
+    return False
+
+
 def _offsets(radius: float) -> Iterable[tuple[float, float, bool]]:
     """Offsets of a label box's nearest corner from its anchor, ring by ring outwards."""
     for ring, extra in enumerate((2, 14, 30, 50, 75, 105, 140, 180, 230, 290)):
@@ -99,6 +114,8 @@ def place(
         if not box.within(area) or any(box.overlaps(t, 1.0) for t in taken) or blocked(box):
             continue
         cost = sum(box.overlap_area(a) for a in avoid)
+        if moved:  # a leader through another label: only when nothing else fits
+            cost += 1e4 * sum(_hits(t, anchor, leader_end(anchor, box)) for t in taken)
         if best is None or cost < best[0]:
             best = (cost, Placed(left, top + 0.8 * size, box, moved))
         if cost == 0:

@@ -13,7 +13,7 @@ from html import escape
 
 from roofscope.analysis.roofline import KernelRoofline
 from roofscope.render.bandwidth_strip import StripMark, bandwidth_strip, strip_height
-from roofscope.render.chart_labels import Box, circle_box, place
+from roofscope.render.chart_labels import Box, circle_box, leader_end, place
 from roofscope.render.logplot import LogPlot
 from roofscope.render.roof_lines import Segment, crosses, draw_roof
 from roofscope.render.roofline_legend import Clipped, legend, legend_height
@@ -175,8 +175,7 @@ def _labels(
             continue
         taken.append(spot.box)
         if spot.moved:
-            ex = min(max(cx, spot.box.x0), spot.box.x1)
-            ey = min(max(cy, spot.box.y0), spot.box.y1)
+            ex, ey = leader_end((cx, cy), spot.box)
             out.append(f'<line class="leader" x1="{cx:.1f}" y1="{cy:.1f}" x2="{ex:.1f}" '
                        f'y2="{ey:.1f}" stroke="#333" stroke-width="0.8"/>')  # fmt: skip
         out.append(
