@@ -73,12 +73,13 @@ def crosses(box: Box, seg: Segment) -> bool:
 def groups(
     segs: list[tuple[Ceiling, Segment]], gap: float = 13.0
 ) -> list[list[tuple[Ceiling, Segment]]]:
-    """Ceilings of one kind whose lines lie closer than a label's height, top first."""
+    """Ceilings of one kind whose lines lie within a label's height of the group's top line,
+    top first."""
     out: list[list[tuple[Ceiling, Segment]]] = []
     for kind in ("compute", "memory"):
         mine = sorted((s for s in segs if s[0].kind == kind), key=lambda s: -s[0].value)
         for item in mine:
-            if out and out[-1][0][0].kind == kind and _apart(out[-1][-1], item) < gap:
+            if out and out[-1][0][0].kind == kind and _apart(out[-1][0], item) < gap:
                 out[-1].append(item)
             else:
                 out.append([item])
@@ -94,13 +95,15 @@ def _apart(a: tuple[Ceiling, Segment], b: tuple[Ceiling, Segment]) -> float:
 
 def group_label(cs: Sequence[Ceiling], suffix: str = "") -> str:
     """``fp64-vector 23.9 TFLOP/s``; for a group, the names sharing their last word once
-    and the range of values: ``bf16/fp16-matrix 165-170 TFLOP/s``."""
-    names = [c.name for c in cs]
-    tails = {n.rsplit("-", 1)[-1] for n in names}
-    if len(names) > 1 and len(tails) == 1 and all("-" in n for n in names):
-        name = "/".join(n.rsplit("-", 1)[0] for n in names) + "-" + tails.pop()
-    else:
-        name = "/".join(names)
+    and the range of values: ``bf16/fp16-matrix, fp32-vector 163-170 TFLOP/s``."""
+    by_tail: dict[str, list[str]] = {}  # "matrix": ["bf16", "fp16"]; a name without "-": itself
+    for c in cs:
+        head, _, tail = c.name.rpartition("-")
+        by_tail.setdefault(tail if head else c.name, []).append(head)
+    name = ", ".join(
+        "/".join(h for h in heads if h) + ("-" + tail if any(heads) else tail)
+        for tail, heads in by_tail.items()
+    )
     units = {c.unit_of_value for c in cs}
     unit = units.pop() if len(units) == 1 else "OP/s"
     hi, lo = max(c.value for c in cs), min(c.value for c in cs)

@@ -55,8 +55,14 @@ def roofline_svg(report: Report) -> str:
         _strip_mark(k, index.get(k.name, -1), shares.get(k.name, 0.0)) for k in section.kernels
     ]
     marks = [m for m in strip if m is not None]
-    plot = _axes(points, [c.value for c in section.ceilings if c.kind == "compute"])
-    clipped = [Clipped(p.k.name, p.x, p.y) for p in points if not plot.inside(p.x, p.y)]
+    doubt = {p.k.name: report.validity(p.k.name) for p in points}
+    sound = [p for p in points if not doubt[p.k.name]] or points
+    plot = _axes(sound, points, [c.value for c in section.ceilings if c.kind == "compute"])
+    clipped = [
+        Clipped(p.k.name, p.x, p.y, ", ".join(doubt[p.k.name]))
+        for p in points
+        if not plot.inside(p.x, p.y)
+    ]
     top = HEIGHT + legend_height(clipped)
     total = top + strip_height(marks)
     out = [
@@ -64,6 +70,8 @@ def roofline_svg(report: Report) -> str:
         f'height="{total}" viewBox="0 0 {WIDTH} {total}" role="img" font-family="sans-serif">',
         "<title>Roofline: FLOP/s against arithmetic intensity (FLOP/B), log-log</title>",
         *plot.frame(),
+        f'<clipPath id="roofline-area"><rect x="{plot.pad}" y="{plot.pad}" '
+        f'width="{WIDTH - 2 * plot.pad}" height="{HEIGHT - 2 * plot.pad}"/></clipPath>',
     ]
     boxes = [circle_box(*_xy(plot, p), p.radius) for p in points]
     taken: list[Box] = []
@@ -97,10 +105,11 @@ def _points(
     return out
 
 
-def _axes(points: Sequence[Point], roofs: Sequence[float]) -> LogPlot:
-    """Axes around the bulk: the kernels holding 99% of the drawn time (all of them when none
-    has time), the compute roofs, and at least 0.01-100 FLOP/B and 1 GFLOP/s."""
-    ranked = sorted(points, key=lambda p: -p.share)
+def _axes(sound: Sequence[Point], points: Sequence[Point], roofs: Sequence[float]) -> LogPlot:
+    """Axes around the bulk: of the ``sound`` kernels (those without a validity finding, when
+    there are any), the ones holding 99% of their time (all of them when none has time); the
+    compute roofs; and at least 0.01-100 FLOP/B and 1 GFLOP/s."""
+    ranked = sorted(sound, key=lambda p: -p.share)
     total = sum(p.share for p in ranked)
     bulk, held = [], 0.0
     for p in ranked:
@@ -132,26 +141,26 @@ def _point(plot: LogPlot, p: Point) -> str:
         + (" — ABOVE ITS ROOF: check the GPU, counter scope or work" if k.above_roof else "")
         + (f" — no {k.missing_ceiling} ceiling: no bound" if k.missing_ceiling else "")
     )
-    inside = plot.inside(p.x, p.y)
+    inside, clip = plot.inside(p.x, p.y), ' clip-path="url(#roofline-area)"'
     css = "point" + (" above" if k.above_roof else "") + ("" if inside else " clipped")
     circle = (
         f'<circle class="{css}" data-k="{p.index}" cx="{cx:.1f}" cy="{cy:.1f}" '
         f'r="{p.radius:.1f}" fill="{"none" if k.above_roof else colour}" fill-opacity="0.6" '
-        f'stroke="{colour}" stroke-width="2"><title>{escape(tip)}</title></circle>'
+        f'stroke="{colour}" stroke-width="2"{"" if inside else clip}>'
+        f"<title>{escape(tip)}</title></circle>"
     )
     return circle if inside else circle + _edge_arrow(plot, p, cx, cy)
 
 
 def _edge_arrow(plot: LogPlot, p: Point, cx: float, cy: float) -> str:
-    """A black triangle on the edge, pointing to where the point lies beyond the axes."""
+    """A black triangle just inside the edge, pointing to where the point lies beyond it."""
     dx = -1 if p.x < plot.x0 else 1 if p.x > plot.x1 else 0
     dy = 1 if p.y < plot.y0 else -1 if p.y > plot.y1 else 0
     norm = math.hypot(dx, dy) or 1.0
     ux, uy = dx / norm, dy / norm
-    tip_x, tip_y = cx + ux * 9, cy + uy * 9
-    bx, by = cx + ux * 2, cy + uy * 2
+    bx, by = cx - ux * 10, cy - uy * 10
     return (
-        f'<path class="clip-mark" data-k="{p.index}" d="M{tip_x:.1f},{tip_y:.1f} '
+        f'<path class="clip-mark" data-k="{p.index}" d="M{cx - ux:.1f},{cy - uy:.1f} '
         f'L{bx - uy * 5:.1f},{by + ux * 5:.1f} L{bx + uy * 5:.1f},{by - ux * 5:.1f} z" '
         'fill="#000"/>'
     )

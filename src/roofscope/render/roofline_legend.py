@@ -21,6 +21,7 @@ class Clipped:
     name: str
     x: float  # FLOP/B
     y: float  # FLOP/s
+    doubt: str = ""  # its validity findings, if any
 
 
 def legend_height(clipped: Sequence[Clipped]) -> int:
@@ -59,14 +60,14 @@ def legend(
 
 
 def _clipped_text(clipped: Sequence[Clipped], room: float) -> str:
-    """``off the axes, drawn at the edge: warmup (100 nFLOP/B, 100 MFLOP/s)``, cut to fit."""
-    head = f"{len(clipped)} kernel(s) off the axes, drawn at the edge: "
-    text = head
+    """``beyond the axes: warmup (100 nFLOP/B, 100 MFLOP/s)``, cut to fit."""
+    text = "beyond the axes: "
     for n, c in enumerate(clipped):
-        item = f"{c.name[:28]} ({si_value(c.x, 'FLOP/B')}, {si_value(c.y, 'FLOP/s')})"
+        why = f", {c.doubt}" if c.doubt else ""
+        item = f"{c.name[:24]} ({si_value(c.x, 'FLOP/B')}, {si_value(c.y, 'FLOP/s')}{why})"
         more = f" and {len(clipped) - n} more"
         candidate = text + ("" if n == 0 else "; ") + item
-        if text_width(candidate + more, SIZE) > room:
+        if n and text_width(candidate + more, SIZE) > room:
             return text + more
         text = candidate
     return text
