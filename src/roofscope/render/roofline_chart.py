@@ -126,8 +126,12 @@ def _axes(sound: Sequence[Point], points: Sequence[Point], roofs: Sequence[float
 
 
 def _xy(plot: LogPlot, p: Point) -> tuple[float, float]:
+    """Where the point is drawn: a point beyond the axes 3 px inside the edge it crosses (its
+    centre inside the clipped area, so that the pointer finds it)."""
     x, y = plot.clamp(p.x, p.y)
-    return plot.px(x), plot.py(y)
+    left, top, right, bottom = plot.area()
+    cx, cy = plot.px(x), plot.py(y)
+    return min(max(cx, left + 3), right - 3), min(max(cy, top + 3), bottom - 3)
 
 
 def _point(plot: LogPlot, p: Point) -> str:
@@ -149,10 +153,10 @@ def _point(plot: LogPlot, p: Point) -> str:
         f'stroke="{colour}" stroke-width="2"{"" if inside else clip}>'
         f"<title>{escape(tip)}</title></circle>"
     )
-    return circle if inside else circle + _edge_arrow(plot, p, cx, cy)
+    return circle if inside else circle + _edge_arrow(plot, p, cx, cy, tip)
 
 
-def _edge_arrow(plot: LogPlot, p: Point, cx: float, cy: float) -> str:
+def _edge_arrow(plot: LogPlot, p: Point, cx: float, cy: float, tip: str) -> str:
     """A black triangle just inside the edge, pointing to where the point lies beyond it."""
     dx = -1 if p.x < plot.x0 else 1 if p.x > plot.x1 else 0
     dy = 1 if p.y < plot.y0 else -1 if p.y > plot.y1 else 0
@@ -162,7 +166,7 @@ def _edge_arrow(plot: LogPlot, p: Point, cx: float, cy: float) -> str:
     return (
         f'<path class="clip-mark" data-k="{p.index}" d="M{cx - ux:.1f},{cy - uy:.1f} '
         f'L{bx - uy * 5:.1f},{by + ux * 5:.1f} L{bx + uy * 5:.1f},{by - ux * 5:.1f} z" '
-        'fill="#000"/>'
+        f'fill="#000"><title>{escape(tip)} — beyond the axes</title></path>'
     )
 
 
@@ -185,8 +189,11 @@ def _labels(
         taken.append(spot.box)
         if spot.moved:
             ex, ey = leader_end((cx, cy), spot.box)
-            out.append(f'<line class="leader" x1="{cx:.1f}" y1="{cy:.1f}" x2="{ex:.1f}" '
-                       f'y2="{ey:.1f}" stroke="#333" stroke-width="0.8"/>')  # fmt: skip
+            d = math.hypot(ex - cx, ey - cy) or 1.0  # from the circle's rim, not its centre
+            sx, sy = cx + (ex - cx) * p.radius / d, cy + (ey - cy) * p.radius / d
+            out.append(f'<line class="leader" x1="{sx:.1f}" y1="{sy:.1f}" x2="{ex:.1f}" '
+                       f'y2="{ey:.1f}" stroke="#333" stroke-width="0.8" '
+                       'pointer-events="none"/>')  # fmt: skip
         out.append(
             f'<text class="kernel-label" data-k="{p.index}" x="{spot.x:.1f}" '
             f'y="{spot.baseline:.1f}" font-size="{LABEL_SIZE:g}" stroke="#fff" stroke-width="3" '
