@@ -112,22 +112,27 @@ def _arrows(
         labels += new_labels
         out += _roof_key(gpus, plot.pad, height + 14)
     area = Box(plot.pad + 2, plot.pad + 2, 758 - plot.pad, height - plot.pad - 2)
-    for i, name, speed, (ax, bx), (ay, by), level in moves:
-        x0, y0, x1, y1 = plot.px(ax), plot.py(ay), plot.px(bx), plot.py(by)
-        tip = f"{name}: {speed}; intensity {ax:.3g} -> {bx:.3g} FLOP/B ({level})"
-        spot = place((x1, y1), 6, speed, 10, area=area, taken=taken, avoid=ends)
-        text = ""
-        if spot is not None:
-            taken.append(spot.box)
-            text = (f'<text x="{spot.x:.1f}" y="{spot.baseline:.1f}" font-size="10">'
-                    f"{_e(speed)}</text>")  # fmt: skip
-        out.append(
-            f'<g data-k="{i}"><title>{_e(tip)}</title>'
-            f'<line x1="{x0:.1f}" y1="{y0:.1f}" x2="{x1:.1f}" y2="{y1:.1f}" stroke="#333" '
-            f'stroke-width="1.5" marker-end="url(#head)"/>'
-            f'<circle cx="{x0:.1f}" cy="{y0:.1f}" r="4" fill="{BASE_ROOF.colour}"/>{text}</g>'
-        )
+    out += [_arrow(plot, move, area, taken, ends) for move in moves]
     return out + labels
+
+
+def _arrow(plot: LogPlot, move: Move, area: Box, taken: list[Box], ends: Sequence[Box]) -> str:
+    """One kernel's arrow from before to after, its speedup placed clear of other labels."""
+    i, name, speed, (ax, bx), (ay, by), level = move
+    x0, y0, x1, y1 = plot.px(ax), plot.py(ay), plot.px(bx), plot.py(by)
+    tip = f"{name}: {speed}; intensity {ax:.3g} -> {bx:.3g} FLOP/B ({level})"
+    spot = place((x1, y1), 6, speed, 10, area=area, taken=taken, avoid=ends)
+    text = ""
+    if spot is not None:
+        taken.append(spot.box)
+        text = (f'<text x="{spot.x:.1f}" y="{spot.baseline:.1f}" font-size="10">'
+                f"{_e(speed)}</text>")  # fmt: skip
+    return (
+        f'<g data-k="{i}"><title>{_e(tip)}</title>'
+        f'<line x1="{x0:.1f}" y1="{y0:.1f}" x2="{x1:.1f}" y2="{y1:.1f}" stroke="#333" '
+        f'stroke-width="1.5" marker-end="url(#head)"/>'
+        f'<circle cx="{x0:.1f}" cy="{y0:.1f}" r="4" fill="{BASE_ROOF.colour}"/>{text}</g>'
+    )
 
 
 def _roof_key(gpus: tuple[str, str], x: float, y: float) -> list[str]:

@@ -142,22 +142,36 @@ def draw_roof(
         spot = _spot(plot, group, text, lines, points, taken)
         if spot is None:
             continue
-        x, baseline, angle, box = spot
-        start, y = group[0][1][0], group[0][1][1] if baseline < group[0][1][1] else group[-1][1][1]
-        if angle == 0 and box.x0 < start:  # the label sits on the roof's extension
-            out.append(f'<line class="{style.css} extension" x1="{box.x0:.1f}" y1="{y:.1f}" '
-                       f'x2="{start:.1f}" y2="{y:.1f}" stroke="{style.colour}" '
-                       'stroke-dasharray="1,3"/>')  # fmt: skip
-        taken.append(box)
-        boxes.append(box)
-        tip = " · ".join(f"{c.name}: {c.source}" for c, _ in group)
-        turn = f' transform="rotate({angle:.2f} {x:.1f} {baseline:.1f})"' if angle else ""
-        labels.append(
-            f'<text class="{style.css}-label" x="{x:.1f}" y="{baseline:.1f}" font-size="{SIZE:g}" '
-            f'fill="{style.colour}" stroke="#fff" stroke-width="3" paint-order="stroke"{turn}>'
-            f"<title>{escape(tip)}</title>{escape(text)}</text>"
-        )
+        taken.append(spot[3])
+        boxes.append(spot[3])
+        extension, label = _label(group, text, spot, style)
+        out += extension
+        labels.append(label)
     return out, labels, Roof(lines, boxes)
+
+
+def _label(
+    group: list[tuple[Ceiling, Segment]],
+    text: str,
+    spot: tuple[float, float, float, Box],
+    style: RoofStyle,
+) -> tuple[list[str], str]:
+    """A group's label as SVG, and the dotted extension of its roof when the label sits
+    left of where the roof begins."""
+    x, baseline, angle, box = spot
+    start, y = group[0][1][0], group[0][1][1] if baseline < group[0][1][1] else group[-1][1][1]
+    extension = []
+    if angle == 0 and box.x0 < start:
+        extension.append(f'<line class="{style.css} extension" x1="{box.x0:.1f}" y1="{y:.1f}" '
+                         f'x2="{start:.1f}" y2="{y:.1f}" stroke="{style.colour}" '
+                         'stroke-dasharray="1,3"/>')  # fmt: skip
+    tip = " · ".join(f"{c.name}: {c.source}" for c, _ in group)
+    turn = f' transform="rotate({angle:.2f} {x:.1f} {baseline:.1f})"' if angle else ""
+    return extension, (
+        f'<text class="{style.css}-label" x="{x:.1f}" y="{baseline:.1f}" font-size="{SIZE:g}" '
+        f'fill="{style.colour}" stroke="#fff" stroke-width="3" paint-order="stroke"{turn}>'
+        f"<title>{escape(tip)}</title>{escape(text)}</text>"
+    )
 
 
 def _spot(
