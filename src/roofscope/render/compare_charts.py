@@ -4,6 +4,7 @@ for the kernels without FLOPs)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from roofscope.catalogue.ceilings import Ceiling
@@ -12,7 +13,7 @@ from roofscope.render.bandwidth_strip import StripMark, bandwidth_strip, strip_h
 from roofscope.render.chart_labels import Box, circle_box, place, text_width
 from roofscope.render.charts import escape_text as _e
 from roofscope.render.logplot import LogPlot
-from roofscope.render.roof_lines import RoofStyle, draw_roof, roof_segments
+from roofscope.render.roof_lines import RoofStyle, Segment, crosses, draw_roof, roof_segments
 from roofscope.render.roofline_text import si
 from roofscope.render.text import human_time
 
@@ -112,25 +113,36 @@ def _arrows(
         labels += new_labels
         out += _roof_key(gpus, plot.pad, height + 14)
     area = Box(plot.pad + 2, plot.pad + 2, 758 - plot.pad, height - plot.pad - 2)
-    out += [_arrow(plot, move, area, taken, ends) for move in moves]
+    segs = [seg for _, seg in roof_segments(plot, [*base, *new])]
+    out += [_arrow(plot, move, area, taken, ends, segs) for move in moves]
     return out + labels
 
 
-def _arrow(plot: LogPlot, move: Move, area: Box, taken: list[Box], ends: Sequence[Box]) -> str:
-    """One kernel's arrow from before to after, its speedup placed clear of other labels."""
+def _arrow(
+    plot: LogPlot,
+    move: Move,
+    area: Box,
+    taken: list[Box],
+    ends: Sequence[Box],
+    lines: Sequence[Segment],
+) -> str:
+    """One kernel's arrow from before to after, its speedup placed clear of other labels and
+    of the roofs' lines."""
     i, name, speed, (ax, bx), (ay, by), level = move
     x0, y0, x1, y1 = plot.px(ax), plot.py(ay), plot.px(bx), plot.py(by)
     tip = f"{name}: {speed}; intensity {ax:.3g} -> {bx:.3g} FLOP/B ({level})"
-    spot = place((x1, y1), 6, speed, 10, area=area, taken=taken, avoid=ends)
+    spot = place((x1, y1), 6, speed, 10, area=area, taken=taken, avoid=ends,
+                 blocked=lambda b: any(crosses(b, s) for s in lines))  # fmt: skip
     text = ""
     if spot is not None:
         taken.append(spot.box)
         text = (f'<text x="{spot.x:.1f}" y="{spot.baseline:.1f}" font-size="10">'
                 f"{_e(speed)}</text>")  # fmt: skip
+    head = ' marker-end="url(#head)"' if math.hypot(x1 - x0, y1 - y0) > 6 else ""  # it moved
     return (
         f'<g data-k="{i}"><title>{_e(tip)}</title>'
         f'<line x1="{x0:.1f}" y1="{y0:.1f}" x2="{x1:.1f}" y2="{y1:.1f}" stroke="#333" '
-        f'stroke-width="1.5" marker-end="url(#head)"/>'
+        f'stroke-width="1.5"{head}/>'
         f'<circle cx="{x0:.1f}" cy="{y0:.1f}" r="4" fill="{BASE_ROOF.colour}"/>{text}</g>'
     )
 
