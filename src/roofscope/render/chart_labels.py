@@ -39,6 +39,28 @@ class Box:
         )  # fmt: skip
 
 
+class Grid:
+    """Boxes bucketed in square cells, to find those near a box without visiting them all."""
+
+    def __init__(self, boxes: Sequence[Box], cell: float = 40.0) -> None:
+        self.cell = cell
+        self.cells: dict[tuple[int, int], list[int]] = {}
+        self.boxes = list(boxes)
+        for n, b in enumerate(self.boxes):
+            for key in self._keys(b):
+                self.cells.setdefault(key, []).append(n)
+
+    def _keys(self, b: Box) -> Iterable[tuple[int, int]]:
+        c = self.cell
+        for i in range(math.floor(b.x0 / c), math.floor(b.x1 / c) + 1):
+            for j in range(math.floor(b.y0 / c), math.floor(b.y1 / c) + 1):
+                yield i, j
+
+    def near(self, b: Box) -> list[Box]:
+        found = {n for key in self._keys(b) for n in self.cells.get(key, ())}
+        return [self.boxes[n] for n in sorted(found)]
+
+
 def text_width(text: str, size: float) -> float:
     return len(text) * size * CHAR_EM + 2
 
@@ -97,13 +119,14 @@ def place(
     *,
     area: Box,
     taken: Sequence[Box],
-    avoid: Sequence[Box] = (),
+    avoid: Sequence[Box] | Grid = (),
     blocked: Callable[[Box], bool] = lambda _: False,
 ) -> Placed | None:
     """The nearest position of ``text`` beside ``anchor`` inside ``area`` that overlaps nothing
     ``taken`` (labels) and is not ``blocked`` (struck by a line), touching the fewest
     ``avoid`` boxes (points); None if none fits."""
     w, h = text_width(text, size), 1.05 * size
+    grid = avoid if isinstance(avoid, Grid) else Grid(avoid)
     best: tuple[float, Placed] | None = None
     for dx, dy, moved in _offsets(radius):
         left = anchor[0] + dx if dx >= 0 else anchor[0] + dx - w
@@ -113,7 +136,7 @@ def place(
         box = Box(left, top, left + w, top + h)
         if not box.within(area) or any(box.overlaps(t, 1.0) for t in taken) or blocked(box):
             continue
-        cost = sum(box.overlap_area(a) for a in avoid)
+        cost = sum(box.overlap_area(a) for a in grid.near(box))
         if moved:  # a leader through another label: only when nothing else fits
             cost += 1e4 * sum(_hits(t, anchor, leader_end(anchor, box)) for t in taken)
         if best is None or cost < best[0]:

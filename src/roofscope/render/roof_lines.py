@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from html import escape
 
 from roofscope.catalogue.ceilings import Ceiling
-from roofscope.render.chart_labels import Box, text_width
+from roofscope.render.chart_labels import Box, Grid, text_width
 from roofscope.render.logplot import LogPlot
 from roofscope.render.roofline_text import si
 
@@ -127,6 +127,7 @@ def draw_roof(
     joins ``taken``."""
     segs = roof_segments(plot, ceilings)
     lines = [s for _, s in segs] + list(others)
+    grid = Grid(points)
     out: list[str] = []
     for c, (x1, y1, x2, y2) in segs:
         dash = ' stroke-dasharray="5,3"' if c.unit == "vector" else ""
@@ -139,7 +140,7 @@ def draw_roof(
     labels: list[str] = []
     for group in groups(segs):
         text = group_label([c for c, _ in group], style.suffix)
-        spot = _spot(plot, group, text, lines, points, taken)
+        spot = _spot(plot, group, text, lines, grid, taken)
         if spot is None:
             continue
         taken.append(spot[3])
@@ -179,12 +180,13 @@ def _spot(
     group: list[tuple[Ceiling, Segment]],
     text: str,
     lines: Sequence[Segment],
-    points: Sequence[Box],
+    points: Sequence[Box] | Grid,
     taken: Sequence[Box],
 ) -> tuple[float, float, float, Box] | None:
     """Where along its lines a group's label goes, written along them (rotated with a
     diagonal): (x, baseline, angle in degrees, box), or None."""
     w = text_width(text, SIZE)
+    grid = points if isinstance(points, Grid) else Grid(points)
     left, top, right, bottom = plot.area()
     area = Box(left + 2, top + 2, right - 2, bottom - 2)
     best: tuple[float, float, float, float, Box] | None = None
@@ -209,7 +211,7 @@ def _spot(
             if not box.within(area) or any(box.overlaps(b, 1.0) for b in taken):
                 continue
             struck = sum(1 for seg in lines if _struck(quad, seg))  # a last resort
-            cost = sum(box.overlap_area(p) for p in points) + i * 0.5 + 1e5 * struck
+            cost = sum(box.overlap_area(p) for p in grid.near(box)) + i * 0.5 + 1e5 * struck
             cost += 40 if box.x0 < start else 0  # off the line: a dotted extension
             if best is None or cost < best[0]:
                 angle = math.degrees(math.atan2(uy, ux))

@@ -13,7 +13,7 @@ from html import escape
 
 from roofscope.analysis.roofline import KernelRoofline
 from roofscope.render.bandwidth_strip import StripMark, bandwidth_strip, strip_height
-from roofscope.render.chart_labels import Box, circle_box, leader_end, place
+from roofscope.render.chart_labels import Box, Grid, circle_box, leader_end, place
 from roofscope.render.logplot import LogPlot
 from roofscope.render.roof_lines import Segment, crosses, draw_roof
 from roofscope.render.roofline_legend import Clipped, legend, legend_height
@@ -178,12 +178,13 @@ def _labels(
     the label had to move away), no label over another."""
     left, top, right, bottom = plot.area()
     area = Box(left + 2, top + 2, right - 2, bottom - 2)
+    grid = Grid(boxes)
     out: list[str] = []
     for p in sorted(points, key=lambda p: -p.share)[:LABELLED]:
         text = label_name(p.k.name)
         cx, cy = _xy(plot, p)
         spot = place((cx, cy), p.radius, text, LABEL_SIZE, area=area, taken=taken,
-                     avoid=boxes, blocked=lambda b: any(crosses(b, s) for s in lines))  # fmt: skip
+                     avoid=grid, blocked=lambda b: any(crosses(b, s) for s in lines))  # fmt: skip
         if spot is None:
             continue
         taken.append(spot.box)
