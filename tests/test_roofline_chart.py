@@ -191,3 +191,15 @@ def test_doubtful_warm_up_does_not_set_the_axes(
     assert "100 k" not in ticks and "100 M" in ticks  # 1 GFLOP/s, half a decade spare
     legend = "".join(next(g for g in root.iter() if g.get("class") == "legend").itertext())
     assert "warm-up-dominates" in legend
+
+
+def test_bandwidth_strip_ticks_are_si(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """softmax without FLOPs goes to the strip: 6.4e8 B in 200 us = 3.2 TB/s, beside the
+    MI250X's 3.28 TB/s HBM ceiling; the strip's axis reads 1 T and 10 T, not 1e12, 1e13."""
+    from tests.test_html import _no_flops_softmax
+
+    _, root = _svg(capsys, tmp_path, str(SUMMARY), *_no_flops_softmax(SUMMARY_WORK), "--gpu",
+                   "mi250x")  # fmt: skip
+    strip = next(g for g in root.iter() if g.get("class") == "bandwidth-strip")
+    ticks = ["".join(t.itertext()) for t in _texts(strip, "tick")]
+    assert {"1 T", "10 T"} <= set(ticks) and not [t for t in ticks if "e" in t]
