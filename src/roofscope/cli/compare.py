@@ -113,8 +113,10 @@ def compare(
         fail_if_kernel_slower=fail_if_kernel_slower,
         min_share=min_share,
     )
+    base_roof, new_roof = base_runs[0].report.roofline, new_runs[0].report.roofline
     _write_files(
-        cmp, verdict, base_runs[0].report.roofline.result.ceilings,
+        cmp, verdict, base_roof.result.ceilings, new_roof.result.ceilings,
+        (base_roof.choice.name or "baseline", new_roof.choice.name or "candidate"),
         junit_out=junit_out, markdown_out=markdown_out, force=force, keep=keep,
         html=html, out=out, name=f"{stem(base)}-vs-{stem(new)}", svg=svg, png=png,
     )  # fmt: skip
@@ -155,6 +157,8 @@ def _write_files(
     cmp: Comparison,
     verdict: Verdict,
     ceilings: tuple[Ceiling, ...],
+    new_ceilings: tuple[Ceiling, ...],
+    gpus: tuple[str, str],
     *,
     junit_out: str | None,
     markdown_out: str | None,
@@ -167,7 +171,7 @@ def _write_files(
     keep: list[str],
 ) -> None:
     """The CI reports, the HTML page (``--html``, or ``-o DIR``'s ``NAME.roofscope.html``) and
-    the charts asked for, drawn on the baseline's ceilings."""
+    the charts asked for, drawn on each side's ceilings."""
     from roofscope.render.compare_gate import junit, markdown
 
     if junit_out:
@@ -178,10 +182,11 @@ def _write_files(
     if html:
         from roofscope.render.html import render_compare_html
 
-        page = render_compare_html(cmp, verdict, ceilings)
+        page = render_compare_html(cmp, verdict, ceilings, new_ceilings, gpus)
         write_atomically(Path(html), page, force=force, keep=keep)
     if svg or png:
         from roofscope.render.compare_charts import movement_svg, waterfall_svg
 
-        charts = {"waterfall": waterfall_svg(cmp), "movement": movement_svg(cmp, ceilings)}
+        movement = movement_svg(cmp, ceilings, new_ceilings, gpus)
+        charts = {"waterfall": waterfall_svg(cmp), "movement": movement}
         write_charts(charts, svg, png, force=force, keep=keep)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from html import escape
 
 from roofscope.catalogue.ceilings import Ceiling
+from roofscope.render.logplot import si_tick
 from roofscope.render.roofline_text import si
 
 ROW = 30
@@ -71,8 +72,8 @@ def bandwidth_strip(
         'fill="none" stroke="#ccc"/>',
     ]
     for decade in range(int(math.log10(x0)), int(math.log10(x1)) + 1):
-        out.append(f'<text x="{px(10.0**decade):.1f}" y="{top + 20 + height + 14}" '
-                   f'font-size="10" text-anchor="middle">1e{decade}</text>')  # fmt: skip
+        out.append(f'<text class="tick" x="{px(10.0**decade):.1f}" y="{top + 20 + height + 14}" '
+                   f'font-size="10" text-anchor="middle">{si_tick(decade)}</text>')  # fmt: skip
     out.append(f'<text x="{width / 2}" y="{top + 20 + height + 30}" font-size="11" '
                'text-anchor="middle">achieved bandwidth [B/s]</text>')  # fmt: skip
     rows = {lvl: top + 20 + ROW * i + ROW / 2 for i, lvl in enumerate(levels)}

@@ -4,23 +4,63 @@ for the kernels without FLOPs)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from roofscope.catalogue.ceilings import Ceiling
 from roofscope.compare.compare import Comparison
 from roofscope.render.bandwidth_strip import StripMark, bandwidth_strip, strip_height
-from roofscope.render.charts import LogPlot
+from roofscope.render.chart_labels import Box, circle_box, place, text_width
 from roofscope.render.charts import escape_text as _e
 from roofscope.render.font import SVG_FONT
+from roofscope.render.logplot import LogPlot
+from roofscope.render.roof_lines import RoofStyle, Segment, crosses, draw_roof, roof_segments
 from roofscope.render.roofline_text import si
 from roofscope.render.text import human_time
 
+BASE_ROOF = RoofStyle("#8c8c8c", "", "ceiling base")
+NEW_ROOF = RoofStyle("#c05a00", "", "ceiling new")
 
-def movement_svg(cmp: Comparison, ceilings: Sequence[Ceiling]) -> str:
+
+def movement_svg(
+    cmp: Comparison,
+    ceilings: Sequence[Ceiling],
+    new_ceilings: Sequence[Ceiling] = (),
+    gpus: tuple[str, str] = ("baseline", "candidate"),
+) -> str:
     """Before -> after arrows on a log-log roofline, each labelled with its speedup, and in
-    the bandwidth strip beneath it for the kernels without FLOPs on one side or both; the baseline's
-    ceilings drawn for reference. Empty when no kernel has roofline data on both sides."""
-    moves, strip = [], []
+    the bandwidth strip beneath it for the kernels without FLOPs on one side or both. The
+    baseline's ceilings are drawn; when the candidate ran on other ceilings (another GPU),
+    its roof too, in another colour, so that each arrow's end reads against its own roof.
+    Empty when no kernel has roofline data on both sides."""
+    moves, strip = _moves(cmp)
+    if not moves and not strip:
+        return ""
+    two = bool(new_ceilings) and _differ(ceilings, new_ceilings)
+    height = (420 + (24 if two else 0)) if moves else 0
+    total = height + strip_height(strip)
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" id="movement" width="760" '
+        f'height="{total}" viewBox="0 0 760 {total}" role="img" {SVG_FONT}>',
+        "<title>Roofline movement: each kernel before and after</title>",
+        '<defs><marker id="head" markerWidth="8" markerHeight="8" refX="6" refY="3" '
+        'orient="auto"><path d="M0,0 L6,3 L0,6 z" fill="#333"/></marker></defs>',
+    ]
+    if moves:
+        roofs = [*ceilings, *(new_ceilings if two else ())]
+        out += _arrows(moves, roofs, ceilings, new_ceilings if two else (), gpus, 420)
+    out += bandwidth_strip(strip, ceilings, height, 760, 60)
+    out.append("</svg>")
+    return "\n".join(out)
+
+
+Move = tuple[int, str, str, tuple[float, float], tuple[float, float], str]
+
+
+def _moves(cmp: Comparison) -> tuple[list[Move], list[StripMark]]:
+    """The kernels with FLOPs on both sides (arrows), and those placed by bandwidth."""
+    moves: list[Move] = []
+    strip: list[StripMark] = []
     for i, k in enumerate(cmp.kernels):
         m = k.movement
         if m is None:
@@ -35,57 +75,88 @@ def movement_svg(cmp: Comparison, ceilings: Sequence[Ceiling]) -> str:
                 f"{si(sa, 'B/s')} -> {si(sb, 'B/s')}"
             )
             strip.append(StripMark(i, m.level, sb, sa, tip, 4, "#333", speed))
-    if not moves and not strip:
-        return ""
-    height = 420 if moves else 0
-    total = height + strip_height(strip)
-    out = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" id="movement" width="760" '
-        f'height="{total}" viewBox="0 0 760 {total}" role="img" {SVG_FONT}>',
-        "<title>Roofline movement: each kernel before and after</title>",
-        '<defs><marker id="head" markerWidth="8" markerHeight="8" refX="6" refY="3" '
-        'orient="auto"><path d="M0,0 L6,3 L0,6 z" fill="#333"/></marker></defs>',
+    return moves, strip
+
+
+def _differ(a: Sequence[Ceiling], b: Sequence[Ceiling]) -> bool:
+    return {(c.name, c.value) for c in a} != {(c.name, c.value) for c in b}
+
+
+def _arrows(
+    moves: Sequence[Move],
+    roofs: Sequence[Ceiling],
+    base: Sequence[Ceiling],
+    new: Sequence[Ceiling],
+    gpus: tuple[str, str],
+    height: int,
+) -> list[str]:
+    """The axes, each side's roof (labels placed apart), and one arrow per kernel."""
+    xs = [v for move in moves for v in move[3]] + [0.01, 100.0]  # room for the ridges
+    ys = [v for move in moves for v in move[4]] + [c.value for c in roofs if c.kind == "compute"]
+    plot = LogPlot.around(xs, ys, 760, height)
+    ends = [
+        circle_box(plot.px(x), plot.py(y), 6)
+        for mv in moves
+        for x, y in zip(mv[3], mv[4], strict=True)
     ]
-    if moves:
-        xs = [v for move in moves for v in move[3]]
-        ys = [v for move in moves for v in move[4]]
-        ys += [c.value for c in ceilings if c.kind == "compute"]
-        plot = LogPlot.around(xs, ys, 760, height)
-        out += plot.frame() + _baseline_ceilings(plot, ceilings)
-        for i, name, speed, (ax, bx), (ay, by), level in moves:
-            tip = f"{name}: {speed}; intensity {ax:.3g} -> {bx:.3g} FLOP/B ({level})"
-            out.append(
-                f'<g data-k="{i}"><title>{_e(tip)}</title>'
-                f'<line x1="{plot.px(ax):.1f}" y1="{plot.py(ay):.1f}" x2="{plot.px(bx):.1f}" '
-                f'y2="{plot.py(by):.1f}" stroke="#333" stroke-width="1.5" marker-end="url(#head)"/>'
-                f'<circle cx="{plot.px(ax):.1f}" cy="{plot.py(ay):.1f}" r="4" fill="#9aa5b1"/>'
-                f'<text x="{plot.px(bx) + 6:.1f}" y="{plot.py(by) - 6:.1f}" font-size="10">'
-                f"{_e(speed)}</text></g>"
-            )
-    out += bandwidth_strip(strip, ceilings, height, 760, 60)
-    out.append("</svg>")
-    return "\n".join(out)
+    taken: list[Box] = []
+    out = plot.frame()
+    theirs = [seg for _, seg in roof_segments(plot, new)]
+    lines, labels, _ = draw_roof(
+        plot, base, points=ends, taken=taken, style=BASE_ROOF, others=theirs
+    )
+    out += lines
+    if new:
+        mine = [seg for _, seg in roof_segments(plot, base)]
+        more, new_labels, _ = draw_roof(plot, new, points=ends, taken=taken, style=NEW_ROOF,
+                                        others=mine)  # fmt: skip
+        out += more
+        labels += new_labels
+        out += _roof_key(gpus, plot.pad, height + 14)
+    area = Box(plot.pad + 2, plot.pad + 2, 758 - plot.pad, height - plot.pad - 2)
+    segs = [seg for _, seg in roof_segments(plot, [*base, *new])]
+    out += [_arrow(plot, move, area, taken, ends, segs) for move in moves]
+    return out + labels
 
 
-def _baseline_ceilings(plot: LogPlot, ceilings: Sequence[Ceiling]) -> list[str]:
-    """The baseline's ceilings, light, behind the arrows of a comparison."""
-    x0, x1, y0, y1, px, py = plot.x0, plot.x1, plot.y0, plot.y1, plot.px, plot.py
+def _arrow(
+    plot: LogPlot,
+    move: Move,
+    area: Box,
+    taken: list[Box],
+    ends: Sequence[Box],
+    lines: Sequence[Segment],
+) -> str:
+    """One kernel's arrow from before to after, its speedup placed clear of other labels and
+    of the roofs' lines."""
+    i, name, speed, (ax, bx), (ay, by), level = move
+    x0, y0, x1, y1 = plot.px(ax), plot.py(ay), plot.px(bx), plot.py(by)
+    tip = f"{name}: {speed}; intensity {ax:.3g} -> {bx:.3g} FLOP/B ({level})"
+    spot = place((x1, y1), 6, speed, 10, area=area, taken=taken, avoid=ends,
+                 blocked=lambda b: any(crosses(b, s) for s in lines))  # fmt: skip
+    text = ""
+    if spot is not None:
+        taken.append(spot.box)
+        text = (f'<text x="{spot.x:.1f}" y="{spot.baseline:.1f}" font-size="10">'
+                f"{_e(speed)}</text>")  # fmt: skip
+    head = ' marker-end="url(#head)"' if math.hypot(x1 - x0, y1 - y0) > 6 else ""  # it moved
+    return (
+        f'<g data-k="{i}"><title>{_e(tip)}</title>'
+        f'<line x1="{x0:.1f}" y1="{y0:.1f}" x2="{x1:.1f}" y2="{y1:.1f}" stroke="#333" '
+        f'stroke-width="1.5"{head}/>'
+        f'<circle cx="{x0:.1f}" cy="{y0:.1f}" r="4" fill="{BASE_ROOF.colour}"/>{text}</g>'
+    )
+
+
+def _roof_key(gpus: tuple[str, str], x: float, y: float) -> list[str]:
+    """Which roof is whose, beneath the axes: the baseline's grey, the candidate's orange."""
     out = []
-    for c in ceilings:
-        label = f"{c.name} {si(c.value, c.unit_of_value)} (baseline)"
-        if c.kind == "compute" and y0 < c.value < y1:
-            out.append(
-                f'<line x1="{plot.pad}" y1="{py(c.value):.1f}" x2="{plot.width - plot.pad}" '
-                f'y2="{py(c.value):.1f}" stroke="#bbb"><title>{_e(label)}</title></line>'
-            )
-        elif c.kind == "memory":
-            xa, xb = x0, min(x1, y1 / c.value)
-            if xb > xa and c.value * xa < y1:
-                out.append(
-                    f'<line x1="{px(xa):.1f}" y1="{py(max(y0, c.value * xa)):.1f}" '
-                    f'x2="{px(xb):.1f}" y2="{py(c.value * xb):.1f}" stroke="#bbb">'
-                    f"<title>{_e(label)}</title></line>"
-                )
+    for style, words in ((BASE_ROOF, f"baseline roof: {gpus[0]}"),
+                         (NEW_ROOF, f"candidate roof: {gpus[1]}")):  # fmt: skip
+        out.append(f'<line x1="{x}" y1="{y - 4}" x2="{x + 20}" y2="{y - 4}" '
+                   f'stroke="{style.colour}" stroke-width="2"/>'
+                   f'<text x="{x + 26}" y="{y}" font-size="10">{_e(words)}</text>')  # fmt: skip
+        x += 46 + text_width(words, 10)
     return out
 
 
@@ -103,9 +174,9 @@ def waterfall_svg(cmp: Comparison, top: int = 20) -> str:
     base, new = cmp.end_to_end.kernel_ns
     span = max(base, new, 1.0)
     scale = (width - left - 20) / span
+    height = 30 + row * (len(items) + 2)
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" id="waterfall" '
-           f'width="{width}" height="{30 + row * (len(items) + 2)}" role="img" '
-           f"{SVG_FONT}>"]  # fmt: skip
+           f'width="{width}" height="{height}" role="img" {SVG_FONT}>']  # fmt: skip
     level = base
     out.append(f'<rect x="{left}" y="4" width="{base * scale:.1f}" height="16" fill="#9aa5b1">'
                f"<title>baseline {human_time(base)}</title></rect>")  # fmt: skip

@@ -34,6 +34,7 @@ from roofscope.render.compare_words import (
     warning_text,
 )
 from roofscope.render.text import barrier_line, human_time, input_summary, runs_line
+from roofscope.render.zoom import zoom_script
 from roofscope.report import Report
 
 STYLE = """
@@ -80,7 +81,7 @@ def _page(title: str, body: list[str]) -> str:
             f"<title>{_e(title)}</title><style>{STYLE}</style></head><body>",
             *body,
             '<div id="tip"></div>',
-            f"<script>{SCRIPT}</script>",
+            f"<script>{SCRIPT}{zoom_script()}</script>",
             "</body></html>",
         ]
     )
@@ -339,7 +340,13 @@ def _compare_warnings(cmp: Comparison) -> str:
     return f'<h2>Data-quality warnings</h2><ul id="warnings">{items}</ul>'
 
 
-def render_compare_html(cmp: Comparison, verdict: Verdict, ceilings: Sequence[Ceiling] = ()) -> str:
+def render_compare_html(
+    cmp: Comparison,
+    verdict: Verdict,
+    ceilings: Sequence[Ceiling] = (),
+    new_ceilings: Sequence[Ceiling] = (),
+    gpus: tuple[str, str] = ("baseline", "candidate"),
+) -> str:
     e = cmp.end_to_end
     body = [
         f"<h1>roofscope compare · {_e(cmp.base_label)} → {_e(cmp.new_label)}</h1>",
@@ -352,7 +359,7 @@ def render_compare_html(cmp: Comparison, verdict: Verdict, ceilings: Sequence[Ce
         "<h2>Contributions to the change (waterfall)</h2>",
         waterfall_svg(cmp),
         "<h2>Roofline movement</h2>",
-        movement_svg(cmp, ceilings)
+        movement_svg(cmp, ceilings, new_ceilings, gpus)
         or '<p class="muted">No kernel has roofline data on both sides.</p>',
         "<h2>Kernels</h2>",
     ]

@@ -1,0 +1,259 @@
+"""The ceilings of a roofline chart as lines, each group of nearly equal ceilings labelled once
+along its lines: above the top one (or below the bottom one), where no other line strikes the
+label, no label overlaps it and the fewest points lie under it."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from html import escape
+
+from roofscope.catalogue.ceilings import Ceiling
+from roofscope.render.chart_labels import Box, Grid, text_width
+from roofscope.render.logplot import LogPlot
+from roofscope.render.roofline_text import si
+
+SIZE = 10.0
+Segment = tuple[float, float, float, float]  # x1, y1, x2, y2 in pixels
+
+
+@dataclass(frozen=True)
+class RoofStyle:
+    """How one side's roof is drawn: the lines' colour, and a word after each label."""
+
+    colour: str = "#555"
+    suffix: str = ""
+    css: str = "ceiling"
+
+
+@dataclass
+class Roof:
+    """What the drawn ceilings occupy: their lines, and their labels' boxes."""
+
+    segments: list[Segment]
+    labels: list[Box]
+
+
+def roof_segments(plot: LogPlot, ceilings: Sequence[Ceiling]) -> list[tuple[Ceiling, Segment]]:
+    """Each ceiling inside the axes as a segment: memory diagonals up to the highest compute
+    roof, compute roofs from the lowest ridge to the right edge."""
+    compute = [c for c in ceilings if c.kind == "compute" and plot.y0 < c.value < plot.y1]
+    memory = [c for c in ceilings if c.kind == "memory"]
+    top = max((c.value for c in compute), default=plot.y1)
+    out: list[tuple[Ceiling, Segment]] = []
+    for c in memory:
+        xa, xb = max(plot.x0, plot.y0 / c.value), min(plot.x1, top / c.value)
+        if xb > xa:
+            seg = (plot.px(xa), plot.py(c.value * xa), plot.px(xb), plot.py(c.value * xb))
+            out.append((c, seg))
+    for c in compute:
+        ridge = min((c.value / m.value for m in memory), default=plot.x0)
+        xa = min(max(plot.x0, ridge), plot.x1)
+        out.append((c, (plot.px(xa), plot.py(c.value), plot.px(plot.x1), plot.py(c.value))))
+    return out
+
+
+def crosses(box: Box, seg: Segment) -> bool:
+    """Whether a straight segment passes through the box."""
+    x1, y1, x2, y2 = seg
+    if x2 < x1:
+        x1, y1, x2, y2 = x2, y2, x1, y1
+    lo, hi = max(box.x0, x1), min(box.x1, x2)
+    if lo > hi:
+        return False
+
+    def at(x: float) -> float:
+        return y1 if x2 == x1 else y1 + (y2 - y1) * (x - x1) / (x2 - x1)
+
+    ya, yb = sorted((at(lo), at(hi)))
+    return not (yb < box.y0 or ya > box.y1)
+
+
+def groups(
+    segs: list[tuple[Ceiling, Segment]], gap: float = 13.0
+) -> list[list[tuple[Ceiling, Segment]]]:
+    """Ceilings of one kind whose lines lie within a label's height of the group's top line,
+    top first."""
+    out: list[list[tuple[Ceiling, Segment]]] = []
+    for kind in ("compute", "memory"):
+        mine = sorted((s for s in segs if s[0].kind == kind), key=lambda s: -s[0].value)
+        for item in mine:
+            if out and out[-1][0][0].kind == kind and _apart(out[-1][0], item) < gap:
+                out[-1].append(item)
+            else:
+                out.append([item])
+    return out
+
+
+def _apart(a: tuple[Ceiling, Segment], b: tuple[Ceiling, Segment]) -> float:
+    """Vertical distance in pixels between two parallel ceiling lines (at their left ends)."""
+    (_, (ax1, ay1, ax2, ay2)), (_, (bx1, by1, _, _)) = a, b
+    slope = 0.0 if ax2 == ax1 else (ay2 - ay1) / (ax2 - ax1)
+    return abs(by1 - (ay1 + slope * (bx1 - ax1)))
+
+
+def group_label(cs: Sequence[Ceiling], suffix: str = "") -> str:
+    """``fp64-vector 23.9 TFLOP/s``; for a group, the names sharing their last word once
+    and the range of values: ``bf16/fp16-matrix, fp32-vector 163-170 TFLOP/s``."""
+    by_tail: dict[str, list[str]] = {}  # "matrix": ["bf16", "fp16"]; a name without "-": itself
+    for c in cs:
+        head, _, tail = c.name.rpartition("-")
+        by_tail.setdefault(tail if head else c.name, []).append(head)
+    name = ", ".join(
+        "/".join(h for h in heads if h) + ("-" + tail if any(heads) else tail)
+        for tail, heads in by_tail.items()
+    )
+    units = {c.unit_of_value for c in cs}
+    unit = units.pop() if len(units) == 1 else "OP/s"
+    hi, lo = max(c.value for c in cs), min(c.value for c in cs)
+    top = si(hi, unit)
+    number, rest = top.split(" ", 1)
+    low = f"{lo * float(number) / hi:.3g}"
+    value = top if low == number else f"{low}-{number} {rest}"
+    return f"{name} {value}{suffix}"
+
+
+def draw_roof(
+    plot: LogPlot,
+    ceilings: Sequence[Ceiling],
+    *,
+    points: Sequence[Box],
+    taken: list[Box],
+    style: RoofStyle = RoofStyle(),
+    others: Sequence[Segment] = (),
+) -> tuple[list[str], list[str], Roof]:
+    """The ceilings' lines, and their labels (to draw over the points); each label's box
+    joins ``taken``."""
+    segs = roof_segments(plot, ceilings)
+    lines = [s for _, s in segs] + list(others)
+    grid = Grid(points)
+    out: list[str] = []
+    for c, (x1, y1, x2, y2) in segs:
+        dash = ' stroke-dasharray="5,3"' if c.unit == "vector" else ""
+        out.append(
+            f'<line class="{style.css} {c.kind}" x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" '
+            f'y2="{y2:.1f}" stroke="{style.colour}"{dash}><title>'
+            f"{escape(group_label([c], style.suffix))} · {escape(c.source)}</title></line>"
+        )
+    boxes: list[Box] = []
+    labels: list[str] = []
+    for group in groups(segs):
+        text = group_label([c for c, _ in group], style.suffix)
+        spot = _spot(plot, group, text, lines, grid, taken)
+        if spot is None:
+            continue
+        taken.append(spot[3])
+        boxes.append(spot[3])
+        extension, label = _label(group, text, spot, style)
+        out += extension
+        labels.append(label)
+    return out, labels, Roof(lines, boxes)
+
+
+def _label(
+    group: list[tuple[Ceiling, Segment]],
+    text: str,
+    spot: tuple[float, float, float, Box],
+    style: RoofStyle,
+) -> tuple[list[str], str]:
+    """A group's label as SVG, and the dotted extension of its roof when the label sits
+    left of where the roof begins."""
+    x, baseline, angle, box = spot
+    start, y = group[0][1][0], group[0][1][1] if baseline < group[0][1][1] else group[-1][1][1]
+    extension = []
+    if angle == 0 and box.x0 < start:
+        extension.append(f'<line class="{style.css} extension" x1="{box.x0:.1f}" y1="{y:.1f}" '
+                         f'x2="{start:.1f}" y2="{y:.1f}" stroke="{style.colour}" '
+                         'stroke-dasharray="1,3"/>')  # fmt: skip
+    tip = " · ".join(f"{c.name}: {c.source}" for c, _ in group)
+    turn = f' transform="rotate({angle:.2f} {x:.1f} {baseline:.1f})"' if angle else ""
+    return extension, (
+        f'<text class="{style.css}-label" x="{x:.1f}" y="{baseline:.1f}" font-size="{SIZE:g}" '
+        f'fill="{style.colour}" stroke="#fff" stroke-width="3" paint-order="stroke"{turn}>'
+        f"<title>{escape(tip)}</title>{escape(text)}</text>"
+    )
+
+
+def _spot(
+    plot: LogPlot,
+    group: list[tuple[Ceiling, Segment]],
+    text: str,
+    lines: Sequence[Segment],
+    points: Sequence[Box] | Grid,
+    taken: Sequence[Box],
+) -> tuple[float, float, float, Box] | None:
+    """Where along its lines a group's label goes, written along them (rotated with a
+    diagonal): (x, baseline, angle in degrees, box), or None."""
+    w = text_width(text, SIZE)
+    grid = points if isinstance(points, Grid) else Grid(points)
+    left, top, right, bottom = plot.area()
+    area = Box(left + 2, top + 2, right - 2, bottom - 2)
+    best: tuple[float, float, float, float, Box] | None = None
+    steps = 24
+    for i in range(steps + 1):
+        for above in (True, False):
+            c, (x1, y1, x2, y2) = group[0] if above else group[-1]
+            start = x1
+            if c.kind == "compute":  # on the roof, or on its extension left of the ridge
+                x1 = area.x0 + 2
+            length = math.hypot(x2 - x1, y2 - y1)
+            if length < w:
+                continue
+            ux, uy = (x2 - x1) / length, (y2 - y1) / length  # along the line
+            nx, ny = (uy, -ux) if ux > 0 else (-uy, ux)  # its normal, pointing up
+            t = (1 - i / steps) if c.kind == "compute" else i / steps
+            ax, ay = x1 + (x2 - x1) * t - ux * w * t, y1 + (y2 - y1) * t - uy * w * t
+            lift = 3 + 0.25 * SIZE if above else -(3 + 0.8 * SIZE)
+            bx, by = ax + nx * lift, ay + ny * lift
+            quad = _quad(bx, by, ux, uy, nx, ny, w)
+            box = Box(*_bounds(quad))
+            if not box.within(area) or any(box.overlaps(b, 1.0) for b in taken):
+                continue
+            struck = sum(1 for seg in lines if _struck(quad, seg))  # a last resort
+            cost = sum(box.overlap_area(p) for p in grid.near(box)) + i * 0.5 + 1e5 * struck
+            cost += 40 if box.x0 < start else 0  # off the line: a dotted extension
+            if best is None or cost < best[0]:
+                angle = math.degrees(math.atan2(uy, ux))
+                best = (cost, bx, by, angle, box)
+    return None if best is None else best[1:]
+
+
+def _quad(
+    bx: float, by: float, ux: float, uy: float, nx: float, ny: float, w: float
+) -> list[tuple[float, float]]:
+    """The corners of a text of width ``w`` whose baseline starts at (bx, by) along (ux, uy)."""
+    up, down = 0.8 * SIZE, 0.25 * SIZE
+    return [
+        (bx + nx * up, by + ny * up),
+        (bx + ux * w + nx * up, by + uy * w + ny * up),
+        (bx + ux * w - nx * down, by + uy * w - ny * down),
+        (bx - nx * down, by - ny * down),
+    ]
+
+
+def _bounds(quad: Sequence[tuple[float, float]]) -> tuple[float, float, float, float]:
+    xs, ys = [p[0] for p in quad], [p[1] for p in quad]
+    return min(xs), min(ys), max(xs), max(ys)
+
+
+def _struck(quad: Sequence[tuple[float, float]], seg: Segment) -> bool:
+    """Whether the segment passes through the (convex) quadrilateral."""
+    a, b = (seg[0], seg[1]), (seg[2], seg[3])
+    edges = zip(quad, [*quad[1:], quad[0]], strict=True)
+    return _inside(quad, a) or _inside(quad, b) or any(_cut(a, b, p, q) for p, q in edges)
+
+
+def _side(p: tuple[float, float], q: tuple[float, float], r: tuple[float, float]) -> float:
+    return (q[0] - p[0]) * (r[1] - p[1]) - (q[1] - p[1]) * (r[0] - p[0])
+
+
+def _inside(quad: Sequence[tuple[float, float]], r: tuple[float, float]) -> bool:
+    sides = [_side(p, q, r) for p, q in zip(quad, [*quad[1:], quad[0]], strict=True)]
+    return all(s > 0 for s in sides) or all(s < 0 for s in sides)
+
+
+def _cut(
+    a: tuple[float, float], b: tuple[float, float], p: tuple[float, float], q: tuple[float, float]
+) -> bool:
+    return _side(a, b, p) * _side(a, b, q) < 0 and _side(p, q, a) * _side(p, q, b) < 0

@@ -1,0 +1,246 @@
+"""The roofline chart of one profile, as SVG: log-log axes with SI ticks, the ceilings labelled
+along their lines, kernels as points (area by time share, colour by bound, hollow above the
+roof), the ten kernels with the most time labelled, a legend, and the outliers (a warm-up, a
+kernel with bad counters) drawn at the edge rather than stretching the axes. Kernels without
+FLOPs go to the bandwidth strip beneath. Every element of a kernel carries ``data-k``."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from html import escape
+
+from roofscope.analysis.roofline import KernelRoofline
+from roofscope.render.bandwidth_strip import StripMark, bandwidth_strip, strip_height
+from roofscope.render.chart_labels import Box, Grid, circle_box, leader_end, place
+from roofscope.render.font import SVG_FONT
+from roofscope.render.logplot import LogPlot
+from roofscope.render.roof_lines import Segment, crosses, draw_roof
+from roofscope.render.roofline_legend import Clipped, legend, legend_height
+from roofscope.render.roofline_text import si
+from roofscope.report import Report
+
+BOUND_COLOUR = {"memory": "#1f77b4", "compute": "#d62728", None: "#7f7f7f"}
+WIDTH, HEIGHT, BULK = 760, 460, 0.99
+LABELLED, LABEL_SIZE = 10, 10.0
+
+
+def label_name(name: str, limit: int = 30) -> str:
+    """The kernel's name as a label: the hotspot bars' prefix cut, until the shared one."""
+    return name if len(name) <= limit else name[: limit - 1] + "…"
+
+
+@dataclass(frozen=True)
+class Point:
+    """A kernel placed on the FLOP/s axes."""
+
+    k: KernelRoofline
+    index: int  # in the report's kernel list (data-k)
+    share: float
+    x: float  # intensity at its level
+    y: float  # achieved FLOP/s (or IOP/s)
+    level: str
+
+    @property
+    def radius(self) -> float:
+        return 4 + 26 * math.sqrt(self.share)
+
+
+def roofline_svg(report: Report) -> str:
+    section = report.roofline.result
+    index = {k.name: i for i, k in enumerate(report.hotspots.kernels)}
+    shares = {k.name: k.share or 0.0 for k in report.hotspots.kernels}
+    points = _points(section.kernels, index, shares)
+    strip = [
+        _strip_mark(k, index.get(k.name, -1), shares.get(k.name, 0.0)) for k in section.kernels
+    ]
+    marks = [m for m in strip if m is not None]
+    doubt = {p.k.name: report.validity(p.k.name) for p in points}
+    sound = [p for p in points if not doubt[p.k.name]] or points
+    plot = _axes(sound, points, [c.value for c in section.ceilings if c.kind == "compute"])
+    clipped = [
+        Clipped(p.k.name, p.x, p.y, ", ".join(doubt[p.k.name]))
+        for p in points
+        if not plot.inside(p.x, p.y)
+    ]
+    top = HEIGHT + legend_height(clipped)
+    total = top + strip_height(marks)
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" id="roofline" width="{WIDTH}" '
+        f'height="{total}" viewBox="0 0 {WIDTH} {total}" role="img" {SVG_FONT}>',
+        "<title>Roofline: FLOP/s against arithmetic intensity (FLOP/B), log-log</title>",
+        *plot.frame(),
+        f'<clipPath id="roofline-area"><rect x="{plot.pad}" y="{plot.pad}" '
+        f'width="{WIDTH - 2 * plot.pad}" height="{HEIGHT - 2 * plot.pad}"/></clipPath>',
+    ]
+    boxes = [circle_box(*_xy(plot, p), p.radius) for p in points]
+    taken: list[Box] = []
+    roof, roof_labels, drawn = draw_roof(plot, section.ceilings, points=boxes, taken=taken)
+    out += roof
+    main = next((c for c in section.ceilings if c.name == section.main_ceiling), None)
+    if main and "hbm" in section.ridge and plot.inside(section.ridge["hbm"], main.value):
+        rx = section.ridge["hbm"]
+        cx, cy = plot.px(rx), plot.py(main.value)
+        out.append(f'<circle class="ridge" cx="{cx:.1f}" cy="{cy:.1f}" r="4" fill="#000">'
+                   f"<title>ridge point {rx:.3g} FLOP/B</title></circle>")  # fmt: skip
+    out += [_point(plot, p) for p in sorted(points, key=lambda p: -p.share)]
+    out += roof_labels + _labels(plot, points, boxes, taken, drawn.segments)
+    out += legend(HEIGHT, WIDTH, plot.pad, clipped, any(p.k.above_roof for p in points))
+    out += bandwidth_strip(marks, section.ceilings, top, WIDTH, plot.pad)
+    out.append("</svg>")
+    return "\n".join(out)
+
+
+def _points(
+    kernels: Sequence[KernelRoofline], index: dict[str, int], shares: dict[str, float]
+) -> list[Point]:
+    out = []
+    for k in kernels:
+        lvl = _point_level(k)
+        if lvl is not None and k.achieved_flops_s:
+            share = shares.get(k.name, 0.0)
+            out.append(
+                Point(k, index.get(k.name, -1), share, k.intensity[lvl], k.achieved_flops_s, lvl)
+            )
+    return out
+
+
+def _axes(sound: Sequence[Point], points: Sequence[Point], roofs: Sequence[float]) -> LogPlot:
+    """Axes around the bulk: of the ``sound`` kernels (those without a validity finding, when
+    there are any), the ones holding 99% of their time (all of them when none has time); the
+    compute roofs; and at least 0.01-100 FLOP/B and 1 GFLOP/s."""
+    ranked = sorted(sound, key=lambda p: -p.share)
+    total = sum(p.share for p in ranked)
+    bulk, held = [], 0.0
+    for p in ranked:
+        if total and held >= BULK * total:
+            break
+        bulk.append(p)
+        held += p.share
+    xs = [p.x for p in bulk] + [0.01, 100.0]
+    ys = [p.y for p in bulk] + list(roofs) + [1e9]
+    plot = LogPlot.around(xs, ys, WIDTH, HEIGHT)
+    if any(p.k.placed_by == "iops" for p in points):
+        plot = replace(plot, ops=("FLOP", "IOP"))
+    return plot
+
+
+def _xy(plot: LogPlot, p: Point) -> tuple[float, float]:
+    """Where the point is drawn: a point beyond the axes 3 px inside the edge it crosses (its
+    centre inside the clipped area, so that the pointer finds it)."""
+    x, y = plot.clamp(p.x, p.y)
+    left, top, right, bottom = plot.area()
+    cx, cy = plot.px(x), plot.py(y)
+    return min(max(cx, left + 3), right - 3), min(max(cy, top + 3), bottom - 3)
+
+
+def _point(plot: LogPlot, p: Point) -> str:
+    k, (cx, cy) = p.k, _xy(plot, p)
+    colour = BOUND_COLOUR.get(k.bound, "#7f7f7f")
+    ops = "IOP" if k.placed_by == "iops" else "FLOP"
+    tip = (
+        f"{k.name}\nintensity {p.x:.3g} {ops}/B ({p.level}), achieved "
+        f"{si(p.y, ops + '/s')}, attainable {si(k.attainable_flops_s or 0, ops + '/s')}, "
+        f"efficiency {'-' if k.efficiency is None else f'{100 * k.efficiency:.1f}%'}"
+        + (" — ABOVE ITS ROOF: check the GPU, counter scope or work" if k.above_roof else "")
+        + (f" — no {k.missing_ceiling} ceiling: no bound" if k.missing_ceiling else "")
+    )
+    inside, clip = plot.inside(p.x, p.y), ' clip-path="url(#roofline-area)"'
+    css = "point" + (" above" if k.above_roof else "") + ("" if inside else " clipped")
+    circle = (
+        f'<circle class="{css}" data-k="{p.index}" cx="{cx:.1f}" cy="{cy:.1f}" '
+        f'r="{p.radius:.1f}" fill="{"none" if k.above_roof else colour}" fill-opacity="0.6" '
+        f'stroke="{colour}" stroke-width="2"{"" if inside else clip}>'
+        f"<title>{escape(tip)}</title></circle>"
+    )
+    return circle if inside else circle + _edge_arrow(plot, p, cx, cy, tip)
+
+
+def _edge_arrow(plot: LogPlot, p: Point, cx: float, cy: float, tip: str) -> str:
+    """A black triangle just inside the edge, pointing to where the point lies beyond it."""
+    dx = -1 if p.x < plot.x0 else 1 if p.x > plot.x1 else 0
+    dy = 1 if p.y < plot.y0 else -1 if p.y > plot.y1 else 0
+    norm = math.hypot(dx, dy) or 1.0
+    ux, uy = dx / norm, dy / norm
+    bx, by = cx - ux * 10, cy - uy * 10
+    return (
+        f'<path class="clip-mark" data-k="{p.index}" d="M{cx - ux:.1f},{cy - uy:.1f} '
+        f'L{bx - uy * 5:.1f},{by + ux * 5:.1f} L{bx + uy * 5:.1f},{by - ux * 5:.1f} z" '
+        f'fill="#000"><title>{escape(tip)} — beyond the axes</title></path>'
+    )
+
+
+def _labels(
+    plot: LogPlot, points: Sequence[Point], boxes: Sequence[Box], taken: list[Box],
+    lines: Sequence[Segment],
+) -> list[str]:  # fmt: skip
+    """The ten kernels with the most time, each labelled beside its point (a leader line where
+    the label had to move away), no label over another."""
+    left, top, right, bottom = plot.area()
+    area = Box(left + 2, top + 2, right - 2, bottom - 2)
+    grid = Grid(boxes)
+    out: list[str] = []
+    for p in sorted(points, key=lambda p: -p.share)[:LABELLED]:
+        text = label_name(p.k.name)
+        cx, cy = _xy(plot, p)
+        spot = place((cx, cy), p.radius, text, LABEL_SIZE, area=area, taken=taken,
+                     avoid=grid, blocked=lambda b: any(crosses(b, s) for s in lines))  # fmt: skip
+        if spot is None:
+            continue
+        taken.append(spot.box)
+        if spot.moved:
+            ex, ey = leader_end((cx, cy), spot.box)
+            d = math.hypot(ex - cx, ey - cy) or 1.0  # from the circle's rim, not its centre
+            sx, sy = cx + (ex - cx) * p.radius / d, cy + (ey - cy) * p.radius / d
+            out.append(f'<line class="leader" x1="{sx:.1f}" y1="{sy:.1f}" x2="{ex:.1f}" '
+                       f'y2="{ey:.1f}" stroke="#333" stroke-width="0.8" '
+                       'pointer-events="none"/>')  # fmt: skip
+        out.append(
+            f'<text class="kernel-label" data-k="{p.index}" x="{spot.x:.1f}" '
+            f'y="{spot.baseline:.1f}" font-size="{LABEL_SIZE:g}" stroke="#fff" stroke-width="3" '
+            f'paint-order="stroke"><title>{escape(p.k.name)}</title>{escape(text)}</text>'
+        )
+    return out
+
+
+def drawn_on_roofline(k: KernelRoofline) -> bool:
+    """Whether the roofline chart shows the kernel, as a point or in the bandwidth strip."""
+    return _point_level(k) is not None or _strip_level(k) is not None
+
+
+def _point_level(k: KernelRoofline) -> str | None:
+    """The memory level whose intensity places the kernel on the FLOP/s axes, if it can be."""
+    lvl = _level(k)
+    return lvl if lvl is not None and k.achieved_flops_s and k.intensity.get(lvl) else None
+
+
+def _strip_level(k: KernelRoofline) -> str | None:
+    """The memory level of a kernel placed by bandwidth, if it has a rate and a ceiling there."""
+    lvl = k.limiting_level
+    ok = k.placed_by == "bandwidth" and lvl is not None and k.achieved_bytes_s.get(lvl)
+    return lvl if ok else None
+
+
+def _strip_mark(k: KernelRoofline, index: int, share: float) -> StripMark | None:
+    """A kernel placed by bandwidth, as a point in the strip beneath the roofline."""
+    lvl = _strip_level(k)
+    if lvl is None:
+        return None
+    eff = "-" if k.efficiency is None else f"{100 * k.efficiency:.1f}%"
+    tip = (
+        f"{k.name}\nno FLOPs counted: placed by bandwidth; {lvl} "
+        f"{si(k.achieved_bytes_s[lvl], 'B/s')}, efficiency {eff} of the {lvl} ceiling"
+        + (" — ABOVE ITS ROOF: check the GPU, counter scope or work" if k.above_roof else "")
+    )
+    radius = 3 + 10 * math.sqrt(share)  # the strip's rows are 30 px high
+    bytes_s = k.achieved_bytes_s[lvl]
+    return StripMark(
+        index, lvl, bytes_s, None, tip, radius, BOUND_COLOUR["memory"], "", k.above_roof
+    )
+
+
+def _level(k: KernelRoofline) -> str | None:
+    if k.limiting_level and k.limiting_level in k.intensity:
+        return k.limiting_level
+    return "hbm" if "hbm" in k.intensity else next(iter(k.intensity), None)

@@ -1,0 +1,96 @@
+"""The legend beneath a roofline chart: what the colours, the hollow points, the sizes and the
+lines mean, and which kernels lie beyond the axes (drawn at the edge)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from html import escape
+
+from roofscope.render.chart_labels import text_width
+from roofscope.render.logplot import si_value
+
+SIZE = 10.0
+ROW = 24
+
+
+@dataclass(frozen=True)
+class Clipped:
+    """A kernel beyond the axes: its name and where it really is."""
+
+    name: str
+    x: float  # FLOP/B
+    y: float  # FLOP/s
+    doubt: str = ""  # its validity findings, if any
+
+
+def legend_height(clipped: Sequence[Clipped]) -> int:
+    return 10 + ROW * (3 if clipped else 2)
+
+
+def legend(
+    top: float, width: int, pad: int, clipped: Sequence[Clipped], above: bool = True
+) -> list[str]:
+    """The legend's rows, from ``top`` down, in a ``g.legend``."""
+    y = top + 14
+    blue, red = "#1f77b4", "#d62728"
+    marks: list[tuple[str, str]] = [
+        (_dot(0, y, 5, blue, blue), "memory-bound"),
+        (_dot(0, y, 5, red, red), "compute-bound"),
+    ]
+    if above:
+        marks.append((_dot(0, y, 5, "none", blue), "hollow: above its roof"))
+    sizes = _dot(0, y, 6.6, "#999", "#999") + _dot(16, y, 12.2, "#999", "#999")
+    marks.append((sizes, "size: time share (1 %, 10 %)"))
+    out = ['<g class="legend">', *_row(marks, pad, y)]
+    y += ROW
+    lines = [
+        (_line(0, y, 20, y, ""), "matrix peak"),
+        (_line(0, y, 20, y, ' stroke-dasharray="5,3"'), "vector peak (labels: data type)"),
+        (_line(0, y + 6, 20, y - 6, ""), "bandwidth of a memory level (hbm, l2, …)"),
+    ]
+    out += _row(lines, pad, y)
+    if clipped:
+        y += ROW
+        out.append(f'<path d="M{pad},{y - 8} L{pad + 9},{y - 3} L{pad},{y + 2} z" fill="#000"/>')
+        words = _clipped_text(clipped, width - 2 * pad - 16)
+        out.append(f'<text x="{pad + 16}" y="{y}" font-size="{SIZE:g}">{escape(words)}</text>')
+    out.append("</g>")
+    return out
+
+
+def _clipped_text(clipped: Sequence[Clipped], room: float) -> str:
+    """``beyond the axes: warmup (100 nFLOP/B, 100 MFLOP/s)``, cut to fit."""
+    text = "beyond the axes: "
+    for n, c in enumerate(clipped):
+        why = f", {c.doubt}" if c.doubt else ""
+        item = f"{c.name[:24]} ({si_value(c.x, 'FLOP/B')}, {si_value(c.y, 'FLOP/s')}{why})"
+        more = f" and {len(clipped) - n} more"
+        candidate = text + ("" if n == 0 else "; ") + item
+        if n and text_width(candidate + more, SIZE) > room:
+            return text + more
+        text = candidate
+    return text
+
+
+def _row(marks: Sequence[tuple[str, str]], x: float, y: float) -> list[str]:
+    out = []
+    for glyph, words in marks:
+        icon = 38 if "size" in words else 24
+        out.append(f'<g transform="translate({x:.1f},0)">{glyph}</g>')
+        out.append(
+            f'<text x="{x + icon:.1f}" y="{y + 4:.1f}" font-size="{SIZE:g}">{escape(words)}</text>'
+        )
+        x += icon + text_width(words, SIZE) + 12
+    return out
+
+
+def _dot(cx: float, cy: float, r: float, fill: str, stroke: str) -> str:
+    return (
+        f'<circle cx="{cx + 6:.1f}" cy="{cy:.1f}" r="{r:g}" fill="{fill}" fill-opacity="0.6" '
+        f'stroke="{stroke}" stroke-width="2"/>'
+    )
+
+
+def _line(x1: float, y1: float, x2: float, y2: float, dash: str) -> str:
+    return f'<line x1="{x1}" y1="{y1}" x2="{x2}" y2="{y2}" stroke="#555"{dash}/>'
