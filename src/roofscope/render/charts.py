@@ -8,7 +8,6 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from html import escape
-from pathlib import Path
 
 from roofscope.analysis.roofline import KernelRoofline
 from roofscope.render.bandwidth_strip import StripMark, bandwidth_strip, strip_height
@@ -202,35 +201,6 @@ def _level(k: KernelRoofline) -> str | None:
     if k.limiting_level and k.limiting_level in k.intensity:
         return k.limiting_level
     return "hbm" if "hbm" in k.intensity else next(iter(k.intensity), None)
-
-
-def timeline_svg(report: Report) -> str:
-    """Busy and idle share of each device's span."""
-    t = report.timeline
-    if t is None:
-        return ""
-    width, row = 760, 26
-    out = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" id="timeline" width="{width}" '
-        f'height="{20 + row * len(t.devices)}" role="img">',
-        "<title>busy and idle per device</title>",
-    ]
-    left = 90 if all(d.source is None for d in t.devices) else 240  # room for the process
-    bar = width - left - 70
-    for i, d in enumerate(t.devices):
-        busy = d.busy_ns / d.span_ns if d.span_ns else 0.0
-        y = 10 + i * row
-        process = "" if d.source is None else f"{Path(report.inputs[d.source].path).name[:28]} · "
-        out.append(
-            f'<text x="0" y="{y + 15}" font-size="11">{_e(process)}device {_e(d.device)}</text>'
-            f'<rect x="{left}" y="{y}" width="{busy * bar:.1f}" height="18" fill="#2ca02c">'
-            f"<title>busy {100 * busy:.1f}%</title></rect>"
-            f'<rect x="{left + busy * bar:.1f}" y="{y}" width="{(1 - busy) * bar:.1f}" '
-            f'height="18" fill="#eee"><title>idle {100 * (1 - busy):.1f}%, {d.gaps} gap(s)</title>'
-            "</rect>"
-        )
-    out.append("</svg>")
-    return "\n".join(out)
 
 
 @dataclass(frozen=True)
