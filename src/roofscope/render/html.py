@@ -45,7 +45,8 @@ h1{font-size:20px}h2{font-size:16px;margin-top:28px;border-bottom:1px solid #ddd
 svg.chart{display:block;width:100%;height:auto;max-width:1400px}
 .dual{display:flex;flex-wrap:wrap;gap:24px;align-items:flex-start}
 .dual>figure{flex:1 1 640px;margin:0;min-width:0}figure>p{margin:0 0 6px}
-table{border-collapse:collapse;font-size:12px}td,th{padding:3px 8px;border-bottom:1px solid #eee;
+table{border-collapse:collapse;font-size:12px;display:block;overflow-x:auto;max-width:100%}
+td,th{padding:3px 8px;border-bottom:1px solid #eee;
 text-align:right}td:first-child,th:first-child{text-align:left;max-width:520px;
 overflow-wrap:normal}.w{white-space:nowrap}.src{text-align:left}ol.sources{font-size:12px;color:#555}
 .sel rect,rect.sel{stroke:#000;stroke-width:2}circle.sel{stroke:#000;stroke-width:4}

@@ -30,7 +30,7 @@ def timeline_svg(report: Report) -> str:
     if t is None or not t.lanes:
         return ""
     plot = WIDTH - LEFT - RIGHT
-    legend_rows = math.ceil((len(t.kernels) + 2) / 3)
+    legend_rows = math.ceil((len(t.kernels) + 3) / 3)
     height = TOP + ROW * len(t.lanes) + 12 + 16 * legend_rows
     span = t.bin_ns * t.bins
     out = [
@@ -125,19 +125,24 @@ def _label(report: Report, lane: Lane, y: int) -> str:
 
 
 def _legend(t: TimelineLanes, y: int) -> list[str]:
-    """A swatch per coloured kernel, 'other kernels' and 'idle', three to a row, and what
+    """A swatch per coloured kernel, 'other kernels' and 'idle', three to a row, then what
     the opacity means."""
-    items = [(_colour(i), k) for i, k in enumerate(t.kernels)]
+    items: list[tuple[str | None, str]] = [(_colour(i), k) for i, k in enumerate(t.kernels)]
     items += [(OTHER_COLOUR, "other kernels"), (IDLE_COLOUR, "idle")]
+    items.append((None, f"opacity: busy share of a {human_time(t.bin_ns)} bin"))
     cell = (WIDTH - LEFT) / 3
-    out = [f'<text x="0" y="{y + 9}" font-size="11">bin {human_time(t.bin_ns)}; '
-           "opacity: busy share</text>"]  # fmt: skip
+    out = []
     for n, (colour, name) in enumerate(items):
         x, row_y = LEFT + (n % 3) * cell, y + 16 * (n // 3)
         label = name if len(name) <= 40 else name[:39] + "…"
+        swatch = (
+            ""
+            if colour is None
+            else f'<rect x="{x:.1f}" y="{row_y}" width="10" height="10" fill="{colour}" '
+            'stroke="#bbb"/>'
+        )
         out.append(
-            f'<g class="tl-key"><title>{_e(name)}</title><rect x="{x:.1f}" y="{row_y}" '
-            f'width="10" height="10" fill="{colour}" stroke="#bbb"/><text x="{x + 14:.1f}" '
+            f'<g class="tl-key"><title>{_e(name)}</title>{swatch}<text x="{x + 14:.1f}" '
             f'y="{row_y + 9}" font-size="11">{_e(label)}</text></g>'
         )
     return out
