@@ -10,9 +10,11 @@ Per bin:
 
 - ``busy_ns``: the length of the union of the lane's [Begin, End) intervals clipped to the
   bin (overlapping kernels count once, as in the timeline's busy time);
-- ``kernel``: which of the named ``kernels`` holds most of the bin's kernel time (the sum of
-  each dispatch's interval clipped to the bin), -1 when the kernels not named together hold
-  more, -2 when the bin is idle; ``kernel_ns`` is that holder's time in the bin.
+- ``kernel``: the kernel holding most of the bin's kernel time (the sum of its dispatches'
+  intervals clipped to the bin) as its index in the named ``kernels``; -1 (OTHER) when that
+  kernel is not named, -2 (IDLE) when the bin is idle; ``kernel_ns`` is the holder's time in
+  the bin. Beyond CELLS / bins kernels, the smallest (by total time, never a named one) are
+  taken together as one.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from roofscope.analysis.timeline import timed_dispatches
 from roofscope.model.profile import Profile
 
 DEFAULT_BINS = 1200  # about one per pixel column of a wide chart
+CELLS = 4_000_000  # bins x kernels told apart at most (32 MB of int64)
 OTHER, IDLE = -1, -2
 
 Ints = npt.NDArray[np.int64]
@@ -74,14 +77,15 @@ def timeline_lanes(
         return None
     end = np.asarray(cols["end_ns"], dtype=np.int64)
     p, d = np.asarray(cols["p"], dtype=np.int64), np.asarray(cols["d"], dtype=np.int64)
-    codes = _codes(profile, np.asarray(cols["name_id"], dtype=np.int64), kernels)
+    codes, kinds = _codes(profile, np.asarray(cols["name_id"], dtype=np.int64), kernels)
+    codes, kinds = _tail_folded(codes, kinds, end - start, len(kernels), CELLS // bins)
     origin = int(start.min())
     width = max(1, -(-(int(end.max()) - origin) // bins))  # ceil: the bins cover the span
     cuts = np.flatnonzero((p[1:] != p[:-1]) | (d[1:] != d[:-1])) + 1
     lanes = []
     for a, b in zip([0, *cuts.tolist()], [*cuts.tolist(), len(start)], strict=True):
         axis = (origin, width, bins)
-        lane = _lane(start[a:b] - origin, end[a:b] - origin, codes[a:b], axis, len(kernels))
+        lane = _lane(start[a:b] - origin, end[a:b] - origin, codes[a:b], axis, kinds, len(kernels))
         source, device = int(p[a]), int(d[a])
         lanes.append(
             Lane(None if source == -1 else source, None if device == -1 else device, b - a, *lane)
@@ -89,28 +93,45 @@ def timeline_lanes(
     return TimelineLanes(origin, width, tuple(kernels), tuple(lanes))
 
 
-def _codes(profile: Profile, name_ids: Ints, kernels: Sequence[str]) -> Ints:
-    """Each dispatch's kernel as its index in ``kernels``, or len(kernels) for the rest."""
+def _codes(profile: Profile, name_ids: Ints, kernels: Sequence[str]) -> tuple[Ints, int]:
+    """Each dispatch's kernel as a number, the named ``kernels`` first (0, 1, ...), every
+    other kernel after them; and how many numbers there are."""
     rows = profile.con.execute("SELECT name_id, kernel FROM names").fetchall()
     index = {k: i for i, k in enumerate(kernels)}
-    lookup = np.full(max((int(r[0]) for r in rows), default=0) + 1, len(kernels), np.int64)
+    for _, kernel in sorted(rows, key=lambda r: str(r[1])):
+        index.setdefault(str(kernel), len(index))
+    unknown = len(index)  # an id not yet given (raw_overflow): a kernel of its own
+    lookup = np.full(max((int(r[0]) for r in rows), default=0) + 1, unknown, np.int64)
     for name_id, kernel in rows:
-        lookup[int(name_id)] = index.get(str(kernel), len(kernels))
-    known = name_ids >= 0  # an id not yet given (raw_overflow) is one of the rest
-    return np.where(known, lookup[np.where(known, name_ids, 0)], len(kernels))
+        lookup[int(name_id)] = index[str(kernel)]
+    known = name_ids >= 0
+    return np.where(known, lookup[np.where(known, name_ids, 0)], unknown), unknown + 1
+
+
+def _tail_folded(codes: Ints, kinds: int, length: Ints, named: int, most: int) -> tuple[Ints, int]:
+    """With more kernels than ``most``, those beyond the named and the largest by total time
+    share one number, so that the bins-by-kernels table stays within CELLS."""
+    if kinds <= most:
+        return codes, kinds
+    total = np.bincount(codes, length, kinds)
+    total[:named] = np.inf  # the named kernels are always kept
+    keep = np.argsort(-total, kind="stable")[: max(most - 1, named)]
+    renumber = np.full(kinds, len(keep), np.int64)
+    renumber[np.sort(keep)] = np.arange(len(keep))
+    return renumber[codes], len(keep) + 1
 
 
 def _lane(
-    start: Ints, end: Ints, codes: Ints, axis: tuple[int, int, int], named: int
+    start: Ints, end: Ints, codes: Ints, axis: tuple[int, int, int], kinds: int, named: int
 ) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
     """busy_ns, kernel and kernel_ns per bin of one lane (times relative to the origin,
     sorted by start)."""
     _, width, bins = axis
-    per_kernel = clipped(start, end, codes, width, bins, named + 1)
+    per_kernel = clipped(start, end, codes, width, bins, kinds)
     busy = clipped(*_union(start, end), np.zeros(1, dtype=np.int64), width, bins, 1)[:, 0]
     holder = per_kernel.argmax(axis=1)
     held = per_kernel[np.arange(bins), holder]
-    kernel = np.where(holder == named, OTHER, holder)
+    kernel = np.where(holder < named, holder, OTHER)
     kernel = np.where(busy > 0, kernel, IDLE)
     return tuple(busy.tolist()), tuple(kernel.tolist()), tuple(held.tolist())
 
