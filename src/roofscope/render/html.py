@@ -42,7 +42,7 @@ from roofscope.report import Report
 STYLE = """
 body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1800px}
 h1{font-size:20px}h2{font-size:16px;margin-top:28px;border-bottom:1px solid #ddd}
-svg.chart{display:block;width:100%;height:auto;max-width:1400px}
+svg.chart{display:block;width:100%;height:auto;max-width:1100px}
 .dual{display:flex;flex-wrap:wrap;gap:24px;align-items:flex-start}
 .dual>figure{flex:1 1 640px;margin:0;min-width:0}figure>p{margin:0 0 6px}
 table{border-collapse:collapse;font-size:12px;display:block;overflow-x:auto;max-width:100%}
@@ -378,11 +378,13 @@ def render_compare_html(cmp: Comparison, verdict: Verdict, ceilings: Sequence[Ce
         _compare_warnings(cmp),
         f"<p>End to end (kernel time): {human_time(e.kernel_ns[0])} → "
         f"{human_time(e.kernel_ns[1])}: {_e(speedup_text(e.speedup, e.interval))}</p>",
-        "<h2>Contributions to the change (waterfall)</h2>",
+        "<h2>Contributions to the change, and roofline movement</h2>",
+        '<div class="dual"><figure>',
         waterfall_svg(cmp),
-        "<h2>Roofline movement</h2>",
+        "</figure><figure>",
         movement_svg(cmp, ceilings)
         or '<p class="muted">No kernel has roofline data on both sides.</p>',
+        "</figure></div>",
         "<h2>Kernels</h2>",
     ]
     rows = []
