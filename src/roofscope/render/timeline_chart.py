@@ -107,10 +107,21 @@ def _axis(span: int, plot: int, bottom: int) -> list[str]:
     return out
 
 
+def _process(report: Report, source: int | None) -> str:
+    """Which process a lane is, where the profile merges several: its rank where the input
+    says, else its file with the folder above it (rank3/results.csv)."""
+    if source is None:
+        return ""
+    given = report.inputs[source]
+    if given.rank is not None:
+        return f"rank {given.rank} · "
+    path = Path(given.path)
+    return f"{path.parent.name}/{path.name} · "
+
+
 def _label(report: Report, lane: Lane, y: int) -> str:
     """The lane's name at the left, its busy share at the right."""
-    process = "" if lane.source is None else f"{Path(report.inputs[lane.source].path).name} · "
-    name = f"{process}device {'-' if lane.device is None else lane.device}"
+    name = f"{_process(report, lane.source)}device {'-' if lane.device is None else lane.device}"
     name = name if len(name) <= 30 else "…" + name[-29:]
     times = report.timeline.devices if report.timeline else ()
     spans = {(d.source, d.device): d for d in times if d.span_ns}
@@ -118,7 +129,8 @@ def _label(report: Report, lane: Lane, y: int) -> str:
     share = None if d is None else d.busy_ns / d.span_ns
     busy = "" if share is None else f"busy {100 * share:.1f}%"
     return (
-        f'<text x="{LEFT - 8}" y="{y + ROW / 2 + 4}" font-size="12" text-anchor="end">'
+        f'<text class="tl-name" x="{LEFT - 8}" y="{y + ROW / 2 + 4}" font-size="12" '
+        'text-anchor="end">'
         f"{_e(name)}<title>{lane.dispatches:,} dispatches</title></text>"
         f'<text x="{WIDTH - RIGHT + 6}" y="{y + ROW / 2 + 4}" font-size="11">{busy}</text>'
     )
