@@ -154,3 +154,56 @@ def test_waterfall_shows_a_small_change(capsys: pytest.CaptureFixture[str], tmp_
     assert any(t.startswith("axis zoomed: it starts at") for t in texts)
     step = next(g for g in root.iter(f"{SVG}g") if "laplacian" in (g.findtext(f"{SVG}title") or ""))
     assert float(step.find(f"{SVG}rect").get("width") or 0) > (760 - 250 - 130) / 2  # type: ignore[union-attr]
+
+
+def test_each_source_shown_once(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """Laplacian on the MI250X catalogue: 11 ceilings cite 5 distinct sources (counted from
+    the JSON); the table gives each row a short name and a number, and the list beneath
+    gives each whole text once, numbered in order of first citation."""
+    import re
+    from html import unescape
+
+    from roofscope.render.sources import short_source
+    from tests.test_timeline_lanes import LAPLACIAN
+
+    html = tmp_path / "r.html"
+    doc = analyze_json(capsys, str(LAPLACIAN), "--gpu", "mi250x", "--html", str(html))
+    cited = [c["source"] for c in doc["device"]["ceilings"]]
+    distinct = list(dict.fromkeys(cited))
+    assert (len(cited), len(distinct)) == (11, 5)
+    text = html.read_text(encoding="utf-8")
+    listed = re.findall(r'<li id="ceiling-source-\d+">(.*?)</li>', text)
+    assert [unescape(t) for t in listed] == distinct
+    table = text[text.index('<table id="ceilings">') :].split("</table>")[0]
+    numbers = [int(n) for n in re.findall(r'href="#ceiling-source-(\d+)"', table)]
+    assert numbers == [distinct.index(c) + 1 for c in cited]
+    # the whole texts (the catalogue's run to 150+ characters) are only in the list and in
+    # the cells' tooltips, never written out in the table
+    visible = re.sub(r' title="[^"]*"', "", table)
+    assert max(map(len, distinct)) > 150
+    assert not any(_escaped(t) in visible for t in distinct)
+    shown = [unescape(s) for s in re.findall(r"<span>([^<>]+) <a href", visible)]
+    assert shown == [short_source(c) for c in cited]
+
+
+def _escaped(text: str) -> str:
+    from html import escape
+
+    return escape(text, quote=True)
+
+
+def test_short_source_names() -> None:
+    from roofscope.render.sources import short_source
+
+    assert (
+        short_source("measured: tests/data/rocprof-compute-mi200/roofline.csv (FP64Flops)")
+        == "measured: roofline.csv (FP64Flops)"
+    )
+    assert (
+        short_source("gpu_specs_research.csv: [FP64 vec/matrix, FP32 matrix] zexron.com/amd-mi250")
+        == "gpu_specs_research.csv"
+    )
+    assert (
+        short_source("derived: fp32-vector x 128/128: packed FP16 (v_pk_fma_f16) does 2x; 64")
+        == "derived: fp32-vector x 128/128"
+    )

@@ -32,7 +32,8 @@ from roofscope.render.compare_words import (
     speedup_text,
     warning_text,
 )
-from roofscope.render.sources import Sources
+from roofscope.render.layout import side_by_side, words
+from roofscope.render.sources import ceiling_table
 from roofscope.render.text import barrier_line, human_time, input_summary, runs_line
 from roofscope.render.timeline_chart import SCRIPT as TIMELINE_SCRIPT
 from roofscope.render.timeline_chart import timeline_svg
@@ -124,7 +125,7 @@ def render_html(report: Report) -> str:
     if section.problem:
         body.append(f'<p class="muted">{_e(section.problem)}.</p>')
     if section.result.ceilings:
-        body.append(_ceiling_table(report))
+        body.append(ceiling_table(report.roofline.result.ceilings))
         body.append(_undrawn(report))
     if report.limiters:
         body += ["<h2>Limiter</h2>", _limiter_table(report)]
@@ -149,23 +150,16 @@ def render_html(report: Report) -> str:
 def _dual(report: Report) -> str:
     """The hotspot bars beside the roofline (one above the other on a narrow window): where
     the time goes and why."""
-    figures = [f"<figure>{hotspot_svg(report)}</figure>"]
-    section = report.roofline
+    section, roof = report.roofline, ""
     if section.result.ceilings:
         choice = section.choice
         problem = f'<p class="muted">{_e(section.problem)}.</p>' if section.problem else ""
-        figures.append(
-            f"<figure>{problem}<p>{_e(choice.name or 'ceilings from the user')} · scope "
+        roof = (
+            f"{problem}<p>{_e(choice.name or 'ceilings from the user')} · scope "
             f"{_e(choice.scope)} · detected from {_e(choice.detected_from or '-')}</p>"
-            f"{roofline_svg(report)}</figure>"
+            f"{roofline_svg(report)}"
         )
-    return f'<div class="dual">{"".join(figures)}</div>'
-
-
-def _words(text: str) -> str:
-    """Text for a table's first column: it may wrap between words, never inside one (a
-    hyphen, as in ``fp64-vector``, is no place to break)."""
-    return " ".join(f'<span class="w">{_e(w)}</span>' for w in text.split(" ") if w)
+    return side_by_side(hotspot_svg(report), roof)
 
 
 def _undrawn(report: Report) -> str:
@@ -187,7 +181,7 @@ def _kernel_table(report: Report, top: int = 50) -> str:
         r = roofs.get(k.name)
         eff = "-" if r is None or r.efficiency is None else f"{100 * r.efficiency:.1f}%"
         rows.append(
-            f'<tr data-k="{i}"><td>{"● " if k.hot else ""}{_words(k.name)}{_flags(report, k.name)}'
+            f'<tr data-k="{i}"><td>{"● " if k.hot else ""}{words(k.name)}{_flags(report, k.name)}'
             f"</td><td>{k.calls:,}</td>"
             f"<td>{human_time(k.total_ns)}</td>"
             f"<td>{'-' if k.share is None else f'{100 * k.share:.1f}%'}</td>"
@@ -219,12 +213,12 @@ def _rank_tables(report: Report, top: int = 20) -> str:
         mark = (' class="straggler"', " ⚠ straggler") if r in slow else ("", "")
         excess = f"{100 * (total / median - 1):+.1f}%" if median else "-"
         ranks.append(
-            f"<tr{mark[0]}><td>{_words(f'{r}{mark[1]}')}</td><td>{_e(label)}</td>"
+            f"<tr{mark[0]}><td>{words(f'{r}{mark[1]}')}</td><td>{_e(label)}</td>"
             f"<td>{human_time(total)}</td><td>{excess}</td></tr>"
         )
     index = {k.name: i for i, k in enumerate(report.hotspots.kernels)}
     spread = [
-        f'<tr data-k="{index.get(k.kernel, "")}"><td>{_words(k.kernel)}</td>'
+        f'<tr data-k="{index.get(k.kernel, "")}"><td>{words(k.kernel)}</td>'
         f"<td>{human_time(k.min_ns)}</td><td>{human_time(k.median_ns)}</td>"
         f"<td>{human_time(k.max_ns)}</td><td>{k.cv:.3f}</td><td>{k.slowest}</td></tr>"
         for k in view.kernels[:top]
@@ -266,7 +260,7 @@ def _metrics_table(report: Report) -> str:
             cells.append(f"<td>{text}{'' if v is None else ' ' + _e(v.unit)}{aside}</td>")
         occ = m.occupancy
         occupancy = "-" if occ is None else f"{100 * occ.fraction:.0f}% ({_e(occ.limiter)})"
-        rows.append(f'<tr data-k="{index[k.name]}"><td>{_words(k.name)}</td>{"".join(cells)}'
+        rows.append(f'<tr data-k="{index[k.name]}"><td>{words(k.name)}</td>{"".join(cells)}'
                     f"<td>{occupancy}</td></tr>")  # fmt: skip
     return (
         f'<table id="metrics"><tr><th>Kernel</th>{head}<th>Occupancy</th></tr>'
@@ -295,29 +289,12 @@ def _limiter_table(report: Report) -> str:
             continue
         b = lim.busiest
         rest = " · ".join(unit_text(u) for u in lim.units[1:])
-        rows.append(f'<tr data-k="{index[k.name]}"><td>{_words(k.name)}</td><td>{_e(b.unit)} '
+        rows.append(f'<tr data-k="{index[k.name]}"><td>{words(k.name)}</td><td>{_e(b.unit)} '
                     f"({_e(b.side)})</td><td>{b.pct_of_peak:.1f}%</td><td>{_e(b.evidence)}: "
                     f"{_e(b.source)}</td><td>{_e(rest)}</td></tr>")  # fmt: skip
     return (
         '<table id="limiter"><tr><th>Kernel</th><th>Busiest unit</th><th>% of peak</th>'
         "<th>From</th><th>Other units</th></tr>" + "".join(rows) + "</table>"
-    )
-
-
-def _ceiling_table(report: Report) -> str:
-    """One row per ceiling; each source cited by a short name and a number, the whole text
-    on hover and once in the list beneath."""
-    sources = Sources("ceiling-source")
-    rows = "".join(
-        f"<tr><td>{_words(c.name)}</td><td>{c.value:.4g} {_e(c.unit_of_value)}</td>"
-        f'<td>{_e(c.origin)}</td><td>{_e(c.scope)}</td><td class="src">{sources.cite(c.source)}'
-        "</td></tr>"
-        for c in report.roofline.result.ceilings
-    )
-    return (
-        '<table id="ceilings"><tr><th>Ceiling</th><th>Value</th><th>Origin</th><th>Scope</th>'
-        f'<th class="src">Source</th></tr>{rows}</table>'
-        + sources.listing("Sources of the ceilings")
     )
 
 
@@ -330,7 +307,7 @@ def _findings(report: Report) -> str:
         gain = "-" if f.gain_share is None else f"{100 * f.gain_share:.1f}%"
         k = "" if f.kernel is None else f' data-k="{index.get(f.kernel, -1)}"'
         rows.append(
-            f"<tr{k}><td>{_words(f.kernel or 'whole program')}</td><td>{_e(f.rule)}</td>"
+            f"<tr{k}><td>{words(f.kernel or 'whole program')}</td><td>{_e(f.rule)}</td>"
             f"<td>{_e(f.severity)}</td><td>{gain}</td><td>{_evidence(f)}</td>"
             f"<td>{_e(f.prescription)}</td></tr>"
         )
@@ -379,19 +356,18 @@ def render_compare_html(cmp: Comparison, verdict: Verdict, ceilings: Sequence[Ce
         f"<p>End to end (kernel time): {human_time(e.kernel_ns[0])} → "
         f"{human_time(e.kernel_ns[1])}: {_e(speedup_text(e.speedup, e.interval))}</p>",
         "<h2>Contributions to the change, and roofline movement</h2>",
-        '<div class="dual"><figure>',
-        waterfall_svg(cmp),
-        "</figure><figure>",
-        movement_svg(cmp, ceilings)
-        or '<p class="muted">No kernel has roofline data on both sides.</p>',
-        "</figure></div>",
+        side_by_side(
+            waterfall_svg(cmp),
+            movement_svg(cmp, ceilings)
+            or '<p class="muted">No kernel has roofline data on both sides.</p>',
+        ),
         "<h2>Kernels</h2>",
     ]
     rows = []
     for i, k in enumerate(cmp.kernels):
         share = share_text(k.attribution)
         rows.append(
-            f'<tr data-k="{i}"><td>{_words(k.name)}</td><td>{_e(k.how)}</td>'
+            f'<tr data-k="{i}"><td>{words(k.name)}</td><td>{_e(k.how)}</td>'
             f"<td>{human_time(k.total_ns[0])}</td><td>{human_time(k.total_ns[1])}</td>"
             f"<td>{_e(speedup_text(k.speedup, k.interval))}</td><td>{share}</td></tr>"
         )

@@ -5,9 +5,11 @@ numbered list of sources beneath the table."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Sequence
 
+from roofscope.catalogue.ceilings import Ceiling
 from roofscope.render.charts import escape_text as _e
+from roofscope.render.layout import words
 
 SHORT = 48  # characters of a short name at most
 _PATH = re.compile(r"\S*/([^\s/]+\.\w+)")
@@ -54,8 +56,18 @@ class Sources:
         )
 
 
-def cite_all(texts: Iterable[str], prefix: str = "source") -> tuple[list[str], str]:
-    """The cells of ``texts`` in order and the list beneath them."""
-    sources = Sources(prefix)
-    cells = [sources.cite(t) for t in texts]
-    return cells, sources.listing()
+def ceiling_table(ceilings: Sequence[Ceiling]) -> str:
+    """One row per ceiling; each source cited by a short name and a number, the whole text
+    on hover and once in the list beneath."""
+    sources = Sources("ceiling-source")
+    rows = "".join(
+        f"<tr><td>{words(c.name)}</td><td>{c.value:.4g} {_e(c.unit_of_value)}</td>"
+        f'<td>{_e(c.origin)}</td><td>{_e(c.scope)}</td><td class="src">{sources.cite(c.source)}'
+        "</td></tr>"
+        for c in ceilings
+    )
+    return (
+        '<table id="ceilings"><tr><th>Ceiling</th><th>Value</th><th>Origin</th><th>Scope</th>'
+        f'<th class="src">Source</th></tr>{rows}</table>'
+        + sources.listing("Sources of the ceilings")
+    )

@@ -1,0 +1,18 @@
+"""Pieces of the HTML page's layout: figures side by side (stacked on a narrow window, by the
+page's ``.dual`` style) and table text that wraps between words only."""
+
+from __future__ import annotations
+
+from roofscope.render.charts import escape_text as _e
+
+
+def side_by_side(*figures: str) -> str:
+    """The non-empty ``figures`` (markup) in one row that wraps when the window is narrow."""
+    inner = "".join(f"<figure>{f}</figure>" for f in figures if f)
+    return f'<div class="dual">{inner}</div>'
+
+
+def words(text: str) -> str:
+    """Text for a table's first column: it may wrap between words, never inside one (a
+    hyphen, as in ``fp64-vector``, is no place to break)."""
+    return " ".join(f'<span class="w">{_e(w)}</span>' for w in text.split(" ") if w)
