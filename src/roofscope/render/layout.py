@@ -3,6 +3,8 @@ page's ``.dual`` style) and table text that wraps between words only."""
 
 from __future__ import annotations
 
+import re
+
 from roofscope.render.charts import escape_text as _e
 
 
@@ -12,7 +14,16 @@ def side_by_side(*figures: str) -> str:
     return f'<div class="dual">{inner}</div>'
 
 
+# a browser may break a line after punctuation inside a word (a hyphen, and in Chromium
+# even ``>(``): a word holding any is kept whole by a nowrap span; plain words need none
+BREAKS = re.compile(r"[^\w]")
+
+
 def words(text: str) -> str:
     """Text for a table's first column: it may wrap between words, never inside one (a
     hyphen, as in ``fp64-vector``, is no place to break)."""
-    return " ".join(f'<span class="w">{_e(w)}</span>' for w in text.split(" ") if w)
+    return " ".join(
+        f'<span class="w">{_e(w)}</span>' if BREAKS.search(w) else _e(w)
+        for w in text.split(" ")
+        if w
+    )
