@@ -101,7 +101,10 @@ def test_svg_files(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     for p in (tmp_path / "charts").iterdir():
         root = ET.parse(p).getroot()  # well-formed XML
         assert root.tag == "{http://www.w3.org/2000/svg}svg"
-        assert float(root.get("width") or 0) == 760
+        # the drawing's own size, which the page scales to its width through the viewBox
+        width = {"timeline.svg": 1000}.get(p.name, 760)
+        assert root.get("viewBox") == f"0 0 {width} {root.get('height')}"
+        assert float(root.get("width") or 0) == width
 
 
 # -- in the browser ---------------------------------------------------------------------------
@@ -376,8 +379,8 @@ def test_out_folder_names_the_report(capsys: pytest.CaptureFixture[str], tmp_pat
 
 def test_rank_view_in_the_browser(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     """Eight ranks, rank 5's laplacian 30% slower: a row per rank with rank 5 marked as the
-    straggler, the spread table, a timeline row per process, and a spread row linked to the
-    hotspot bar of the same kernel."""
+    straggler, the spread table, a timeline lane per process named by its folder, and a spread
+    row linked to the hotspot bar of the same kernel."""
     from tests.test_ranks import ranks
 
     needs_browser()
@@ -390,7 +393,12 @@ def test_rank_view_in_the_browser(capsys: pytest.CaptureFixture[str], tmp_path: 
         assert marked.count() == 1
         assert (marked.locator("td").first.text_content() or "").startswith("5")
         assert page.locator("#rank-spread tr").count() == 1 + len(doc["ranks"]["kernels"])
-        assert page.locator("#timeline rect").count() == 2 * len(doc["devices"]) == 16
+        assert page.locator("#timeline rect.tl-lane").count() == len(doc["devices"]) == 8
+        names = page.evaluate(
+            "[...document.querySelectorAll('#timeline text.tl-name')]"
+            ".map(t => t.firstChild.textContent)"
+        )
+        assert names == [f"rank{r}/results.csv · device 8" for r in range(8)]
         lap = next(i for i, k in enumerate(doc["kernels"]) if "laplacian" in k["name"])
         page.locator(f'#hotspots g.bar[data-k="{lap}"] rect').click()
         row = page.locator(f'#rank-spread tr[data-k="{lap}"]')

@@ -21,6 +21,7 @@ from roofscope.analysis.roofline import Roofline, roofline
 from roofscope.analysis.rounding import timestamp_stamps
 from roofscope.analysis.selection import EVERYTHING, Selection
 from roofscope.analysis.timeline import DEFAULT_GAP_NS, Timeline, timeline
+from roofscope.analysis.timeline_lanes import TimelineLanes, timeline_lanes
 from roofscope.analysis.work.assign import kernel_work
 from roofscope.analysis.work.model import Work
 from roofscope.analysis.work.spec import Rule
@@ -104,10 +105,22 @@ class Report:
     runs: Runs = field(default_factory=Runs)  # the runs found, read and left out
     barriers: Barriers | None = None  # barrier packets the producer listed among kernels
     limiters: dict[str, Limiter] = field(default_factory=dict)  # per studied kernel
+    lanes: TimelineLanes | None = None  # the timeline's bins, made for the charts (with_lanes)
 
     def validity(self, kernel: str) -> tuple[str, ...]:
         """The validity findings (rule names) about one kernel: shown beside its numbers."""
         return tuple(f.rule for f in self.findings if f.kind == "validity" and f.kernel == kernel)
+
+
+COLOURED_KERNELS = 10  # the hot kernels the timeline tells apart; the rest are 'other'
+
+
+def with_lanes(report: Report, profile: Profile) -> Report:
+    """The report with its timeline's bins, the hot kernels told apart: only the charts
+    draw them, so only the commands that draw charts pay for them."""
+    hot = [k.name for k in report.hotspots.kernels if k.hot][:COLOURED_KERNELS]
+    lanes = timeline_lanes(profile, kernels=hot, selection=report.selection)
+    return replace(report, lanes=lanes)
 
 
 def profiler_rules(profile: Profile, kernels: list[str]) -> dict[str, tuple[ProfilerRule, ...]]:

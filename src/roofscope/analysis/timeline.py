@@ -55,13 +55,7 @@ def timeline(
 ) -> Timeline | None:
     """None when the input has no dispatch timestamps."""
     con = profile.con
-    valid = f"{dispatch_filter(profile, selection)} AND start_ns IS NOT NULL AND end_ns >= start_ns"
-    untimed = [i for i, f in enumerate(profile.inputs) if not f.on_timeline]
-    if untimed:  # durations laid end to end by the reader: no real timeline
-        valid += f" AND source NOT IN ({', '.join(map(str, untimed))})"
-    # devices of different processes are different GPUs (one per rank), or shared ones that
-    # the inputs cannot tell apart: each process's devices are kept apart
-    process = "source" if len(profile.sources("dispatches")) > 1 else "-1"
+    valid, process = timed_dispatches(profile, selection)
     devices = con.execute(
         f"SELECT {process}, coalesce(device, -1), min(rowid), max(rowid), min(start_ns), "
         f"max(end_ns) FROM dispatches WHERE {valid} GROUP BY 1, 2 ORDER BY 1, 2"
@@ -90,6 +84,19 @@ def timeline(
         gap_threshold_ns=gap_threshold_ns,
         devices=tuple(per_device),
     )
+
+
+def timed_dispatches(profile: Profile, selection: Selection) -> tuple[str, str]:
+    """The SQL condition for the dispatches on a real timeline (timed, selected) and the
+    expression of their process: the source when the profile merges several, else -1."""
+    valid = f"{dispatch_filter(profile, selection)} AND start_ns IS NOT NULL AND end_ns >= start_ns"
+    untimed = [i for i, f in enumerate(profile.inputs) if not f.on_timeline]
+    if untimed:  # durations laid end to end by the reader: no real timeline
+        valid += f" AND source NOT IN ({', '.join(map(str, untimed))})"
+    # devices of different processes are different GPUs (one per rank), or shared ones that
+    # the inputs cannot tell apart: each process's devices are kept apart
+    process = "source" if len(profile.sources("dispatches")) > 1 else "-1"
+    return valid, process
 
 
 def _sweep_one(

@@ -12,6 +12,7 @@ from roofscope.cli import options as o
 from roofscope.cli.checkup import CheckupOptions, prepare, run_checkup
 from roofscope.cli.outputs import html_path, report_view, stem, write_charts
 from roofscope.outfile import write_atomically
+from roofscope.report import with_lanes
 
 
 def analyze(
@@ -47,12 +48,15 @@ def analyze(
     checkup = run_checkup(paths, prepare(options))
     report, keep = checkup.report, [*checkup.read, *options.files]
     html = html_path(html, out, stem(paths[0]))
+    if html or svg or png:
+        report = with_lanes(report, checkup.profile)
     if html:
         from roofscope.render.html import render_html
 
         write_atomically(Path(html), render_html(report), force=force, keep=keep)
     if svg or png:
-        from roofscope.render.charts import hotspot_svg, roofline_svg, timeline_svg
+        from roofscope.render.charts import hotspot_svg, roofline_svg
+        from roofscope.render.timeline_chart import timeline_svg
 
         charts = {"hotspots": hotspot_svg(report), "roofline": roofline_svg(report),
                   "timeline": timeline_svg(report)}  # fmt: skip

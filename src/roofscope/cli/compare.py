@@ -185,7 +185,8 @@ def _write_files(
         page = render_compare_html(cmp, verdict, ceilings, new_ceilings, gpus)
         write_atomically(Path(html), page, force=force, keep=keep)
     if svg or png:
-        from roofscope.render.compare_charts import movement_svg, waterfall_svg
+        from roofscope.render.compare_charts import movement_svg
+        from roofscope.render.waterfall_chart import waterfall_svg
 
         movement = movement_svg(cmp, ceilings, new_ceilings, gpus)
         charts = {"waterfall": waterfall_svg(cmp), "movement": movement}

@@ -5,7 +5,6 @@ report's kernel list) for the linked highlighting; every text is escaped."""
 from __future__ import annotations
 
 from html import escape
-from pathlib import Path
 
 from roofscope.render.font import SVG_FONT
 from roofscope.render.roofline_chart import drawn_on_roofline as drawn_on_roofline
@@ -58,35 +57,6 @@ def hotspot_svg(report: Report, top: int = 20) -> str:
         out.append(
             f'<polyline class="cumulative" points="{" ".join(points)}" fill="none" '
             'stroke="#333" stroke-dasharray="3,2"><title>cumulative share</title></polyline>'
-        )
-    out.append("</svg>")
-    return "\n".join(out)
-
-
-def timeline_svg(report: Report) -> str:
-    """Busy and idle share of each device's span."""
-    t = report.timeline
-    if t is None:
-        return ""
-    width, row = 760, 26
-    out = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" id="timeline" width="{width}" '
-        f'height="{20 + row * len(t.devices)}" role="img" {SVG_FONT}>',
-        "<title>busy and idle per device</title>",
-    ]
-    left = 90 if all(d.source is None for d in t.devices) else 240  # room for the process
-    bar = width - left - 70
-    for i, d in enumerate(t.devices):
-        busy = d.busy_ns / d.span_ns if d.span_ns else 0.0
-        y = 10 + i * row
-        process = "" if d.source is None else f"{Path(report.inputs[d.source].path).name[:28]} · "
-        out.append(
-            f'<text x="0" y="{y + 15}" font-size="11">{_e(process)}device {_e(d.device)}</text>'
-            f'<rect x="{left}" y="{y}" width="{busy * bar:.1f}" height="18" fill="#2ca02c">'
-            f"<title>busy {100 * busy:.1f}%</title></rect>"
-            f'<rect x="{left + busy * bar:.1f}" y="{y}" width="{(1 - busy) * bar:.1f}" '
-            f'height="18" fill="#eee"><title>idle {100 * (1 - busy):.1f}%, {d.gaps} gap(s)</title>'
-            "</rect>"
         )
     out.append("</svg>")
     return "\n".join(out)

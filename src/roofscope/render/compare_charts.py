@@ -1,6 +1,6 @@
-"""The charts of a comparison, as SVG: the waterfall of per-kernel contributions to the
-end-to-end change, and each kernel's movement on the roofline (the bandwidth strip beneath it
-for the kernels without FLOPs)."""
+"""The roofline chart of a comparison, as SVG: each kernel's movement on the roofline (the
+bandwidth strip beneath it for the kernels without FLOPs). The waterfall is in
+waterfall_chart.py."""
 
 from __future__ import annotations
 
@@ -16,7 +16,6 @@ from roofscope.render.font import SVG_FONT
 from roofscope.render.logplot import LogPlot
 from roofscope.render.roof_lines import RoofStyle, Segment, crosses, draw_roof, roof_segments
 from roofscope.render.roofline_text import si
-from roofscope.render.text import human_time
 
 BASE_ROOF = RoofStyle("#8c8c8c", "", "ceiling base")
 NEW_ROOF = RoofStyle("#c05a00", "", "ceiling new")
@@ -158,43 +157,3 @@ def _roof_key(gpus: tuple[str, str], x: float, y: float) -> list[str]:
                    f'<text x="{x + 26}" y="{y}" font-size="10">{_e(words)}</text>')  # fmt: skip
         x += 46 + text_width(words, 10)
     return out
-
-
-def waterfall_svg(cmp: Comparison, top: int = 20) -> str:
-    """Each kernel's change in time, from the baseline total to the candidate's: the
-    ``top`` kernels in the comparison's order, the rest folded into one 'other' step, so that
-    the steps end at the candidate's total."""
-    items = [(i, k.name, k.delta_ns) for i, k in enumerate(cmp.kernels)]
-    if len(items) > top:
-        rest = sum(d for _, _, d in items[top:])
-        items = [*items[:top], (-1, f"other ({len(items) - top} kernels)", rest)]
-    if not items:
-        return ""
-    width, row, left = 760, 22, 260
-    base, new = cmp.end_to_end.kernel_ns
-    span = max(base, new, 1.0)
-    scale = (width - left - 20) / span
-    height = 30 + row * (len(items) + 2)
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" id="waterfall" '
-           f'width="{width}" height="{height}" role="img" {SVG_FONT}>']  # fmt: skip
-    level = base
-    out.append(f'<rect x="{left}" y="4" width="{base * scale:.1f}" height="16" fill="#9aa5b1">'
-               f"<title>baseline {human_time(base)}</title></rect>")  # fmt: skip
-    for n, (i, name, delta) in enumerate(items, start=1):
-        y = 4 + n * row
-        start, end = level, level + delta
-        x0, x1 = sorted((start * scale, end * scale))
-        colour = "#d62728" if delta > 0 else "#2ca02c"
-        label = name if len(name) <= 38 else name[:37] + "…"
-        tip = f"{name}: {delta / 1e6:+.3f} ms"
-        out.append(
-            f'<g data-k="{i}"><title>{_e(tip)}</title>'
-            f'<text x="{left - 6}" y="{y + 13}" text-anchor="end" font-size="11">{_e(label)}</text>'
-            f'<rect x="{left + x0:.1f}" y="{y}" width="{max(1.0, x1 - x0):.1f}" height="16" '
-            f'fill="{colour}"/></g>'
-        )
-        level = end
-    y = 4 + (len(items) + 1) * row
-    out.append(f'<rect x="{left}" y="{y}" width="{new * scale:.1f}" height="16" fill="#555">'
-               f"<title>candidate {human_time(new)}</title></rect></svg>")  # fmt: skip
-    return "\n".join(out)

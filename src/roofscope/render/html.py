@@ -20,12 +20,11 @@ from roofscope.render.charts import (
     drawn_on_roofline,
     hotspot_svg,
     roofline_svg,
-    timeline_svg,
 )
 from roofscope.render.charts import (
     escape_text as _e,
 )
-from roofscope.render.compare_charts import movement_svg, waterfall_svg
+from roofscope.render.compare_charts import movement_svg
 from roofscope.render.compare_words import (
     gate_reasons,
     share_text,
@@ -33,22 +32,32 @@ from roofscope.render.compare_words import (
     speedup_text,
     warning_text,
 )
+from roofscope.render.layout import side_by_side, words
+from roofscope.render.sources import ceiling_table
 from roofscope.render.text import barrier_line, human_time, input_summary, runs_line
+from roofscope.render.timeline_chart import SCRIPT as TIMELINE_SCRIPT
+from roofscope.render.timeline_chart import timeline_svg
+from roofscope.render.waterfall_chart import waterfall_svg
 from roofscope.render.zoom import zoom_script
 from roofscope.report import Report
 
 STYLE = """
-body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1100px}
+body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1800px}
 h1{font-size:20px}h2{font-size:16px;margin-top:28px;border-bottom:1px solid #ddd}
-table{border-collapse:collapse;font-size:12px}td,th{padding:3px 8px;border-bottom:1px solid #eee;
-text-align:right}td:first-child,th:first-child{text-align:left;max-width:520px;overflow-wrap:anywhere}
+svg.chart{display:block;width:100%;height:auto;max-width:1100px}
+.dual{display:flex;flex-wrap:wrap;gap:24px;align-items:flex-start}
+.dual>figure{flex:1 1 640px;margin:0;min-width:0}figure>p{margin:0 0 6px}
+table{border-collapse:collapse;font-size:12px;display:block;overflow-x:auto;max-width:100%}
+td,th{padding:3px 8px;border-bottom:1px solid #eee;
+text-align:right}td:first-child,th:first-child{text-align:left;max-width:520px;
+overflow-wrap:normal}.w{white-space:nowrap}.src{text-align:left}ol.sources{font-size:12px;color:#555}
 .sel rect,rect.sel{stroke:#000;stroke-width:2}circle.sel{stroke:#000;stroke-width:4}
 tr.sel{background:#fff3b0}tr.straggler td:first-child{color:#b00020}.muted{color:#777}
 .validity{color:#b00020}
 .fail{color:#b00020;font-weight:bold}
 .pass{color:#1b7f3b;font-weight:bold}#tip{position:fixed;pointer-events:none;background:#222;
 color:#fff;padding:4px 8px;border-radius:4px;font-size:12px;max-width:600px;display:none;
-white-space:pre-wrap}[data-k]{cursor:pointer}
+white-space:pre-wrap}[data-k]{cursor:pointer}#timeline{cursor:grab;touch-action:none}
 """
 
 SCRIPT = """
@@ -81,7 +90,7 @@ def _page(title: str, body: list[str]) -> str:
             f"<title>{_e(title)}</title><style>{STYLE}</style></head><body>",
             *body,
             '<div id="tip"></div>',
-            f"<script>{SCRIPT}{zoom_script()}</script>",
+            f"<script>{SCRIPT}{zoom_script()}{TIMELINE_SCRIPT}</script>",
             "</body></html>",
         ]
     )
@@ -107,23 +116,17 @@ def render_html(report: Report) -> str:
         body.append(timeline_svg(report))
     else:
         body.append('<p class="muted">No dispatch timestamps: no timeline.</p>')
-    body += ["<h2>Hotspots</h2>", hotspot_svg(report), _kernel_table(report)]
+    body += ["<h2>Hotspots and roofline</h2>", _dual(report), _kernel_table(report)]
     if report.ranks is not None:
         body += ["<h2>Ranks</h2>", _rank_tables(report)]
     if report.metrics.kernels:
         body += ["<h2>Metrics of the hot kernels</h2>", _metrics_table(report)]
-    body.append("<h2>Roofline</h2>")
+    body.append("<h2>Roofline ceilings</h2>")
     section = report.roofline
     if section.problem:
         body.append(f'<p class="muted">{_e(section.problem)}.</p>')
     if section.result.ceilings:
-        choice = section.choice
-        body.append(
-            f"<p>{_e(choice.name or 'ceilings from the user')} · scope {_e(choice.scope)} · "
-            f"detected from {_e(choice.detected_from or '-')}</p>"
-        )
-        body.append(roofline_svg(report))
-        body.append(_ceiling_table(report))
+        body.append(ceiling_table(report.roofline.result.ceilings))
         body.append(_undrawn(report))
     if report.limiters:
         body += ["<h2>Limiter</h2>", _limiter_table(report)]
@@ -145,6 +148,21 @@ def render_html(report: Report) -> str:
     return _page(f"roofscope · {gpu}", body)
 
 
+def _dual(report: Report) -> str:
+    """The hotspot bars beside the roofline (one above the other on a narrow window): where
+    the time goes and why."""
+    section, roof = report.roofline, ""
+    if section.result.ceilings:
+        choice = section.choice
+        problem = f'<p class="muted">{_e(section.problem)}.</p>' if section.problem else ""
+        roof = (
+            f"{problem}<p>{_e(choice.name or 'ceilings from the user')} · scope "
+            f"{_e(choice.scope)} · detected from {_e(choice.detected_from or '-')}</p>"
+            f"{roofline_svg(report)}"
+        )
+    return side_by_side(hotspot_svg(report), roof)
+
+
 def _undrawn(report: Report) -> str:
     """Why the kernels with work that the roofline chart does not show are missing."""
     kernels = report.roofline.result.kernels
@@ -164,7 +182,7 @@ def _kernel_table(report: Report, top: int = 50) -> str:
         r = roofs.get(k.name)
         eff = "-" if r is None or r.efficiency is None else f"{100 * r.efficiency:.1f}%"
         rows.append(
-            f'<tr data-k="{i}"><td>{"● " if k.hot else ""}{_e(k.name)}{_flags(report, k.name)}'
+            f'<tr data-k="{i}"><td>{"● " if k.hot else ""}{words(k.name)}{_flags(report, k.name)}'
             f"</td><td>{k.calls:,}</td>"
             f"<td>{human_time(k.total_ns)}</td>"
             f"<td>{'-' if k.share is None else f'{100 * k.share:.1f}%'}</td>"
@@ -196,12 +214,12 @@ def _rank_tables(report: Report, top: int = 20) -> str:
         mark = (' class="straggler"', " ⚠ straggler") if r in slow else ("", "")
         excess = f"{100 * (total / median - 1):+.1f}%" if median else "-"
         ranks.append(
-            f"<tr{mark[0]}><td>{r}{mark[1]}</td><td>{_e(label)}</td>"
+            f"<tr{mark[0]}><td>{words(f'{r}{mark[1]}')}</td><td>{_e(label)}</td>"
             f"<td>{human_time(total)}</td><td>{excess}</td></tr>"
         )
     index = {k.name: i for i, k in enumerate(report.hotspots.kernels)}
     spread = [
-        f'<tr data-k="{index.get(k.kernel, "")}"><td>{_e(k.kernel)}</td>'
+        f'<tr data-k="{index.get(k.kernel, "")}"><td>{words(k.kernel)}</td>'
         f"<td>{human_time(k.min_ns)}</td><td>{human_time(k.median_ns)}</td>"
         f"<td>{human_time(k.max_ns)}</td><td>{k.cv:.3f}</td><td>{k.slowest}</td></tr>"
         for k in view.kernels[:top]
@@ -243,7 +261,7 @@ def _metrics_table(report: Report) -> str:
             cells.append(f"<td>{text}{'' if v is None else ' ' + _e(v.unit)}{aside}</td>")
         occ = m.occupancy
         occupancy = "-" if occ is None else f"{100 * occ.fraction:.0f}% ({_e(occ.limiter)})"
-        rows.append(f'<tr data-k="{index[k.name]}"><td>{_e(k.name)}</td>{"".join(cells)}'
+        rows.append(f'<tr data-k="{index[k.name]}"><td>{words(k.name)}</td>{"".join(cells)}'
                     f"<td>{occupancy}</td></tr>")  # fmt: skip
     return (
         f'<table id="metrics"><tr><th>Kernel</th>{head}<th>Occupancy</th></tr>'
@@ -272,24 +290,12 @@ def _limiter_table(report: Report) -> str:
             continue
         b = lim.busiest
         rest = " · ".join(unit_text(u) for u in lim.units[1:])
-        rows.append(f'<tr data-k="{index[k.name]}"><td>{_e(k.name)}</td><td>{_e(b.unit)} '
+        rows.append(f'<tr data-k="{index[k.name]}"><td>{words(k.name)}</td><td>{_e(b.unit)} '
                     f"({_e(b.side)})</td><td>{b.pct_of_peak:.1f}%</td><td>{_e(b.evidence)}: "
                     f"{_e(b.source)}</td><td>{_e(rest)}</td></tr>")  # fmt: skip
     return (
         '<table id="limiter"><tr><th>Kernel</th><th>Busiest unit</th><th>% of peak</th>'
         "<th>From</th><th>Other units</th></tr>" + "".join(rows) + "</table>"
-    )
-
-
-def _ceiling_table(report: Report) -> str:
-    rows = "".join(
-        f"<tr><td>{_e(c.name)}</td><td>{c.value:.4g} {_e(c.unit_of_value)}</td>"
-        f"<td>{_e(c.origin)}</td><td>{_e(c.scope)}</td><td>{_e(c.source)}</td></tr>"
-        for c in report.roofline.result.ceilings
-    )
-    return (
-        '<table id="ceilings"><tr><th>Ceiling</th><th>Value</th><th>Origin</th><th>Scope</th>'
-        f"<th>Source</th></tr>{rows}</table>"
     )
 
 
@@ -302,7 +308,7 @@ def _findings(report: Report) -> str:
         gain = "-" if f.gain_share is None else f"{100 * f.gain_share:.1f}%"
         k = "" if f.kernel is None else f' data-k="{index.get(f.kernel, -1)}"'
         rows.append(
-            f"<tr{k}><td>{_e(f.kernel or 'whole program')}</td><td>{_e(f.rule)}</td>"
+            f"<tr{k}><td>{words(f.kernel or 'whole program')}</td><td>{_e(f.rule)}</td>"
             f"<td>{_e(f.severity)}</td><td>{gain}</td><td>{_evidence(f)}</td>"
             f"<td>{_e(f.prescription)}</td></tr>"
         )
@@ -356,18 +362,19 @@ def render_compare_html(
         _compare_warnings(cmp),
         f"<p>End to end (kernel time): {human_time(e.kernel_ns[0])} → "
         f"{human_time(e.kernel_ns[1])}: {_e(speedup_text(e.speedup, e.interval))}</p>",
-        "<h2>Contributions to the change (waterfall)</h2>",
-        waterfall_svg(cmp),
-        "<h2>Roofline movement</h2>",
-        movement_svg(cmp, ceilings, new_ceilings, gpus)
-        or '<p class="muted">No kernel has roofline data on both sides.</p>',
+        "<h2>Contributions to the change, and roofline movement</h2>",
+        side_by_side(
+            waterfall_svg(cmp),
+            movement_svg(cmp, ceilings, new_ceilings, gpus)
+            or '<p class="muted">No kernel has roofline data on both sides.</p>',
+        ),
         "<h2>Kernels</h2>",
     ]
     rows = []
     for i, k in enumerate(cmp.kernels):
         share = share_text(k.attribution)
         rows.append(
-            f'<tr data-k="{i}"><td>{_e(k.name)}</td><td>{_e(k.how)}</td>'
+            f'<tr data-k="{i}"><td>{words(k.name)}</td><td>{_e(k.how)}</td>'
             f"<td>{human_time(k.total_ns[0])}</td><td>{human_time(k.total_ns[1])}</td>"
             f"<td>{_e(speedup_text(k.speedup, k.interval))}</td><td>{share}</td></tr>"
         )

@@ -1,0 +1,209 @@
+"""The page as a reader sees it: the dual view side by side on a wide window and stacked on a
+narrow one, first table columns that never break inside a word, the timeline's zoom, and a
+waterfall where a 2 % change is plain. Screenshots go to test-artifacts/."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+from typing import Any
+from xml.etree import ElementTree as ET
+
+import pytest
+
+from roofscope.cli.app import main
+from tests.test_html import ARTIFACTS, PROFILES, analyze_json, needs_browser, open_page
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+# every word (run of non-space) of a first-column cell whose boxes lie on two lines or more
+BROKEN_WORDS = """() => {
+  const bad = [];
+  for (const td of document.querySelectorAll('table tr > td:first-child')) {
+    const walk = document.createTreeWalker(td, NodeFilter.SHOW_TEXT);
+    for (let node = walk.nextNode(); node; node = walk.nextNode()) {
+      for (const m of node.textContent.matchAll(/\\S+/g)) {
+        const r = document.createRange();
+        r.setStart(node, m.index); r.setEnd(node, m.index + m[0].length);
+        const tops = new Set([...r.getClientRects()].filter(b => b.width > 0)
+          .map(b => Math.round(b.top)));
+        if (tops.size > 1) bad.push(m[0]);
+      }
+    }
+  }
+  return bad;
+}"""
+
+
+def _box(page: Any, selector: str) -> dict[str, float]:
+    box: dict[str, float] = page.locator(selector).bounding_box()
+    return box
+
+
+def test_dual_view_side_by_side_then_stacked(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """rocprof-compute MI200: at 1600 px the roofline is right of the hotspot bars, their tops
+    level; at 700 px it is below them; the charts fill the width they are given."""
+    needs_browser()
+    html = tmp_path / "r.html"
+    analyze_json(capsys, str(PROFILES[2]), "--html", str(html))
+    page, errors, _ = open_page(html, "layout-mi200-1100")
+    try:
+        for width in (1600, 700):
+            page.set_viewport_size({"width": width, "height": 1200})
+            page.screenshot(path=str(ARTIFACTS / f"layout-mi200-{width}.png"), full_page=True)
+            bars, roof = _box(page, "#hotspots"), _box(page, "#roofline")
+            body = page.evaluate("document.body.clientWidth")
+            if width == 1600:
+                assert roof["x"] >= bars["x"] + bars["width"]
+                assert abs(roof["y"] - bars["y"]) < roof["height"] / 2
+                assert bars["width"] > 0.4 * body and roof["width"] > 0.4 * body
+            else:
+                assert roof["y"] >= bars["y"] + bars["height"]
+                assert bars["width"] == pytest.approx(body, abs=2) == roof["width"]
+        assert errors == []
+    finally:
+        page._roofscope_close()
+
+
+@pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.name)
+def test_first_columns_break_between_words(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, profile: Path
+) -> None:
+    """At 700 and 420 px no word of a table's first column lies on two lines; with the old
+    rule (break anywhere) put back, the same check finds broken words at 420 px: it can fail."""
+    needs_browser()
+    html = tmp_path / "r.html"
+    analyze_json(capsys, str(profile), "--gpu", "mi250x", "--html", str(html))
+    page, _, _ = open_page(html, f"narrow-{profile.name}")
+    try:
+        for width in (700, 420):
+            page.set_viewport_size({"width": width, "height": 1200})
+            assert page.evaluate(BROKEN_WORDS) == []
+        page.screenshot(path=str(ARTIFACTS / f"narrow-{profile.name}-420.png"), full_page=True)
+        page.add_style_tag(
+            content="td:first-child{overflow-wrap:anywhere!important}.w{white-space:normal}"
+        )
+        assert page.evaluate(BROKEN_WORDS) != []
+    finally:
+        page._roofscope_close()
+
+
+def test_timeline_zooms_and_pans(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """The laplacian trace: one lane (device 8), no more rectangles than bins, an axis in
+    seconds; a wheel step up zooms the lanes to 0.8 of their width around the pointer and the
+    axis is redrawn, a drag pans, a double-click shows the whole span again."""
+    needs_browser()
+    from tests.test_timeline_lanes import LAPLACIAN
+
+    html = tmp_path / "r.html"
+    analyze_json(capsys, str(LAPLACIAN), "--html", str(html))
+    page, errors, _ = open_page(html, "timeline-laplacian")
+    try:
+        plot = page.locator("#timeline svg.tl-plot")
+        assert page.locator("#timeline rect.tl-lane").count() == 1
+        assert plot.locator("rect").count() <= 1 + 1200
+        whole = plot.get_attribute("viewBox")
+        axis = page.locator("#timeline g.tl-axis text").all_text_contents()
+        assert axis[0] == "0.0 s" and all(t.endswith(" s") for t in axis)
+        box = plot.bounding_box()
+        assert box is not None
+        page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        page.mouse.wheel(0, -100)
+        x, _, w, _ = map(float, (plot.get_attribute("viewBox") or "").split())
+        full = float((whole or "").split()[2])
+        assert w == pytest.approx(0.8 * full) and x == pytest.approx(0.1 * full, rel=0.02)
+        assert page.locator("#timeline g.tl-axis text").all_text_contents() != axis
+        page.mouse.down()
+        page.mouse.move(box["x"] + box["width"] / 2 + 100, box["y"] + box["height"] / 2)
+        page.mouse.up()
+        assert float((plot.get_attribute("viewBox") or "").split()[0]) < x
+        page.locator("#timeline").screenshot(path=str(ARTIFACTS / "timeline-zoomed.png"))
+        page.mouse.dblclick(box["x"] + 10, box["y"] + 10)
+        assert plot.get_attribute("viewBox") == whole
+        assert errors == []
+    finally:
+        page._roofscope_close()
+
+
+def _laplacian_ns(path: Path) -> tuple[int, int]:
+    """(laplacian's total, every kernel's total) in ns, from the csv's Begin and End."""
+    with path.open(newline="") as f:
+        rows = [(r["KernelName"], int(r["EndNs"]) - int(r["BeginNs"])) for r in csv.DictReader(f)]
+    return sum(d for n, d in rows if "laplacian" in n), sum(d for _, d in rows)
+
+
+def test_waterfall_shows_a_small_change(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """The demo trace with laplacian 2 % slower: the waterfall's axis is zoomed (and says so),
+    laplacian's step is written with its value and is wider than half the plot, the totals
+    are labelled with their values."""
+    from tests.test_compare import TRACE, rewrite, scale
+
+    new = rewrite(TRACE, tmp_path / "new" / "results.csv", scale({"laplacian_kernel": 1.02}))
+    assert main(["compare", str(TRACE), str(new), "--svg", str(tmp_path / "svg")]) == 0
+    capsys.readouterr()
+    (lap0, all0), (lap1, all1) = _laplacian_ns(TRACE), _laplacian_ns(new)
+    root = ET.parse(tmp_path / "svg" / "waterfall.svg").getroot()
+    texts = [t.text or "" for t in root.iter(f"{SVG}text")]
+    delta = lap1 - lap0
+    assert f"+{delta / 1e6:.3g} ms (+{100 * delta / all0:.1f}%)" in texts
+    assert "baseline" in texts and "candidate" in texts
+    assert f"{all0 / 1e9:.3g} s" in texts
+    assert f"{all1 / 1e9:.3g} s (+{100 * (all1 / all0 - 1):.1f}%)" in texts
+    assert any(t.startswith("axis zoomed: it starts at") for t in texts)
+    step = next(g for g in root.iter(f"{SVG}g") if "laplacian" in (g.findtext(f"{SVG}title") or ""))
+    assert float(step.find(f"{SVG}rect").get("width") or 0) > (760 - 250 - 130) / 2  # type: ignore[union-attr]
+
+
+def test_each_source_shown_once(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """Laplacian on the MI250X catalogue: 11 ceilings cite 5 distinct sources (counted from
+    the JSON); the table gives each row a short name and a number, and the list beneath
+    gives each whole text once, numbered in order of first citation."""
+    import re
+    from html import unescape
+
+    from roofscope.render.sources import short_source
+    from tests.test_timeline_lanes import LAPLACIAN
+
+    html = tmp_path / "r.html"
+    doc = analyze_json(capsys, str(LAPLACIAN), "--gpu", "mi250x", "--html", str(html))
+    cited = [c["source"] for c in doc["device"]["ceilings"]]
+    distinct = list(dict.fromkeys(cited))
+    assert (len(cited), len(distinct)) == (11, 5)
+    text = html.read_text(encoding="utf-8")
+    listed = re.findall(r'<li id="ceiling-source-\d+">(.*?)</li>', text)
+    assert [unescape(t) for t in listed] == distinct
+    table = text[text.index('<table id="ceilings">') :].split("</table>")[0]
+    numbers = [int(n) for n in re.findall(r'href="#ceiling-source-(\d+)"', table)]
+    assert numbers == [distinct.index(c) + 1 for c in cited]
+    # the whole texts (the catalogue's run to 150+ characters) are only in the list and in
+    # the cells' tooltips, never written out in the table
+    visible = re.sub(r' title="[^"]*"', "", table)
+    assert max(map(len, distinct)) > 150
+    assert not any(_escaped(t) in visible for t in distinct)
+    shown = [unescape(s) for s in re.findall(r"<span>([^<>]+) <a href", visible)]
+    assert shown == [short_source(c) for c in cited]
+
+
+def _escaped(text: str) -> str:
+    from html import escape
+
+    return escape(text, quote=True)
+
+
+def test_short_source_names() -> None:
+    from roofscope.render.sources import short_source
+
+    assert (
+        short_source("measured: tests/data/rocprof-compute-mi200/roofline.csv (FP64Flops)")
+        == "measured: roofline.csv (FP64Flops)"
+    )
+    assert (
+        short_source("gpu_specs_research.csv: [FP64 vec/matrix, FP32 matrix] zexron.com/amd-mi250")
+        == "gpu_specs_research.csv"
+    )
+    assert (
+        short_source("derived: fp32-vector x 128/128: packed FP16 (v_pk_fma_f16) does 2x; 64")
+        == "derived: fp32-vector x 128/128"
+    )
