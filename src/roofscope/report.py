@@ -31,6 +31,7 @@ from roofscope.diagnosis.limits import BUSY_PCT
 from roofscope.diagnosis.profiler import ProfilerRule, lead_with_profiler
 from roofscope.diagnosis.trust import standing
 from roofscope.model.profile import InputFile, Profile, RunInfo, Runs, Warning
+from roofscope.model.schema import Role
 from roofscope.readers.barriers import MEANING
 
 
@@ -145,7 +146,7 @@ def analyse(
     roof: RooflineOptions = DEFAULTS,
 ) -> Report:
     notes = []
-    if selection.device is not None and profile.sources("kernel-summary"):
+    if selection.device is not None and profile.sources(Role.KERNEL_SUMMARY):
         notes.append(
             Warning(
                 "device-filter-summary",
@@ -288,7 +289,7 @@ def _only_in(profile: Profile, kernels: list[str], sources: set[int]) -> set[str
 
 def _activity(profile: Profile) -> tuple[Activity, ...]:
     """API, domain and copy activity, but that of a later pass repeating the first's."""
-    counted = f"source NOT IN ({', '.join(map(str, profile.sources('pass-repeat') or [-1]))})"
+    counted = f"source NOT IN ({', '.join(map(str, profile.sources(Role.PASS_REPEAT) or [-1]))})"
     rows = profile.con.execute(f"""SELECT kind, name, sum(calls), sum(total_ns)
         FROM activity_summary WHERE {counted}
         GROUP BY kind, name ORDER BY kind, sum(total_ns) DESC, name""")
@@ -301,7 +302,7 @@ def _activity(profile: Profile) -> tuple[Activity, ...]:
 
 def _barriers(profile: Profile) -> list[Activity]:
     """The barrier packets of the dispatch files, per name (valid durations summed)."""
-    sources = profile.sources("barriers")
+    sources = profile.sources(Role.BARRIERS)
     if not sources:
         return []
     rows = profile.con.execute(f"""SELECT trim(trim(trim(n.raw_name), '"')), count(*),

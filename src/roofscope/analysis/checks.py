@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from roofscope.analysis.rounding import Stamps, example, timestamp_stamps
 from roofscope.model.profile import Profile, Warning
+from roofscope.model.schema import Role
 
 BITMAP_LIMIT_BYTES = 64 << 20
 CLOCKS_APART = 10  # wall across the inputs over the sum of their own spans
@@ -110,7 +111,7 @@ def _summary_totals(profile: Profile) -> list[Warning]:
 
 def mixed_formats(profile: Profile) -> list[str]:
     """The distinct formats of the dispatch sources, when there are several."""
-    formats = sorted({profile.inputs[s].format for s in profile.sources("dispatches")})
+    formats = sorted({profile.inputs[s].format for s in profile.sources(Role.DISPATCHES)})
     return formats if len(formats) > 1 else []
 
 
@@ -129,7 +130,7 @@ def _mixed(profile: Profile) -> list[Warning]:
 
 
 def _clocks_apart(profile: Profile) -> list[Warning]:
-    timed = [s for s in profile.sources("dispatches") if profile.inputs[s].on_timeline]
+    timed = [s for s in profile.sources(Role.DISPATCHES) if profile.inputs[s].on_timeline]
     if len(timed) < 2:
         return []
     spans = profile.con.execute(
@@ -154,7 +155,7 @@ def _clocks_apart(profile: Profile) -> list[Warning]:
 
 
 def _where(profile: Profile) -> str:
-    sources = profile.sources("dispatches")
+    sources = profile.sources(Role.DISPATCHES)
     return f"source IN ({', '.join(map(str, sources))})" if sources else "FALSE"
 
 
@@ -207,7 +208,7 @@ def _rounded(profile: Profile, s: Stamps) -> Warning:
 
 
 def _duplicates(profile: Profile) -> list[Warning]:
-    sources = profile.sources("dispatches")
+    sources = profile.sources(Role.DISPATCHES)
     shared = [s for s in sources if profile.inputs[s].format in CORRELATION_ID_FORMATS]
     dups = _repeated_ids([s for s in sources if s not in shared], profile)
     dups += _repeated_ids(shared, profile, key="(dispatch_id, name_id, start_ns)")
@@ -251,7 +252,7 @@ def _repeated_ids(sources: list[int], profile: Profile, key: str = "") -> int:
 
 
 def _stats_agree(profile: Profile) -> list[Warning]:
-    checks = [i for i, f in enumerate(profile.inputs) if f.role == "cross-check"]
+    checks = [i for i, f in enumerate(profile.inputs) if f.role == Role.CROSS_CHECK]
     if not checks:
         return []
     traced_by_source = _traced(profile)
@@ -266,7 +267,7 @@ def _stats_agree(profile: Profile) -> list[Warning]:
         group = profile.inputs[source].group
         traced: dict[str, tuple[int, int | None]] = {}
         for i, f in enumerate(profile.inputs):
-            if f.role == "dispatches" and f.group == group:
+            if f.role == Role.DISPATCHES and f.group == group:
                 for kernel, (calls, total) in traced_by_source.get(i, {}).items():
                     was_calls, was_total = traced.get(kernel, (0, 0))
                     both = None if was_total is None or total is None else was_total + total

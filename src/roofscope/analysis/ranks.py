@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from roofscope.analysis.checks import mixed_formats
 from roofscope.analysis.selection import EVERYTHING, Selection, dispatch_filter
 from roofscope.model.profile import Profile
+from roofscope.model.schema import Role
 
 STRAGGLER_EXCESS = 0.10
 
@@ -56,7 +57,7 @@ class RankView:
 
 def rank_view(profile: Profile, selection: Selection = EVERYTHING) -> RankView | None:
     """None unless the profile holds dispatches from two or more inputs."""
-    sources = profile.sources("dispatches")
+    sources = profile.sources(Role.DISPATCHES)
     if selection.sources is not None:
         sources = [s for s in sources if s in selection.sources]
     if len(sources) < 2 or mixed_formats(profile) or profile.runs.separate:

@@ -22,6 +22,7 @@ import math
 from dataclasses import dataclass, replace
 
 from roofscope.model.profile import Profile
+from roofscope.model.schema import Role
 
 UNIT_NS = 1_000_000_000  # a whole second: where a spreadsheet's 5 to 7 digits leave a 1e15 ns clock
 AFTER_NS = 1_000_000_000_000
@@ -98,7 +99,7 @@ def binomial_tail(n: int, p: float, k: int) -> float:
 
 def timestamp_stamps(profile: Profile) -> list[Stamps]:
     """Per dispatch file with timestamps: its whole-second count, resolution and zeros."""
-    sources = profile.sources("dispatches")
+    sources = profile.sources(Role.DISPATCHES)
     if not sources:
         return []
     u = UNIT_NS

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from roofscope.errors import UsageError
 from roofscope.model.profile import Profile
+from roofscope.model.schema import Role
 
 
 @dataclass(frozen=True)
@@ -43,7 +44,7 @@ def name_filter(profile: Profile, selection: Selection) -> str:
 
 def dispatch_filter(profile: Profile, selection: Selection) -> str:
     """SQL WHERE condition over ``dispatches`` for the analysed sources and the selection."""
-    sources = profile.sources("dispatches")
+    sources = profile.sources(Role.DISPATCHES)
     if selection.sources is not None:
         sources = [s for s in sources if s in selection.sources]
     parts = [
@@ -57,7 +58,7 @@ def dispatch_filter(profile: Profile, selection: Selection) -> str:
 
 def summary_filter(profile: Profile, selection: Selection) -> str:
     """SQL WHERE condition over ``kernel_summary`` (summaries have no device)."""
-    sources = profile.sources("kernel-summary")
+    sources = profile.sources(Role.KERNEL_SUMMARY)
     if not sources or selection.device is not None:
         return "FALSE"
     return f"source IN ({', '.join(map(str, sources))}) AND {name_filter(profile, selection)}"

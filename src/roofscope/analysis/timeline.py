@@ -18,6 +18,7 @@ import numpy.typing as npt
 
 from roofscope.analysis.selection import EVERYTHING, Selection, dispatch_filter
 from roofscope.model.profile import Profile
+from roofscope.model.schema import Role
 
 DEFAULT_GAP_NS = 10_000
 
@@ -61,7 +62,7 @@ def timeline(
         valid += f" AND source NOT IN ({', '.join(map(str, untimed))})"
     # devices of different processes are different GPUs (one per rank), or shared ones that
     # the inputs cannot tell apart: each process's devices are kept apart
-    process = "source" if len(profile.sources("dispatches")) > 1 else "-1"
+    process = "source" if len(profile.sources(Role.DISPATCHES)) > 1 else "-1"
     devices = con.execute(
         f"SELECT {process}, coalesce(device, -1), min(rowid), max(rowid), min(start_ns), "
         f"max(end_ns) FROM dispatches WHERE {valid} GROUP BY 1, 2 ORDER BY 1, 2"

@@ -28,6 +28,7 @@ from roofscope.analysis.roofline import KernelRoofline
 from roofscope.compare.match import Matching, Shape, match
 from roofscope.compare.quality import SideWarning, side_warnings
 from roofscope.model.profile import Profile
+from roofscope.model.schema import Role
 from roofscope.report import Report
 
 BOOTSTRAP_MAX = 20_000
@@ -120,7 +121,7 @@ def run_of(profile: Profile, report: Report) -> Run:
         rows = profile.con.execute(
             f"""SELECT n.kernel, list(end_ns - start_ns) FROM dispatches d
             JOIN names n USING (name_id)
-            WHERE d.source IN ({", ".join(map(str, profile.sources("dispatches") or [-1]))})
+            WHERE d.source IN ({", ".join(map(str, profile.sources(Role.DISPATCHES) or [-1]))})
             AND end_ns >= start_ns AND n.kernel IN (SELECT unnest($1::VARCHAR[]))
             GROUP BY n.kernel""",
             [small],

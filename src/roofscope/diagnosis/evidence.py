@@ -13,6 +13,7 @@ from roofscope.analysis.roofline import KernelRoofline
 from roofscope.analysis.work.assign import run_name_ids
 from roofscope.diagnosis.trust import RoofStanding
 from roofscope.model.profile import Profile
+from roofscope.model.schema import Role
 
 
 @dataclass(frozen=True)
@@ -102,7 +103,7 @@ def _coverage(
     """Per kernel: its counter values, activity counter values and non-zero ones, over its
     dispatches and those of the counter runs; and its dispatches in the counter runs."""
     in_runs = run_name_ids(profile, kernels)
-    runs = profile.sources("counter-run")
+    runs = profile.sources(Role.COUNTER_RUN)
     own: dict[str, list[int]] = {}
     query = f"SELECT kernel, name_id FROM names WHERE name_id IN ({names})"
     for k, i in profile.con.execute(query, [kernels]).fetchall():
@@ -110,7 +111,7 @@ def _coverage(
     out = {}
     for kernel in kernels:
         _, rows, activity, nonzero = _counter_facts(
-            profile, profile.sources("dispatches"), own.get(kernel, [])
+            profile, profile.sources(Role.DISPATCHES), own.get(kernel, [])
         )
         calls = None
         if kernel in in_runs:
@@ -129,7 +130,7 @@ def _coverage(
 def counter_collected(profile: Profile) -> str | None:
     """The formats of the dispatch files on the timeline whose dispatches carry counters
     (a rocprof-compute workload, rocprofv3 or rocprof v1 counter passes); None if none."""
-    timed = [s for s in profile.sources("dispatches") if profile.inputs[s].on_timeline]
+    timed = [s for s in profile.sources(Role.DISPATCHES) if profile.inputs[s].on_timeline]
     if not timed or profile.count("counters") == 0:
         return None
     rows = profile.con.execute(

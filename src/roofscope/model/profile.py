@@ -41,64 +41,7 @@ import duckdb
 
 from roofscope.catalogue.ceilings import Ceiling
 from roofscope.model.names import normalise
-
-# Few, narrow columns keep millions of dispatches small; the row's id is DuckDB's rowid.
-DISPATCH_COLUMNS: dict[str, str] = {
-    "source": "SMALLINT",
-    "name_id": "INTEGER",
-    "pid": "BIGINT",
-    "device": "INTEGER",
-    "dispatch_id": "BIGINT",
-    "start_ns": "BIGINT",
-    "end_ns": "BIGINT",
-    "raw_overflow": "VARCHAR",  # a name first seen after the sampled rows, until it has an id
-}
-
-# How a dispatch was launched (host thread, queue, stream, shape); kept in ``launches``, one
-# row per distinct combination of a kernel, with its dispatch count.
-LAUNCH_COLUMNS: dict[str, str] = {
-    "tid": "BIGINT",
-    "queue": "BIGINT",
-    "stream": "BIGINT",
-    "grid_size": "BIGINT",
-    "workgroup_size": "BIGINT",
-    "lds_bytes": "BIGINT",
-    "scratch_bytes": "BIGINT",
-    "arch_vgpr": "BIGINT",
-    "accum_vgpr": "BIGINT",
-    "sgpr": "BIGINT",
-    "wave_size": "BIGINT",
-}
-
-SUMMARY_COLUMNS: dict[str, str] = {
-    "source": "INTEGER",
-    "name_id": "INTEGER",
-    "calls": "BIGINT",
-    "total_ns": "DOUBLE",
-    "mean_ns": "DOUBLE",
-    "min_ns": "DOUBLE",
-    "max_ns": "DOUBLE",
-    "std_ns": "DOUBLE",
-    "median_ns": "DOUBLE",  # where the summary gives it (nsys cuda_gpu_kern_sum's Med)
-    "pid": "BIGINT",
-}
-
-_SCHEMA = f"""
-CREATE TABLE names (name_id INTEGER PRIMARY KEY, raw_name VARCHAR UNIQUE, kernel VARCHAR);
-CREATE TABLE dispatches ({", ".join(f"{c} {t}" for c, t in DISPATCH_COLUMNS.items())});
-CREATE TABLE launches (source SMALLINT, name_id INTEGER,
-    {", ".join(f"{c} {t}" for c, t in LAUNCH_COLUMNS.items())}, dispatches BIGINT);
-CREATE TABLE counters (row_id BIGINT, counter VARCHAR, value DOUBLE);
-CREATE TABLE kernel_summary ({", ".join(f"{c} {t}" for c, t in SUMMARY_COLUMNS.items())});
-CREATE TABLE activity_summary (source INTEGER, kind VARCHAR, name VARCHAR, calls BIGINT,
-    total_ns DOUBLE);
-CREATE TABLE copies (source INTEGER, pid BIGINT, direction VARCHAR, src_agent VARCHAR,
-    dst_agent VARCHAR, start_ns BIGINT, end_ns BIGINT);
-CREATE TABLE producer_rules (row_id BIGINT, section VARCHAR, rule VARCHAR, kind VARCHAR,
-    text VARCHAR, speedup_kind VARCHAR, speedup_pct DOUBLE);
-CREATE TABLE host_ranges (source INTEGER, kind VARCHAR, name VARCHAR, start_ns BIGINT,
-    end_ns BIGINT);
-"""
+from roofscope.model.schema import DDL, Role
 
 
 @dataclass(frozen=True)
@@ -108,10 +51,7 @@ class InputFile:
     path: str
     format: str
     rows: int
-    role: str  # dispatches | kernel-summary | api-summary | copy-summary | copies | cross-check
-    # | counter-run | counter-pass | pass-repeat | metadata | barriers (a dispatch file's
-    # barrier packets: ``dispatches`` rows under their own source id, never kernel time; see
-    # barriers.py)
+    role: Role  # what it gave and whether it is counted (see the enum)
     group: str = ""  # files of one run share it
     rank: int | None = None  # the process's rank in a parallel job, where the producer says
     # False when its dispatches carry durations only, laid end to end in launch order (a
@@ -173,7 +113,7 @@ class Profile:
     def empty(cls) -> Profile:
         con = duckdb.connect()
         con.execute("SET preserve_insertion_order = true")
-        con.execute(_SCHEMA)
+        con.execute(DDL)
         return cls(con=con)
 
     # -- filled by readers -------------------------------------------------------------
@@ -183,7 +123,7 @@ class Profile:
         path: str,
         fmt: str,
         rows: int,
-        role: str,
+        role: Role,
         *,
         rank: int | None = None,
         on_timeline: bool = True,
@@ -201,7 +141,7 @@ class Profile:
             f = self.inputs[i]
             self.inputs[i] = replace(f, group=group)
 
-    def sources(self, *roles: str) -> list[int]:
+    def sources(self, *roles: Role) -> list[int]:
         """Source ids (indices into ``inputs``) of the given roles."""
         return [i for i, f in enumerate(self.inputs) if f.role in roles]
 

@@ -53,6 +53,7 @@ from typing import Any
 
 from roofscope.errors import InputError
 from roofscope.model.profile import Profile
+from roofscope.model.schema import Role
 from roofscope.readers.batches import Kind, column, fits, name_ids, registered
 from roofscope.readers.json_stream import EventStream, open_text
 from roofscope.readers.kineto_meta import (
@@ -73,7 +74,7 @@ from roofscope.readers.no_kernels import (
     kernels_not_recorded,
     no_kernel_ran,
 )
-from roofscope.readers.registry import DISPATCHES, Reader
+from roofscope.readers.registry import Reader
 from roofscope.readers.sniff import Head
 
 KERNEL_CATS = frozenset({"kernel", "Kernel"})
@@ -336,7 +337,7 @@ def _insert_copies(
     if rows:
         source = len(profile.inputs)
         profile.con.execute(f"INSERT INTO copies SELECT {source}, $1, * FROM {_STAGE}_m", [pid])
-        profile.add_input(str(path), KinetoTrace.name, rows, "copies", rank=rank)
+        profile.add_input(str(path), KinetoTrace.name, rows, Role.COPIES, rank=rank)
 
 
 def _graph_key(path: str, key: str, meta: Mapping[str, Any]) -> InputError | None:
@@ -400,10 +401,10 @@ class KinetoTrace(Reader):
             return True
         return '"traceEvents"' in top and bool(_KINETO_CATS.search(text))
 
-    def role(self, head: Head) -> str:
-        return DISPATCHES
+    def role(self, head: Head) -> Role:
+        return Role.DISPATCHES
 
-    def read(self, path: Path, head: Head, profile: Profile, *, role: str) -> None:
+    def read(self, path: Path, head: Head, profile: Profile, *, role: Role) -> None:
         _create_stage(profile)
         try:
             self._read(path, head, profile, role)
@@ -411,7 +412,7 @@ class KinetoTrace(Reader):
             for suffix in ("", "_m", "_w"):
                 profile.con.execute(f"DROP TABLE IF EXISTS {_STAGE}{suffix}")
 
-    def _read(self, path: Path, head: Head, profile: Profile, role: str) -> None:
+    def _read(self, path: Path, head: Head, profile: Profile, role: Role) -> None:
         seen = _Pass(profile, path)
         with open_text(path, gzipped=head.gzip) as text:
             stream = EventStream(text, str(path), refuse=_graph_key)

@@ -30,14 +30,9 @@ import duckdb
 
 from roofscope.errors import InputError
 from roofscope.model.profile import Profile
+from roofscope.model.schema import Role
 from roofscope.readers import nsys_sqlite, registry, rocpd, rocpd_schema, runs, shards
-from roofscope.readers.registry import (
-    COUNTER_COLLECTION,
-    DISPATCHES,
-    KERNEL_SUMMARY,
-    WORKLOAD,
-    Reader,
-)
+from roofscope.readers.registry import Reader
 from roofscope.readers.sniff import Head, is_folder, read_head
 
 _CANDIDATE = re.compile(r"\.(csv|json|json\.gz|db|sqlite)$", re.IGNORECASE)
@@ -46,8 +41,6 @@ _V3_SUFFIX = re.compile(
     r"[a-z_]*api_stats|[a-z_]*domain_stats|[a-z_]*_trace|agent_info|counter_collection|results)$"
 )
 
-# the role of a later pass's kernel trace or stats: read, listed, not counted
-PASS_REPEAT = "pass-repeat"
 _REPEATABLE = ("rocprofv3-kernel-trace", "rocprofv3-stats", "rocprofv3-memory-copy")
 Progress = Callable[[str], None]
 # below this many bytes of input, starting worker processes costs more than it saves
@@ -58,7 +51,7 @@ PARALLEL_MIN_BYTES = 16 << 20
 class Found:
     head: Head
     reader: Reader
-    role: str
+    role: Role
 
     @property
     def group(self) -> tuple[str, str]:
@@ -101,7 +94,7 @@ def _shown(root: Path, folder: Path) -> Path:
     return root / folder.relative_to(root.resolve())
 
 
-def _read(plan: list[tuple[Found, str]], progress: Progress | None, jobs: int | None) -> Profile:
+def _read(plan: list[tuple[Found, Role]], progress: Progress | None, jobs: int | None) -> Profile:
     """The plan read in this process, or its independent runs by worker processes."""
     units = shards.units(plan)
     jobs = shards.default_jobs() if jobs is None else jobs
@@ -113,7 +106,7 @@ def _read(plan: list[tuple[Found, str]], progress: Progress | None, jobs: int | 
     for shard in shards.read_parallel(shards.split(units, jobs), jobs, read_plan):
         shards.absorb(profile, shard)
         for f in shard.inputs:
-            if progress and f.role == DISPATCHES:
+            if progress and f.role == Role.DISPATCHES:
                 progress(f.path)
     return profile
 
@@ -138,7 +131,7 @@ def _refuse_implausible_counters(profile: Profile) -> None:
         )
 
 
-def read_plan(plan: Sequence[tuple[Found, str]], progress: Progress | None = None) -> Profile:
+def read_plan(plan: Sequence[tuple[Found, Role]], progress: Progress | None = None) -> Profile:
     """Read the planned files, in order, into a new Profile."""
     profile = Profile.empty()
     for item, role in plan:
@@ -178,7 +171,7 @@ def unreadable(path: Path, fmt: str, exc: BaseException) -> InputError:
     )
 
 
-def _bytes(plan: Sequence[tuple[Found, str]]) -> int:
+def _bytes(plan: Sequence[tuple[Found, Role]]) -> int:
     return sum(f.head.size for f, _ in plan)
 
 
@@ -304,41 +297,41 @@ def _scan_dir(root: Path, forced: Reader | None) -> list[Found]:
     return found
 
 
-def _plan(found: list[Found]) -> list[tuple[Found, str]]:
+def _plan(found: list[Found]) -> list[tuple[Found, Role]]:
     """Which file is read in which role, in a stable order."""
     unique = {f.head.path.resolve(): f for f in found}
     items = _outside_workloads(sorted(unique.values(), key=lambda f: str(f.head.path)))
-    timed = [f for f in items if f.role in (DISPATCHES, WORKLOAD) and _timed(f)]
+    timed = [f for f in items if f.role in (Role.DISPATCHES, Role.WORKLOAD) and _timed(f)]
     counting = _counting_counter_files(items)
     repeats = _repeated_passes(items)
     groups: dict[tuple[str, str], list[Found]] = {}
     for f in items:
         groups.setdefault(f.group, []).append(f)
-    plan: list[tuple[Found, str]] = []
+    plan: list[tuple[Found, Role]] = []
     for members in groups.values():
         sources = sorted(
-            (f for f in members if f.role == DISPATCHES),
+            (f for f in members if f.role == Role.DISPATCHES),
             key=lambda f: (not _timed(f), f.reader.priority),
         )
         best = sources[0] if sources else None
         counted = best is not None or any(f.head.path in counting for f in members)
         for f in members:
             if f.head.path in repeats:
-                plan.append((f, PASS_REPEAT))
-            elif f.role == WORKLOAD:
-                plan.append((f, DISPATCHES))
-            elif f.role == DISPATCHES:
+                plan.append((f, Role.PASS_REPEAT))
+            elif f.role == Role.WORKLOAD:
+                plan.append((f, Role.DISPATCHES))
+            elif f.role == Role.DISPATCHES:
                 if f is best and (_timed(f) or not timed):
-                    plan.append((f, DISPATCHES))
+                    plan.append((f, Role.DISPATCHES))
                 elif not _timed(f) and timed:
-                    plan.append((f, "counter-run"))
-            elif f.role == COUNTER_COLLECTION:
-                plan.append((f, DISPATCHES if f.head.path in counting else "counter-run"))
-            elif f.role == KERNEL_SUMMARY:
-                plan.append((f, "cross-check" if counted else KERNEL_SUMMARY))
+                    plan.append((f, Role.COUNTER_RUN))
+            elif f.role == Role.COUNTER_COLLECTION:
+                plan.append((f, Role.DISPATCHES if f.head.path in counting else Role.COUNTER_RUN))
+            elif f.role == Role.KERNEL_SUMMARY:
+                plan.append((f, Role.CROSS_CHECK if counted else Role.KERNEL_SUMMARY))
             else:
                 plan.append((f, f.role))
-    order = {DISPATCHES: 0, "counter-run": 1, KERNEL_SUMMARY: 2}
+    order = {Role.DISPATCHES: 0, Role.COUNTER_RUN: 1, Role.KERNEL_SUMMARY: 2}
     plan.sort(key=lambda p: (order.get(p[1], 3), str(p[0].head.path)))
     return plan
 
@@ -346,9 +339,11 @@ def _plan(found: list[Found]) -> list[tuple[Found, str]]:
 def _counting_counter_files(items: list[Found]) -> set[Path]:
     """The counter_collection files whose dispatches are counted: none when a dispatch source
     is read; else those outside any pass folder and those of the lowest pass of each run."""
-    if any(f.role in (DISPATCHES, WORKLOAD) for f in items):
+    if any(f.role in (Role.DISPATCHES, Role.WORKLOAD) for f in items):
         return set()
-    passes = {f.head.path: runs.pass_of(f.head.path) for f in items if f.role == COUNTER_COLLECTION}
+    passes = {
+        f.head.path: runs.pass_of(f.head.path) for f in items if f.role == Role.COUNTER_COLLECTION
+    }
     lowest: dict[Path, int] = {}
     for found in passes.values():
         if found is not None:
@@ -360,7 +355,7 @@ def _counting_counter_files(items: list[Found]) -> set[Path]:
 def _repeated_passes(items: list[Found]) -> set[Path]:
     """The rocprofv3 CSV traces and stats (kernels, copies, APIs) of the ``pass_N``/``pmc_N``
     folders of a run but the lowest one that holds a kernel trace: each pass reran the
-    program, so they repeat the first pass's and are read as :data:`PASS_REPEAT`, not counted
+    program, so they repeat the first pass's and are read as ``Role.PASS_REPEAT``, not counted
     again. (Counter files and rocpd databases, which hold counters, are not among them.)"""
     mine = [
         (f, p)
@@ -369,18 +364,20 @@ def _repeated_passes(items: list[Found]) -> set[Path]:
     ]
     lowest: dict[Path, int] = {}
     for f, (run, n) in mine:
-        if f.role == DISPATCHES and _timed(f):
+        if f.role == Role.DISPATCHES and _timed(f):
             lowest[run] = min(n, lowest.get(run, n))
     return {f.head.path for f, (run, n) in mine if n > lowest.get(run, n)}
 
 
 def _outside_workloads(items: list[Found]) -> list[Found]:
     """The items without the files of a workload folder (which its reader reads itself)."""
-    folders = {f.head.path.resolve().parent for f in items if f.role == WORKLOAD}
+    folders = {f.head.path.resolve().parent for f in items if f.role == Role.WORKLOAD}
     if not folders:
         return items
     return [
-        f for f in items if f.role == WORKLOAD or folders.isdisjoint(f.head.path.resolve().parents)
+        f
+        for f in items
+        if f.role == Role.WORKLOAD or folders.isdisjoint(f.head.path.resolve().parents)
     ]
 
 

@@ -69,6 +69,7 @@ from pathlib import Path
 
 from roofscope.errors import InputError
 from roofscope.model.profile import Profile, RunInfo
+from roofscope.model.schema import Role
 from roofscope.readers.ncu_labels import DURATION, metric_key
 from roofscope.readers.ncu_launches import Launch, Rule, insert_launches, new_launch, run_info
 from roofscope.readers.ncu_scan import (
@@ -82,7 +83,7 @@ from roofscope.readers.ncu_scan import (
     page_of,
 )
 from roofscope.readers.ncu_units import integer, parse_number, to_si
-from roofscope.readers.registry import DISPATCHES, KERNEL_SUMMARY, Reader
+from roofscope.readers.registry import Reader
 from roofscope.readers.sniff import Head
 from roofscope.readers.stats_csv import SummaryRow, insert_kernel_summary
 
@@ -263,13 +264,13 @@ class Ncu(Reader):
     def detect(self, head: Head) -> bool:
         return head.kind == "text" and page_of(head.text) is not None
 
-    def role(self, head: Head) -> str:
-        return KERNEL_SUMMARY if page_of(head.text) == "summary" else DISPATCHES
+    def role(self, head: Head) -> Role:
+        return Role.KERNEL_SUMMARY if page_of(head.text) == "summary" else Role.DISPATCHES
 
     def timed(self, head: Head) -> bool:
         return False
 
-    def read(self, path: Path, head: Head, profile: Profile, *, role: str) -> None:
+    def read(self, path: Path, head: Head, profile: Profile, *, role: Role) -> None:
         scan, notes = Scan(path), Notes()
         page = page_in_file(path, scan)
         if page == "summary":
@@ -284,7 +285,7 @@ class Ncu(Reader):
         notes.report(profile, path)
 
     def _read_summary(
-        self, path: Path, scan: Scan, notes: Notes, profile: Profile, role: str
+        self, path: Path, scan: Scan, notes: Notes, profile: Profile, role: Role
     ) -> None:
         rows = read_summary(path, scan, notes)
         timed = [(pid, r) for pid, r in rows if r is not None]

@@ -41,6 +41,7 @@ import numpy as np
 
 from roofscope.errors import InputError
 from roofscope.model.profile import Profile, RunInfo
+from roofscope.model.schema import Role
 from roofscope.readers.batches import Column, column, registered
 from roofscope.readers.no_kernels import (
     NSYS_CUDA_TABLES,
@@ -51,7 +52,7 @@ from roofscope.readers.no_kernels import (
     nsys_held,
     nsys_launches,
 )
-from roofscope.readers.registry import DISPATCHES, Reader
+from roofscope.readers.registry import Reader
 from roofscope.readers.sniff import Head
 from roofscope.readers.sqlite_file import Value, opened, refuse_bad_value
 
@@ -242,7 +243,7 @@ def _kernel_batch(profile: Profile, batch: list[tuple[object, ...]]) -> dict[str
 
 
 def read_kernels(
-    con: sqlite3.Connection, profile: Profile, path: Path, table: Table, role: str
+    con: sqlite3.Connection, profile: Profile, path: Path, table: Table, role: Role
 ) -> dict[int, int]:
     """Kernel rows into dispatches and launches; kernels per device id."""
     duck, source = profile.con, len(profile.inputs)
@@ -332,7 +333,7 @@ def read_copies(con: sqlite3.Connection, profile: Profile, path: Path, present: 
     rows = _copy_rows(con, present, source)
     if rows:
         profile.con.executemany("INSERT INTO copies VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
-        profile.add_input(str(path), NsysSqlite.name, len(rows), "copies")
+        profile.add_input(str(path), NsysSqlite.name, len(rows), Role.COPIES)
 
 
 # -- the run -------------------------------------------------------------------------------
@@ -374,10 +375,10 @@ class NsysSqlite(Reader):
     def detect(self, head: Head) -> bool:
         return head.kind == "sqlite" and is_nsys(head.path)
 
-    def role(self, head: Head) -> str:
-        return DISPATCHES
+    def role(self, head: Head) -> Role:
+        return Role.DISPATCHES
 
-    def read(self, path: Path, head: Head, profile: Profile, *, role: str) -> None:
+    def read(self, path: Path, head: Head, profile: Profile, *, role: Role) -> None:
         with opened(path) as con:
             present = tables(con)
             table = _require_kernels(con, path, present)

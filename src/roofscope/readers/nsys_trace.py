@@ -33,12 +33,13 @@ import duckdb
 
 from roofscope.errors import InputError
 from roofscope.model.profile import Profile, RunInfo
+from roofscope.model.schema import Role
 from roofscope.readers.batches import fits
 from roofscope.readers.duck_sql import read_csv
 from roofscope.readers.no_kernels import NSYS_WIDEN, held, no_kernel_ran
 from roofscope.readers.nsys_columns import Column, find_header, parse_field
 from roofscope.readers.nsys_csv import PRODUCER
-from roofscope.readers.registry import DISPATCHES, Reader
+from roofscope.readers.registry import Reader
 from roofscope.readers.sniff import Head
 from roofscope.readers.stats_csv import PLAUSIBLE
 
@@ -179,7 +180,7 @@ def _refuse(path: Path, line: int, col: Column, row: list[str], what: str) -> No
 
 
 def read_gpu_trace(
-    profile: Profile, path: Path, header_line: int, layout: TraceLayout, *, fmt: str, role: str
+    profile: Profile, path: Path, header_line: int, layout: TraceLayout, *, fmt: str, role: Role
 ) -> str | None:
     """Kernel rows into dispatches and launches, memory rows into copies; the GPU's name."""
     con, tag = profile.con, _TRACE_STAGE
@@ -199,7 +200,7 @@ def read_gpu_trace(
             con.execute(f"DROP TABLE IF EXISTS {tag}{suffix}")
 
 
-def _insert_kernels(profile: Profile, path: Path, fmt: str, role: str) -> None:
+def _insert_kernels(profile: Profile, path: Path, fmt: str, role: Role) -> None:
     con, tag, source = profile.con, _TRACE_STAGE, len(profile.inputs)
     names = con.execute(f"SELECT DISTINCT raw FROM {tag} WHERE NOT memop AND raw IS NOT NULL")
     kernels = sorted(str(r[0]) for r in names.fetchall())
@@ -240,7 +241,7 @@ def _insert_trace_copies(profile: Profile, path: Path, fmt: str) -> None:
     )
     rows = profile.count(f"copies WHERE source = {source}")
     if rows:
-        profile.add_input(str(path), fmt, rows, "copies")
+        profile.add_input(str(path), fmt, rows, Role.COPIES)
 
 
 def _gpu_name(profile: Profile, path: Path) -> str | None:
@@ -265,10 +266,10 @@ class GpuTrace(Reader):
         header = find_header(head) if head.kind == "text" else None
         return header is not None and trace_layout(header.fields) is not None
 
-    def role(self, head: Head) -> str:
-        return DISPATCHES
+    def role(self, head: Head) -> Role:
+        return Role.DISPATCHES
 
-    def read(self, path: Path, head: Head, profile: Profile, *, role: str) -> None:
+    def read(self, path: Path, head: Head, profile: Profile, *, role: Role) -> None:
         header = find_header(head)
         layout = None if header is None else trace_layout(header.fields)
         if header is None or layout is None:

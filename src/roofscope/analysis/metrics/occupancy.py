@@ -54,6 +54,7 @@ from dataclasses import dataclass, replace
 
 from roofscope.errors import UsageError
 from roofscope.model.profile import Profile
+from roofscope.model.schema import Role
 
 LIMITERS = ("registers", "lds", "workgroup-slots", "waves-per-simd")
 
@@ -183,7 +184,7 @@ def theoretical(profile: Profile, arch: str | None = None) -> dict[int, Occupanc
     workgroup size (older rocprofv3 traces) are left out: nothing can be said of them.
     """
     target = arch_of(profile, arch)
-    sources = profile.sources("dispatches")
+    sources = profile.sources(Role.DISPATCHES)
     if not sources:
         return {}
     profile.launches()

@@ -13,6 +13,7 @@ from roofscope.analysis.work.model import Work
 from roofscope.analysis.work.spec import LAUNCH_FIELDS, Rule, base_name, evaluate_rule
 from roofscope.errors import InputError
 from roofscope.model.profile import Profile, Warning
+from roofscope.model.schema import Role
 
 
 def kernel_work(
@@ -25,8 +26,8 @@ def kernel_work(
         rule = next((r for r in rules if r.matches(k.name)), None)
         if rule is not None:
             out[k.name] = _from_rule(profile, rule, ids.get(k.name, []), k.calls)
-    traced = counter_work(profile, profile.sources("dispatches"))
-    passes = [counter_work(profile, [s]) for s in profile.sources("counter-run")]
+    traced = counter_work(profile, profile.sources(Role.DISPATCHES))
+    passes = [counter_work(profile, [s]) for s in profile.sources(Role.COUNTER_RUN)]
     calls = {k.name: k.calls for k in hot.kernels}
     in_runs = run_name_ids(profile, list(calls)) if any(passes) else {}
     for kernel, name_ids in ids.items():
@@ -63,7 +64,7 @@ def run_name_ids(profile: Profile, kernels: Sequence[str]) -> dict[str, list[int
     when the counter run was made with ``--basenames`` (names without template arguments
     and parameters), its base name when no other traced kernel shares that base name."""
     ids = kernel_name_ids(profile)
-    runs = profile.sources("counter-run")
+    runs = profile.sources(Role.COUNTER_RUN)
     if not runs:
         return {}
     in_runs = {
@@ -102,7 +103,7 @@ def _from_rule(profile: Profile, rule: Rule, name_ids: list[int], calls: int) ->
     if rule.per == "call" and name_ids:
         fields = ", ".join(LAUNCH_FIELDS)
         rel = profile.launches()
-        sources = profile.sources("dispatches")
+        sources = profile.sources(Role.DISPATCHES)
         rows = (
             rel.filter(
                 f"name_id IN ({', '.join(map(str, name_ids))}) "
