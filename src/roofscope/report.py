@@ -289,7 +289,7 @@ def _only_in(profile: Profile, kernels: list[str], sources: set[int]) -> set[str
 
 def _activity(profile: Profile) -> tuple[Activity, ...]:
     """API, domain and copy activity, but that of a later pass repeating the first's."""
-    counted = f"source NOT IN ({', '.join(map(str, profile.sources(Role.PASS_REPEAT) or [-1]))})"
+    counted = f"source NOT IN ({', '.join(map(str, profile.sources(Role.PASS_REPEAT))) or '-1'})"
     rows = profile.con.execute(f"""SELECT kind, name, sum(calls), sum(total_ns)
         FROM activity_summary WHERE {counted}
         GROUP BY kind, name ORDER BY kind, sum(total_ns) DESC, name""")

@@ -25,6 +25,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from roofscope.analysis.rounding import Stamps, example, timestamp_stamps
 from roofscope.model.profile import Profile, Warning
 from roofscope.model.schema import Role
@@ -225,7 +227,7 @@ def _duplicates(profile: Profile) -> list[Warning]:
     ]
 
 
-def _repeated_ids(sources: list[int], profile: Profile, key: str = "") -> int:
+def _repeated_ids(sources: Sequence[int], profile: Profile, key: str = "") -> int:
     """Dispatches repeating an id (or ``key``) already seen in their process and file."""
     if not sources:
         return 0

@@ -9,7 +9,7 @@ it raises :class:`Missing` instead of computing over holes.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -86,7 +86,7 @@ def evaluate(formulas: Mapping[str, Formula], counters: Counters) -> dict[str, A
     return out
 
 
-def dispatch_counters(profile: Profile, sources: list[int]) -> DispatchCounters | None:
+def dispatch_counters(profile: Profile, sources: Sequence[int]) -> DispatchCounters | None:
     """The counters of these sources' dispatches; None when they have none."""
     if not sources:
         return None

@@ -15,6 +15,7 @@ that rank exceeds their own median by the same margin.
 from __future__ import annotations
 
 import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from roofscope.analysis.checks import mixed_formats
@@ -72,13 +73,13 @@ def rank_view(profile: Profile, selection: Selection = EVERYTHING) -> RankView |
     for source, _, _, pid in rows:
         if pid is not None:
             pid_of[int(source)] = min(int(pid), pid_of.get(int(source), int(pid)))
-    sources, numbers = _numbered(profile, sources, pid_of)
-    position = {s: i for i, s in enumerate(sources)}
+    ordered, numbers = _numbered(profile, sources, pid_of)
+    position = {s: i for i, s in enumerate(ordered)}
     per_kernel: dict[str, list[float]] = {}
     for source, kernel, total, _ in rows:
         r = position[int(source)]
-        per_kernel.setdefault(str(kernel), [0.0] * len(sources))[r] = float(total or 0)
-    labels = tuple(f"{profile.inputs[s].path} (pid {pid_of.get(s, '-')})" for s in sources)
+        per_kernel.setdefault(str(kernel), [0.0] * len(ordered))[r] = float(total or 0)
+    labels = tuple(f"{profile.inputs[s].path} (pid {pid_of.get(s, '-')})" for s in ordered)
     spreads = []
     for kernel, totals in per_kernel.items():
         mean = statistics.fmean(totals)
@@ -95,7 +96,7 @@ def rank_view(profile: Profile, selection: Selection = EVERYTHING) -> RankView |
             )
         )
     spreads.sort(key=lambda k: (-sum(k.totals_ns), k.kernel))
-    rank_totals = tuple(sum(k.totals_ns[r] for k in spreads) for r in range(len(sources)))
+    rank_totals = tuple(sum(k.totals_ns[r] for k in spreads) for r in range(len(ordered)))
     median = statistics.median(rank_totals)
     stragglers = []
     for r, total in enumerate(rank_totals):
@@ -110,7 +111,7 @@ def rank_view(profile: Profile, selection: Selection = EVERYTHING) -> RankView |
 
 
 def _numbered(
-    profile: Profile, sources: list[int], pid_of: dict[int, int]
+    profile: Profile, sources: Sequence[int], pid_of: dict[int, int]
 ) -> tuple[list[int], tuple[int, ...]]:
     """The sources in rank order and their rank numbers."""
     recorded = [profile.inputs[s].rank for s in sources]

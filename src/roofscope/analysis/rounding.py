@@ -19,6 +19,7 @@ JSON's µs): guessing it too coarse only makes the judgement more lenient. Only 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from roofscope.model.profile import Profile
@@ -115,7 +116,7 @@ def timestamp_stamps(profile: Profile) -> list[Stamps]:
     return [replace(s, resolution_ns=_resolution(profile, s)) if s.whole else s for s in out]
 
 
-def _counted(sources: list[int]) -> str:
+def _counted(sources: Sequence[int]) -> str:
     return f"""(SELECT source, start_ns, end_ns, end_ns >= start_ns AND start_ns > {AFTER_NS}
         AS counted FROM dispatches WHERE source IN ({", ".join(map(str, sources))}))"""
 

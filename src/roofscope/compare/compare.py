@@ -121,7 +121,7 @@ def run_of(profile: Profile, report: Report) -> Run:
         rows = profile.con.execute(
             f"""SELECT n.kernel, list(end_ns - start_ns) FROM dispatches d
             JOIN names n USING (name_id)
-            WHERE d.source IN ({", ".join(map(str, profile.sources(Role.DISPATCHES) or [-1]))})
+            WHERE d.source IN ({", ".join(map(str, profile.sources(Role.DISPATCHES))) or "-1"})
             AND end_ns >= start_ns AND n.kernel IN (SELECT unnest($1::VARCHAR[]))
             GROUP BY n.kernel""",
             [small],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from roofscope.analysis.hotspots import KernelStats
@@ -142,7 +143,7 @@ def counter_collected(profile: Profile) -> str | None:
 
 
 def _counter_facts(
-    profile: Profile, sources: list[int], name_ids: list[int]
+    profile: Profile, sources: Sequence[int], name_ids: list[int]
 ) -> tuple[int, int, int, int]:
     """Dispatches of these kernels in these sources, their counter values, the values of
     activity counters and the non-zero ones among those."""

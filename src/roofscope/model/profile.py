@@ -36,12 +36,16 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import NewType
 
 import duckdb
 
 from roofscope.catalogue.ceilings import Ceiling
 from roofscope.model.names import normalise
 from roofscope.model.schema import DDL, Role
+
+# An input's id: its index in ``Profile.inputs``, carried by the rows it gave (``source``).
+SourceId = NewType("SourceId", int)
 
 
 @dataclass(frozen=True)
@@ -118,6 +122,13 @@ class Profile:
 
     # -- filled by readers -------------------------------------------------------------
 
+    def begin_input(self) -> SourceId:
+        """The id of the input a reader is about to read: the rows it inserts carry it, and
+        its :meth:`add_input` comes before any other input's. (A dispatch file's barrier
+        packets are the input after it, added by :func:`readers.dispatch_csv.add_barrier_input`.)
+        """
+        return SourceId(len(self.inputs))
+
     def add_input(
         self,
         path: str,
@@ -141,9 +152,9 @@ class Profile:
             f = self.inputs[i]
             self.inputs[i] = replace(f, group=group)
 
-    def sources(self, *roles: Role) -> list[int]:
+    def sources(self, *roles: Role) -> list[SourceId]:
         """Source ids (indices into ``inputs``) of the given roles."""
-        return [i for i, f in enumerate(self.inputs) if f.role in roles]
+        return [SourceId(i) for i, f in enumerate(self.inputs) if f.role in roles]
 
     def warn(self, code: str, message: str, count: int = 1) -> None:
         self.warnings.append(Warning(code=code, message=message, count=count))

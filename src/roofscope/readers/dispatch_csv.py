@@ -19,7 +19,7 @@ def read_dispatch_csv(
     profile: Profile, path: Path, layout: CsvLayout, *, fmt: str, role: Role
 ) -> int:
     """Load ``path`` as dispatches; malformed rows are skipped and reported with their lines."""
-    source = len(profile.inputs)
+    source = profile.begin_input()
     result = load_dispatch_csv(profile, path, layout, source)
     recovered = 0
     if result.rejected:

@@ -335,7 +335,7 @@ def _insert_copies(
     profile: Profile, path: Path, pid: int | None, rows: int, rank: int | None
 ) -> None:
     if rows:
-        source = len(profile.inputs)
+        source = profile.begin_input()
         profile.con.execute(f"INSERT INTO copies SELECT {source}, $1, * FROM {_STAGE}_m", [pid])
         profile.add_input(str(path), KinetoTrace.name, rows, Role.COPIES, rank=rank)
 
@@ -427,7 +427,7 @@ class KinetoTrace(Reader):
             profile.warn(
                 "kineto-untimed", f"{path}: {seen.untimed} GPU event(s) without ts/dur left out"
             )
-        source = len(profile.inputs)
+        source = profile.begin_input()
         _insert_kernels(profile, source, seen.os_pid, waves(meta, seen.hip))
         insert_loader_steps(profile, source, seen.loader)
         rank = run_rank(meta)

@@ -137,7 +137,7 @@ def read_plan(plan: Sequence[tuple[Found, Role]], progress: Progress | None = No
     for item, role in plan:
         if progress:
             progress(str(item.head.path))
-        before = len(profile.inputs)
+        before = profile.begin_input()
         try:
             item.reader.read(item.head.path, item.head, profile, role=role)
         except UNREADABLE as exc:

@@ -295,7 +295,7 @@ class Ncu(Reader):
                 "has no duration metric (gpu__time_duration.sum) in its per-kernel summary",
                 "re-run ncu --print-summary per-kernel with --metrics gpu__time_duration.sum",
             )
-        source = len(profile.inputs)
+        source = profile.begin_input()
         for pid in dict.fromkeys(pid for pid, _ in timed):
             mine = [r for p, r in timed if p == pid]
             insert_kernel_summary(profile, source, mine, pid=pid)

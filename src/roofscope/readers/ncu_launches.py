@@ -138,7 +138,7 @@ def insert_launches(
 ) -> None:
     """The launches into dispatches, launches, counters and producer_rules, as an input of
     reader ``fmt``."""
-    source, first = len(profile.inputs), profile.count("dispatches")
+    source, first = profile.begin_input(), profile.count("dispatches")
     ids = profile.name_ids(launch.name for launch in launches)
     starts, ends, untimed = lay_out(path, launches)
     _insert(

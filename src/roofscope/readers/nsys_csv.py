@@ -149,7 +149,7 @@ class KernSum(_Summary):
 
     def read(self, path: Path, head: Head, profile: Profile, *, role: Role) -> None:
         rows = self.rows(path, head)
-        source = len(profile.inputs)
+        source = profile.begin_input()
         summary = [_kernel_row(r) for r in rows]
         medians = [r.values.get("med") for r in rows]
         insert_kernel_summary(profile, source, summary, medians=medians)
@@ -166,7 +166,7 @@ class _Activity(_Summary):
 
     def read(self, path: Path, head: Head, profile: Profile, *, role: Role) -> None:
         rows = self.rows(path, head)
-        source = len(profile.inputs)
+        source = profile.begin_input()
         activity = [
             (r.name, int(r.values["calls"] or 0), float(r.values["total"] or 0.0)) for r in rows
         ]

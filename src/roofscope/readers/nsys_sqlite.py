@@ -246,7 +246,7 @@ def read_kernels(
     con: sqlite3.Connection, profile: Profile, path: Path, table: Table, role: Role
 ) -> dict[int, int]:
     """Kernel rows into dispatches and launches; kernels per device id."""
-    duck, source = profile.con, len(profile.inputs)
+    duck, source = profile.con, profile.begin_input()
     duck.execute(f"CREATE TEMP TABLE {_STAGE} (name_id INTEGER, {' BIGINT, '.join(_SHAPE)} BIGINT)")
     cursor = con.execute(_kernel_sql(table))
     rows, nameless, devices = 0, 0, dict[int, int]()
@@ -329,7 +329,7 @@ def _copy_rows(con: sqlite3.Connection, present: set[str], source: int) -> list[
 
 
 def read_copies(con: sqlite3.Connection, profile: Profile, path: Path, present: set[str]) -> None:
-    source = len(profile.inputs)
+    source = profile.begin_input()
     rows = _copy_rows(con, present, source)
     if rows:
         profile.con.executemany("INSERT INTO copies VALUES (?, ?, ?, ?, ?, ?, ?)", rows)

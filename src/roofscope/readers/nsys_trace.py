@@ -201,7 +201,7 @@ def read_gpu_trace(
 
 
 def _insert_kernels(profile: Profile, path: Path, fmt: str, role: Role) -> None:
-    con, tag, source = profile.con, _TRACE_STAGE, len(profile.inputs)
+    con, tag, source = profile.con, _TRACE_STAGE, profile.begin_input()
     names = con.execute(f"SELECT DISTINCT raw FROM {tag} WHERE NOT memop AND raw IS NOT NULL")
     kernels = sorted(str(r[0]) for r in names.fetchall())
     if not kernels and (memops := profile.count(f"{tag} WHERE memop")):
@@ -234,7 +234,7 @@ def _insert_kernels(profile: Profile, path: Path, fmt: str, role: Role) -> None:
 
 
 def _insert_trace_copies(profile: Profile, path: Path, fmt: str) -> None:
-    tag, source = _TRACE_STAGE, len(profile.inputs)
+    tag, source = _TRACE_STAGE, profile.begin_input()
     profile.con.execute(
         f"""INSERT INTO copies SELECT {source}, pid, raw, src, dst, start_ns, end_ns
         FROM {tag} WHERE memop ORDER BY rowid"""

@@ -139,7 +139,7 @@ def _read_kernels(
     a time; with ``keys`` the (guid, dispatch_id, agent) of each row into ``{_STAGE}_n`` for
     the counters. Returns the first new dispatch row and the agents the dispatches ran on."""
     duck = profile.con
-    source, first = len(profile.inputs), profile.count("dispatches")
+    source, first = profile.begin_input(), profile.count("dispatches")
     shape = _SHAPE.split(", ")
     duck.execute(
         f"CREATE TEMP TABLE {_STAGE} (name_id INTEGER, {', '.join(f'{c} BIGINT' for c in shape)})"
@@ -235,7 +235,7 @@ def _insert_copies(con: sqlite3.Connection, profile: Profile, path: Path, fmt: s
     _stage(con, profile, "memory_copies", _COPY_COLUMNS, f"{_STAGE}_m")
     rows = profile.count(f"{_STAGE}_m")
     if rows:
-        source = len(profile.inputs)
+        source = profile.begin_input()
         profile.con.execute(f"INSERT INTO copies SELECT {source}, * FROM {_STAGE}_m")
         profile.add_input(str(path), fmt, rows, Role.COPIES)
 
@@ -249,7 +249,7 @@ def read_top_kernels(con: sqlite3.Connection, profile: Profile, path: Path, *, r
         for name, calls, total, mean in rows
         if name is not None and calls is not None and total is not None and mean is not None
     ]
-    source = len(profile.inputs)
+    source = profile.begin_input()
     insert_kernel_summary(profile, source, [(*r, None, None, None) for r in summary])
     profile.add_input(str(path), Rocpd.name, len(summary), role)
     return len(summary)

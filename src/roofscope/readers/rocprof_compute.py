@@ -116,7 +116,7 @@ def _stage_long(profile: Profile, path: Path, header: list[str], tag: str) -> No
 
 def _insert_long(profile: Profile, path: Path, tag: str, *, fmt: str, role: Role) -> set[str]:
     con = profile.con
-    source, first = len(profile.inputs), profile.count("dispatches")
+    source, first = profile.begin_input(), profile.count("dispatches")
     register_names(profile, path, f"{tag}_d")
     con.execute(
         f"""INSERT INTO dispatches (source, name_id, device, dispatch_id, start_ns, end_ns)
@@ -313,7 +313,7 @@ class Workload(Reader):
         for key, value in info.items():
             profile.sysinfo.setdefault(key, value)
         source_path = dispatch_source(folder)
-        source = len(profile.inputs)
+        source = profile.begin_input()
         present = read_dispatches(profile, source_path, fmt=self.name, role=role)
         runs = sorted(folder.glob("SQ_*.csv"))
         if source_path.name != "pmc_perf.csv":

@@ -130,7 +130,7 @@ class RocprofV1Json(Reader):
                 "holds no kernel events (a results.json fragment, or a trace without GPU activity)",
                 "analyse the results.csv written beside it, or re-run rocprof with --hsa-trace",
             )
-        source = len(profile.inputs)
+        source = profile.begin_input()
         barriers = self._insert_kernels(profile, path, kernels, source)
         if copies:
             profile.con.executemany(

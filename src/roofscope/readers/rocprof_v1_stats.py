@@ -83,7 +83,7 @@ class RocprofV1Stats(Reader):
         report_rows(profile, path, bad)
         if not rows:
             raise InputError(str(path), "has no rows", "check that the profiled program ran")
-        source = len(profile.inputs)
+        source = profile.begin_input()
         kind = self.kind(path, [r.name for r in rows])
         if kind is None:
             kernels = [r for r in rows if not is_barrier(r.name)]

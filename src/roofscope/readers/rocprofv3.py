@@ -145,7 +145,7 @@ class MemoryCopyTrace(Reader):
             )
             for c in cols
         }
-        source = len(profile.inputs)
+        source = profile.begin_input()
         pid = pid_from_name(path)
         before = profile.count("copies")
         scan = read_csv(path, types.items(), nulls=("",))

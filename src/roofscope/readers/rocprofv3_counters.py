@@ -140,7 +140,7 @@ def _stage(profile: Profile, path: Path, header: list[str], tag: str) -> None:
 
 def _insert(profile: Profile, path: Path, tag: str, pid: int | None) -> int:
     con = profile.con
-    source, first = len(profile.inputs), profile.count("dispatches")
+    source, first = profile.begin_input(), profile.count("dispatches")
     register_names(profile, path, f"{tag}_d")
     con.execute(
         f"""INSERT INTO dispatches (source, name_id, pid, device, dispatch_id, start_ns, end_ns)

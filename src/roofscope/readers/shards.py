@@ -127,7 +127,7 @@ def absorb(profile: Profile, shard: Shard) -> None:
     """Append a shard to ``profile``: sources after the profile's, names by raw name,
     counter rows after its dispatches."""
     con = profile.con
-    source_base, row_base = len(profile.inputs), profile.count("dispatches")
+    source_base, row_base = profile.begin_input(), profile.count("dispatches")
     raw = [str(r) for r in shard.names["raw_name"]]
     ids = profile.name_ids(raw)
     old = np.asarray(shard.names["name_id"], dtype=np.int64)

@@ -38,5 +38,5 @@ class SummaryCsv(Reader):
             summary.append(
                 (r.name, calls, total, total / calls if calls else None, None, None, None)
             )
-        insert_kernel_summary(profile, len(profile.inputs), summary)
+        insert_kernel_summary(profile, profile.begin_input(), summary)
         profile.add_input(str(path), self.name, len(rows), role)

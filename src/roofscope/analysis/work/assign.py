@@ -107,7 +107,7 @@ def _from_rule(profile: Profile, rule: Rule, name_ids: list[int], calls: int) ->
         rows = (
             rel.filter(
                 f"name_id IN ({', '.join(map(str, name_ids))}) "
-                f"AND source IN ({', '.join(map(str, sources or [-1]))})"
+                f"AND source IN ({', '.join(map(str, sources)) or '-1'})"
             )
             .aggregate(f"{fields}, sum(dispatches)", fields)
             .fetchall()
