@@ -19,9 +19,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from roofscope.analysis.checks import mixed_formats
-from roofscope.analysis.selection import EVERYTHING, Selection, dispatch_filter
+from roofscope.model.access import named, query
 from roofscope.model.profile import Profile
 from roofscope.model.schema import Role
+from roofscope.model.selection import EVERYTHING, Selection, dispatches
 
 STRAGGLER_EXCESS = 0.10
 
@@ -63,11 +64,10 @@ def rank_view(profile: Profile, selection: Selection = EVERYTHING) -> RankView |
         sources = [s for s in sources if s in selection.sources]
     if len(sources) < 2 or mixed_formats(profile) or profile.runs.separate:
         return None  # one process, or runs that are not ranks of one job (readers/runs.py)
-    rows = profile.con.execute(
-        f"""SELECT d.source, n.kernel, sum(d.end_ns - d.start_ns), min(d.pid)
-        FROM dispatches d JOIN names n USING (name_id)
-        WHERE {dispatch_filter(profile, selection)} AND d.end_ns >= d.start_ns
-        GROUP BY ALL"""
+    timed = dispatches(profile, selection).filter("end_ns >= start_ns")
+    rows = query(
+        named(profile, timed),
+        "SELECT source, kernel, sum(end_ns - start_ns), min(pid) FROM d GROUP BY ALL",
     ).fetchall()
     pid_of: dict[int, int] = {}
     for source, _, _, pid in rows:

@@ -17,7 +17,6 @@ from typing import Annotated
 import typer
 
 from roofscope import __version__
-from roofscope.analysis.selection import Selection, require_some
 from roofscope.analysis.timeline import DEFAULT_GAP_NS
 from roofscope.catalogue.ceilings import read_ceilings_file, user_ceilings
 from roofscope.cli.common import (
@@ -30,7 +29,9 @@ from roofscope.cli.common import (
 )
 from roofscope.cli.compare import compare
 from roofscope.cli.measure import peaks, profile
+from roofscope.cli.words import worded
 from roofscope.errors import RoofscopeError, UsageError
+from roofscope.model.selection import Selection, require_some
 from roofscope.outfile import make_folder, write_atomically
 from roofscope.readers import registry
 from roofscope.readers.load import load
@@ -262,7 +263,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # without standalone mode, click returns the code of a typer.Exit (the gate's 3)
         code = app(args=args, prog_name="roofscope", standalone_mode=False)
     except RoofscopeError as exc:
-        sys.stderr.write(f"roofscope: error: {exc}\n")
+        sys.stderr.write(f"roofscope: error: {worded(exc)}\n")
         return exc.exit_code
     except typer.Exit as exc:
         return int(exc.exit_code or 0)
