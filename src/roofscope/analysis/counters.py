@@ -15,7 +15,9 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from roofscope.model.access import counters as counter_values
 from roofscope.model.profile import Profile
+from roofscope.model.selection import dispatches
 
 Array = npt.NDArray[np.float64]
 
@@ -90,22 +92,25 @@ def dispatch_counters(profile: Profile, sources: Sequence[int]) -> DispatchCount
     """The counters of these sources' dispatches; None when they have none."""
     if not sources:
         return None
-    con = profile.con
-    where = f"d.source IN ({', '.join(map(str, sources))})"
-    rows = con.execute(
-        f"""SELECT d.rowid AS row_id, d.name_id, d.end_ns - d.start_ns AS dur
-        FROM dispatches d WHERE {where} AND d.rowid IN (SELECT row_id FROM counters)
-        ORDER BY d.rowid"""
-    ).fetchnumpy()
+    mine = dispatches(profile, sources=sources)
+    values_of = counter_values(profile)
+    rows = (
+        mine.join(values_of.project("row_id"), "row_id", how="semi")
+        .project("row_id, name_id, end_ns - start_ns AS dur")
+        .order("row_id")
+        .fetchnumpy()
+    )
     row_ids = np.asarray(rows["row_id"], dtype=np.int64)
     if row_ids.size == 0:
         return None
     index = {int(r): i for i, r in enumerate(row_ids)}
     columns: dict[str, Array] = {}
-    values = con.execute(
-        f"""SELECT c.counter, c.row_id, c.value FROM counters c JOIN dispatches d
-        ON d.rowid = c.row_id WHERE {where} AND c.value IS NOT NULL"""
-    ).fetchall()
+    values = (
+        values_of.filter("value IS NOT NULL")
+        .join(mine.project("row_id"), "row_id", how="semi")
+        .project("counter, row_id, value")
+        .fetchall()
+    )
     for counter, row_id, value in values:
         column = columns.setdefault(str(counter), np.full(row_ids.size, np.nan))
         column[index[int(row_id)]] = float(value)

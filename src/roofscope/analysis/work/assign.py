@@ -12,8 +12,11 @@ from roofscope.analysis.work.expr import ExprError
 from roofscope.analysis.work.model import Work
 from roofscope.analysis.work.spec import LAUNCH_FIELDS, Rule, base_name, evaluate_rule
 from roofscope.errors import InputError
+from roofscope.model.access import launches as launches_of
+from roofscope.model.access import named, names
 from roofscope.model.profile import Profile, Warning
 from roofscope.model.schema import Role
+from roofscope.model.selection import among, dispatches
 
 
 def kernel_work(
@@ -67,13 +70,8 @@ def run_name_ids(profile: Profile, kernels: Sequence[str]) -> dict[str, list[int
     runs = profile.sources(Role.COUNTER_RUN)
     if not runs:
         return {}
-    in_runs = {
-        str(k)
-        for (k,) in profile.con.execute(
-            f"""SELECT DISTINCT n.kernel FROM dispatches d JOIN names n USING (name_id)
-            WHERE d.source IN ({", ".join(map(str, runs))})"""
-        ).fetchall()
-    }
+    recorded = named(profile, dispatches(profile, sources=runs)).project("kernel").distinct()
+    in_runs = {str(k) for (k,) in recorded.fetchall()}
     bases: dict[str, list[str]] = {}
     for kernel in kernels:
         bases.setdefault(base_name(kernel), []).append(kernel)
@@ -93,7 +91,7 @@ def _known(w: Work) -> bool:
 
 def kernel_name_ids(profile: Profile) -> dict[str, list[int]]:
     ids: dict[str, list[int]] = {}
-    for name_id, kernel in profile.con.execute("SELECT name_id, kernel FROM names").fetchall():
+    for name_id, kernel in names(profile).project("name_id, kernel").fetchall():
         ids.setdefault(str(kernel), []).append(int(name_id))
     return ids
 
@@ -102,13 +100,9 @@ def _from_rule(profile: Profile, rule: Rule, name_ids: list[int], calls: int) ->
     launches: list[dict[str, float | None]] = []
     if rule.per == "call" and name_ids:
         fields = ", ".join(LAUNCH_FIELDS)
-        rel = profile.launches()
-        sources = profile.sources(Role.DISPATCHES)
+        rel = launches_of(profile, profile.sources(Role.DISPATCHES))
         rows = (
-            rel.filter(
-                f"name_id IN ({', '.join(map(str, name_ids))}) "
-                f"AND source IN ({', '.join(map(str, sources)) or '-1'})"
-            )
+            rel.filter(among("name_id", name_ids))
             .aggregate(f"{fields}, sum(dispatches)", fields)
             .fetchall()
         )
