@@ -67,9 +67,9 @@ class Selection:
 EVERYTHING = Selection()
 
 
-def among(column: str, values: Iterable[int]) -> Expression:
+def among(column: str, values: Iterable[int | str]) -> Expression:
     """``column IN (values)`` as an expression (FALSE for none)."""
-    constants = [ConstantExpression(int(v)) for v in values]
+    constants = [ConstantExpression(v if isinstance(v, str) else int(v)) for v in values]
     return ColumnExpression(column).isin(*constants) if constants else ConstantExpression(False)
 
 
