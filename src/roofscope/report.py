@@ -122,6 +122,7 @@ def profiler_rules(profile: Profile, kernels: list[str]) -> dict[str, tuple[Prof
         return {}
     mine = named(profile, all_dispatches(profile)).filter(among("kernel", kernels))
     rows = query(
+        profile,
         rules.join(mine.project("row_id, kernel"), "row_id"),
         """SELECT DISTINCT kernel, section, rule, kind, text, speedup_kind, speedup_pct
         FROM d ORDER BY kernel, speedup_pct DESC NULLS LAST, section, rule""",
@@ -284,7 +285,9 @@ def _only_in(profile: Profile, kernels: list[str], sources: set[int]) -> set[str
         return set()
     mine = named(profile, all_dispatches(profile)).filter(among("kernel", kernels))
     flagged = mine.project(ColumnExpression("kernel"), among("source", sorted(sources)).alias("s"))
-    rows = query(flagged, "SELECT kernel FROM d GROUP BY kernel HAVING bool_and(s)").fetchall()
+    rows = query(
+        profile, flagged, "SELECT kernel FROM d GROUP BY kernel HAVING bool_and(s)"
+    ).fetchall()
     return {str(k) for (k,) in rows}
 
 
@@ -292,12 +295,14 @@ def _activity(profile: Profile) -> tuple[Activity, ...]:
     """API, domain and copy activity, but that of a later pass repeating the first's."""
     counted = ~among("source", profile.sources(Role.PASS_REPEAT))
     rows = query(
+        profile,
         activity(profile).filter(counted),
         """SELECT kind, name, sum(calls), sum(total_ns) FROM d
         GROUP BY kind, name ORDER BY kind, sum(total_ns) DESC, name""",
     )
     out = [Activity(str(k), str(n), int(c), float(t)) for k, n, c, t in rows.fetchall()]
     copies = query(
+        profile,
         copies_of(profile).filter(counted),
         """SELECT direction, count(*), sum(end_ns - start_ns)
         FROM d GROUP BY direction ORDER BY 3 DESC""",
@@ -312,6 +317,7 @@ def _barriers(profile: Profile) -> list[Activity]:
     if not sources:
         return []
     rows = query(
+        profile,
         named(profile, dispatches(profile, sources=sources)),
         """SELECT trim(trim(trim(raw_name), '"')), count(*),
         sum(end_ns - start_ns) FILTER (end_ns >= start_ns) FROM d GROUP BY 1 ORDER BY 3 DESC, 1""",

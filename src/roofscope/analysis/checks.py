@@ -90,6 +90,7 @@ def _no_kernel_trace(profile: Profile) -> list[Warning]:
 def _untimed(profile: Profile) -> list[Warning]:
     """Dispatches without times in files whose other dispatches have them."""
     rows = query(
+        profile,
         dispatches(profile),
         """SELECT source, count(*) FILTER (start_ns IS NULL OR end_ns IS NULL), count(*)
         FROM d GROUP BY source""",
@@ -242,12 +243,14 @@ def _repeated_ids(sources: Sequence[int], profile: Profile, key: str = "") -> in
     rows = dispatches(profile, sources=sources).filter("dispatch_id IS NOT NULL")
     if key:
         ((n,),) = query(
+            profile,
             rows,
             f"""SELECT sum(n - d) FROM (SELECT count(*) AS n, count(DISTINCT {key}) AS d
             FROM d GROUP BY source, pid)""",
         ).fetchall()
         return int(n or 0)
     groups = query(
+        profile,
         rows,
         """SELECT source, pid, count(dispatch_id), min(dispatch_id), max(dispatch_id)
         FROM d GROUP BY source, pid""",
@@ -261,6 +264,7 @@ def _repeated_ids(sources: Sequence[int], profile: Profile, key: str = "") -> in
     else:
         distinct = "count(DISTINCT dispatch_id)"
     ((n,),) = query(
+        profile,
         rows,
         f"""SELECT sum(n - d) FROM (SELECT count(dispatch_id) AS n, {distinct} AS d
         FROM d GROUP BY source, pid)""",

@@ -16,6 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from roofscope.model.access import counters as counter_values
+from roofscope.model.access import query
 from roofscope.model.profile import Profile
 from roofscope.model.selection import dispatches
 
@@ -94,23 +95,25 @@ def dispatch_counters(profile: Profile, sources: Sequence[int]) -> DispatchCount
         return None
     mine = dispatches(profile, sources=sources)
     values_of = counter_values(profile)
-    rows = (
-        mine.join(values_of.project("row_id"), "row_id", how="semi")
-        .project("row_id, name_id, end_ns - start_ns AS dur")
-        .order("row_id")
-        .fetchnumpy()
-    )
+    rows = query(
+        profile,
+        mine,
+        """SELECT row_id, name_id, end_ns - start_ns AS dur FROM d
+        WHERE row_id IN (SELECT row_id FROM c) ORDER BY row_id""",
+        c=values_of,
+    ).fetchnumpy()
     row_ids = np.asarray(rows["row_id"], dtype=np.int64)
     if row_ids.size == 0:
         return None
     index = {int(r): i for i, r in enumerate(row_ids)}
     columns: dict[str, Array] = {}
-    values = (
-        values_of.filter("value IS NOT NULL")
-        .join(mine.project("row_id"), "row_id", how="semi")
-        .project("counter, row_id, value")
-        .fetchall()
-    )
+    values = query(
+        profile,
+        values_of,
+        """SELECT counter, row_id, value FROM d
+        WHERE value IS NOT NULL AND row_id IN (SELECT row_id FROM m)""",
+        m=mine,
+    ).fetchall()
     for counter, row_id, value in values:
         column = columns.setdefault(str(counter), np.full(row_ids.size, np.nan))
         column[index[int(row_id)]] = float(value)

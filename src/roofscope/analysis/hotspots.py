@@ -110,26 +110,24 @@ def _stats(
 
 def _from_dispatches(profile: Profile, selection: Selection) -> list[tuple[str, _Partial]]:
     selected = dispatches(profile, selection)
-    kernel_ids = query(
-        all_names(profile),
-        "SELECT name_id, dense_rank() OVER (ORDER BY kernel) AS kid, kernel, raw_name FROM d",
-    )
-    durations = selected.filter("end_ns IS NULL OR start_ns IS NULL OR end_ns >= start_ns").project(
-        "name_id, start_ns, end_ns - start_ns AS dur"
-    )
-    rows = (
-        durations.join(kernel_ids, "name_id")
-        .aggregate(
-            """kid, count(*), count(dur), sum(dur), min(dur), max(dur), sum(dur::DOUBLE * dur),
-        median(dur), arg_min(dur, start_ns)""",
-            "kid",
-        )
-        .fetchall()
-    )
+    rows = query(
+        profile,
+        selected,
+        """SELECT k.kid, count(*), count(dur), sum(dur), min(dur), max(dur),
+               sum(dur::DOUBLE * dur), median(dur), arg_min(dur, start_ns)
+        FROM (SELECT name_id, start_ns, end_ns - start_ns AS dur FROM d
+              WHERE end_ns IS NULL OR start_ns IS NULL OR end_ns >= start_ns) x
+        JOIN (SELECT name_id, dense_rank() OVER (ORDER BY kernel) AS kid FROM n) k
+        USING (name_id) GROUP BY k.kid""",
+        n=all_names(profile),
+    ).fetchall()
     names: dict[int, tuple[str, list[str]]] = {}
-    for kid, kernel, raw in (
-        kernel_ids.project("kid, kernel, raw_name").order("kid, raw_name").fetchall()
-    ):
+    for kid, kernel, raw in query(
+        profile,
+        all_names(profile),
+        """SELECT dense_rank() OVER (ORDER BY kernel) AS kid, kernel, raw_name FROM d
+        ORDER BY kid, raw_name""",
+    ).fetchall():
         names.setdefault(int(kid), (str(kernel), []))[1].append(str(raw))
     used = {int(r[0]) for r in rows}
     raw_used = (

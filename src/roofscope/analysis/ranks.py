@@ -66,6 +66,7 @@ def rank_view(profile: Profile, selection: Selection = EVERYTHING) -> RankView |
         return None  # one process, or runs that are not ranks of one job (readers/runs.py)
     timed = dispatches(profile, selection).filter("end_ns >= start_ns")
     rows = query(
+        profile,
         named(profile, timed),
         "SELECT source, kernel, sum(end_ns - start_ns), min(pid) FROM d GROUP BY ALL",
     ).fetchall()

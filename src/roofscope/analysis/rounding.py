@@ -107,6 +107,7 @@ def timestamp_stamps(profile: Profile) -> list[Stamps]:
         return []
     u = UNIT_NS
     rows = query(
+        profile,
         _counted(profile, sources),
         f"""SELECT source, count(*) FILTER (counted),
         count(*) FILTER (counted AND start_ns % {u} = 0)
@@ -134,7 +135,7 @@ def _resolution(profile: Profile, s: Stamps) -> int:
         f"count(*) FILTER (start_ns % {r} = 0 AND end_ns % {r} = 0)" for r in RESOLUTIONS_NS
     )
     (counts,) = query(
-        _counted(profile, [s.source]), f"SELECT {fine} FROM d WHERE counted"
+        profile, _counted(profile, [s.source]), f"SELECT {fine} FROM d WHERE counted"
     ).fetchall()
     return next((r for r, c in zip(RESOLUTIONS_NS, counts, strict=True) if 2 * c == s.stamps), 1)
 
@@ -144,6 +145,7 @@ def example(profile: Profile, source: int) -> Example:
     u = UNIT_NS
     zeros = " ".join(f"WHEN t % 1{'0' * z} = 0 THEN {z}" for z in range(18, 9, -1))
     (row,) = query(
+        profile,
         _counted(profile, [source]),
         f"""SELECT arg_min(t, (CASE {zeros} ELSE 9 END, t)) FROM (
         SELECT start_ns AS t FROM d WHERE counted AND start_ns % {u} = 0

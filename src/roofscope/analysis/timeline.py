@@ -65,6 +65,7 @@ def timeline(
     # the inputs cannot tell apart: each process's devices are kept apart
     process = "source" if len(profile.sources(Role.DISPATCHES)) > 1 else "-1"
     devices = query(
+        profile,
         valid,
         f"SELECT {process}, coalesce(device, -1), min(row_id), max(row_id), min(start_ns), "
         "max(end_ns) FROM d GROUP BY 1, 2 ORDER BY 1, 2",
@@ -73,7 +74,7 @@ def timeline(
         return None
     rows = sum(int(hi) - int(lo) + 1 for _, _, lo, hi, _, _ in devices)
     if len(devices) > 1 and rows <= CHUNK_ROWS:  # many small groups: one sorted fetch
-        per_device = _sweep_together(valid, process, gap_threshold_ns)
+        per_device = _sweep_together(profile, valid, process, gap_threshold_ns)
     else:
         per_device = [
             _sweep_one(profile.con, valid, process, group, gap_threshold_ns, len(devices) > 1)
@@ -121,10 +122,11 @@ def _sweep_one(
 
 
 def _sweep_together(
-    valid: duckdb.DuckDBPyRelation, process: str, threshold: int
+    profile: Profile, valid: duckdb.DuckDBPyRelation, process: str, threshold: int
 ) -> list[DeviceTime]:
     """Every (process, device) group from one fetch sorted by group and start."""
     cols = query(
+        profile,
         valid,
         f"""SELECT {process} AS p, coalesce(device, -1) AS d, start_ns, end_ns
         FROM d ORDER BY p, d, start_ns""",

@@ -132,6 +132,7 @@ def run_of(profile: Profile, report: Report) -> Run:
 def shapes_of(profile: Profile) -> dict[str, Shape]:
     """Each kernel's dominant launch shape (grid, workgroup), read only when needed."""
     rows = query(
+        profile,
         named(profile, launches(profile)),
         """SELECT kernel, grid_size, workgroup_size, sum(dispatches) AS c
         FROM d GROUP BY ALL ORDER BY c DESC""",

@@ -162,17 +162,18 @@ def counter_facts(
     ``activity`` counters and the non-zero ones among those."""
     if not sources or not name_ids:
         return 0, 0, 0, 0
-    kernels = dispatches(profile, sources=sources).filter(
-        ColumnExpression("name_id").isin(*_constants(name_ids))
-    )
+    kernels = dispatches(profile, sources=sources, kernels=name_ids)
     values = counters(profile).project(
         ColumnExpression("row_id"),
         ColumnExpression("value"),
         ColumnExpression("counter").isin(*_constants(activity)).alias("active"),
     )
     ((n, counted, active, nonzero),) = query(
-        kernels.project("row_id").join(values, "row_id", how="left"),
-        """SELECT count(DISTINCT row_id), count(value), count(value) FILTER (active),
-        count(value) FILTER (active AND value <> 0) FROM d""",
+        profile,
+        kernels,
+        """SELECT count(DISTINCT d.row_id), count(c.value), count(c.value) FILTER (c.active),
+        count(c.value) FILTER (c.active AND c.value <> 0)
+        FROM d LEFT JOIN c ON c.row_id = d.row_id""",
+        c=values,
     ).fetchall()
     return int(n or 0), int(counted or 0), int(active or 0), int(nonzero or 0)

@@ -42,7 +42,7 @@ import duckdb
 
 from roofscope.catalogue.ceilings import Ceiling
 from roofscope.model.names import normalise
-from roofscope.model.schema import DDL, Role
+from roofscope.model.schema import DDL, Role, Table
 
 # An input's id: its index in ``Profile.inputs``, carried by the rows it gave (``source``).
 SourceId = NewType("SourceId", int)
@@ -112,6 +112,10 @@ class Profile:
     ceilings: list[Ceiling] = field(default_factory=list)  # measured ones (roofline.csv)
     sysinfo: dict[str, str] = field(default_factory=dict)  # rocprof-compute sysinfo.csv fields
     runs: Runs = field(default_factory=Runs)  # set once every file is read
+    # relations over whole tables, built once: each step of a relation costs a bind
+    _views: dict[tuple[object, ...], duckdb.DuckDBPyRelation] = field(
+        default_factory=dict, repr=False
+    )
 
     @classmethod
     def empty(cls) -> Profile:
@@ -221,6 +225,20 @@ class Profile:
         while self.deferred:
             self.deferred.pop(0)()
         return self.con.table("launches")
+
+    def view(self, table: Table, fields: str) -> duckdb.DuckDBPyRelation:
+        """``fields`` of every row of ``table``, as one relation kept for the next call."""
+        return self.kept((table, fields), lambda: self.con.sql(f"SELECT {fields} FROM {table}"))
+
+    def kept(
+        self, key: tuple[object, ...], build: Callable[[], duckdb.DuckDBPyRelation]
+    ) -> duckdb.DuckDBPyRelation:
+        """The relation built for ``key`` before, else ``build()``'s. A relation is a query,
+        read when fetched, so it stays true while readers add rows; building one costs a bind
+        (0.35 ms), which analyses asking for the same selection again are spared."""
+        if key not in self._views:
+            self._views[key] = build()
+        return self._views[key]
 
     def count(self, table: str) -> int:
         ((n,),) = self.con.execute(f"SELECT count(*) FROM {table}").fetchall()

@@ -78,7 +78,7 @@ def name_ids(profile: Profile, selection: Selection) -> list[int] | None:
     pattern = selection.pattern()
     if pattern is None:
         return None
-    rows = profile.con.table(Table.NAMES).project("name_id, kernel").fetchall()
+    rows = profile.view(Table.NAMES, "name_id, kernel").fetchall()
     return [int(i) for i, kernel in rows if pattern.search(kernel)]
 
 
@@ -90,17 +90,40 @@ def _sources(profile: Profile, selection: Selection) -> list[int]:
 
 
 def dispatches(
-    profile: Profile, selection: Selection = EVERYTHING, *, sources: Sequence[int] | None = None
+    profile: Profile,
+    selection: Selection = EVERYTHING,
+    *,
+    sources: Sequence[int] | None = None,
+    kernels: Sequence[int] | None = None,
 ) -> duckdb.DuckDBPyRelation:
-    """The selected dispatches of the counted inputs (role DISPATCHES), or of ``sources``:
+    """The selected dispatches of the counted inputs (role DISPATCHES), or of ``sources``,
+    of the ``kernels`` (name ids) where given:
     ``row_id, source, name_id, pid, device, dispatch_id, start_ns, end_ns``."""
+    key = (
+        "dispatches",
+        selection,
+        sources is None,
+        tuple(profile.sources(Role.DISPATCHES) if sources is None else sources),
+        None if kernels is None else tuple(kernels),
+    )
+    return profile.kept(key, lambda: _dispatches(profile, selection, sources, kernels))
+
+
+def _dispatches(
+    profile: Profile,
+    selection: Selection,
+    sources: Sequence[int] | None,
+    kernels: Sequence[int] | None,
+) -> duckdb.DuckDBPyRelation:
     where = among("source", _sources(profile, selection) if sources is None else sources)
+    if kernels is not None:
+        where = where & among("name_id", kernels)
     ids = name_ids(profile, selection)
     if ids is not None:
         where = where & among("name_id", ids)
     if selection.device is not None:
         where = where & (ColumnExpression("device") == ConstantExpression(int(selection.device)))
-    return profile.con.table(Table.DISPATCHES).project(DISPATCH_FIELDS).filter(where)
+    return profile.view(Table.DISPATCHES, DISPATCH_FIELDS).filter(where)
 
 
 def summary(profile: Profile, selection: Selection = EVERYTHING) -> duckdb.DuckDBPyRelation:
@@ -111,7 +134,7 @@ def summary(profile: Profile, selection: Selection = EVERYTHING) -> duckdb.DuckD
     ids = name_ids(profile, selection)
     if ids is not None:
         where = where & among("name_id", ids)
-    return profile.con.table(Table.KERNEL_SUMMARY).project(SUMMARY_FIELDS).filter(where)
+    return profile.view(Table.KERNEL_SUMMARY, SUMMARY_FIELDS).filter(where)
 
 
 def _count(relation: duckdb.DuckDBPyRelation) -> int:

@@ -189,6 +189,7 @@ def theoretical(profile: Profile, arch: str | None = None) -> dict[int, Occupanc
     if not sources:
         return {}
     rows = query(
+        profile,
         launches(profile, sources),
         """SELECT name_id, workgroup_size, arch_vgpr, coalesce(accum_vgpr, 0), sgpr,
         coalesce(lds_bytes, 0), wave_size, sum(dispatches) AS n FROM d
