@@ -56,9 +56,11 @@ def test_counter_facts_of_one_or_many_activity_counters(activity: tuple[str, ...
 def test_dispatch_relation_follows_the_selection() -> None:
     profile = load([str(STALL)])
     rows = _rows(STALL)
-    assert count(dispatches(profile)) == len({r["Dispatch_Id"] for r in rows})
+    assert count(profile, dispatches(profile)) == len({r["Dispatch_Id"] for r in rows})
     copies = {r["Dispatch_Id"] for r in rows if r["Kernel_Name"] == COPY}
-    assert count(dispatches(profile, Selection(kernel="^__amd_rocclr_copy"))) == len(copies)
+    assert count(profile, dispatches(profile, Selection(kernel="^__amd_rocclr_copy"))) == len(
+        copies
+    )
 
 
 def test_selection_errors_carry_facts_not_options() -> None:

@@ -118,7 +118,7 @@ class Report:
 def profiler_rules(profile: Profile, kernels: list[str]) -> dict[str, tuple[ProfilerRule, ...]]:
     """The producer_rules rows of these kernels' dispatches, distinct per kernel."""
     rules = producer_rules(profile)
-    if not kernels or is_empty(rules):
+    if not kernels or is_empty(profile, rules):
         return {}
     mine = named(profile, all_dispatches(profile)).filter(among("kernel", kernels))
     rows = query(

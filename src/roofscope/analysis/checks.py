@@ -72,9 +72,11 @@ KERNEL_TRACING = {
 
 
 def _no_kernel_trace(profile: Profile) -> list[Warning]:
-    if not (is_empty(all_dispatches(profile)) and is_empty(all_summaries(profile))):
+    if not (
+        is_empty(profile, all_dispatches(profile)) and is_empty(profile, all_summaries(profile))
+    ):
         return []
-    if is_empty(activity(profile)) and is_empty(copies(profile)):
+    if is_empty(profile, activity(profile)) and is_empty(profile, copies(profile)):
         return []
     files = ", ".join(f.path for f in profile.inputs)
     tracing = KERNEL_TRACING.get(profile.run.producer or "", "the profiler's kernel tracing")
@@ -110,7 +112,7 @@ def _untimed(profile: Profile) -> list[Warning]:
 
 
 def _summary_totals(profile: Profile) -> list[Warning]:
-    bad = count(all_summaries(profile).filter("total_ns IS NULL OR isnan(total_ns)"))
+    bad = count(profile, all_summaries(profile).filter("total_ns IS NULL OR isnan(total_ns)"))
     if not bad:
         return []
     return [

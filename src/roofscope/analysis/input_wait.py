@@ -22,7 +22,7 @@ Ranges = list[tuple[int, int]]
 def loader_idle_ns(profile: Profile, selection: Selection = EVERYTHING) -> int | None:
     """The devices' idle time inside data-loader steps; None when the input has none."""
     loader = host_ranges(profile, "data-loader")
-    if is_empty(loader):
+    if is_empty(profile, loader):
         return None
     steps: dict[int, Ranges] = {}
     for source, start, end in (

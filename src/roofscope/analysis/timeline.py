@@ -77,7 +77,7 @@ def timeline(
         per_device = _sweep_together(profile, valid, process, gap_threshold_ns)
     else:
         per_device = [
-            _sweep_one(profile.con, valid, process, group, gap_threshold_ns, len(devices) > 1)
+            _sweep_one(profile, valid, process, group, gap_threshold_ns, len(devices) > 1)
             for group in devices
         ]
     wall = int(max(d[5] for d in devices) - min(d[4] for d in devices))
@@ -97,7 +97,7 @@ def timeline(
 
 
 def _sweep_one(
-    con: duckdb.DuckDBPyConnection,
+    profile: Profile,
     valid: duckdb.DuckDBPyRelation,
     process: str,
     group: tuple[int, int, int, int, int, int],
@@ -113,10 +113,10 @@ def _sweep_one(
         sorted_rows = f"timeline_{abs(hash((source, device, lo, hi)))}"
         rows.order("start_ns").project("start_ns, end_ns").to_table(sorted_rows)
         try:
-            ordered = con.table(sorted_rows).project("rowid AS row_id, start_ns, end_ns")
-            sweep = _sweep(ordered, 0, count(ordered) - 1, threshold)
+            ordered = profile.con.table(sorted_rows).project("rowid AS row_id, start_ns, end_ns")
+            sweep = _sweep(ordered, 0, count(profile, ordered) - 1, threshold)
         finally:
-            con.execute(f"DROP TABLE {sorted_rows}")
+            profile.con.execute(f"DROP TABLE {sorted_rows}")
     assert sweep is not None, "rows sorted by start_ns sweep in order"
     return _result(sweep, source, device)
 

@@ -113,7 +113,7 @@ def _short_dispatches(profile: Profile, selection: Selection) -> int:
     short = dispatches(profile, selection).filter(
         f"end_ns >= start_ns AND end_ns - start_ns < {SHORT_NS}"
     )
-    return count(short)
+    return count(profile, short)
 
 
 def _short_in_summaries(profile: Profile, selection: Selection) -> int:

@@ -15,7 +15,7 @@ from roofscope.analysis.ranks import RankView
 from roofscope.analysis.roofline import KernelRoofline
 from roofscope.analysis.work.assign import run_name_ids
 from roofscope.diagnosis.trust import RoofStanding
-from roofscope.model.access import all_summaries, counters, has_counters, named, names, query
+from roofscope.model.access import all_summaries, counters, has_counters, names, query
 from roofscope.model.profile import Profile
 from roofscope.model.schema import Role
 from roofscope.model.selection import dispatches
@@ -86,10 +86,15 @@ def kernel_facts(profile: Profile, kernels: list[str]) -> dict[str, KernelFacts]
     wanted = _kernels_named(profile, kernels)
     summaries = {
         str(kernel): (mean, low, high)
-        for kernel, mean, low, high in named(profile, all_summaries(profile))
-        .filter(ColumnExpression("name_id").isin(*_constants(wanted)))
-        .aggregate("kernel, max(mean_ns), min(min_ns), max(max_ns)", "kernel")
-        .fetchall()
+        for kernel, mean, low, high in query(
+            profile,
+            all_summaries(profile),
+            """SELECT n.kernel, max(mean_ns), min(min_ns), max(max_ns) FROM d
+            JOIN n USING (name_id) WHERE name_id IN (SELECT unnest($1::INTEGER[]))
+            GROUP BY n.kernel""",
+            [list(wanted)],
+            n=names(profile),
+        ).fetchall()
     }
     counted = _coverage(profile, kernels, wanted) if has_counters(profile) else {}
     out = {}
@@ -108,8 +113,13 @@ def _constants(values: Iterable[object]) -> list[Expression]:
 
 def _kernels_named(profile: Profile, kernels: list[str]) -> dict[int, str]:
     """The name ids whose normalised name is one of ``kernels``, with that name."""
-    rows = names(profile).filter(ColumnExpression("kernel").isin(*_constants(kernels)))
-    return {int(i): str(k) for i, k in rows.project("name_id, kernel").fetchall()}
+    rows = query(
+        profile,
+        names(profile),
+        "SELECT name_id, kernel FROM d WHERE kernel IN (SELECT unnest($1::VARCHAR[]))",
+        [kernels],
+    )
+    return {int(i): str(k) for i, k in rows.fetchall()}
 
 
 def _coverage(
@@ -147,8 +157,12 @@ def counter_collected(profile: Profile) -> str | None:
     timed = [s for s in profile.sources(Role.DISPATCHES) if profile.inputs[s].on_timeline]
     if not timed or not has_counters(profile):
         return None
-    rows = dispatches(profile, sources=timed).join(counters(profile), "row_id", how="semi")
-    found = rows.project("source").distinct().fetchall()
+    found = query(
+        profile,
+        dispatches(profile, sources=timed),
+        "SELECT DISTINCT source FROM d WHERE row_id IN (SELECT row_id FROM c)",
+        c=counters(profile),
+    ).fetchall()
     return ", ".join(sorted({profile.inputs[int(s)].format for (s,) in found})) or None
 
 

@@ -82,15 +82,21 @@ def all_dispatches(profile: Profile) -> Relation:
     return profile.view(Table.DISPATCHES, DISPATCH_FIELDS)
 
 
-def is_empty(relation: Relation) -> bool:
-    return not relation.limit(1).fetchall()
+def is_empty(profile: Profile, relation: Relation) -> bool:
+    """Whether ``relation`` has no row."""
+    return not query(profile, relation, "SELECT 1 FROM d LIMIT 1").fetchall()
 
 
 def query(
-    profile: Profile, relation: Relation, sql: str, **more: Relation
+    profile: Profile,
+    relation: Relation,
+    sql: str,
+    params: Sequence[object] = (),
+    **more: Relation,
 ) -> duckdb.DuckDBPyConnection:
     """Run ``sql`` (a SELECT) over ``relation``, which it names ``d`` (and over ``more``,
-    named by their keywords); fetch its rows at once (``fetchall``, ``fetchnumpy``).
+    named by their keywords) with ``params`` for its ``$1``, ``$2``, ...; fetch its rows at
+    once (``fetchall``, ``fetchnumpy``).
 
     The relations' own SQL (``sql_query()``, rendered by DuckDB from their relational steps
     and constant expressions) becomes common table expressions of one statement: measured
@@ -98,10 +104,10 @@ def query(
     analysis that runs some fifty of them."""
     tables = {"d": relation, **more}
     ctes = ", ".join(f"{name} AS ({rel.sql_query()})" for name, rel in tables.items())
-    return profile.con.execute(f"WITH {ctes} {sql}")
+    return profile.con.execute(f"WITH {ctes} {sql}", list(params))
 
 
-def count(relation: Relation) -> int:
+def count(profile: Profile, relation: Relation) -> int:
     """The number of rows of ``relation``."""
-    ((n,),) = relation.aggregate("count(*)").fetchall()
+    ((n,),) = query(profile, relation, "SELECT count(*) FROM d").fetchall()
     return int(n)

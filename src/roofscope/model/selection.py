@@ -137,8 +137,8 @@ def summary(profile: Profile, selection: Selection = EVERYTHING) -> duckdb.DuckD
     return profile.view(Table.KERNEL_SUMMARY, SUMMARY_FIELDS).filter(where)
 
 
-def _count(relation: duckdb.DuckDBPyRelation) -> int:
-    ((n,),) = relation.aggregate("count(*)").fetchall()
+def _count(profile: Profile, relation: duckdb.DuckDBPyRelation) -> int:
+    (n,) = profile.con.execute(f"SELECT count(*) FROM ({relation.sql_query()})").fetchall()[0]
     return int(n)
 
 
@@ -147,11 +147,13 @@ def require_some(profile: Profile, selection: Selection) -> None:
     that has rows."""
     if selection.kernel is None and selection.device is None:
         return
-    if _count(dispatches(profile, selection)) or _count(summary(profile, selection)):
+    if _count(profile, dispatches(profile, selection)) or _count(
+        profile, summary(profile, selection)
+    ):
         return
     everything = Selection(sources=selection.sources)
     whole = dispatches(profile, everything)
-    if not (_count(whole) or _count(summary(profile, everything))):
+    if not (_count(profile, whole) or _count(profile, summary(profile, everything))):
         return  # nothing to select from: the report says so
     devices = whole.filter("device IS NOT NULL").project("device").distinct().order("device")
     raise EmptySelection(

@@ -13,7 +13,7 @@ from roofscope.analysis.work.model import Work
 from roofscope.analysis.work.spec import LAUNCH_FIELDS, Rule, base_name, evaluate_rule
 from roofscope.errors import InputError
 from roofscope.model.access import launches as launches_of
-from roofscope.model.access import named, names
+from roofscope.model.access import named, names, query
 from roofscope.model.profile import Profile, Warning
 from roofscope.model.schema import Role
 from roofscope.model.selection import among, dispatches
@@ -91,7 +91,8 @@ def _known(w: Work) -> bool:
 
 def kernel_name_ids(profile: Profile) -> dict[str, list[int]]:
     ids: dict[str, list[int]] = {}
-    for name_id, kernel in names(profile).project("name_id, kernel").fetchall():
+    every = query(profile, names(profile), "SELECT name_id, kernel FROM d").fetchall()
+    for name_id, kernel in every:
         ids.setdefault(str(kernel), []).append(int(name_id))
     return ids
 
