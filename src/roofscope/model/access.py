@@ -1,9 +1,9 @@
 """Typed accessors: what the analyses read of a profile, as DuckDB relations.
 
 Analyses never name a table: they are handed relations (the selected dispatches and summary
-rows come from :mod:`roofscope.model.selection`) and may run SQL over them
-(``relation.query("d", "SELECT ... FROM d")``) or filter and aggregate them through the
-relational API.
+rows come from :mod:`roofscope.model.selection`) and may run SQL over them with
+:func:`query` (``query(profile, relation, "SELECT ... FROM d")``, constants as parameters)
+or filter and aggregate them through the relational API.
 """
 
 from __future__ import annotations
