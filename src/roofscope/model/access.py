@@ -45,14 +45,19 @@ def host_ranges(profile: Profile, kind: str) -> Relation:
     """``source, kind, name, start_ns, end_ns`` of the host ranges of ``kind``
     (``data-loader``)."""
     rel = profile.view(Table.HOST_RANGES, "source, kind, name, start_ns, end_ns")
-    return rel.filter(ColumnExpression("kind") == ConstantExpression(kind))
+    kept = ("host_ranges", kind)
+    return profile.kept(
+        kept, lambda: rel.filter(ColumnExpression("kind") == ConstantExpression(kind))
+    )
 
 
 def launches(profile: Profile, sources: Sequence[int] | None = None) -> Relation:
     """How kernels were launched (``source, name_id``, the launch columns and the number of
     ``dispatches`` of each combination), of ``sources`` or of all inputs."""
     rel = profile.launches()
-    return rel if sources is None else rel.filter(among("source", sources))
+    if sources is None:
+        return rel
+    return profile.kept(("launches", tuple(sources)), lambda: rel.filter(among("source", sources)))
 
 
 def copies(profile: Profile) -> Relation:

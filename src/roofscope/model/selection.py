@@ -130,6 +130,13 @@ def summary(profile: Profile, selection: Selection = EVERYTHING) -> duckdb.DuckD
     """The selected rows of the kernel summaries read as such (role KERNEL_SUMMARY); none
     when a device is selected (summaries have no device)."""
     sources = profile.sources(Role.KERNEL_SUMMARY)
+    key = ("summary", selection, tuple(sources))
+    return profile.kept(key, lambda: _summary(profile, selection, sources))
+
+
+def _summary(
+    profile: Profile, selection: Selection, sources: Sequence[int]
+) -> duckdb.DuckDBPyRelation:
     where = among("source", sources if selection.device is None else [])
     ids = name_ids(profile, selection)
     if ids is not None:
