@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from roofscope.analysis.hotspots import hotspots
-from roofscope.analysis.selection import Selection
 from roofscope.analysis.timeline import timeline
 from roofscope.model.names import normalise
+from roofscope.model.selection import Selection
 from roofscope.readers.load import load
 
 HEADER = (

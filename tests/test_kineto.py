@@ -25,9 +25,9 @@ import pytest
 from roofscope.analysis import checks
 from roofscope.errors import InputError
 from roofscope.model.profile import Profile
+from roofscope.model.schema import Role
 from roofscope.readers import json_stream
 from roofscope.readers.kineto import KinetoTrace
-from roofscope.readers.registry import DISPATCHES
 from roofscope.readers.sniff import read_head
 from tests.conftest import DATA, SHARED_CORPUS
 
@@ -50,7 +50,7 @@ KINETO = sorted(
 
 def read(path: Path) -> Profile:
     profile = Profile.empty()
-    KinetoTrace().read(path, read_head(path), profile, role=DISPATCHES)
+    KinetoTrace().read(path, read_head(path), profile, role=Role.DISPATCHES)
     return profile
 
 

@@ -18,10 +18,10 @@ from roofscope.analysis.counters import Counters, evaluate
 from roofscope.analysis.work import nvidia
 from roofscope.errors import InputError
 from roofscope.model.profile import Profile
+from roofscope.model.schema import Role
 from roofscope.readers import ncu_units
 from roofscope.readers.ncu_csv import Ncu
 from roofscope.readers.ncu_units import parse_number, unit_factor
-from roofscope.readers.registry import DISPATCHES, KERNEL_SUMMARY
 from roofscope.readers.sniff import read_head
 from tests.conftest import DATA, SHARED_CORPUS
 
@@ -45,7 +45,7 @@ def corpus_files() -> list[Path]:
     )
 
 
-def read(path: Path, role: str = DISPATCHES) -> Profile:
+def read(path: Path, role: str = Role.DISPATCHES) -> Profile:
     profile = Profile.empty()
     head = read_head(path)
     assert Ncu().detect(head)
@@ -385,8 +385,8 @@ def test_summary_page(tmp_path: Path) -> None:
     text += line.format(k="kernel_A", n=4, m="dram__bytes.sum", u="Mbyte",
                         lo="1.00", hi="3.00", avg="2.00")  # fmt: skip
     path = write(tmp_path, text)
-    assert Ncu().role(read_head(path)) == KERNEL_SUMMARY
-    profile = read(path, KERNEL_SUMMARY)
+    assert Ncu().role(read_head(path)) == Role.KERNEL_SUMMARY
+    profile = read(path, Role.KERNEL_SUMMARY)
     rows = profile.con.execute(
         """SELECT n.raw_name, s.calls, s.total_ns, s.mean_ns, s.min_ns, s.max_ns, s.pid
         FROM kernel_summary s JOIN names n USING (name_id) ORDER BY n.raw_name"""

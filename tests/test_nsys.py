@@ -23,8 +23,9 @@ from roofscope.analysis import checks
 from roofscope.cli.app import main
 from roofscope.errors import InputError
 from roofscope.model.profile import Profile
+from roofscope.model.schema import Role
 from roofscope.readers import nsys_csv, nsys_sqlite, nsys_trace, sqlite_file
-from roofscope.readers.registry import ACTIVITY, DISPATCHES, KERNEL_SUMMARY, Reader
+from roofscope.readers.registry import Reader
 from roofscope.readers.sniff import read_head
 from tests.conftest import DATA, SHARED_CORPUS
 
@@ -83,10 +84,10 @@ def test_kern_sum_reads_instances_and_totals(path: Path) -> None:
     head = read_head(path)
     assert nsys_csv.KernSum().detect(head)
     assert not nsys_trace.GpuTrace().detect(head) and not nsys_csv.ApiSum().detect(head)
-    profile = read(nsys_csv.KernSum(), path, KERNEL_SUMMARY)
+    profile = read(nsys_csv.KernSum(), path, Role.KERNEL_SUMMARY)
     assert kernel_totals(profile) == expected_kern_sum(path)
     assert profile.run.producer == "nsys"
-    assert [(f.format, f.role) for f in profile.inputs] == [("nsys-kern-sum", KERNEL_SUMMARY)]
+    assert [(f.format, f.role) for f in profile.inputs] == [("nsys-kern-sum", Role.KERNEL_SUMMARY)]
 
 
 @corpus
@@ -95,7 +96,7 @@ def test_corpus_has_four_kern_sums() -> None:
 
 
 def test_kern_sum_mean_min_max_std() -> None:
-    profile = read(nsys_csv.KernSum(), KERN_SUM, KERNEL_SUMMARY)
+    profile = read(nsys_csv.KernSum(), KERN_SUM, Role.KERNEL_SUMMARY)
     got = profile.con.execute(
         "SELECT raw_name, mean_ns, min_ns, max_ns, std_ns FROM kernel_summary "
         "JOIN names USING (name_id)"
@@ -113,7 +114,7 @@ def test_kern_sum_mean_min_max_std() -> None:
 def test_kern_sum_median_is_its_med_column(path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The report's own ``Med (ns)`` is each kernel's median (it was null: issue 19)."""
     want = {r["Name"]: float(r["Med (ns)"]) for r in csv_rows(path)}
-    profile = read(nsys_csv.KernSum(), path, KERNEL_SUMMARY)
+    profile = read(nsys_csv.KernSum(), path, Role.KERNEL_SUMMARY)
     got = profile.con.execute(
         "SELECT raw_name, median_ns FROM kernel_summary JOIN names USING (name_id)"
     ).fetchall()
@@ -149,7 +150,7 @@ def _rewrite(tmp_path: Path, source: Path, header: str, *, bom: bool = False, eo
 def test_kern_sum_header_variants(tmp_path: Path, header: str, options: dict[str, str]) -> None:
     path = _rewrite(tmp_path, KERN_SUM, header, **options)  # type: ignore[arg-type]
     assert nsys_csv.KernSum().detect(read_head(path))
-    profile = read(nsys_csv.KernSum(), path, KERNEL_SUMMARY)
+    profile = read(nsys_csv.KernSum(), path, Role.KERNEL_SUMMARY)
     assert kernel_totals(profile) == expected_kern_sum(KERN_SUM)
 
 
@@ -159,7 +160,7 @@ def test_kern_sum_unit_in_parentheses(tmp_path: Path) -> None:
         "Time (%),Total Time (us),Instances,Avg (us),Med (us),Min (us),Max (us),StdDev (us),Name\n"
         "100.0,12.5,5,2.5,2.5,2.0,3.0,0.5,k\n"
     )
-    profile = read(nsys_csv.KernSum(), path, KERNEL_SUMMARY)
+    profile = read(nsys_csv.KernSum(), path, Role.KERNEL_SUMMARY)
     assert profile.con.execute(
         "SELECT calls, total_ns, mean_ns, min_ns, max_ns, std_ns FROM kernel_summary"
     ).fetchall() == [(5, 12_500.0, 2_500.0, 2_000.0, 3_000.0, 500.0)]
@@ -176,7 +177,7 @@ def test_kern_sum_malformed_row(tmp_path: Path, row: str, problem: str) -> None:
     path = tmp_path / "bad.csv"
     lines = KERN_SUM.read_text().splitlines(keepends=True)
     path.write_text("".join([*lines[:2], row, *lines[2:]]))
-    message = one_line_error(nsys_csv.KernSum(), path, KERNEL_SUMMARY)
+    message = one_line_error(nsys_csv.KernSum(), path, Role.KERNEL_SUMMARY)
     assert message.startswith(f"{path}:3: {problem}")
 
 
@@ -203,7 +204,7 @@ def test_gpu_trace_kernels_and_copies_apart(path: Path) -> None:
     if not path.exists():
         pytest.skip("shared corpus not present")
     assert nsys_trace.GpuTrace().detect(read_head(path))
-    profile = read(nsys_trace.GpuTrace(), path, DISPATCHES)
+    profile = read(nsys_trace.GpuTrace(), path, Role.DISPATCHES)
     kernels, copies = trace_expectation(path)
     got = profile.con.execute(
         """SELECT raw_name, count(*), sum(end_ns - start_ns) FROM dispatches
@@ -217,14 +218,14 @@ def test_gpu_trace_kernels_and_copies_apart(path: Path) -> None:
         == copies
     )
     assert [(f.role, f.rows) for f in profile.inputs] == [
-        (DISPATCHES, sum(c for c, _ in kernels.values())),
+        (Role.DISPATCHES, sum(c for c, _ in kernels.values())),
         ("copies", len(copies)),
     ]
     assert profile.run.gpu == "NVIDIA GeForce RTX 5090"
 
 
 def test_gpu_trace_dispatch_fields_and_launch_shapes() -> None:
-    profile = read(nsys_trace.GpuTrace(), GPU_TRACE, DISPATCHES)
+    profile = read(nsys_trace.GpuTrace(), GPU_TRACE, Role.DISPATCHES)
     rows = csv_rows(GPU_TRACE)
     kernels = [r for r in rows if r["GrdX"]]
     got = profile.con.execute(
@@ -248,7 +249,7 @@ def test_gpu_trace_dispatch_fields_and_launch_shapes() -> None:
 
 
 def duplicate_warnings(path: Path) -> list[int]:
-    profile = read(nsys_trace.GpuTrace(), path, DISPATCHES)
+    profile = read(nsys_trace.GpuTrace(), path, Role.DISPATCHES)
     return [w.count for w in checks.check(profile) if w.code == "duplicate-dispatch-id"]
 
 
@@ -299,7 +300,7 @@ def _trace_with(tmp_path: Path, row: str) -> Path:
 )
 def test_gpu_trace_malformed_row(tmp_path: Path, row: str, problem: str) -> None:
     path = _trace_with(tmp_path, row)
-    message = one_line_error(nsys_trace.GpuTrace(), path, DISPATCHES)
+    message = one_line_error(nsys_trace.GpuTrace(), path, Role.DISPATCHES)
     assert message.startswith(f"{path}:6: {problem}")
 
 
@@ -307,7 +308,7 @@ def test_gpu_trace_memory_rows_only(tmp_path: Path) -> None:
     lines = GPU_TRACE.read_bytes().split(b"\r\n")
     path = tmp_path / "copies.csv"
     path.write_bytes(b"\r\n".join(lines[:4]) + b"\r\n")
-    message = one_line_error(nsys_trace.GpuTrace(), path, DISPATCHES)
+    message = one_line_error(nsys_trace.GpuTrace(), path, Role.DISPATCHES)
     # CUDA was traced (its copies are in the report): no kernel ran in the range (issue 19)
     copies = [r for r in csv_rows(path) if r["Name"].startswith("[CUDA ")]
     assert len(copies) == 3
@@ -344,8 +345,8 @@ def test_activity_summaries(tmp_path: Path, reader: Reader, text: str, kind: str
     head = read_head(path)
     others = [r for r in (nsys_csv.KernSum(), nsys_csv.MemTimeSum(), nsys_csv.ApiSum())]
     assert [r.name for r in others if r.detect(head)] == [reader.name]
-    assert reader.role(head) == ACTIVITY
-    profile = read(reader, path, ACTIVITY)
+    assert reader.role(head) == Role.ACTIVITY
+    profile = read(reader, path, Role.ACTIVITY)
     rows = list(csv.reader(text.splitlines()))[1:]
     assert profile.con.execute(
         "SELECT kind, name, calls, total_ns FROM activity_summary"
@@ -479,7 +480,7 @@ def test_sqlite_dispatches_per_kernel(export: Path) -> None:
     before = sha256(export)
     head = read_head(export)
     assert nsys_sqlite.NsysSqlite().detect(head) and nsys_sqlite.is_nsys(export)
-    profile = read(nsys_sqlite.NsysSqlite(), export, DISPATCHES)
+    profile = read(nsys_sqlite.NsysSqlite(), export, Role.DISPATCHES)
     totals: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for k in KERNELS:
         totals[k[0]][0] += 1
@@ -497,7 +498,7 @@ def test_sqlite_dispatches_per_kernel(export: Path) -> None:
 
 
 def test_sqlite_launch_shapes(export: Path) -> None:
-    profile = read(nsys_sqlite.NsysSqlite(), export, DISPATCHES)
+    profile = read(nsys_sqlite.NsysSqlite(), export, Role.DISPATCHES)
     got = profile.con.execute(
         """SELECT raw_name, stream, grid_size, workgroup_size, lds_bytes, arch_vgpr, wave_size,
         dispatches FROM launches JOIN names USING (name_id)"""
@@ -511,7 +512,7 @@ def test_sqlite_launch_shapes(export: Path) -> None:
 
 
 def test_sqlite_copies_and_gpu(export: Path) -> None:
-    profile = read(nsys_sqlite.NsysSqlite(), export, DISPATCHES)
+    profile = read(nsys_sqlite.NsysSqlite(), export, Role.DISPATCHES)
     copies = profile.con.execute(
         "SELECT pid, direction, src_agent, dst_agent, start_ns, end_ns FROM copies ORDER BY 5"
     ).fetchall()
@@ -521,7 +522,7 @@ def test_sqlite_copies_and_gpu(export: Path) -> None:
     ] + [(PID, "[CUDA memset]", MEM_LABELS[k], None, b, e) for k, b, e in MEMSETS]
     assert copies == sorted(want, key=lambda r: r[4])
     assert [(f.role, f.rows) for f in profile.inputs] == [
-        (DISPATCHES, len(KERNELS)),
+        (Role.DISPATCHES, len(KERNELS)),
         ("copies", len(MEMCPYS) + len(MEMSETS)),
     ]
     run = profile.run
@@ -574,7 +575,7 @@ def test_sqlite_capture_where_no_kernel_ran(tmp_path: Path, table: str) -> None:
         con.execute(f"{'DROP TABLE' if table == 'absent' else 'DELETE FROM'} {nsys_sqlite.KERNEL}")
     con.close()
     assert nsys_sqlite.is_nsys(path)
-    message = one_line_error(nsys_sqlite.NsysSqlite(), path, DISPATCHES)
+    message = one_line_error(nsys_sqlite.NsysSqlite(), path, Role.DISPATCHES)
     assert (calls, len(MEMCPYS), len(MEMSETS)) == (3, 3, 1)
     assert message == (
         f"{path}: no kernel ran in the captured range: the profiler traced kernels and recorded "
@@ -595,7 +596,7 @@ def test_sqlite_capture_whose_kernels_were_not_recorded(tmp_path: Path) -> None:
         con.execute(f"DROP TABLE {nsys_sqlite.KERNEL}")
         con.execute("UPDATE StringIds SET value = 'cudaLaunchKernel_v7000' WHERE id = 1000")
     con.close()
-    message = one_line_error(nsys_sqlite.NsysSqlite(), path, DISPATCHES)
+    message = one_line_error(nsys_sqlite.NsysSqlite(), path, Role.DISPATCHES)
     assert message == (
         f"{path}: has no kernel records, though its CUDA API trace holds 1 kernel launch(es): "
         "kernels ran and the profiler did not record them; re-run nsys profile with "
@@ -613,7 +614,7 @@ def test_sqlite_without_cuda_trace(tmp_path: Path) -> None:
             con.execute(f"DROP TABLE {table}")
     con.close()
     assert nsys_sqlite.is_nsys(path)
-    message = one_line_error(nsys_sqlite.NsysSqlite(), path, DISPATCHES)
+    message = one_line_error(nsys_sqlite.NsysSqlite(), path, Role.DISPATCHES)
     assert message == (
         f"{path}: is an Nsight Systems export without the CUPTI_ACTIVITY_KIND_KERNEL table, nor "
         "any other that CUDA tracing writes: CUDA was not traced; re-run nsys profile with "
@@ -644,7 +645,7 @@ def test_sqlite_truncated(tmp_path: Path, share: float) -> None:
     data = whole.read_bytes()
     path = tmp_path / "cut.sqlite"
     path.write_bytes(data[: int(len(data) * share)])
-    message = one_line_error(nsys_sqlite.NsysSqlite(), path, DISPATCHES)
+    message = one_line_error(nsys_sqlite.NsysSqlite(), path, Role.DISPATCHES)
     assert message.startswith(f"{path}: is a damaged SQLite database (")
 
 
@@ -657,7 +658,7 @@ def test_sqlite_locked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     writer = sqlite3.connect(path, isolation_level=None)
     try:
         writer.execute("BEGIN EXCLUSIVE")
-        message = one_line_error(nsys_sqlite.NsysSqlite(), path, DISPATCHES)
+        message = one_line_error(nsys_sqlite.NsysSqlite(), path, Role.DISPATCHES)
     finally:
         writer.close()
     assert message == (

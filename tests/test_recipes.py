@@ -21,10 +21,11 @@ from roofscope.diagnosis.evidence import KernelView
 from roofscope.diagnosis.findings import Finding
 from roofscope.errors import InputError
 from roofscope.model.profile import Profile, RunInfo
+from roofscope.model.schema import Role
 from roofscope.readers import registry as readers
 from roofscope.readers.batches import column, name_ids, registered
 from roofscope.readers.load import load
-from roofscope.readers.registry import DISPATCHES, Reader
+from roofscope.readers.registry import Reader
 from roofscope.readers.sniff import Head
 from tests.conftest import kernels_by_name, run_json
 
@@ -35,7 +36,7 @@ TABLE = "tiny_dispatches"
 
 def _insert(profile: Profile, path: Path, fmt: str, rows: list[tuple[str, int, int, int]]) -> None:
     """The dispatches of a tinyprof file into the model, under a new source."""
-    source = len(profile.inputs)  # the id the input added below gets
+    source = profile.begin_input()  # the id the input added below gets
     arrays = {
         "name_id": name_ids(profile, [r[0] for r in rows]),
         "device": column([r[1] for r in rows], "int"),
@@ -48,7 +49,7 @@ def _insert(profile: Profile, path: Path, fmt: str, rows: list[tuple[str, int, i
             f"""INSERT INTO dispatches (source, name_id, device, dispatch_id, start_ns, end_ns)
             SELECT {source}, name_id, device, dispatch_id, start_ns, end_ns FROM tiny_rows"""
         )
-    profile.add_input(str(path), fmt, len(rows), DISPATCHES)
+    profile.add_input(str(path), fmt, len(rows), Role.DISPATCHES)
     profile.set_run(RunInfo(producer="tinyprof"))
 
 
@@ -62,10 +63,10 @@ class TinyText(Reader):
     def detect(self, head: Head) -> bool:
         return head.first_line == MAGIC
 
-    def role(self, head: Head) -> str:
-        return DISPATCHES
+    def role(self, head: Head) -> Role:
+        return Role.DISPATCHES
 
-    def read(self, path: Path, head: Head, profile: Profile, *, role: str) -> None:
+    def read(self, path: Path, head: Head, profile: Profile, *, role: Role) -> None:
         lines = path.read_text(encoding="utf-8").splitlines()[2:]
         rows = [(k, int(d), int(s), int(e)) for k, d, s, e in (x.split(",") for x in lines)]
         _insert(profile, path, self.name, rows)
@@ -84,10 +85,10 @@ class TinySqlite(Reader):
             found = con.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (TABLE,))
             return found.fetchone() is not None
 
-    def role(self, head: Head) -> str:
-        return DISPATCHES
+    def role(self, head: Head) -> Role:
+        return Role.DISPATCHES
 
-    def read(self, path: Path, head: Head, profile: Profile, *, role: str) -> None:
+    def read(self, path: Path, head: Head, profile: Profile, *, role: Role) -> None:
         with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as con:
             rows = con.execute(f"SELECT kernel, device, start_ns, end_ns FROM {TABLE}").fetchall()
         _insert(profile, path, self.name, rows)

@@ -18,9 +18,9 @@ import pytest
 from roofscope.cli.app import main
 from roofscope.model.names import normalise
 from roofscope.model.profile import Profile
+from roofscope.model.schema import Role
 from roofscope.readers import rocpd, sqlite_file
 from roofscope.readers.load import load
-from roofscope.readers.registry import KERNEL_SUMMARY
 from roofscope.readers.sniff import read_head
 from tests.conftest import SHARED_CORPUS, rocpd_table, run_json
 
@@ -85,7 +85,7 @@ def test_top_kernels_cross_check_equals_v1_stats(capsys: pytest.CaptureFixture[s
 
 def test_top_kernels_as_kernel_summary() -> None:
     profile = Profile.empty()
-    rocpd.Rocpd().read(DB, read_head(DB), profile, role=KERNEL_SUMMARY)
+    rocpd.Rocpd().read(DB, read_head(DB), profile, role=Role.KERNEL_SUMMARY)
     assert profile.count("dispatches") == 0
     rows = profile.con.execute(
         "SELECT kernel, calls, total_ns, mean_ns FROM kernel_summary JOIN names USING (name_id)"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from duckdb import ColumnExpression
+
 from roofscope.analysis.checks import check
 from roofscope.analysis.device import (
     DeviceChoice,
@@ -19,7 +21,6 @@ from roofscope.analysis.metrics.per_kernel import MetricsSection, kernel_metrics
 from roofscope.analysis.ranks import RankView, rank_view
 from roofscope.analysis.roofline import Roofline, roofline
 from roofscope.analysis.rounding import timestamp_stamps
-from roofscope.analysis.selection import EVERYTHING, Selection
 from roofscope.analysis.timeline import DEFAULT_GAP_NS, Timeline, timeline
 from roofscope.analysis.timeline_lanes import TimelineLanes, timeline_lanes
 from roofscope.analysis.work.assign import kernel_work
@@ -31,7 +32,11 @@ from roofscope.diagnosis.findings import Finding
 from roofscope.diagnosis.limits import BUSY_PCT
 from roofscope.diagnosis.profiler import ProfilerRule, lead_with_profiler
 from roofscope.diagnosis.trust import standing
+from roofscope.model.access import activity, all_dispatches, is_empty, named, producer_rules, query
+from roofscope.model.access import copies as copies_of
 from roofscope.model.profile import InputFile, Profile, RunInfo, Runs, Warning
+from roofscope.model.schema import Role
+from roofscope.model.selection import EVERYTHING, Selection, among, dispatches
 from roofscope.readers.barriers import MEANING
 
 
@@ -125,14 +130,15 @@ def with_lanes(report: Report, profile: Profile) -> Report:
 
 def profiler_rules(profile: Profile, kernels: list[str]) -> dict[str, tuple[ProfilerRule, ...]]:
     """The producer_rules rows of these kernels' dispatches, distinct per kernel."""
-    if not kernels or not profile.count("producer_rules"):
+    rules = producer_rules(profile)
+    if not kernels or is_empty(profile, rules):
         return {}
-    rows = profile.con.execute(
-        """SELECT DISTINCT n.kernel, r.section, r.rule, r.kind, r.text, r.speedup_kind,
-        r.speedup_pct FROM producer_rules r JOIN dispatches d ON d.rowid = r.row_id
-        JOIN names n USING (name_id) WHERE n.kernel IN (SELECT unnest($1::VARCHAR[]))
-        ORDER BY n.kernel, r.speedup_pct DESC NULLS LAST, r.section, r.rule""",
-        [kernels],
+    mine = named(profile, all_dispatches(profile)).filter(among("kernel", kernels))
+    rows = query(
+        profile,
+        rules.join(mine.project("row_id, kernel"), "row_id"),
+        """SELECT DISTINCT kernel, section, rule, kind, text, speedup_kind, speedup_pct
+        FROM d ORDER BY kernel, speedup_pct DESC NULLS LAST, section, rule""",
     ).fetchall()
     out: dict[str, list[ProfilerRule]] = {}
     for kernel, *fields_ in rows:
@@ -158,7 +164,7 @@ def analyse(
     roof: RooflineOptions = DEFAULTS,
 ) -> Report:
     notes = []
-    if selection.device is not None and profile.sources("kernel-summary"):
+    if selection.device is not None and profile.sources(Role.KERNEL_SUMMARY):
         notes.append(
             Warning(
                 "device-filter-summary",
@@ -290,37 +296,45 @@ def _only_in(profile: Profile, kernels: list[str], sources: set[int]) -> set[str
     """The kernels among these whose every dispatch comes from one of these sources."""
     if not kernels or not sources:
         return set()
-    rows = profile.con.execute(
-        f"""SELECT n.kernel FROM dispatches d JOIN names n USING (name_id)
-        WHERE n.kernel IN (SELECT unnest($1::VARCHAR[])) GROUP BY n.kernel
-        HAVING bool_and(d.source IN ({", ".join(map(str, sorted(sources)))}))""",
-        [kernels],
+    mine = named(profile, all_dispatches(profile)).filter(among("kernel", kernels))
+    flagged = mine.project(ColumnExpression("kernel"), among("source", sorted(sources)).alias("s"))
+    rows = query(
+        profile, flagged, "SELECT kernel FROM d GROUP BY kernel HAVING bool_and(s)"
     ).fetchall()
     return {str(k) for (k,) in rows}
 
 
 def _activity(profile: Profile) -> tuple[Activity, ...]:
     """API, domain and copy activity, but that of a later pass repeating the first's."""
-    counted = f"source NOT IN ({', '.join(map(str, profile.sources('pass-repeat') or [-1]))})"
-    rows = profile.con.execute(f"""SELECT kind, name, sum(calls), sum(total_ns)
-        FROM activity_summary WHERE {counted}
-        GROUP BY kind, name ORDER BY kind, sum(total_ns) DESC, name""")
+    counted = ~among("source", profile.sources(Role.PASS_REPEAT))
+    rows = query(
+        profile,
+        activity(profile).filter(counted),
+        """SELECT kind, name, sum(calls), sum(total_ns) FROM d
+        GROUP BY kind, name ORDER BY kind, sum(total_ns) DESC, name""",
+    )
     out = [Activity(str(k), str(n), int(c), float(t)) for k, n, c, t in rows.fetchall()]
-    copies = profile.con.execute(f"""SELECT direction, count(*), sum(end_ns - start_ns)
-        FROM copies WHERE {counted} GROUP BY direction ORDER BY 3 DESC""").fetchall()
+    copies = query(
+        profile,
+        copies_of(profile).filter(counted),
+        """SELECT direction, count(*), sum(end_ns - start_ns)
+        FROM d GROUP BY direction ORDER BY 3 DESC""",
+    ).fetchall()
     out += [Activity("copy", str(d), int(c), float(t or 0)) for d, c, t in copies]
     return tuple(out + _barriers(profile))
 
 
 def _barriers(profile: Profile) -> list[Activity]:
     """The barrier packets of the dispatch files, per name (valid durations summed)."""
-    sources = profile.sources("barriers")
+    sources = profile.sources(Role.BARRIERS)
     if not sources:
         return []
-    rows = profile.con.execute(f"""SELECT trim(trim(trim(n.raw_name), '"')), count(*),
-        sum(d.end_ns - d.start_ns) FILTER (d.end_ns >= d.start_ns)
-        FROM dispatches d JOIN names n USING (name_id)
-        WHERE d.source IN ({", ".join(map(str, sources))}) GROUP BY 1 ORDER BY 3 DESC, 1""")
+    rows = query(
+        profile,
+        named(profile, dispatches(profile, sources=sources)),
+        """SELECT trim(trim(trim(raw_name), '"')), count(*),
+        sum(end_ns - start_ns) FILTER (end_ns >= start_ns) FROM d GROUP BY 1 ORDER BY 3 DESC, 1""",
+    )
     return [Activity("barrier", str(n), int(c), float(t or 0)) for n, c, t in rows.fetchall()]
 
 

@@ -25,8 +25,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from roofscope.analysis.rounding import Stamps, example, timestamp_stamps
+from roofscope.model.access import (
+    activity,
+    all_dispatches,
+    all_summaries,
+    copies,
+    count,
+    is_empty,
+    named,
+    query,
+)
 from roofscope.model.profile import Profile, Warning
+from roofscope.model.schema import Role
+from roofscope.model.selection import dispatches
 
 BITMAP_LIMIT_BYTES = 64 << 20
 CLOCKS_APART = 10  # wall across the inputs over the sum of their own spans
@@ -58,10 +72,11 @@ KERNEL_TRACING = {
 
 
 def _no_kernel_trace(profile: Profile) -> list[Warning]:
-    if profile.count("dispatches") or profile.count("kernel_summary"):
+    if not (
+        is_empty(profile, all_dispatches(profile)) and is_empty(profile, all_summaries(profile))
+    ):
         return []
-    calls, copies = profile.count("activity_summary"), profile.count("copies")
-    if not calls and not copies:
+    if is_empty(profile, activity(profile)) and is_empty(profile, copies(profile)):
         return []
     files = ", ".join(f.path for f in profile.inputs)
     tracing = KERNEL_TRACING.get(profile.run.producer or "", "the profiler's kernel tracing")
@@ -76,8 +91,12 @@ def _no_kernel_trace(profile: Profile) -> list[Warning]:
 
 def _untimed(profile: Profile) -> list[Warning]:
     """Dispatches without times in files whose other dispatches have them."""
-    rows = profile.con.execute(f"""SELECT source, count(*) FILTER (start_ns IS NULL OR
-        end_ns IS NULL), count(*) FROM dispatches WHERE {_where(profile)} GROUP BY source""")
+    rows = query(
+        profile,
+        dispatches(profile),
+        """SELECT source, count(*) FILTER (start_ns IS NULL OR end_ns IS NULL), count(*)
+        FROM d GROUP BY source""",
+    )
     out = []
     for source, missing, total in rows.fetchall():
         if 0 < missing < total:
@@ -93,9 +112,7 @@ def _untimed(profile: Profile) -> list[Warning]:
 
 
 def _summary_totals(profile: Profile) -> list[Warning]:
-    ((bad,),) = profile.con.execute(
-        "SELECT count(*) FROM kernel_summary WHERE total_ns IS NULL OR isnan(total_ns)"
-    ).fetchall()
+    bad = count(profile, all_summaries(profile).filter("total_ns IS NULL OR isnan(total_ns)"))
     if not bad:
         return []
     return [
@@ -110,7 +127,7 @@ def _summary_totals(profile: Profile) -> list[Warning]:
 
 def mixed_formats(profile: Profile) -> list[str]:
     """The distinct formats of the dispatch sources, when there are several."""
-    formats = sorted({profile.inputs[s].format for s in profile.sources("dispatches")})
+    formats = sorted({profile.inputs[s].format for s in profile.sources(Role.DISPATCHES)})
     return formats if len(formats) > 1 else []
 
 
@@ -129,13 +146,15 @@ def _mixed(profile: Profile) -> list[Warning]:
 
 
 def _clocks_apart(profile: Profile) -> list[Warning]:
-    timed = [s for s in profile.sources("dispatches") if profile.inputs[s].on_timeline]
+    timed = [s for s in profile.sources(Role.DISPATCHES) if profile.inputs[s].on_timeline]
     if len(timed) < 2:
         return []
-    spans = profile.con.execute(
-        f"SELECT min(start_ns), max(end_ns) FROM dispatches WHERE source IN "
-        f"({', '.join(map(str, timed))}) AND end_ns >= start_ns GROUP BY source"
-    ).fetchall()
+    spans = (
+        dispatches(profile, sources=timed)
+        .filter("end_ns >= start_ns")
+        .aggregate("min(start_ns), max(end_ns)", "source")
+        .fetchall()
+    )
     if len(spans) < 2:
         return []
     own = sum(int(end) - int(start) for start, end in spans)
@@ -151,11 +170,6 @@ def _clocks_apart(profile: Profile) -> list[Warning]:
             "time; busy and idle per device still hold",
         )
     ]
-
-
-def _where(profile: Profile) -> str:
-    sources = profile.sources("dispatches")
-    return f"source IN ({', '.join(map(str, sources))})" if sources else "FALSE"
 
 
 def _durations(profile: Profile, stamps: list[Stamps]) -> list[Warning]:
@@ -207,7 +221,7 @@ def _rounded(profile: Profile, s: Stamps) -> Warning:
 
 
 def _duplicates(profile: Profile) -> list[Warning]:
-    sources = profile.sources("dispatches")
+    sources = profile.sources(Role.DISPATCHES)
     shared = [s for s in sources if profile.inputs[s].format in CORRELATION_ID_FORMATS]
     dups = _repeated_ids([s for s in sources if s not in shared], profile)
     dups += _repeated_ids(shared, profile, key="(dispatch_id, name_id, start_ns)")
@@ -224,19 +238,25 @@ def _duplicates(profile: Profile) -> list[Warning]:
     ]
 
 
-def _repeated_ids(sources: list[int], profile: Profile, key: str = "") -> int:
+def _repeated_ids(sources: Sequence[int], profile: Profile, key: str = "") -> int:
     """Dispatches repeating an id (or ``key``) already seen in their process and file."""
     if not sources:
         return 0
-    con = profile.con
-    where = f"source IN ({', '.join(map(str, sources))}) AND dispatch_id IS NOT NULL"
+    rows = dispatches(profile, sources=sources).filter("dispatch_id IS NOT NULL")
     if key:
-        row = con.execute(f"""SELECT sum(n - d) FROM (SELECT count(*) AS n,
-            count(DISTINCT {key}) AS d FROM dispatches WHERE {where}
-            GROUP BY source, pid)""").fetchone()
-        return int(row[0] or 0) if row else 0
-    groups = con.execute(f"""SELECT source, pid, count(dispatch_id), min(dispatch_id),
-        max(dispatch_id) FROM dispatches WHERE {where} GROUP BY source, pid""").fetchall()
+        ((n,),) = query(
+            profile,
+            rows,
+            f"""SELECT sum(n - d) FROM (SELECT count(*) AS n, count(DISTINCT {key}) AS d
+            FROM d GROUP BY source, pid)""",
+        ).fetchall()
+        return int(n or 0)
+    groups = query(
+        profile,
+        rows,
+        """SELECT source, pid, count(dispatch_id), min(dispatch_id), max(dispatch_id)
+        FROM d GROUP BY source, pid""",
+    ).fetchall()
     if not groups:
         return 0
     lo = min(int(g[3]) for g in groups)
@@ -245,28 +265,33 @@ def _repeated_ids(sources: list[int], profile: Profile, key: str = "") -> int:
         distinct = f"bit_count(bitstring_agg(dispatch_id, {lo}, {hi}))"
     else:
         distinct = "count(DISTINCT dispatch_id)"
-    row = con.execute(f"""SELECT sum(n - d) FROM (SELECT count(dispatch_id) AS n, {distinct} AS d
-        FROM dispatches WHERE {where} GROUP BY source, pid)""").fetchone()
-    return int(row[0] or 0) if row else 0
+    ((n,),) = query(
+        profile,
+        rows,
+        f"""SELECT sum(n - d) FROM (SELECT count(dispatch_id) AS n, {distinct} AS d
+        FROM d GROUP BY source, pid)""",
+    ).fetchall()
+    return int(n or 0)
 
 
 def _stats_agree(profile: Profile) -> list[Warning]:
-    checks = [i for i, f in enumerate(profile.inputs) if f.role == "cross-check"]
+    checks = [i for i, f in enumerate(profile.inputs) if f.role == Role.CROSS_CHECK]
     if not checks:
         return []
     traced_by_source = _traced(profile)
     summarised: dict[int, list[tuple[str, int, float]]] = {}
-    for source, kernel, calls, total in profile.con.execute(
-        """SELECT s.source, n.kernel, sum(s.calls), sum(s.total_ns)
-        FROM kernel_summary s JOIN names n USING (name_id) GROUP BY ALL"""
-    ).fetchall():
+    for source, kernel, calls, total in (
+        named(profile, all_summaries(profile))
+        .aggregate("source, kernel, sum(calls), sum(total_ns)", "source, kernel")
+        .fetchall()
+    ):
         summarised.setdefault(int(source), []).append((str(kernel), int(calls), total))
     out = []
     for source in checks:
         group = profile.inputs[source].group
         traced: dict[str, tuple[int, int | None]] = {}
         for i, f in enumerate(profile.inputs):
-            if f.role == "dispatches" and f.group == group:
+            if f.role == Role.DISPATCHES and f.group == group:
                 for kernel, (calls, total) in traced_by_source.get(i, {}).items():
                     was_calls, was_total = traced.get(kernel, (0, 0))
                     both = None if was_total is None or total is None else was_total + total
@@ -302,10 +327,12 @@ def _stats_agree(profile: Profile) -> list[Warning]:
 def _traced(profile: Profile) -> dict[int, dict[str, tuple[int, int | None]]]:
     """Per dispatch source and kernel: calls and total ns, as hotspots counts them (dispatches
     whose End precedes their Begin left out; no total when no dispatch has times)."""
-    rows = profile.con.execute(f"""SELECT d.source, n.kernel, count(*), sum(d.end_ns - d.start_ns)
-        FROM dispatches d JOIN names n USING (name_id)
-        WHERE {_where(profile)} AND (end_ns IS NULL OR start_ns IS NULL OR end_ns >= start_ns)
-        GROUP BY ALL""").fetchall()
+    kept = dispatches(profile).filter("end_ns IS NULL OR start_ns IS NULL OR end_ns >= start_ns")
+    rows = (
+        named(profile, kept)
+        .aggregate("source, kernel, count(*), sum(end_ns - start_ns)", "source, kernel")
+        .fetchall()
+    )
     out: dict[int, dict[str, tuple[int, int | None]]] = {}
     for source, kernel, calls, total in rows:
         out.setdefault(int(source), {})[str(kernel)] = (

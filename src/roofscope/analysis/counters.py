@@ -9,13 +9,16 @@ it raises :class:`Missing` instead of computing over holes.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
+from roofscope.model.access import counters as counter_values
+from roofscope.model.access import query
 from roofscope.model.profile import Profile
+from roofscope.model.selection import dispatches
 
 Array = npt.NDArray[np.float64]
 
@@ -86,25 +89,30 @@ def evaluate(formulas: Mapping[str, Formula], counters: Counters) -> dict[str, A
     return out
 
 
-def dispatch_counters(profile: Profile, sources: list[int]) -> DispatchCounters | None:
+def dispatch_counters(profile: Profile, sources: Sequence[int]) -> DispatchCounters | None:
     """The counters of these sources' dispatches; None when they have none."""
     if not sources:
         return None
-    con = profile.con
-    where = f"d.source IN ({', '.join(map(str, sources))})"
-    rows = con.execute(
-        f"""SELECT d.rowid AS row_id, d.name_id, d.end_ns - d.start_ns AS dur
-        FROM dispatches d WHERE {where} AND d.rowid IN (SELECT row_id FROM counters)
-        ORDER BY d.rowid"""
+    mine = dispatches(profile, sources=sources)
+    values_of = counter_values(profile)
+    rows = query(
+        profile,
+        mine,
+        """SELECT row_id, name_id, end_ns - start_ns AS dur FROM d
+        WHERE row_id IN (SELECT row_id FROM c) ORDER BY row_id""",
+        c=values_of,
     ).fetchnumpy()
     row_ids = np.asarray(rows["row_id"], dtype=np.int64)
     if row_ids.size == 0:
         return None
     index = {int(r): i for i, r in enumerate(row_ids)}
     columns: dict[str, Array] = {}
-    values = con.execute(
-        f"""SELECT c.counter, c.row_id, c.value FROM counters c JOIN dispatches d
-        ON d.rowid = c.row_id WHERE {where} AND c.value IS NOT NULL"""
+    values = query(
+        profile,
+        values_of,
+        """SELECT counter, row_id, value FROM d
+        WHERE value IS NOT NULL AND row_id IN (SELECT row_id FROM m)""",
+        m=mine,
     ).fetchall()
     for counter, row_id, value in values:
         column = columns.setdefault(str(counter), np.full(row_ids.size, np.nan))

@@ -13,9 +13,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from roofscope.analysis.selection import EVERYTHING, Selection, dispatch_filter, summary_filter
+from roofscope.model.access import Relation, named, query
+from roofscope.model.access import names as all_names
 from roofscope.model.names import is_communication
 from roofscope.model.profile import Profile
+from roofscope.model.selection import EVERYTHING, Selection, dispatches, summary
 
 HOT_SHARE = 0.8
 
@@ -107,23 +109,30 @@ def _stats(
 
 
 def _from_dispatches(profile: Profile, selection: Selection) -> list[tuple[str, _Partial]]:
-    where = dispatch_filter(profile, selection)
-    con = profile.con
-    con.execute("""CREATE OR REPLACE TEMP TABLE kernel_ids AS
-        SELECT name_id, dense_rank() OVER (ORDER BY kernel) AS kid, kernel, raw_name FROM names""")
-    rows = con.execute(f"""
-        SELECT k.kid, count(*), count(dur), sum(dur), min(dur), max(dur),
+    selected = dispatches(profile, selection)
+    rows = query(
+        profile,
+        selected,
+        """SELECT k.kid, count(*), count(dur), sum(dur), min(dur), max(dur),
                sum(dur::DOUBLE * dur), median(dur), arg_min(dur, start_ns)
-        FROM (SELECT name_id, start_ns, end_ns - start_ns AS dur FROM dispatches
-              WHERE {where} AND (end_ns IS NULL OR start_ns IS NULL OR end_ns >= start_ns)) d
-        JOIN kernel_ids k USING (name_id) GROUP BY k.kid""").fetchall()
+        FROM (SELECT name_id, start_ns, end_ns - start_ns AS dur FROM d
+              WHERE end_ns IS NULL OR start_ns IS NULL OR end_ns >= start_ns) x
+        JOIN (SELECT name_id, dense_rank() OVER (ORDER BY kernel) AS kid FROM n) k
+        USING (name_id) GROUP BY k.kid""",
+        n=all_names(profile),
+    ).fetchall()
     names: dict[int, tuple[str, list[str]]] = {}
-    for kid, kernel, raw in con.execute(
-        "SELECT kid, kernel, raw_name FROM kernel_ids ORDER BY kid, raw_name"
+    for kid, kernel, raw in query(
+        profile,
+        all_names(profile),
+        """SELECT dense_rank() OVER (ORDER BY kernel) AS kid, kernel, raw_name FROM d
+        ORDER BY kid, raw_name""",
     ).fetchall():
         names.setdefault(int(kid), (str(kernel), []))[1].append(str(raw))
     used = {int(r[0]) for r in rows}
-    raw_used = _raw_names_used(profile, where) if any(len(names[k][1]) > 1 for k in used) else None
+    raw_used = (
+        _raw_names_used(profile, selected) if any(len(names[k][1]) > 1 for k in used) else None
+    )
     out = []
     for kid, calls, timed, total, lo, hi, sumsq, median, first in rows:
         kernel, raws = names[int(kid)]
@@ -149,17 +158,18 @@ def _from_dispatches(profile: Profile, selection: Selection) -> list[tuple[str, 
     return out
 
 
-def _raw_names_used(profile: Profile, where: str) -> set[str]:
-    rows = profile.con.execute(f"""SELECT raw_name FROM names WHERE name_id IN
-        (SELECT DISTINCT name_id FROM dispatches WHERE {where})""").fetchall()
+def _raw_names_used(profile: Profile, selected: Relation) -> set[str]:
+    used = selected.project("name_id").distinct()
+    rows = all_names(profile).join(used, "name_id", how="semi").project("raw_name").fetchall()
     return {str(r[0]) for r in rows}
 
 
 def _from_summary(profile: Profile, selection: Selection) -> list[tuple[str, _Partial]]:
-    where = summary_filter(profile, selection)
-    rows = profile.con.execute(f"""
-        SELECT n.kernel, n.raw_name, s.calls, s.total_ns, s.min_ns, s.max_ns, s.std_ns,
-        s.median_ns FROM kernel_summary s JOIN names n USING (name_id) WHERE {where}""").fetchall()
+    rows = (
+        named(profile, summary(profile, selection))
+        .project("kernel, raw_name, calls, total_ns, min_ns, max_ns, std_ns, median_ns")
+        .fetchall()
+    )
     out = []
     for kernel, raw, calls, total, lo, hi, std, median in rows:
         calls = int(calls)

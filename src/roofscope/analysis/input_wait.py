@@ -10,34 +10,37 @@ is taken away. The sum over devices is comparable with the timeline's idle time.
 
 from __future__ import annotations
 
-from roofscope.analysis.selection import EVERYTHING, Selection, dispatch_filter
+from duckdb import CoalesceOperator, ColumnExpression, ConstantExpression
+
+from roofscope.model.access import Relation, host_ranges, is_empty
 from roofscope.model.profile import Profile
+from roofscope.model.selection import EVERYTHING, Selection, dispatches
 
 Ranges = list[tuple[int, int]]
 
 
 def loader_idle_ns(profile: Profile, selection: Selection = EVERYTHING) -> int | None:
     """The devices' idle time inside data-loader steps; None when the input has none."""
-    if profile.count("host_ranges") == 0:
+    loader = host_ranges(profile, "data-loader")
+    if is_empty(profile, loader):
         return None
-    con = profile.con
     steps: dict[int, Ranges] = {}
-    for source, start, end in con.execute(
-        """SELECT source, start_ns, end_ns FROM host_ranges WHERE kind = 'data-loader'
-        AND end_ns > start_ns ORDER BY source, start_ns"""
+    for source, start, end in (
+        loader.filter("end_ns > start_ns")
+        .project("source, start_ns, end_ns")
+        .order("source, start_ns")
     ).fetchall():
         steps.setdefault(int(source), []).append((int(start), int(end)))
-    valid = f"{dispatch_filter(profile, selection)} AND start_ns IS NOT NULL AND end_ns >= start_ns"
+    valid = dispatches(profile, selection).filter("start_ns IS NOT NULL AND end_ns >= start_ns")
     total = 0
     for source, ranges in steps.items():
-        devices = con.execute(
-            f"""SELECT coalesce(device, -1), min(start_ns), max(end_ns) FROM dispatches
-            WHERE {valid} AND source = {source} GROUP BY 1"""
-        ).fetchall()
-        for device, first, last in devices:
+        devices = valid.filter(ColumnExpression("source") == source).aggregate(
+            "coalesce(device, -1) AS device, min(start_ns), max(end_ns)", "coalesce(device, -1)"
+        )
+        for device, first, last in devices.fetchall():
             inside = [(max(a, first), min(b, last)) for a, b in _merged(ranges)]
             waited = sum(b - a for a, b in inside if b > a)
-            total += waited - _busy_in(profile, valid, source, int(device)) if waited else 0
+            total += waited - _busy_in(valid, loader, source, int(device)) if waited else 0
     return total
 
 
@@ -52,14 +55,19 @@ def _merged(ranges: Ranges) -> Ranges:
     return out
 
 
-def _busy_in(profile: Profile, valid: str, source: int, device: int) -> int:
+def _busy_in(valid: Relation, loader: Relation, source: int, device: int) -> int:
     """The time inside the source's data-loader steps that a kernel of this device ran: the
     union over steps of kernel and step intersected is the kernels within the steps' union."""
-    pieces = profile.con.execute(
-        f"""SELECT greatest(d.start_ns, r.start_ns), least(d.end_ns, r.end_ns)
-        FROM (SELECT start_ns, end_ns FROM dispatches WHERE {valid} AND source = {source}
-              AND coalesce(device, -1) = {device}) d
-        JOIN (SELECT start_ns, end_ns FROM host_ranges WHERE kind = 'data-loader'
-              AND source = {source}) r ON d.start_ns < r.end_ns AND d.end_ns > r.start_ns"""
-    ).fetchall()
+    mine = (ColumnExpression("source") == source) & (
+        CoalesceOperator(ColumnExpression("device"), ConstantExpression(-1)) == device
+    )
+    kernels = valid.filter(mine).project("start_ns AS d_start, end_ns AS d_end")
+    steps = loader.filter(ColumnExpression("source") == source).project(
+        "start_ns AS r_start, end_ns AS r_end"
+    )
+    pieces = (
+        kernels.join(steps, "d_start < r_end AND d_end > r_start")
+        .project("greatest(d_start, r_start), least(d_end, r_end)")
+        .fetchall()
+    )
     return sum(b - a for a, b in _merged([(int(a), int(b)) for a, b in pieces]))

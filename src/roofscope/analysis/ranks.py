@@ -15,11 +15,14 @@ that rank exceeds their own median by the same margin.
 from __future__ import annotations
 
 import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from roofscope.analysis.checks import mixed_formats
-from roofscope.analysis.selection import EVERYTHING, Selection, dispatch_filter
+from roofscope.model.access import named, query
 from roofscope.model.profile import Profile
+from roofscope.model.schema import Role
+from roofscope.model.selection import EVERYTHING, Selection, dispatches
 
 STRAGGLER_EXCESS = 0.10
 
@@ -56,28 +59,28 @@ class RankView:
 
 def rank_view(profile: Profile, selection: Selection = EVERYTHING) -> RankView | None:
     """None unless the profile holds dispatches from two or more inputs."""
-    sources = profile.sources("dispatches")
+    sources = profile.sources(Role.DISPATCHES)
     if selection.sources is not None:
         sources = [s for s in sources if s in selection.sources]
     if len(sources) < 2 or mixed_formats(profile) or profile.runs.separate:
         return None  # one process, or runs that are not ranks of one job (readers/runs.py)
-    rows = profile.con.execute(
-        f"""SELECT d.source, n.kernel, sum(d.end_ns - d.start_ns), min(d.pid)
-        FROM dispatches d JOIN names n USING (name_id)
-        WHERE {dispatch_filter(profile, selection)} AND d.end_ns >= d.start_ns
-        GROUP BY ALL"""
+    timed = dispatches(profile, selection).filter("end_ns >= start_ns")
+    rows = query(
+        profile,
+        named(profile, timed),
+        "SELECT source, kernel, sum(end_ns - start_ns), min(pid) FROM d GROUP BY ALL",
     ).fetchall()
     pid_of: dict[int, int] = {}
     for source, _, _, pid in rows:
         if pid is not None:
             pid_of[int(source)] = min(int(pid), pid_of.get(int(source), int(pid)))
-    sources, numbers = _numbered(profile, sources, pid_of)
-    position = {s: i for i, s in enumerate(sources)}
+    ordered, numbers = _numbered(profile, sources, pid_of)
+    position = {s: i for i, s in enumerate(ordered)}
     per_kernel: dict[str, list[float]] = {}
     for source, kernel, total, _ in rows:
         r = position[int(source)]
-        per_kernel.setdefault(str(kernel), [0.0] * len(sources))[r] = float(total or 0)
-    labels = tuple(f"{profile.inputs[s].path} (pid {pid_of.get(s, '-')})" for s in sources)
+        per_kernel.setdefault(str(kernel), [0.0] * len(ordered))[r] = float(total or 0)
+    labels = tuple(f"{profile.inputs[s].path} (pid {pid_of.get(s, '-')})" for s in ordered)
     spreads = []
     for kernel, totals in per_kernel.items():
         mean = statistics.fmean(totals)
@@ -94,7 +97,7 @@ def rank_view(profile: Profile, selection: Selection = EVERYTHING) -> RankView |
             )
         )
     spreads.sort(key=lambda k: (-sum(k.totals_ns), k.kernel))
-    rank_totals = tuple(sum(k.totals_ns[r] for k in spreads) for r in range(len(sources)))
+    rank_totals = tuple(sum(k.totals_ns[r] for k in spreads) for r in range(len(ordered)))
     median = statistics.median(rank_totals)
     stragglers = []
     for r, total in enumerate(rank_totals):
@@ -109,7 +112,7 @@ def rank_view(profile: Profile, selection: Selection = EVERYTHING) -> RankView |
 
 
 def _numbered(
-    profile: Profile, sources: list[int], pid_of: dict[int, int]
+    profile: Profile, sources: Sequence[int], pid_of: dict[int, int]
 ) -> tuple[list[int], tuple[int, ...]]:
     """The sources in rank order and their rank numbers."""
     recorded = [profile.inputs[s].rank for s in sources]

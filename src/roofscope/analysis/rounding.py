@@ -19,9 +19,13 @@ JSON's µs): guessing it too coarse only makes the judgement more lenient. Only 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from roofscope.model.access import Relation, query
 from roofscope.model.profile import Profile
+from roofscope.model.schema import Role
+from roofscope.model.selection import dispatches
 
 UNIT_NS = 1_000_000_000  # a whole second: where a spreadsheet's 5 to 7 digits leave a 1e15 ns clock
 AFTER_NS = 1_000_000_000_000
@@ -98,25 +102,31 @@ def binomial_tail(n: int, p: float, k: int) -> float:
 
 def timestamp_stamps(profile: Profile) -> list[Stamps]:
     """Per dispatch file with timestamps: its whole-second count, resolution and zeros."""
-    sources = profile.sources("dispatches")
+    sources = profile.sources(Role.DISPATCHES)
     if not sources:
         return []
     u = UNIT_NS
-    rows = profile.con.execute(f"""SELECT source, count(*) FILTER (counted),
+    rows = query(
+        profile,
+        _counted(profile, sources),
+        f"""SELECT source, count(*) FILTER (counted),
         count(*) FILTER (counted AND start_ns % {u} = 0)
             + count(*) FILTER (counted AND end_ns % {u} = 0),
         count(*) FILTER (counted AND (start_ns % {u} = 0 OR end_ns % {u} = 0)),
         count(*) FILTER (end_ns = start_ns), count(*) FILTER (end_ns < start_ns)
-        FROM {_counted(sources)} GROUP BY source ORDER BY source""").fetchall()
+        FROM d GROUP BY source ORDER BY source""",
+    ).fetchall()
     out = [
         Stamps(int(s), 2 * int(n), int(w), int(d), int(z), int(neg)) for s, n, w, d, z, neg in rows
     ]
     return [replace(s, resolution_ns=_resolution(profile, s)) if s.whole else s for s in out]
 
 
-def _counted(sources: list[int]) -> str:
-    return f"""(SELECT source, start_ns, end_ns, end_ns >= start_ns AND start_ns > {AFTER_NS}
-        AS counted FROM dispatches WHERE source IN ({", ".join(map(str, sources))}))"""
+def _counted(profile: Profile, sources: Sequence[int]) -> Relation:
+    """The sources' dispatch times, ``counted`` where they are real (ordered, after 0)."""
+    return dispatches(profile, sources=sources).project(
+        f"source, start_ns, end_ns, end_ns >= start_ns AND start_ns > {AFTER_NS} AS counted"
+    )
 
 
 def _resolution(profile: Profile, s: Stamps) -> int:
@@ -124,8 +134,9 @@ def _resolution(profile: Profile, s: Stamps) -> int:
     fine = ", ".join(
         f"count(*) FILTER (start_ns % {r} = 0 AND end_ns % {r} = 0)" for r in RESOLUTIONS_NS
     )
-    row = profile.con.execute(f"SELECT {fine} FROM {_counted([s.source])} WHERE counted").fetchone()
-    counts = row or ()
+    (counts,) = query(
+        profile, _counted(profile, [s.source]), f"SELECT {fine} FROM d WHERE counted"
+    ).fetchall()
     return next((r for r, c in zip(RESOLUTIONS_NS, counts, strict=True) if 2 * c == s.stamps), 1)
 
 
@@ -133,8 +144,12 @@ def example(profile: Profile, source: int) -> Example:
     """The file's whole-second timestamp with the fewest trailing zeros (the smallest)."""
     u = UNIT_NS
     zeros = " ".join(f"WHEN t % 1{'0' * z} = 0 THEN {z}" for z in range(18, 9, -1))
-    row = profile.con.execute(f"""SELECT arg_min(t, (CASE {zeros} ELSE 9 END, t)) FROM (
-        SELECT start_ns AS t FROM {_counted([source])} WHERE counted AND start_ns % {u} = 0
+    (row,) = query(
+        profile,
+        _counted(profile, [source]),
+        f"""SELECT arg_min(t, (CASE {zeros} ELSE 9 END, t)) FROM (
+        SELECT start_ns AS t FROM d WHERE counted AND start_ns % {u} = 0
         UNION ALL
-        SELECT end_ns FROM {_counted([source])} WHERE counted AND end_ns % {u} = 0)""").fetchone()
+        SELECT end_ns FROM d WHERE counted AND end_ns % {u} = 0)""",
+    ).fetchall()
     return Example(int(row[0]) if row and row[0] is not None else 0)

@@ -15,9 +15,12 @@ from dataclasses import dataclass, replace
 import duckdb
 import numpy as np
 import numpy.typing as npt
+from duckdb import ColumnExpression
 
-from roofscope.analysis.selection import EVERYTHING, Selection, dispatch_filter
+from roofscope.model.access import count, query
 from roofscope.model.profile import Profile
+from roofscope.model.schema import Role
+from roofscope.model.selection import EVERYTHING, Selection, among, dispatches
 
 DEFAULT_GAP_NS = 10_000
 
@@ -54,20 +57,21 @@ def timeline(
     profile: Profile, *, selection: Selection = EVERYTHING, gap_threshold_ns: int = DEFAULT_GAP_NS
 ) -> Timeline | None:
     """None when the input has no dispatch timestamps."""
-    con = profile.con
     valid, process = timed_dispatches(profile, selection)
-    devices = con.execute(
-        f"SELECT {process}, coalesce(device, -1), min(rowid), max(rowid), min(start_ns), "
-        f"max(end_ns) FROM dispatches WHERE {valid} GROUP BY 1, 2 ORDER BY 1, 2"
+    devices = query(
+        profile,
+        valid,
+        f"SELECT {process}, coalesce(device, -1), min(row_id), max(row_id), min(start_ns), "
+        "max(end_ns) FROM d GROUP BY 1, 2 ORDER BY 1, 2",
     ).fetchall()
     if not devices:
         return None
     rows = sum(int(hi) - int(lo) + 1 for _, _, lo, hi, _, _ in devices)
     if len(devices) > 1 and rows <= CHUNK_ROWS:  # many small groups: one sorted fetch
-        per_device = _sweep_together(con, valid, process, gap_threshold_ns)
+        per_device = _sweep_together(profile, valid, process, gap_threshold_ns)
     else:
         per_device = [
-            _sweep_one(con, valid, process, group, gap_threshold_ns, len(devices) > 1)
+            _sweep_one(profile, valid, process, group, gap_threshold_ns, len(devices) > 1)
             for group in devices
         ]
     wall = int(max(d[5] for d in devices) - min(d[4] for d in devices))
@@ -86,51 +90,53 @@ def timeline(
     )
 
 
-def timed_dispatches(profile: Profile, selection: Selection) -> tuple[str, str]:
-    """The SQL condition for the dispatches on a real timeline (timed, selected) and the
-    expression of their process: the source when the profile merges several, else -1."""
-    valid = f"{dispatch_filter(profile, selection)} AND start_ns IS NOT NULL AND end_ns >= start_ns"
+def timed_dispatches(profile: Profile, selection: Selection) -> tuple[duckdb.DuckDBPyRelation, str]:
+    """The dispatches on a real timeline (timed, selected) and the SQL expression of their
+    process: the source when the profile merges several, else -1."""
+    valid = dispatches(profile, selection).filter("start_ns IS NOT NULL AND end_ns >= start_ns")
     untimed = [i for i, f in enumerate(profile.inputs) if not f.on_timeline]
     if untimed:  # durations laid end to end by the reader: no real timeline
-        valid += f" AND source NOT IN ({', '.join(map(str, untimed))})"
+        valid = valid.filter(~among("source", untimed))
     # devices of different processes are different GPUs (one per rank), or shared ones that
     # the inputs cannot tell apart: each process's devices are kept apart
-    process = "source" if len(profile.sources("dispatches")) > 1 else "-1"
+    process = "source" if len(profile.sources(Role.DISPATCHES)) > 1 else "-1"
     return valid, process
 
 
 def _sweep_one(
-    con: duckdb.DuckDBPyConnection,
-    valid: str,
+    profile: Profile,
+    valid: duckdb.DuckDBPyRelation,
     process: str,
     group: tuple[int, int, int, int, int, int],
     threshold: int,
     several: bool,
 ) -> DeviceTime:
     source, device, lo, hi, _, _ = group
-    rows = f"SELECT start_ns, end_ns FROM dispatches WHERE {valid}"
+    rows = valid.project(f"row_id, start_ns, end_ns, coalesce(device, -1) AS d, {process} AS p")
     if several:
-        rows += f" AND coalesce(device, -1) = {device} AND {process} = {source}"
-    sweep = _sweep(con, rows, int(lo), int(hi), threshold)
+        rows = rows.filter((ColumnExpression("d") == device) & (ColumnExpression("p") == source))
+    sweep = _sweep(rows, int(lo), int(hi), threshold)
     if sweep is None:  # not in start order: let DuckDB sort it (out of core if need be)
         sorted_rows = f"timeline_{abs(hash((source, device, lo, hi)))}"
-        con.execute(f"CREATE TEMP TABLE {sorted_rows} AS {rows} ORDER BY start_ns")
+        rows.order("start_ns").project("start_ns, end_ns").to_table(sorted_rows)
         try:
-            (n,) = con.execute(f"SELECT count(*) FROM {sorted_rows}").fetchone() or (0,)
-            sweep = _sweep(con, f"SELECT * FROM {sorted_rows} WHERE TRUE", 0, n - 1, threshold)
+            ordered = profile.con.table(sorted_rows).project("rowid AS row_id, start_ns, end_ns")
+            sweep = _sweep(ordered, 0, count(profile, ordered) - 1, threshold)
         finally:
-            con.execute(f"DROP TABLE {sorted_rows}")
+            profile.con.execute(f"DROP TABLE {sorted_rows}")
     assert sweep is not None, "rows sorted by start_ns sweep in order"
     return _result(sweep, source, device)
 
 
 def _sweep_together(
-    con: duckdb.DuckDBPyConnection, valid: str, process: str, threshold: int
+    profile: Profile, valid: duckdb.DuckDBPyRelation, process: str, threshold: int
 ) -> list[DeviceTime]:
     """Every (process, device) group from one fetch sorted by group and start."""
-    cols = con.execute(
+    cols = query(
+        profile,
+        valid,
         f"""SELECT {process} AS p, coalesce(device, -1) AS d, start_ns, end_ns
-        FROM dispatches WHERE {valid} ORDER BY p, d, start_ns"""
+        FROM d ORDER BY p, d, start_ns""",
     ).fetchnumpy()
     p, d = np.asarray(cols["p"], dtype=np.int64), np.asarray(cols["d"], dtype=np.int64)
     start = np.asarray(cols["start_ns"], dtype=np.int64)
@@ -185,19 +191,17 @@ class _Sweep:
         return DeviceTime(device, None, span, span - self.idle, self.idle, self.gaps, self.gap_ns)
 
 
-def _sweep(
-    con: duckdb.DuckDBPyConnection, rows_sql: str, lo: int, hi: int, threshold: int
-) -> _Sweep | None:
-    """Sweep the rows of ``rows_sql`` in rowid order; None when they are not in start order.
+def _sweep(rows: duckdb.DuckDBPyRelation, lo: int, hi: int, threshold: int) -> _Sweep | None:
+    """Sweep ``rows`` in row_id order; None when they are not in start order.
 
     A scan returns rows in rowid order without an ORDER BY (which would cost a sort per
     chunk) because the profile's connection sets ``preserve_insertion_order``.
     """
     sweep = _Sweep(threshold)
     for first in range(lo, hi + 1, CHUNK_ROWS):
-        cols = con.execute(
-            f"{rows_sql} AND rowid >= {first} AND rowid < {first + CHUNK_ROWS}"
-        ).fetchnumpy()
+        row_id = ColumnExpression("row_id")
+        chunk = rows.filter((row_id >= first) & (row_id < first + CHUNK_ROWS))
+        cols = chunk.project("start_ns, end_ns").fetchnumpy()
         start = np.asarray(cols["start_ns"], dtype=np.int64)
         end = np.asarray(cols["end_ns"], dtype=np.int64)
         if not sweep.feed(start, end):

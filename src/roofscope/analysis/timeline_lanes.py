@@ -25,9 +25,10 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from roofscope.analysis.selection import EVERYTHING, Selection
 from roofscope.analysis.timeline import timed_dispatches
+from roofscope.model.access import names, query
 from roofscope.model.profile import Profile
+from roofscope.model.selection import EVERYTHING, Selection
 
 DEFAULT_BINS = 1200  # about one per pixel column of a wide chart
 CELLS = 4_000_000  # bins x kernels told apart at most (32 MB of int64)
@@ -67,10 +68,11 @@ def timeline_lanes(
 ) -> TimelineLanes | None:
     """None when the input has no dispatch timestamps."""
     valid, process = timed_dispatches(profile, selection)
-    cols = profile.con.execute(
+    cols = query(
+        profile,
+        valid,
         f"""SELECT {process} AS p, coalesce(device, -1) AS d, start_ns, end_ns,
-        coalesce(name_id, -1) AS name_id
-        FROM dispatches WHERE {valid} ORDER BY p, d, start_ns"""
+        coalesce(name_id, -1) AS name_id FROM d ORDER BY p, d, start_ns""",
     ).fetchnumpy()
     start = np.asarray(cols["start_ns"], dtype=np.int64)
     if start.size == 0:
@@ -96,7 +98,7 @@ def timeline_lanes(
 def _codes(profile: Profile, name_ids: Ints, kernels: Sequence[str]) -> tuple[Ints, int]:
     """Each dispatch's kernel as a number, the named ``kernels`` first (0, 1, ...), every
     other kernel after them; and how many numbers there are."""
-    rows = profile.con.execute("SELECT name_id, kernel FROM names").fetchall()
+    rows = query(profile, names(profile), "SELECT name_id, kernel FROM d").fetchall()
     index = {k: i for i, k in enumerate(kernels)}
     for _, kernel in sorted(rows, key=lambda r: str(r[1])):
         index.setdefault(str(kernel), len(index))

@@ -21,6 +21,7 @@ from roofscope.cli.compare import compare
 from roofscope.cli.demo import demo
 from roofscope.cli.lists import devices, formats
 from roofscope.cli.measure import peaks, profile
+from roofscope.cli.words import worded
 from roofscope.errors import RoofscopeError
 
 app = typer.Typer(
@@ -60,7 +61,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # without standalone mode, click returns the code of a typer.Exit (the gate's 3)
         code = app(args=args, prog_name="roofscope", standalone_mode=False)
     except RoofscopeError as exc:
-        sys.stderr.write(f"roofscope: error: {exc}\n")
+        sys.stderr.write(f"roofscope: error: {worded(exc)}\n")
         return exc.exit_code
     except typer.Exit as exc:
         return int(exc.exit_code or 0)

@@ -13,13 +13,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from roofscope.analysis.selection import EVERYTHING, Selection, require_some
 from roofscope.analysis.timeline import DEFAULT_GAP_NS
 from roofscope.analysis.work.spec import Rule, parse_inline, read_work_file
 from roofscope.catalogue.ceilings import read_ceilings_file, user_ceilings
 from roofscope.cli.options import DEFAULT_GAP_US
+from roofscope.cli.words import worded
 from roofscope.errors import UsageError
 from roofscope.model.profile import Profile
+from roofscope.model.selection import EVERYTHING, EmptySelection, Selection, require_some
 from roofscope.readers.load import load
 from roofscope.readers.sniff import size_if_file
 from roofscope.report import DEFAULTS, Report, RooflineOptions, analyse
@@ -98,10 +99,10 @@ def run_checkup(
         profile = load(paths, fmt=settings.fmt, progress=tick, jobs=settings.jobs)
     try:
         require_some(profile, settings.selection)
-    except UsageError as exc:
+    except EmptySelection as exc:
         if label is None:
             raise
-        raise UsageError(f"{label} {paths[0]}: {exc}") from None
+        raise UsageError(f"{label} {paths[0]}: {worded(exc)}") from None
     report = analyse(
         profile, selection=settings.selection, gap_threshold_ns=settings.gap_ns, roof=settings.roof
     )

@@ -27,7 +27,9 @@ import numpy.typing as npt
 from roofscope.analysis.roofline import KernelRoofline
 from roofscope.compare.match import Matching, Shape, match
 from roofscope.compare.quality import SideWarning, side_warnings
+from roofscope.model.access import launches, named, query
 from roofscope.model.profile import Profile
+from roofscope.model.selection import among, dispatches
 from roofscope.report import Report
 
 BOOTSTRAP_MAX = 20_000
@@ -118,24 +120,24 @@ def run_of(profile: Profile, report: Report) -> Run:
     durations: dict[str, Floats] = {}
     small = [k.name for k in report.hotspots.kernels if k.calls <= BOOTSTRAP_MAX]
     if small:
-        rows = profile.con.execute(
-            f"""SELECT n.kernel, list(end_ns - start_ns) FROM dispatches d
-            JOIN names n USING (name_id)
-            WHERE d.source IN ({", ".join(map(str, profile.sources("dispatches") or [-1]))})
-            AND end_ns >= start_ns AND n.kernel IN (SELECT unnest($1::VARCHAR[]))
-            AND ($2::BIGINT IS NULL OR d.device = $2) GROUP BY n.kernel""",
-            [small, report.selection.device],
-        ).fetchall()
+        # the report's own selection: under --device, that device's dispatches alone
+        timed = named(profile, dispatches(profile, report.selection)).filter("end_ns >= start_ns")
+        rows = (
+            timed.filter(among("kernel", small))
+            .aggregate("kernel, list(end_ns - start_ns)", "kernel")
+            .fetchall()
+        )
         durations = {str(k): np.asarray(v, dtype=np.float64) for k, v in rows}
     return Run(report, durations, profile)
 
 
 def shapes_of(profile: Profile) -> dict[str, Shape]:
     """Each kernel's dominant launch shape (grid, workgroup), read only when needed."""
-    profile.launches()
-    rows = profile.con.execute(
-        """SELECT n.kernel, l.grid_size, l.workgroup_size, sum(l.dispatches) AS c
-        FROM launches l JOIN names n USING (name_id) GROUP BY ALL ORDER BY c DESC"""
+    rows = query(
+        profile,
+        named(profile, launches(profile)),
+        """SELECT kernel, grid_size, workgroup_size, sum(dispatches) AS c
+        FROM d GROUP BY ALL ORDER BY c DESC""",
     ).fetchall()
     shapes: dict[str, Shape] = {}
     for kernel, grid, group, _ in rows:

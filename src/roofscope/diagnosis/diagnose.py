@@ -11,7 +11,6 @@ from roofscope.analysis.limiter import Limiter
 from roofscope.analysis.metrics.per_kernel import KernelMetrics, MetricsSection
 from roofscope.analysis.ranks import RankView
 from roofscope.analysis.roofline import KernelRoofline, Roofline
-from roofscope.analysis.selection import Selection, dispatch_filter, summary_filter
 from roofscope.analysis.timeline import Timeline
 from roofscope.diagnosis import registry
 from roofscope.diagnosis.evidence import (
@@ -26,7 +25,10 @@ from roofscope.diagnosis.registry import run
 from roofscope.diagnosis.rules import SHORT_NS
 from roofscope.diagnosis.trust import standing, temper_kernel
 from roofscope.diagnosis.validity import CAVEATS
+from roofscope.model.access import count
+from roofscope.model.access import has_counters as has_counters_in
 from roofscope.model.profile import Profile
+from roofscope.model.selection import Selection, dispatches, summary
 
 
 @dataclass(frozen=True)
@@ -51,7 +53,7 @@ def diagnose(given: Inputs) -> list[Finding]:
     roofs = {k.name: k for k in given.roof.kernels}
     studied = [k for k in given.hot.kernels if k.hot or k.name in roofs]  # or on the roofline
     facts = kernel_facts(given.profile, [k.name for k in studied])
-    has_counters = given.profile.count("counters") > 0
+    has_counters = has_counters_in(given.profile)
     rules = registry.RULES  # read at each call: code outside roofscope may add rules
     findings: list[Finding] = []
     for stats in studied:
@@ -110,20 +112,16 @@ def _program_view(given: Inputs, has_counters: bool) -> ProgramView:
 
 
 def _short_dispatches(profile: Profile, selection: Selection) -> int:
-    row = profile.con.execute(
-        f"""SELECT count(*) FROM dispatches WHERE {dispatch_filter(profile, selection)}
-        AND end_ns >= start_ns AND end_ns - start_ns < {SHORT_NS}"""
-    ).fetchone()
-    return int(row[0]) if row else 0
+    short = dispatches(profile, selection).filter(
+        f"end_ns >= start_ns AND end_ns - start_ns < {SHORT_NS}"
+    )
+    return count(profile, short)
 
 
 def _short_in_summaries(profile: Profile, selection: Selection) -> int:
     """The dispatches of summarised kernels that surely ran under SHORT_NS (a lower bound)."""
-    rows = profile.con.execute(
-        "SELECT calls, mean_ns, median_ns, min_ns, max_ns FROM kernel_summary "
-        f"WHERE {summary_filter(profile, selection)}"
-    ).fetchall()
-    return sum(surely_short(*row) for row in rows)
+    rows = summary(profile, selection).project("calls, mean_ns, median_ns, min_ns, max_ns")
+    return sum(surely_short(*row) for row in rows.fetchall())
 
 
 def surely_short(

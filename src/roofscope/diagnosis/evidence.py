@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+
+from duckdb import ColumnExpression, ConstantExpression, Expression
 
 from roofscope.analysis.hotspots import KernelStats
 from roofscope.analysis.limiter import Limiter
@@ -12,7 +15,10 @@ from roofscope.analysis.ranks import RankView
 from roofscope.analysis.roofline import KernelRoofline
 from roofscope.analysis.work.assign import run_name_ids
 from roofscope.diagnosis.trust import RoofStanding
+from roofscope.model.access import all_summaries, counters, has_counters, names, query
 from roofscope.model.profile import Profile
+from roofscope.model.schema import Role
+from roofscope.model.selection import dispatches
 
 
 @dataclass(frozen=True)
@@ -77,17 +83,20 @@ def kernel_facts(profile: Profile, kernels: list[str]) -> dict[str, KernelFacts]
     """A summary's own mean/min/max and the counter coverage of these kernels."""
     if not kernels:
         return {}
-    con = profile.con
-    names = "SELECT name_id FROM names WHERE kernel IN (SELECT unnest($1::VARCHAR[]))"
+    wanted = _kernels_named(profile, kernels)
     summaries = {
         str(kernel): (mean, low, high)
-        for kernel, mean, low, high in con.execute(
-            f"""SELECT n.kernel, max(mean_ns), min(min_ns), max(max_ns) FROM kernel_summary s
-            JOIN names n USING (name_id) WHERE s.name_id IN ({names}) GROUP BY n.kernel""",
-            [kernels],
+        for kernel, mean, low, high in query(
+            profile,
+            all_summaries(profile),
+            """SELECT n.kernel, max(mean_ns), min(min_ns), max(max_ns) FROM d
+            JOIN n USING (name_id) WHERE name_id IN (SELECT unnest($1::INTEGER[]))
+            GROUP BY n.kernel""",
+            [list(wanted)],
+            n=names(profile),
         ).fetchall()
     }
-    counted = _coverage(profile, kernels, names) if profile.count("counters") else {}
+    counted = _coverage(profile, kernels, wanted) if has_counters(profile) else {}
     out = {}
     for kernel in kernels:
         mean, low, high = summaries.get(kernel, (None, None, None))
@@ -96,25 +105,41 @@ def kernel_facts(profile: Profile, kernels: list[str]) -> dict[str, KernelFacts]
     return out
 
 
+def _constants(values: Iterable[object]) -> list[Expression]:
+    """Constant expressions of ``values`` (a FALSE one when there are none, which ``isin``
+    takes as no match)."""
+    return [ConstantExpression(v) for v in values] or [ConstantExpression(None)]
+
+
+def _kernels_named(profile: Profile, kernels: list[str]) -> dict[int, str]:
+    """The name ids whose normalised name is one of ``kernels``, with that name."""
+    rows = query(
+        profile,
+        names(profile),
+        "SELECT name_id, kernel FROM d WHERE kernel IN (SELECT unnest($1::VARCHAR[]))",
+        [kernels],
+    )
+    return {int(i): str(k) for i, k in rows.fetchall()}
+
+
 def _coverage(
-    profile: Profile, kernels: list[str], names: str
+    profile: Profile, kernels: list[str], wanted: dict[int, str]
 ) -> dict[str, tuple[int, int, int, int | None]]:
     """Per kernel: its counter values, activity counter values and non-zero ones, over its
     dispatches and those of the counter runs; and its dispatches in the counter runs."""
     in_runs = run_name_ids(profile, kernels)
-    runs = profile.sources("counter-run")
+    runs = profile.sources(Role.COUNTER_RUN)
     own: dict[str, list[int]] = {}
-    query = f"SELECT kernel, name_id FROM names WHERE name_id IN ({names})"
-    for k, i in profile.con.execute(query, [kernels]).fetchall():
-        own.setdefault(str(k), []).append(int(i))
+    for i, k in sorted(wanted.items()):
+        own.setdefault(k, []).append(i)
     out = {}
     for kernel in kernels:
-        _, rows, activity, nonzero = _counter_facts(
-            profile, profile.sources("dispatches"), own.get(kernel, [])
+        _, rows, activity, nonzero = counter_facts(
+            profile, profile.sources(Role.DISPATCHES), own.get(kernel, [])
         )
         calls = None
         if kernel in in_runs:
-            calls, more_rows, more_activity, more_nonzero = _counter_facts(
+            calls, more_rows, more_activity, more_nonzero = counter_facts(
                 profile, runs, in_runs[kernel]
             )
             rows, activity, nonzero = (
@@ -129,32 +154,40 @@ def _coverage(
 def counter_collected(profile: Profile) -> str | None:
     """The formats of the dispatch files on the timeline whose dispatches carry counters
     (a rocprof-compute workload, rocprofv3 or rocprof v1 counter passes); None if none."""
-    timed = [s for s in profile.sources("dispatches") if profile.inputs[s].on_timeline]
-    if not timed or profile.count("counters") == 0:
+    timed = [s for s in profile.sources(Role.DISPATCHES) if profile.inputs[s].on_timeline]
+    if not timed or not has_counters(profile):
         return None
-    rows = profile.con.execute(
-        f"""SELECT DISTINCT d.source FROM dispatches d
-        WHERE d.source IN ({", ".join(map(str, timed))})
-        AND EXISTS (SELECT 1 FROM counters c WHERE c.row_id = d.rowid)"""
+    found = query(
+        profile,
+        dispatches(profile, sources=timed),
+        "SELECT DISTINCT source FROM d WHERE row_id IN (SELECT row_id FROM c)",
+        c=counters(profile),
     ).fetchall()
-    return ", ".join(sorted({profile.inputs[int(s)].format for (s,) in rows})) or None
+    return ", ".join(sorted({profile.inputs[int(s)].format for (s,) in found})) or None
 
 
-def _counter_facts(
-    profile: Profile, sources: list[int], name_ids: list[int]
+def counter_facts(
+    profile: Profile,
+    sources: Sequence[int],
+    name_ids: list[int],
+    activity: Sequence[str] = ACTIVITY,
 ) -> tuple[int, int, int, int]:
     """Dispatches of these kernels in these sources, their counter values, the values of
-    activity counters and the non-zero ones among those."""
+    ``activity`` counters and the non-zero ones among those."""
     if not sources or not name_ids:
         return 0, 0, 0, 0
-    activity = ", ".join(f"'{c}'" for c in ACTIVITY)
-    row = profile.con.execute(
-        f"""SELECT count(DISTINCT d.rowid), count(c.value),
-            count(c.value) FILTER (c.counter IN ({activity})),
-            count(c.value) FILTER (c.counter IN ({activity}) AND c.value <> 0)
-        FROM dispatches d LEFT JOIN counters c ON c.row_id = d.rowid
-        WHERE d.source IN ({", ".join(map(str, sources))})
-        AND d.name_id IN ({", ".join(map(str, name_ids))})"""
-    ).fetchone()
-    dispatches, values, active, nonzero = (int(v or 0) for v in (row or (0, 0, 0, 0)))
-    return dispatches, values, active, nonzero
+    kernels = dispatches(profile, sources=sources, kernels=name_ids)
+    values = counters(profile).project(
+        ColumnExpression("row_id"),
+        ColumnExpression("value"),
+        ColumnExpression("counter").isin(*_constants(activity)).alias("active"),
+    )
+    ((n, counted, active, nonzero),) = query(
+        profile,
+        kernels,
+        """SELECT count(DISTINCT d.row_id), count(c.value), count(c.value) FILTER (c.active),
+        count(c.value) FILTER (c.active AND c.value <> 0)
+        FROM d LEFT JOIN c ON c.row_id = d.row_id""",
+        c=values,
+    ).fetchall()
+    return int(n or 0), int(counted or 0), int(active or 0), int(nonzero or 0)

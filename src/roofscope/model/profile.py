@@ -36,69 +36,16 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import NewType
 
 import duckdb
 
 from roofscope.catalogue.ceilings import Ceiling
 from roofscope.model.names import normalise
+from roofscope.model.schema import DDL, Role, Table
 
-# Few, narrow columns keep millions of dispatches small; the row's id is DuckDB's rowid.
-DISPATCH_COLUMNS: dict[str, str] = {
-    "source": "SMALLINT",
-    "name_id": "INTEGER",
-    "pid": "BIGINT",
-    "device": "INTEGER",
-    "dispatch_id": "BIGINT",
-    "start_ns": "BIGINT",
-    "end_ns": "BIGINT",
-    "raw_overflow": "VARCHAR",  # a name first seen after the sampled rows, until it has an id
-}
-
-# How a dispatch was launched (host thread, queue, stream, shape); kept in ``launches``, one
-# row per distinct combination of a kernel, with its dispatch count.
-LAUNCH_COLUMNS: dict[str, str] = {
-    "tid": "BIGINT",
-    "queue": "BIGINT",
-    "stream": "BIGINT",
-    "grid_size": "BIGINT",
-    "workgroup_size": "BIGINT",
-    "lds_bytes": "BIGINT",
-    "scratch_bytes": "BIGINT",
-    "arch_vgpr": "BIGINT",
-    "accum_vgpr": "BIGINT",
-    "sgpr": "BIGINT",
-    "wave_size": "BIGINT",
-}
-
-SUMMARY_COLUMNS: dict[str, str] = {
-    "source": "INTEGER",
-    "name_id": "INTEGER",
-    "calls": "BIGINT",
-    "total_ns": "DOUBLE",
-    "mean_ns": "DOUBLE",
-    "min_ns": "DOUBLE",
-    "max_ns": "DOUBLE",
-    "std_ns": "DOUBLE",
-    "median_ns": "DOUBLE",  # where the summary gives it (nsys cuda_gpu_kern_sum's Med)
-    "pid": "BIGINT",
-}
-
-_SCHEMA = f"""
-CREATE TABLE names (name_id INTEGER PRIMARY KEY, raw_name VARCHAR UNIQUE, kernel VARCHAR);
-CREATE TABLE dispatches ({", ".join(f"{c} {t}" for c, t in DISPATCH_COLUMNS.items())});
-CREATE TABLE launches (source SMALLINT, name_id INTEGER,
-    {", ".join(f"{c} {t}" for c, t in LAUNCH_COLUMNS.items())}, dispatches BIGINT);
-CREATE TABLE counters (row_id BIGINT, counter VARCHAR, value DOUBLE);
-CREATE TABLE kernel_summary ({", ".join(f"{c} {t}" for c, t in SUMMARY_COLUMNS.items())});
-CREATE TABLE activity_summary (source INTEGER, kind VARCHAR, name VARCHAR, calls BIGINT,
-    total_ns DOUBLE);
-CREATE TABLE copies (source INTEGER, pid BIGINT, direction VARCHAR, src_agent VARCHAR,
-    dst_agent VARCHAR, start_ns BIGINT, end_ns BIGINT);
-CREATE TABLE producer_rules (row_id BIGINT, section VARCHAR, rule VARCHAR, kind VARCHAR,
-    text VARCHAR, speedup_kind VARCHAR, speedup_pct DOUBLE);
-CREATE TABLE host_ranges (source INTEGER, kind VARCHAR, name VARCHAR, start_ns BIGINT,
-    end_ns BIGINT);
-"""
+# An input's id: its index in ``Profile.inputs``, carried by the rows it gave (``source``).
+SourceId = NewType("SourceId", int)
 
 
 @dataclass(frozen=True)
@@ -108,10 +55,7 @@ class InputFile:
     path: str
     format: str
     rows: int
-    role: str  # dispatches | kernel-summary | api-summary | copy-summary | copies | cross-check
-    # | counter-run | counter-pass | pass-repeat | metadata | barriers (a dispatch file's
-    # barrier packets: ``dispatches`` rows under their own source id, never kernel time; see
-    # barriers.py)
+    role: Role  # what it gave and whether it is counted (see the enum)
     group: str = ""  # files of one run share it
     rank: int | None = None  # the process's rank in a parallel job, where the producer says
     # False when its dispatches carry durations only, laid end to end in launch order (a
@@ -168,22 +112,33 @@ class Profile:
     ceilings: list[Ceiling] = field(default_factory=list)  # measured ones (roofline.csv)
     sysinfo: dict[str, str] = field(default_factory=dict)  # rocprof-compute sysinfo.csv fields
     runs: Runs = field(default_factory=Runs)  # set once every file is read
+    # relations over whole tables, built once: each step of a relation costs a bind
+    _views: dict[tuple[object, ...], duckdb.DuckDBPyRelation] = field(
+        default_factory=dict, repr=False
+    )
 
     @classmethod
     def empty(cls) -> Profile:
         con = duckdb.connect()
         con.execute("SET preserve_insertion_order = true")
-        con.execute(_SCHEMA)
+        con.execute(DDL)
         return cls(con=con)
 
     # -- filled by readers -------------------------------------------------------------
+
+    def begin_input(self) -> SourceId:
+        """The id of the input a reader is about to read: the rows it inserts carry it, and
+        its :meth:`add_input` comes before any other input's. (A dispatch file's barrier
+        packets are the input after it, added by :func:`readers.dispatch_csv.add_barrier_input`.)
+        """
+        return SourceId(len(self.inputs))
 
     def add_input(
         self,
         path: str,
         fmt: str,
         rows: int,
-        role: str,
+        role: Role,
         *,
         rank: int | None = None,
         on_timeline: bool = True,
@@ -201,9 +156,9 @@ class Profile:
             f = self.inputs[i]
             self.inputs[i] = replace(f, group=group)
 
-    def sources(self, *roles: str) -> list[int]:
+    def sources(self, *roles: Role) -> list[SourceId]:
         """Source ids (indices into ``inputs``) of the given roles."""
-        return [i for i, f in enumerate(self.inputs) if f.role in roles]
+        return [SourceId(i) for i, f in enumerate(self.inputs) if f.role in roles]
 
     def warn(self, code: str, message: str, count: int = 1) -> None:
         self.warnings.append(Warning(code=code, message=message, count=count))
@@ -270,6 +225,20 @@ class Profile:
         while self.deferred:
             self.deferred.pop(0)()
         return self.con.table("launches")
+
+    def view(self, table: Table, fields: str) -> duckdb.DuckDBPyRelation:
+        """``fields`` of every row of ``table``, as one relation kept for the next call."""
+        return self.kept((table, fields), lambda: self.con.sql(f"SELECT {fields} FROM {table}"))
+
+    def kept(
+        self, key: tuple[object, ...], build: Callable[[], duckdb.DuckDBPyRelation]
+    ) -> duckdb.DuckDBPyRelation:
+        """The relation built for ``key`` before, else ``build()``'s. A relation is a query,
+        read when fetched, so it stays true while readers add rows; building one costs a bind
+        (0.35 ms), which analyses asking for the same selection again are spared."""
+        if key not in self._views:
+            self._views[key] = build()
+        return self._views[key]
 
     def count(self, table: str) -> int:
         ((n,),) = self.con.execute(f"SELECT count(*) FROM {table}").fetchall()

@@ -25,7 +25,8 @@ from pathlib import Path
 import duckdb
 
 from roofscope.errors import InputError
-from roofscope.model.profile import DISPATCH_COLUMNS, LAUNCH_COLUMNS, Profile
+from roofscope.model.profile import Profile
+from roofscope.model.schema import DISPATCH_COLUMNS, LAUNCH_COLUMNS
 from roofscope.readers.barriers import barrier_sql
 from roofscope.readers.duck_sql import ident, read_csv
 

@@ -7,19 +7,19 @@ from pathlib import Path
 
 from roofscope.errors import InputError
 from roofscope.model.profile import Profile
+from roofscope.model.schema import Role, barriers_role
 from roofscope.readers.csvload import CsvLayout, barrier_rows, insert_rows, load_dispatch_csv
 from roofscope.readers.no_kernels import HEADER_ONLY_REMEDY, no_kernel_ran
-from roofscope.readers.registry import BARRIERS, DISPATCHES
 from roofscope.readers.rowfix import fix_rows, read_lines
 
 SHOWN_LINES = 5
 
 
 def read_dispatch_csv(
-    profile: Profile, path: Path, layout: CsvLayout, *, fmt: str, role: str
+    profile: Profile, path: Path, layout: CsvLayout, *, fmt: str, role: Role
 ) -> int:
     """Load ``path`` as dispatches; malformed rows are skipped and reported with their lines."""
-    source = len(profile.inputs)
+    source = profile.begin_input()
     result = load_dispatch_csv(profile, path, layout, source)
     recovered = 0
     if result.rejected:
@@ -46,12 +46,12 @@ def read_dispatch_csv(
     return rows
 
 
-def add_barrier_input(profile: Profile, path: str, fmt: str, rows: int, role: str) -> None:
+def add_barrier_input(profile: Profile, path: str, fmt: str, rows: int, role: Role) -> None:
     """Register the barrier packets of the input just added (their rows carry the next
     source id); role ``barriers`` beside a file read for its dispatches, which is the one
     the report counts (a counter run's barriers are the same ones again)."""
     if rows:
-        profile.add_input(path, fmt, rows, BARRIERS if role == DISPATCHES else f"{role}-barriers")
+        profile.add_input(path, fmt, rows, barriers_role(role))
 
 
 def report_rows(

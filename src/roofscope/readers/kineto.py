@@ -22,6 +22,7 @@ from typing import Any
 
 from roofscope.errors import InputError
 from roofscope.model.profile import Profile
+from roofscope.model.schema import Role
 from roofscope.readers.batches import Kind, column, fits, name_ids, registered
 from roofscope.readers.json_stream import EventStream, open_text
 from roofscope.readers.kineto_meta import (
@@ -42,7 +43,7 @@ from roofscope.readers.no_kernels import (
     kernels_not_recorded,
     no_kernel_ran,
 )
-from roofscope.readers.registry import DISPATCHES, Reader
+from roofscope.readers.registry import Reader
 from roofscope.readers.sniff import Head
 
 KERNEL_CATS = frozenset({"kernel", "Kernel"})
@@ -303,9 +304,9 @@ def _insert_copies(
     profile: Profile, path: Path, pid: int | None, rows: int, rank: int | None
 ) -> None:
     if rows:
-        source = len(profile.inputs)
+        source = profile.begin_input()
         profile.con.execute(f"INSERT INTO copies SELECT {source}, $1, * FROM {_STAGE}_m", [pid])
-        profile.add_input(str(path), KinetoTrace.name, rows, "copies", rank=rank)
+        profile.add_input(str(path), KinetoTrace.name, rows, Role.COPIES, rank=rank)
 
 
 def _graph_key(path: str, key: str, meta: Mapping[str, Any]) -> InputError | None:
@@ -369,10 +370,10 @@ class KinetoTrace(Reader):
             return True
         return '"traceEvents"' in top and bool(_KINETO_CATS.search(text))
 
-    def role(self, head: Head) -> str:
-        return DISPATCHES
+    def role(self, head: Head) -> Role:
+        return Role.DISPATCHES
 
-    def read(self, path: Path, head: Head, profile: Profile, *, role: str) -> None:
+    def read(self, path: Path, head: Head, profile: Profile, *, role: Role) -> None:
         _create_stage(profile)
         try:
             self._read(path, head, profile, role)
@@ -380,7 +381,7 @@ class KinetoTrace(Reader):
             for suffix in ("", "_m", "_w"):
                 profile.con.execute(f"DROP TABLE IF EXISTS {_STAGE}{suffix}")
 
-    def _read(self, path: Path, head: Head, profile: Profile, role: str) -> None:
+    def _read(self, path: Path, head: Head, profile: Profile, role: Role) -> None:
         seen = _Pass(profile, path)
         with open_text(path, gzipped=head.gzip) as text:
             stream = EventStream(text, str(path), refuse=_graph_key)
@@ -395,7 +396,7 @@ class KinetoTrace(Reader):
             profile.warn(
                 "kineto-untimed", f"{path}: {seen.untimed} GPU event(s) without ts/dur left out"
             )
-        source = len(profile.inputs)
+        source = profile.begin_input()
         _insert_kernels(profile, source, seen.os_pid, waves(meta, seen.hip))
         insert_loader_steps(profile, source, seen.loader)
         rank = run_rank(meta)

@@ -19,9 +19,10 @@ import duckdb
 
 from roofscope.errors import InputError
 from roofscope.model.profile import Profile
+from roofscope.model.schema import Role
 from roofscope.readers import registry, runs, shards
 from roofscope.readers.plan import Found, Planned, plan
-from roofscope.readers.registry import DISPATCHES, Reader
+from roofscope.readers.registry import Reader
 from roofscope.readers.sniff import Head, is_folder, read_head
 
 _CANDIDATE = re.compile(r"\.(csv|json|json\.gz|db|sqlite)$", re.IGNORECASE)
@@ -77,7 +78,7 @@ def _read(plan: list[Planned], progress: Progress | None, jobs: int | None) -> P
     for shard in shards.read_parallel(shards.split(units, jobs), jobs, read_plan):
         shards.absorb(profile, shard)
         for f in shard.inputs:
-            if progress and f.role == DISPATCHES:
+            if progress and f.role == Role.DISPATCHES:
                 progress(f.path)
     return profile
 
@@ -108,7 +109,7 @@ def read_plan(plan: Sequence[Planned], progress: Progress | None = None) -> Prof
     for item, role in plan:
         if progress:
             progress(str(item.head.path))
-        before = len(profile.inputs)
+        before = profile.begin_input()
         try:
             item.reader.read(item.head.path, item.head, profile, role=role)
         except UNREADABLE as exc:

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from roofscope.errors import InputError
 from roofscope.model.profile import Profile, RunInfo
+from roofscope.model.schema import Role
 from roofscope.readers.ncu_labels import DURATION, metric_key
 from roofscope.readers.ncu_launches import Launch, Rule, insert_launches, new_launch, run_info
 from roofscope.readers.ncu_scan import (
@@ -38,7 +39,7 @@ from roofscope.readers.ncu_scan import (
     page_of,
 )
 from roofscope.readers.ncu_units import integer, parse_number, to_si
-from roofscope.readers.registry import DISPATCHES, KERNEL_SUMMARY, Reader
+from roofscope.readers.registry import Reader
 from roofscope.readers.sniff import Head
 from roofscope.readers.stats_csv import SummaryRow, insert_kernel_summary
 
@@ -219,13 +220,13 @@ class Ncu(Reader):
     def detect(self, head: Head) -> bool:
         return head.kind == "text" and page_of(head.text) is not None
 
-    def role(self, head: Head) -> str:
-        return KERNEL_SUMMARY if page_of(head.text) == "summary" else DISPATCHES
+    def role(self, head: Head) -> Role:
+        return Role.KERNEL_SUMMARY if page_of(head.text) == "summary" else Role.DISPATCHES
 
     def timed(self, head: Head) -> bool:
         return False
 
-    def read(self, path: Path, head: Head, profile: Profile, *, role: str) -> None:
+    def read(self, path: Path, head: Head, profile: Profile, *, role: Role) -> None:
         scan, notes = Scan(path), Notes()
         page = page_in_file(path, scan)
         if page == "summary":
@@ -240,7 +241,7 @@ class Ncu(Reader):
         notes.report(profile, path)
 
     def _read_summary(
-        self, path: Path, scan: Scan, notes: Notes, profile: Profile, role: str
+        self, path: Path, scan: Scan, notes: Notes, profile: Profile, role: Role
     ) -> None:
         rows = read_summary(path, scan, notes)
         timed = [(pid, r) for pid, r in rows if r is not None]
@@ -250,7 +251,7 @@ class Ncu(Reader):
                 "has no duration metric (gpu__time_duration.sum) in its per-kernel summary",
                 "re-run ncu --print-summary per-kernel with --metrics gpu__time_duration.sum",
             )
-        source = len(profile.inputs)
+        source = profile.begin_input()
         for pid in dict.fromkeys(pid for pid, _ in timed):
             mine = [r for p, r in timed if p == pid]
             insert_kernel_summary(profile, source, mine, pid=pid)

@@ -11,6 +11,7 @@ import numpy as np
 
 from roofscope.errors import InputError
 from roofscope.model.profile import Profile, RunInfo
+from roofscope.model.schema import Role
 from roofscope.readers.batches import Column, column, fits, registered
 from roofscope.readers.ncu_labels import DURATION
 from roofscope.readers.ncu_scan import Columns
@@ -133,11 +134,11 @@ def _whole(value: float | None) -> int | None:
 
 
 def insert_launches(
-    profile: Profile, path: Path, launches: list[Launch], role: str, *, fmt: str
+    profile: Profile, path: Path, launches: list[Launch], role: Role, *, fmt: str
 ) -> None:
     """The launches into dispatches, launches, counters and producer_rules, as an input of
     reader ``fmt``."""
-    source, first = len(profile.inputs), profile.count("dispatches")
+    source, first = profile.begin_input(), profile.count("dispatches")
     ids = profile.name_ids(launch.name for launch in launches)
     starts, ends, untimed = lay_out(path, launches)
     _insert(

@@ -23,6 +23,7 @@ from typing import ClassVar
 
 from roofscope.errors import InputError
 from roofscope.model.profile import Profile, RunInfo
+from roofscope.model.schema import Role, summary_role
 from roofscope.readers.nsys_columns import (
     REQUIRED,
     Column,
@@ -31,7 +32,7 @@ from roofscope.readers.nsys_columns import (
     number,
     summary_columns,
 )
-from roofscope.readers.registry import ACTIVITY, KERNEL_SUMMARY, Reader
+from roofscope.readers.registry import Reader
 from roofscope.readers.sniff import Head, read_text
 from roofscope.readers.stats_csv import insert_activity, insert_kernel_summary
 
@@ -127,12 +128,12 @@ class KernSum(_Summary):
     calls_columns = ("Instances",)
     name_column = "Name"
 
-    def role(self, head: Head) -> str:
-        return KERNEL_SUMMARY
+    def role(self, head: Head) -> Role:
+        return Role.KERNEL_SUMMARY
 
-    def read(self, path: Path, head: Head, profile: Profile, *, role: str) -> None:
+    def read(self, path: Path, head: Head, profile: Profile, *, role: Role) -> None:
         rows = self.rows(path, head)
-        source = len(profile.inputs)
+        source = profile.begin_input()
         summary = [_kernel_row(r) for r in rows]
         medians = [r.values.get("med") for r in rows]
         insert_kernel_summary(profile, source, summary, medians=medians)
@@ -144,17 +145,17 @@ class _Activity(_Summary):
     priority = 85
     kind: ClassVar[str]
 
-    def role(self, head: Head) -> str:
-        return ACTIVITY
+    def role(self, head: Head) -> Role:
+        return Role.ACTIVITY
 
-    def read(self, path: Path, head: Head, profile: Profile, *, role: str) -> None:
+    def read(self, path: Path, head: Head, profile: Profile, *, role: Role) -> None:
         rows = self.rows(path, head)
-        source = len(profile.inputs)
+        source = profile.begin_input()
         activity = [
             (r.name, int(r.values["calls"] or 0), float(r.values["total"] or 0.0)) for r in rows
         ]
         insert_activity(profile, source, self.kind, activity)
-        profile.add_input(str(path), self.name, len(rows), f"{self.kind}-summary")
+        profile.add_input(str(path), self.name, len(rows), summary_role(self.kind))
         profile.set_run(RunInfo(producer=self.producer))
 
 

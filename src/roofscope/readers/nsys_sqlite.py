@@ -21,6 +21,7 @@ import numpy as np
 
 from roofscope.errors import InputError
 from roofscope.model.profile import Profile, RunInfo
+from roofscope.model.schema import Role
 from roofscope.readers.batches import Column, column, registered
 from roofscope.readers.no_kernels import (
     NSYS_CUDA_TABLES,
@@ -31,7 +32,7 @@ from roofscope.readers.no_kernels import (
     nsys_held,
     nsys_launches,
 )
-from roofscope.readers.registry import DISPATCHES, Reader
+from roofscope.readers.registry import Reader
 from roofscope.readers.sniff import Head
 from roofscope.readers.sqlite_file import Value, opened, refuse_bad_value
 
@@ -222,10 +223,10 @@ def _kernel_batch(profile: Profile, batch: list[tuple[object, ...]]) -> dict[str
 
 
 def read_kernels(
-    con: sqlite3.Connection, profile: Profile, path: Path, table: Table, role: str
+    con: sqlite3.Connection, profile: Profile, path: Path, table: Table, role: Role
 ) -> dict[int, int]:
     """Kernel rows into dispatches and launches; kernels per device id."""
-    duck, source = profile.con, len(profile.inputs)
+    duck, source = profile.con, profile.begin_input()
     duck.execute(f"CREATE TEMP TABLE {_STAGE} (name_id INTEGER, {' BIGINT, '.join(_SHAPE)} BIGINT)")
     cursor = con.execute(_kernel_sql(table))
     rows, nameless, devices = 0, 0, dict[int, int]()
@@ -308,11 +309,11 @@ def _copy_rows(con: sqlite3.Connection, present: set[str], source: int) -> list[
 
 
 def read_copies(con: sqlite3.Connection, profile: Profile, path: Path, present: set[str]) -> None:
-    source = len(profile.inputs)
+    source = profile.begin_input()
     rows = _copy_rows(con, present, source)
     if rows:
         profile.con.executemany("INSERT INTO copies VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
-        profile.add_input(str(path), NsysSqlite.name, len(rows), "copies")
+        profile.add_input(str(path), NsysSqlite.name, len(rows), Role.COPIES)
 
 
 # -- the run -------------------------------------------------------------------------------
@@ -355,10 +356,10 @@ class NsysSqlite(Reader):
     def detect(self, head: Head) -> bool:
         return head.kind == "sqlite" and is_nsys(head.path)
 
-    def role(self, head: Head) -> str:
-        return DISPATCHES
+    def role(self, head: Head) -> Role:
+        return Role.DISPATCHES
 
-    def read(self, path: Path, head: Head, profile: Profile, *, role: str) -> None:
+    def read(self, path: Path, head: Head, profile: Profile, *, role: Role) -> None:
         with opened(path) as con:
             present = tables(con)
             table = _require_kernels(con, path, present)

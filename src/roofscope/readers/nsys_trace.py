@@ -22,12 +22,13 @@ import duckdb
 
 from roofscope.errors import InputError
 from roofscope.model.profile import Profile, RunInfo
+from roofscope.model.schema import Role
 from roofscope.readers.batches import fits
 from roofscope.readers.duck_sql import read_csv
 from roofscope.readers.no_kernels import NSYS_WIDEN, held, no_kernel_ran
 from roofscope.readers.nsys_columns import Column, find_header, parse_field
 from roofscope.readers.nsys_csv import PRODUCER
-from roofscope.readers.registry import DISPATCHES, Reader
+from roofscope.readers.registry import Reader
 from roofscope.readers.sniff import Head
 from roofscope.readers.stats_csv import PLAUSIBLE
 
@@ -168,7 +169,7 @@ def _refuse(path: Path, line: int, col: Column, row: list[str], what: str) -> No
 
 
 def read_gpu_trace(
-    profile: Profile, path: Path, header_line: int, layout: TraceLayout, *, fmt: str, role: str
+    profile: Profile, path: Path, header_line: int, layout: TraceLayout, *, fmt: str, role: Role
 ) -> str | None:
     """Kernel rows into dispatches and launches, memory rows into copies; the GPU's name."""
     con, tag = profile.con, _TRACE_STAGE
@@ -188,8 +189,8 @@ def read_gpu_trace(
             con.execute(f"DROP TABLE IF EXISTS {tag}{suffix}")
 
 
-def _insert_kernels(profile: Profile, path: Path, fmt: str, role: str) -> None:
-    con, tag, source = profile.con, _TRACE_STAGE, len(profile.inputs)
+def _insert_kernels(profile: Profile, path: Path, fmt: str, role: Role) -> None:
+    con, tag, source = profile.con, _TRACE_STAGE, profile.begin_input()
     names = con.execute(f"SELECT DISTINCT raw FROM {tag} WHERE NOT memop AND raw IS NOT NULL")
     kernels = sorted(str(r[0]) for r in names.fetchall())
     if not kernels and (memops := profile.count(f"{tag} WHERE memop")):
@@ -222,14 +223,14 @@ def _insert_kernels(profile: Profile, path: Path, fmt: str, role: str) -> None:
 
 
 def _insert_trace_copies(profile: Profile, path: Path, fmt: str) -> None:
-    tag, source = _TRACE_STAGE, len(profile.inputs)
+    tag, source = _TRACE_STAGE, profile.begin_input()
     profile.con.execute(
         f"""INSERT INTO copies SELECT {source}, pid, raw, src, dst, start_ns, end_ns
         FROM {tag} WHERE memop ORDER BY rowid"""
     )
     rows = profile.count(f"copies WHERE source = {source}")
     if rows:
-        profile.add_input(str(path), fmt, rows, "copies")
+        profile.add_input(str(path), fmt, rows, Role.COPIES)
 
 
 def _gpu_name(profile: Profile, path: Path) -> str | None:
@@ -254,10 +255,10 @@ class GpuTrace(Reader):
         header = find_header(head) if head.kind == "text" else None
         return header is not None and trace_layout(header.fields) is not None
 
-    def role(self, head: Head) -> str:
-        return DISPATCHES
+    def role(self, head: Head) -> Role:
+        return Role.DISPATCHES
 
-    def read(self, path: Path, head: Head, profile: Profile, *, role: str) -> None:
+    def read(self, path: Path, head: Head, profile: Profile, *, role: Role) -> None:
         header = find_header(head)
         layout = None if header is None else trace_layout(header.fields)
         if header is None or layout is None:

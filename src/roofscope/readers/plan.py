@@ -25,14 +25,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from roofscope.model.schema import Role
 from roofscope.readers import runs
-from roofscope.readers.registry import (
-    COUNTER_COLLECTION,
-    DISPATCHES,
-    KERNEL_SUMMARY,
-    WORKLOAD,
-    Reader,
-)
+from roofscope.readers.registry import Reader
 from roofscope.readers.sniff import Head
 
 _V3_SUFFIX = re.compile(
@@ -41,7 +36,6 @@ _V3_SUFFIX = re.compile(
 )
 
 # the role of a later pass's kernel trace or stats: read, listed, not counted
-PASS_REPEAT = "pass-repeat"
 _REPEATABLE = ("rocprofv3-kernel-trace", "rocprofv3-stats", "rocprofv3-memory-copy")
 
 
@@ -51,7 +45,7 @@ class Found:
 
     head: Head
     reader: Reader
-    role: str
+    role: Role
 
     @property
     def group(self) -> tuple[str, str]:
@@ -59,14 +53,14 @@ class Found:
         return str(self.head.path.parent), _V3_SUFFIX.sub("", stem)
 
 
-Planned = tuple[Found, str]
+Planned = tuple[Found, Role]
 
 
 def plan(found: list[Found]) -> list[Planned]:
     """Which file is read in which role, in a stable order."""
     unique = {f.head.path.resolve(): f for f in found}
     items = _outside_workloads(sorted(unique.values(), key=lambda f: str(f.head.path)))
-    timed = any(f.role in (DISPATCHES, WORKLOAD) and _timed(f) for f in items)
+    timed = any(f.role in (Role.DISPATCHES, Role.WORKLOAD) and _timed(f) for f in items)
     counting = _counting_counter_files(items)
     repeats = _repeated_passes(items)
     groups: dict[tuple[str, str], list[Found]] = {}
@@ -75,7 +69,7 @@ def plan(found: list[Found]) -> list[Planned]:
     planned: list[Planned] = []
     for members in groups.values():
         planned += _plan_group(members, timed=timed, counting=counting, repeats=repeats)
-    order = {DISPATCHES: 0, "counter-run": 1, KERNEL_SUMMARY: 2}
+    order = {Role.DISPATCHES: 0, Role.COUNTER_RUN: 1, Role.KERNEL_SUMMARY: 2}
     planned.sort(key=lambda p: (order.get(p[1], 3), str(p[0].head.path)))
     return planned
 
@@ -85,7 +79,7 @@ def _plan_group(
 ) -> list[Planned]:
     """The roles of the files of one run (one folder, one name stem)."""
     sources = sorted(
-        (f for f in members if f.role == DISPATCHES),
+        (f for f in members if f.role == Role.DISPATCHES),
         key=lambda f: (not _timed(f), f.reader.priority),
     )
     best = sources[0] if sources else None
@@ -93,18 +87,18 @@ def _plan_group(
     planned: list[Planned] = []
     for f in members:
         if f.head.path in repeats:
-            planned.append((f, PASS_REPEAT))
-        elif f.role == WORKLOAD:
-            planned.append((f, DISPATCHES))
-        elif f.role == DISPATCHES:
+            planned.append((f, Role.PASS_REPEAT))
+        elif f.role == Role.WORKLOAD:
+            planned.append((f, Role.DISPATCHES))
+        elif f.role == Role.DISPATCHES:
             if f is best and (_timed(f) or not timed):
-                planned.append((f, DISPATCHES))
+                planned.append((f, Role.DISPATCHES))
             elif not _timed(f) and timed:
-                planned.append((f, "counter-run"))
-        elif f.role == COUNTER_COLLECTION:
-            planned.append((f, DISPATCHES if f.head.path in counting else "counter-run"))
-        elif f.role == KERNEL_SUMMARY:
-            planned.append((f, "cross-check" if counted else KERNEL_SUMMARY))
+                planned.append((f, Role.COUNTER_RUN))
+        elif f.role == Role.COUNTER_COLLECTION:
+            planned.append((f, Role.DISPATCHES if f.head.path in counting else Role.COUNTER_RUN))
+        elif f.role == Role.KERNEL_SUMMARY:
+            planned.append((f, Role.CROSS_CHECK if counted else Role.KERNEL_SUMMARY))
         else:
             planned.append((f, f.role))
     return planned
@@ -113,9 +107,11 @@ def _plan_group(
 def _counting_counter_files(items: list[Found]) -> set[Path]:
     """The counter_collection files whose dispatches are counted: none when a dispatch source
     is read; else those outside any pass folder and those of the lowest pass of each run."""
-    if any(f.role in (DISPATCHES, WORKLOAD) for f in items):
+    if any(f.role in (Role.DISPATCHES, Role.WORKLOAD) for f in items):
         return set()
-    passes = {f.head.path: runs.pass_of(f.head.path) for f in items if f.role == COUNTER_COLLECTION}
+    passes = {
+        f.head.path: runs.pass_of(f.head.path) for f in items if f.role == Role.COUNTER_COLLECTION
+    }
     lowest: dict[Path, int] = {}
     for found in passes.values():
         if found is not None:
@@ -127,7 +123,7 @@ def _counting_counter_files(items: list[Found]) -> set[Path]:
 def _repeated_passes(items: list[Found]) -> set[Path]:
     """The rocprofv3 CSV traces and stats (kernels, copies, APIs) of the ``pass_N``/``pmc_N``
     folders of a run but the lowest one that holds a kernel trace: each pass reran the
-    program, so they repeat the first pass's and are read as :data:`PASS_REPEAT`, not counted
+    program, so they repeat the first pass's and are read as ``Role.PASS_REPEAT``, not counted
     again. (Counter files and rocpd databases, which hold counters, are not among them.)"""
     mine = [
         (f, p)
@@ -136,18 +132,20 @@ def _repeated_passes(items: list[Found]) -> set[Path]:
     ]
     lowest: dict[Path, int] = {}
     for f, (run, n) in mine:
-        if f.role == DISPATCHES and _timed(f):
+        if f.role == Role.DISPATCHES and _timed(f):
             lowest[run] = min(n, lowest.get(run, n))
     return {f.head.path for f, (run, n) in mine if n > lowest.get(run, n)}
 
 
 def _outside_workloads(items: list[Found]) -> list[Found]:
     """The items without the files of a workload folder (which its reader reads itself)."""
-    folders = {f.head.path.resolve().parent for f in items if f.role == WORKLOAD}
+    folders = {f.head.path.resolve().parent for f in items if f.role == Role.WORKLOAD}
     if not folders:
         return items
     return [
-        f for f in items if f.role == WORKLOAD or folders.isdisjoint(f.head.path.resolve().parents)
+        f
+        for f in items
+        if f.role == Role.WORKLOAD or folders.isdisjoint(f.head.path.resolve().parents)
     ]
 
 

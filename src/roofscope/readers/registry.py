@@ -16,20 +16,8 @@ from typing import ClassVar
 
 from roofscope.errors import UsageError
 from roofscope.model.profile import Profile
+from roofscope.model.schema import Role
 from roofscope.readers.sniff import Head
-
-# What a file contributes; decides which file wins when several describe the same run.
-DISPATCHES = "dispatches"
-KERNEL_SUMMARY = "kernel-summary"
-ACTIVITY = "activity"
-COPIES = "copies"
-# the barrier packets of a dispatch file (rocprof v1): their rows, kept out of kernel time
-BARRIERS = "barriers"
-WORKLOAD = "workload"  # a folder read as one run (rocprof-compute): its other files are its own
-# per-dispatch counters (rocprofv3 counter_collection.csv): a counter run when a kernel trace is
-# read too, else the dispatches (the planner decides, see plan.py)
-COUNTER_COLLECTION = "counter-collection"
-METADATA = "metadata"  # describes the run (agents), gives no dispatches
 
 
 class Reader:
@@ -55,16 +43,17 @@ class Reader:
         saying what the file is, where this reader can tell (an SQLite file that is no rocpd
         database names the tool that wrote it). Returns where it cannot."""
 
-    def role(self, head: Head) -> str:
-        """What this file gives: DISPATCHES, KERNEL_SUMMARY, ACTIVITY, COPIES, WORKLOAD,
-        COUNTER_COLLECTION or METADATA."""
+    def role(self, head: Head) -> Role:
+        """What this file offers the planner (readers/plan.py), which decides which file wins
+        when several describe the same run: DISPATCHES, KERNEL_SUMMARY, ACTIVITY, COPIES,
+        WORKLOAD, COUNTER_COLLECTION or METADATA."""
         raise NotImplementedError
 
     def timed(self, head: Head) -> bool:
         """Whether its dispatches carry start and end times (else they are a counter run)."""
         return True
 
-    def read(self, path: Path, head: Head, profile: Profile, *, role: str) -> None:
+    def read(self, path: Path, head: Head, profile: Profile, *, role: Role) -> None:
         """Add the file's content to ``profile`` in the given role."""
         raise NotImplementedError
 

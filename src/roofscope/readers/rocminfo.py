@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 from roofscope.model.profile import Profile, RunInfo
+from roofscope.model.schema import Role
 from roofscope.readers.sniff import read_text
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -46,4 +47,4 @@ def rocminfo_beside(profile: Profile, path: Path) -> None:
     if sysinfo.is_file() and not profile.has_input(sysinfo):
         profile.set_run(gpu_from_rocminfo(sysinfo))
         lines = len(read_text(sysinfo).splitlines())
-        profile.add_input(str(sysinfo), "rocminfo", lines, "metadata")
+        profile.add_input(str(sysinfo), "rocminfo", lines, Role.METADATA)

@@ -19,9 +19,10 @@ import numpy as np
 
 from roofscope.errors import InputError
 from roofscope.model.profile import Profile, RunInfo
+from roofscope.model.schema import Role
 from roofscope.readers.batches import Column, Kind, column, name_ids, registered
 from roofscope.readers.no_kernels import rocpd_no_kernels
-from roofscope.readers.registry import DISPATCHES, KERNEL_SUMMARY, Reader
+from roofscope.readers.registry import Reader
 from roofscope.readers.rocpd_schema import check_schema, is_rocpd, require_rocpd, require_views
 from roofscope.readers.sniff import Head
 from roofscope.readers.sqlite_file import Value, opened, refuse_bad_value
@@ -117,13 +118,13 @@ def _column(profile: Profile, name: str, values: tuple[object, ...]) -> Column:
 
 
 def _read_kernels(
-    con: sqlite3.Connection, profile: Profile, path: Path, role: str, *, keys: bool
+    con: sqlite3.Connection, profile: Profile, path: Path, role: Role, *, keys: bool
 ) -> tuple[int, set[int]]:
     """The kernels view into ``dispatches`` and ``launches``, in (guid, id) order, a chunk at
     a time; with ``keys`` the (guid, dispatch_id, agent) of each row into ``{_STAGE}_n`` for
     the counters. Returns the first new dispatch row and the agents the dispatches ran on."""
     duck = profile.con
-    source, first = len(profile.inputs), profile.count("dispatches")
+    source, first = profile.begin_input(), profile.count("dispatches")
     shape = _SHAPE.split(", ")
     duck.execute(
         f"CREATE TEMP TABLE {_STAGE} (name_id INTEGER, {', '.join(f'{c} BIGINT' for c in shape)})"
@@ -219,12 +220,12 @@ def _insert_copies(con: sqlite3.Connection, profile: Profile, path: Path, fmt: s
     _stage(con, profile, "memory_copies", _COPY_COLUMNS, f"{_STAGE}_m")
     rows = profile.count(f"{_STAGE}_m")
     if rows:
-        source = len(profile.inputs)
+        source = profile.begin_input()
         profile.con.execute(f"INSERT INTO copies SELECT {source}, * FROM {_STAGE}_m")
-        profile.add_input(str(path), fmt, rows, "copies")
+        profile.add_input(str(path), fmt, rows, Role.COPIES)
 
 
-def read_top_kernels(con: sqlite3.Connection, profile: Profile, path: Path, *, role: str) -> int:
+def read_top_kernels(con: sqlite3.Connection, profile: Profile, path: Path, *, role: Role) -> int:
     """The ``top_kernels`` view as ``kernel_summary`` rows (its microseconds turned into ns:
     the view divides whole nanoseconds by 1000, so rounding recovers them exactly)."""
     rows = con.execute("SELECT name, total_calls, total_duration, average FROM top_kernels")
@@ -233,7 +234,7 @@ def read_top_kernels(con: sqlite3.Connection, profile: Profile, path: Path, *, r
         for name, calls, total, mean in rows
         if name is not None and calls is not None and total is not None and mean is not None
     ]
-    source = len(profile.inputs)
+    source = profile.begin_input()
     insert_kernel_summary(profile, source, [(*r, None, None, None) for r in summary])
     profile.add_input(str(path), Rocpd.name, len(summary), role)
     return len(summary)
@@ -316,14 +317,14 @@ class Rocpd(Reader):
     def explain_unknown(self, head: Head) -> None:
         require_rocpd(head.path)  # what any other SQLite file is (a rocprof v1 results.db, ...)
 
-    def role(self, head: Head) -> str:
-        return DISPATCHES
+    def role(self, head: Head) -> Role:
+        return Role.DISPATCHES
 
-    def read(self, path: Path, head: Head, profile: Profile, *, role: str) -> None:
+    def read(self, path: Path, head: Head, profile: Profile, *, role: Role) -> None:
         with opened(path) as con:
             require_views(path, con)
             check_schema(path, con)
-            if role == KERNEL_SUMMARY:
+            if role == Role.KERNEL_SUMMARY:
                 read_top_kernels(con, profile, path, role=role)
                 profile.set_run(RunInfo(producer=self.producer))
                 return
@@ -336,11 +337,11 @@ class Rocpd(Reader):
                 for suffix in ("", "_n", "_c", "_m"):
                     profile.con.execute(f"DROP TABLE IF EXISTS {_STAGE}{suffix}")
 
-    def _read_all(self, con: sqlite3.Connection, profile: Profile, path: Path, role: str) -> None:
+    def _read_all(self, con: sqlite3.Connection, profile: Profile, path: Path, role: Role) -> None:
         counted = _has_counters(con)
         first, agents = _read_kernels(con, profile, path, role, keys=counted)
         if counted:
             _insert_counters(con, profile, path, first)
-        read_top_kernels(con, profile, path, role="cross-check")
+        read_top_kernels(con, profile, path, role=Role.CROSS_CHECK)
         _insert_copies(con, profile, path, self.name)
         profile.set_run(_run_info(con, agents))

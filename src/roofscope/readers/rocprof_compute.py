@@ -23,10 +23,11 @@ from pathlib import Path
 
 from roofscope.errors import InputError
 from roofscope.model.profile import Profile, RunInfo
+from roofscope.model.schema import Role
 from roofscope.readers.csvload import register_names
 from roofscope.readers.dispatch_csv import read_dispatch_csv
 from roofscope.readers.duck_sql import ident, read_csv
-from roofscope.readers.registry import DISPATCHES, WORKLOAD, Reader
+from roofscope.readers.registry import Reader
 from roofscope.readers.rocprof_compute_columns import (
     MODEL,
     NAME,
@@ -46,7 +47,7 @@ _SYSINFO_STARTS = (
 _ids = itertools.count()
 
 
-def read_dispatches(profile: Profile, path: Path, *, fmt: str, role: str) -> set[str]:
+def read_dispatches(profile: Profile, path: Path, *, fmt: str, role: Role) -> set[str]:
     """Load one wide or long workload CSV as dispatches; the counter names it gave."""
     header = read_header(path)
     if is_long(header):
@@ -57,7 +58,7 @@ def read_dispatches(profile: Profile, path: Path, *, fmt: str, role: str) -> set
     return set(layout.counters)
 
 
-def load_long(profile: Profile, path: Path, header: list[str], *, fmt: str, role: str) -> set[str]:
+def load_long(profile: Profile, path: Path, header: list[str], *, fmt: str, role: Role) -> set[str]:
     """Pivot a long ``pmc_perf.csv`` (rocpd path): one dispatch per (Dispatch_ID, Kernel_Name,
     Grid_Size, Workgroup_Size, LDS_Per_Workgroup), the key rocprof-compute groups by.
 
@@ -113,9 +114,9 @@ def _stage_long(profile: Profile, path: Path, header: list[str], tag: str) -> No
     )
 
 
-def _insert_long(profile: Profile, path: Path, tag: str, *, fmt: str, role: str) -> set[str]:
+def _insert_long(profile: Profile, path: Path, tag: str, *, fmt: str, role: Role) -> set[str]:
     con = profile.con
-    source, first = len(profile.inputs), profile.count("dispatches")
+    source, first = profile.begin_input(), profile.count("dispatches")
     register_names(profile, path, f"{tag}_d")
     con.execute(
         f"""INSERT INTO dispatches (source, name_id, device, dispatch_id, start_ns, end_ns)
@@ -141,7 +142,7 @@ def _insert_long(profile: Profile, path: Path, tag: str, *, fmt: str, role: str)
     return {str(r[0]) for r in found.fetchall()}
 
 
-def _report_long(profile: Profile, path: Path, tag: str, *, fmt: str, role: str) -> None:
+def _report_long(profile: Profile, path: Path, tag: str, *, fmt: str, role: Role) -> None:
     rows, replayed, passes, dropped = profile.con.execute(
         f"""SELECT count(*), count(*) FILTER (passes > 1), max(passes),
         (SELECT count(*) FROM {tag}_rows WHERE dispatch_id IS NULL OR raw IS NULL)
@@ -223,7 +224,7 @@ def attach_counter_run(
     finally:
         con.execute(f"DROP TABLE {tag}")
     present.update(new)
-    profile.add_input(str(path), fmt, rows, "counter-run")
+    profile.add_input(str(path), fmt, rows, Role.COUNTER_RUN)
 
 
 def _mismatch(profile: Profile, tag: str, source: int, rows: int) -> str | None:
@@ -302,24 +303,24 @@ class Workload(Reader):
     def detect(self, head: Head) -> bool:
         return [f.strip() for f in head.fields()[:3]] in _SYSINFO_STARTS
 
-    def role(self, head: Head) -> str:
-        return WORKLOAD
+    def role(self, head: Head) -> Role:
+        return Role.WORKLOAD
 
-    def read(self, path: Path, head: Head, profile: Profile, *, role: str) -> None:
+    def read(self, path: Path, head: Head, profile: Profile, *, role: Role) -> None:
         folder = path.parent
         info = read_sysinfo(path)
         run = sysinfo_run(path, info)
         for key, value in info.items():
             profile.sysinfo.setdefault(key, value)
         source_path = dispatch_source(folder)
-        source = len(profile.inputs)
+        source = profile.begin_input()
         present = read_dispatches(profile, source_path, fmt=self.name, role=role)
         runs = sorted(folder.glob("SQ_*.csv"))
         if source_path.name != "pmc_perf.csv":
             runs += [p for p in _per_pass(folder) if p != source_path]
         for run_path in runs:
             attach_counter_run(profile, run_path, source=source, present=present, fmt=self.name)
-        profile.add_input(str(path), "rocprof-compute-sysinfo", 1, "metadata")
+        profile.add_input(str(path), "rocprof-compute-sysinfo", 1, Role.METADATA)
         roofline = folder / "roofline.csv"
         if roofline.is_file():
             read_roofline(roofline, profile, scope=ceiling_scope(run.partition))
@@ -343,14 +344,14 @@ class WorkloadCsv(Reader):
             or (fields[:1] == ["GPU_ID"] and "Dispatch_ID" in fields and is_long(fields))
         )
 
-    def role(self, head: Head) -> str:
-        return DISPATCHES
+    def role(self, head: Head) -> Role:
+        return Role.DISPATCHES
 
     def timed(self, head: Head) -> bool:
         fields = [f.strip() for f in head.fields()]
         return {"Start_Timestamp", "End_Timestamp"} <= set(fields)
 
-    def read(self, path: Path, head: Head, profile: Profile, *, role: str) -> None:
+    def read(self, path: Path, head: Head, profile: Profile, *, role: Role) -> None:
         read_dispatches(profile, path, fmt=self.name, role=role)
         profile.set_run(RunInfo(producer=self.producer))
         sysinfo = path.with_name("sysinfo.csv")
@@ -365,7 +366,7 @@ def _workload_metadata(profile: Profile, sysinfo: Path) -> None:
     run = sysinfo_run(sysinfo, info)
     for key, value in info.items():
         profile.sysinfo.setdefault(key, value)
-    profile.add_input(str(sysinfo), "rocprof-compute-sysinfo", 1, "metadata")
+    profile.add_input(str(sysinfo), "rocprof-compute-sysinfo", 1, Role.METADATA)
     roofline = sysinfo.with_name("roofline.csv")
     if roofline.is_file():
         read_roofline(roofline, profile, scope=ceiling_scope(run.partition))

@@ -12,10 +12,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from roofscope.model.profile import DISPATCH_COLUMNS, Profile, RunInfo
+from roofscope.model.profile import Profile, RunInfo
+from roofscope.model.schema import DISPATCH_COLUMNS, Role
 from roofscope.readers.csvload import CsvLayout, header_name, is_unnamed
 from roofscope.readers.dispatch_csv import read_dispatch_csv
-from roofscope.readers.registry import DISPATCHES, Reader
+from roofscope.readers.registry import Reader
 from roofscope.readers.rocminfo import rocminfo_beside
 from roofscope.readers.rowfix import split_row
 from roofscope.readers.sniff import Head
@@ -124,8 +125,8 @@ class RocprofV1Csv(Reader):
             HEADERLESS
         )
 
-    def role(self, head: Head) -> str:
-        return DISPATCHES
+    def role(self, head: Head) -> Role:
+        return Role.DISPATCHES
 
     def timed(self, head: Head) -> bool:
         return is_timed(self.layout(head))
@@ -135,7 +136,7 @@ class RocprofV1Csv(Reader):
             return layout_for(head.fields())
         return layout_for(HEADERLESS, has_header=False)
 
-    def read(self, path: Path, head: Head, profile: Profile, *, role: str) -> None:
+    def read(self, path: Path, head: Head, profile: Profile, *, role: Role) -> None:
         layout = self.layout(head)
         read_dispatch_csv(profile, path, layout, fmt=self.name, role=role)
         _check_cut_duration(profile, path, layout)

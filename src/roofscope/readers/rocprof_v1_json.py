@@ -20,11 +20,12 @@ from typing import Any
 
 from roofscope.errors import InputError
 from roofscope.model.profile import Profile, RunInfo
+from roofscope.model.schema import Role
 from roofscope.readers.barriers import is_barrier
 from roofscope.readers.csvload import barrier_rows, insert_rows
 from roofscope.readers.dispatch_csv import add_barrier_input
 from roofscope.readers.no_kernels import ROCPROF_WIDEN, api_no_kernels
-from roofscope.readers.registry import DISPATCHES, Reader
+from roofscope.readers.registry import Reader
 from roofscope.readers.rocminfo import rocminfo_beside
 from roofscope.readers.rocprof_v1_csv import MODEL_FIELDS, layout_for
 from roofscope.readers.rowfix import convert_row
@@ -85,10 +86,10 @@ class RocprofV1Json(Reader):
         line = head.first_line.replace(" ", "")
         return line.startswith(('{"traceEvents":[{}', ',{"args":', ',{"ph":'))
 
-    def role(self, head: Head) -> str:
-        return DISPATCHES
+    def role(self, head: Head) -> Role:
+        return Role.DISPATCHES
 
-    def read(self, path: Path, head: Head, profile: Profile, *, role: str) -> None:
+    def read(self, path: Path, head: Head, profile: Profile, *, role: Role) -> None:
         text = path.read_bytes().decode("utf-8", errors="replace")
         kernels: list[dict[str, Any]] = []
         copies: list[tuple[str, int, int]] = []
@@ -130,7 +131,7 @@ class RocprofV1Json(Reader):
                 "holds no kernel events (a results.json fragment, or a trace without GPU activity)",
                 "analyse the results.csv written beside it, or re-run rocprof with --hsa-trace",
             )
-        source = len(profile.inputs)
+        source = profile.begin_input()
         barriers = self._insert_kernels(profile, path, kernels, source)
         if copies:
             profile.con.executemany(

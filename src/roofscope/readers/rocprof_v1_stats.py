@@ -15,9 +15,10 @@ from pathlib import Path
 
 from roofscope.errors import InputError
 from roofscope.model.profile import Profile, RunInfo
+from roofscope.model.schema import Role, summary_role
 from roofscope.readers.barriers import is_barrier
 from roofscope.readers.dispatch_csv import report_rows
-from roofscope.readers.registry import ACTIVITY, KERNEL_SUMMARY, Reader
+from roofscope.readers.registry import Reader
 from roofscope.readers.rocminfo import rocminfo_beside
 from roofscope.readers.sniff import Head
 from roofscope.readers.stats_csv import (
@@ -59,8 +60,8 @@ class RocprofV1Stats(Reader):
     def detect(self, head: Head) -> bool:
         return tuple(head.names()) == self.header
 
-    def role(self, head: Head) -> str:
-        return KERNEL_SUMMARY if self.kind(head.path, []) is None else ACTIVITY
+    def role(self, head: Head) -> Role:
+        return Role.KERNEL_SUMMARY if self.kind(head.path, []) is None else Role.ACTIVITY
 
     def kind(self, path: Path, names: list[str]) -> str | None:
         """'api', 'copy', 'domain' or None for kernels."""
@@ -78,23 +79,25 @@ class RocprofV1Stats(Reader):
         """The metadata the profiler wrote beside the file (the GPU)."""
         rocminfo_beside(profile, path)
 
-    def read(self, path: Path, head: Head, profile: Profile, *, role: str) -> None:
+    def read(self, path: Path, head: Head, profile: Profile, *, role: Role) -> None:
         rows, bad = parse_stats(path, len(self.header) - 1)
         report_rows(profile, path, bad)
         if not rows:
             raise InputError(str(path), "has no rows", "check that the profiled program ran")
-        source = len(profile.inputs)
+        source = profile.begin_input()
         kind = self.kind(path, [r.name for r in rows])
         if kind is None:
             kernels = [r for r in rows if not is_barrier(r.name)]
             summary = [self.summary_row(r) for r in kernels]
             insert_kernel_summary(profile, source, summary, pid=self.pid(path))
-            if role == KERNEL_SUMMARY:  # a cross-check's barriers are the trace's, counted there
+            if (
+                role == Role.KERNEL_SUMMARY
+            ):  # a cross-check's barriers are the trace's, counted there
                 insert_activity(profile, source, "barrier", _activity(rows, barrier=True))
             profile.add_input(str(path), self.name, len(kernels), role)
         else:
             insert_activity(profile, source, kind, _activity(rows))
-            planned = role if role == "pass-repeat" else f"{kind}-summary"
+            planned = role if role == Role.PASS_REPEAT else summary_role(kind)
             profile.add_input(str(path), self.name, len(rows), planned)
         profile.set_run(RunInfo(producer=self.producer))
         self.read_beside(profile, path)

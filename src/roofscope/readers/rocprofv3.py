@@ -12,10 +12,11 @@ import re
 from pathlib import Path
 
 from roofscope.model.profile import Profile, RunInfo
+from roofscope.model.schema import Role
 from roofscope.readers.csvload import CsvLayout, header_name
 from roofscope.readers.dispatch_csv import read_dispatch_csv
 from roofscope.readers.duck_sql import product, read_csv
-from roofscope.readers.registry import COPIES, DISPATCHES, Reader
+from roofscope.readers.registry import Reader
 from roofscope.readers.rocprof_v1_stats import RocprofV1Stats, activity_kind
 from roofscope.readers.sniff import Head
 from roofscope.readers.stats_csv import StatsRow, SummaryRow
@@ -80,10 +81,10 @@ class KernelTrace(Reader):
             head.fields()[:3] == ["Kind", "Agent_Id", "Queue_Id"] and "Kernel_Name" in head.fields()
         )
 
-    def role(self, head: Head) -> str:
-        return DISPATCHES
+    def role(self, head: Head) -> Role:
+        return Role.DISPATCHES
 
-    def read(self, path: Path, head: Head, profile: Profile, *, role: str) -> None:
+    def read(self, path: Path, head: Head, profile: Profile, *, role: Role) -> None:
         layout = kernel_trace_layout(head.fields(), pid_from_name(path))
         read_dispatch_csv(profile, path, layout, fmt=self.name, role=role)
         profile.set_run(RunInfo(producer=self.producer))
@@ -131,10 +132,10 @@ class MemoryCopyTrace(Reader):
     def detect(self, head: Head) -> bool:
         return head.fields()[:2] == ["Kind", "Direction"]
 
-    def role(self, head: Head) -> str:
-        return COPIES
+    def role(self, head: Head) -> Role:
+        return Role.COPIES
 
-    def read(self, path: Path, head: Head, profile: Profile, *, role: str) -> None:
+    def read(self, path: Path, head: Head, profile: Profile, *, role: Role) -> None:
         cols = [header_name(h, i) for i, h in enumerate(head.fields())]
         types = {
             c: (
@@ -144,7 +145,7 @@ class MemoryCopyTrace(Reader):
             )
             for c in cols
         }
-        source = len(profile.inputs)
+        source = profile.begin_input()
         pid = pid_from_name(path)
         before = profile.count("copies")
         scan = read_csv(path, types.items(), nulls=("",))

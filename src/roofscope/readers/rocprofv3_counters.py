@@ -27,10 +27,11 @@ from pathlib import Path
 
 from roofscope.errors import InputError
 from roofscope.model.profile import Profile, RunInfo
+from roofscope.model.schema import Role
 from roofscope.readers.csvload import header_name, register_names
 from roofscope.readers.dispatch_csv import report_rows
 from roofscope.readers.duck_sql import ident, read_csv
-from roofscope.readers.registry import COUNTER_COLLECTION, DISPATCHES, METADATA, Reader
+from roofscope.readers.registry import Reader
 from roofscope.readers.rocprofv3 import pid_from_name
 from roofscope.readers.runs import pass_of
 from roofscope.readers.sniff import Head, read_head, read_text
@@ -89,17 +90,17 @@ def _header(path: Path, head: Head) -> list[str]:
 
 
 def load_counter_collection(
-    profile: Profile, path: Path, head: Head, *, fmt: str, role: str
+    profile: Profile, path: Path, head: Head, *, fmt: str, role: Role
 ) -> int:
     """Read the file into ``dispatches``, ``launches`` and ``counters``; its dispatch count."""
     header = _header(path, head)
     tag = f"cc{next(_ids)}"
     try:
         _stage(profile, path, header, tag)
-        first = _first_pass(profile, path) if role == "counter-run" else None
+        first = _first_pass(profile, path) if role == Role.COUNTER_RUN else None
         if first is not None and _join_pass(profile, path, tag, first):
             rows = profile.count(f"{tag}_d")
-            role = "counter-pass"
+            role = Role.COUNTER_PASS
         else:
             rows = _insert(profile, path, tag, pid_from_name(path))
         _report_rejects(profile, path, tag)
@@ -132,7 +133,7 @@ def _stage(profile: Profile, path: Path, header: list[str], tag: str) -> None:
 
 def _insert(profile: Profile, path: Path, tag: str, pid: int | None) -> int:
     con = profile.con
-    source, first = len(profile.inputs), profile.count("dispatches")
+    source, first = profile.begin_input(), profile.count("dispatches")
     register_names(profile, path, f"{tag}_d")
     con.execute(
         f"""INSERT INTO dispatches (source, name_id, pid, device, dispatch_id, start_ns, end_ns)
@@ -167,7 +168,7 @@ def _first_pass(profile: Profile, path: Path) -> int | None:
     if mine is None:
         return None
     found: list[tuple[int, int, Path]] = []
-    for source in profile.sources(DISPATCHES, "counter-run"):
+    for source in profile.sources(Role.DISPATCHES, Role.COUNTER_RUN):
         theirs = Path(profile.inputs[source].path)
         where = pass_of(theirs) if profile.inputs[source].format == CounterCollection.name else None
         if where is not None and where[0] == mine[0] and where[1] != mine[1]:
@@ -246,13 +247,13 @@ class CounterCollection(Reader):
         fields = [f.strip() for f in head.fields()[:3]]
         return fields == ["Correlation_Id", "Dispatch_Id", "Agent_Id"]
 
-    def role(self, head: Head) -> str:
-        return COUNTER_COLLECTION
+    def role(self, head: Head) -> Role:
+        return Role.COUNTER_COLLECTION
 
     def timed(self, head: Head) -> bool:
         return {"Start_Timestamp", "End_Timestamp"} <= {f.strip() for f in head.fields()}
 
-    def read(self, path: Path, head: Head, profile: Profile, *, role: str) -> None:
+    def read(self, path: Path, head: Head, profile: Profile, *, role: Role) -> None:
         load_counter_collection(profile, path, head, fmt=self.name, role=role)
         profile.set_run(RunInfo(producer=self.producer))
         agent_info_beside(profile, path)
@@ -271,10 +272,10 @@ class AgentInfo(Reader):
             "Agent_Type",
         ]
 
-    def role(self, head: Head) -> str:
-        return METADATA
+    def role(self, head: Head) -> Role:
+        return Role.METADATA
 
-    def read(self, path: Path, head: Head, profile: Profile, *, role: str) -> None:
+    def read(self, path: Path, head: Head, profile: Profile, *, role: Role) -> None:
         if profile.has_input(path):
             return  # read already, beside a file of its run (agent_info_beside)
         agents = list(csv.DictReader(io.StringIO(read_text(path))))
@@ -311,7 +312,7 @@ def agent_info_beside(profile: Profile, path: Path) -> None:
         return
     head = read_head(agent)
     if head.kind == "text" and AgentInfo().detect(head):
-        AgentInfo().read(agent, head, profile, role=METADATA)
+        AgentInfo().read(agent, head, profile, role=Role.METADATA)
 
 
 def _named_agent(

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from roofscope.model.profile import Profile, Runs
-from roofscope.readers.registry import COUNTER_COLLECTION, DISPATCHES, KERNEL_SUMMARY, WORKLOAD
+from roofscope.model.schema import Role
 
 if TYPE_CHECKING:
     from roofscope.readers.plan import Found
@@ -38,7 +38,7 @@ _RANK_WORD = re.compile(
 )
 _NUMBER = re.compile(r"\d+")
 # the roles whose files make a run (metadata and API summaries go with the run beside them)
-_RUN_ROLES = (DISPATCHES, WORKLOAD, KERNEL_SUMMARY, COUNTER_COLLECTION)
+_RUN_ROLES = (Role.DISPATCHES, Role.WORKLOAD, Role.KERNEL_SUMMARY, Role.COUNTER_COLLECTION)
 
 
 def pass_of(path: Path) -> tuple[Path, int] | None:
@@ -58,11 +58,11 @@ def run_folder(path: Path) -> Path:
 def outside_nested(found: Sequence[Found]) -> tuple[list[Found], list[Path]]:
     """The files without those of runs nested below another run's folder, and the top folder
     of each nested run (in path order)."""
-    workloads = {f.head.path.resolve().parent for f in found if f.role == WORKLOAD}
+    workloads = {f.head.path.resolve().parent for f in found if f.role == Role.WORKLOAD}
     folders = {  # a workload's own files below it are its reader's, no runs of their own
         run_folder(f.head.path)
         for f in found
-        if f.role in _RUN_ROLES and (f.role == WORKLOAD or not _below(f.head.path, workloads))
+        if f.role in _RUN_ROLES and (f.role == Role.WORKLOAD or not _below(f.head.path, workloads))
     }
     nested = sorted(d for d in folders if any(o in d.parents for o in folders))
     tops = [d for d in nested if not any(o in d.parents for o in nested)]
@@ -98,7 +98,7 @@ def describe(profile: Profile, nested: Sequence[Path]) -> None:
             "it with this one",
             count=len(shown),
         )
-    formats = {profile.inputs[s].format for s in profile.sources(DISPATCHES)}
+    formats = {profile.inputs[s].format for s in profile.sources(Role.DISPATCHES)}
     if profile.runs.separate and len(formats) == 1:
         profile.warn(  # of several formats, ``mixed-producers`` says it
             "mixed-runs",
@@ -112,7 +112,7 @@ def describe(profile: Profile, nested: Sequence[Path]) -> None:
 
 def _sources(profile: Profile) -> list[_Source]:
     """One entry per dispatch source (one per run), with its pid and time span."""
-    ids = profile.sources(DISPATCHES)
+    ids = profile.sources(Role.DISPATCHES)
     if len(ids) < 2:
         return [_Source(profile.inputs[s].path, None, None, None) for s in ids]
     rows = profile.con.execute(

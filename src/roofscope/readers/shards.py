@@ -28,12 +28,12 @@ import numpy.typing as npt
 
 from roofscope.catalogue.ceilings import Ceiling
 from roofscope.model.profile import InputFile, Profile, RunInfo, Warning
-from roofscope.readers.registry import DISPATCHES
+from roofscope.model.schema import Role
 
 if TYPE_CHECKING:
     from roofscope.readers.plan import Found
 
-Planned = tuple["Found", str]
+Planned = tuple["Found", Role]
 Columns = dict[str, npt.NDArray[Any]]
 
 # tables a shard carries, with the columns renumbered on the way in
@@ -72,11 +72,11 @@ def units(plan: Sequence[Planned]) -> list[list[Planned]] | None:
     groups: dict[tuple[str, str], list[Planned]] = {}
     for item in plan:
         groups.setdefault(item[0].group, []).append(item)
-    if len(groups) < 2 or any(role == "counter-run" for _, role in plan):
+    if len(groups) < 2 or any(role == Role.COUNTER_RUN for _, role in plan):
         return None
     sources = {}
     for key, members in groups.items():
-        primary = [f for f, role in members if role == DISPATCHES]
+        primary = [f for f, role in members if role == Role.DISPATCHES]
         if len(primary) != 1:
             return None
         sources[key] = str(primary[0].head.path)
@@ -127,7 +127,7 @@ def absorb(profile: Profile, shard: Shard) -> None:
     """Append a shard to ``profile``: sources after the profile's, names by raw name,
     counter rows after its dispatches."""
     con = profile.con
-    source_base, row_base = len(profile.inputs), profile.count("dispatches")
+    source_base, row_base = profile.begin_input(), profile.count("dispatches")
     raw = [str(r) for r in shard.names["raw_name"]]
     ids = profile.name_ids(raw)
     old = np.asarray(shard.names["name_id"], dtype=np.int64)

@@ -6,8 +6,9 @@ from pathlib import Path
 
 from roofscope.errors import InputError
 from roofscope.model.profile import Profile
+from roofscope.model.schema import Role
 from roofscope.readers.dispatch_csv import report_rows
-from roofscope.readers.registry import KERNEL_SUMMARY, Reader
+from roofscope.readers.registry import Reader
 from roofscope.readers.sniff import Head
 from roofscope.readers.stats_csv import insert_kernel_summary, parse_stats
 
@@ -23,10 +24,10 @@ class SummaryCsv(Reader):
     def detect(self, head: Head) -> bool:
         return [f.strip() for f in head.fields()] == HEADER
 
-    def role(self, head: Head) -> str:
-        return KERNEL_SUMMARY
+    def role(self, head: Head) -> Role:
+        return Role.KERNEL_SUMMARY
 
-    def read(self, path: Path, head: Head, profile: Profile, *, role: str) -> None:
+    def read(self, path: Path, head: Head, profile: Profile, *, role: Role) -> None:
         rows, bad = parse_stats(path, len(HEADER) - 1)
         report_rows(profile, path, bad)
         if not rows:
@@ -37,5 +38,5 @@ class SummaryCsv(Reader):
             summary.append(
                 (r.name, calls, total, total / calls if calls else None, None, None, None)
             )
-        insert_kernel_summary(profile, len(profile.inputs), summary)
+        insert_kernel_summary(profile, profile.begin_input(), summary)
         profile.add_input(str(path), self.name, len(rows), role)

@@ -25,6 +25,7 @@ from pathlib import Path
 from roofscope.catalogue.ceilings import Ceiling, plausible_peak
 from roofscope.errors import InputError
 from roofscope.model.profile import Profile, RunInfo
+from roofscope.model.schema import Role
 from roofscope.readers.sniff import read_text
 
 MISSING = frozenset({"", "N/A", "NA", "n/a", "na", "None", "nan"})
@@ -150,7 +151,7 @@ def read_roofline(path: Path, profile: Profile, *, scope: str) -> None:
             ceiling = Ceiling("compute", value * GIGA, source, "measured", scope, dtype, unit)
         profile.ceilings.append(ceiling)
     _warn_if_devices_differ(path, profile, peaks, devices[chosen] or "?")
-    profile.add_input(str(path), "rocprof-compute-roofline", len(rows), "metadata")
+    profile.add_input(str(path), "rocprof-compute-roofline", len(rows), Role.METADATA)
 
 
 def _warn_if_devices_differ(

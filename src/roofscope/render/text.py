@@ -11,6 +11,7 @@ from rich.text import Text
 from roofscope import __version__
 from roofscope.analysis.hotspots import KernelStats
 from roofscope.model.profile import InputFile, Runs
+from roofscope.model.schema import Role
 from roofscope.render.columns import fitted_table
 from roofscope.render.findings_text import findings_section
 from roofscope.render.limiter_text import limiter_section
@@ -242,6 +243,6 @@ def runs_line(runs: Runs) -> str | None:
 
 def input_summary(f: InputFile) -> str:
     """``FORMAT, N rows, ROLE``; no count for a file that only describes the run."""
-    if f.role == "metadata":
+    if f.role == Role.METADATA:
         return f"{f.format}, {f.role}"
     return f"{f.format}, {f.rows:,} row{'' if f.rows == 1 else 's'}, {f.role}"

@@ -21,6 +21,7 @@ from roofscope.analysis.counters import Array, Counters, dispatch_counters
 from roofscope.analysis.metrics.occupancy import arch_limits, arch_of, theoretical
 from roofscope.errors import UsageError
 from roofscope.model.profile import Profile
+from roofscope.model.schema import Role
 
 ACCUMULATED = "SQ_LEVEL_WAVES_ACCUM"  # the readers' name for SQ_ACCUM_PREV_HIRES of SQ_LEVEL_WAVES
 
@@ -54,7 +55,7 @@ def achieved(
     """
     target = arch_of(profile, arch)
     a = arch_limits(target)
-    data = dispatch_counters(profile, profile.sources("dispatches"))
+    data = dispatch_counters(profile, profile.sources(Role.DISPATCHES))
     if data is None or "GRBM_GUI_ACTIVE" not in data.counters:
         return {}
     cus = compute_units or profile.run.compute_units

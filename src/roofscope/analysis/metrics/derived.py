@@ -27,7 +27,7 @@ Omniperf 1.0.3's own analysis of the same counters (tests/test_metrics.py).
 
 from __future__ import annotations
 
-from collections.abc import Container
+from collections.abc import Container, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -95,7 +95,7 @@ def peak(name: str, m: Machine) -> float | None:
 
 
 def metrics(
-    profile: Profile, sources: list[int], machine: Machine
+    profile: Profile, sources: Sequence[int], machine: Machine
 ) -> dict[int, dict[str, MetricValue]]:
     """Every metric that applies, per ``name_id`` and for all dispatches under :data:`ALL`;
     empty when these sources have no counters."""

@@ -54,7 +54,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from roofscope.errors import UsageError
+from roofscope.model.access import launches, query
 from roofscope.model.profile import Profile
+from roofscope.model.schema import Role
 
 LIMITERS = ("registers", "lds", "workgroup-slots", "waves-per-simd")
 
@@ -184,16 +186,16 @@ def theoretical(profile: Profile, arch: str | None = None) -> dict[int, Occupanc
     workgroup size (older rocprofv3 traces) are left out: nothing can be said of them.
     """
     target = arch_of(profile, arch)
-    sources = profile.sources("dispatches")
+    sources = profile.sources(Role.DISPATCHES)
     if not sources:
         return {}
-    profile.launches()
-    rows = profile.con.execute(
-        f"""SELECT name_id, workgroup_size, arch_vgpr, coalesce(accum_vgpr, 0), sgpr,
-        coalesce(lds_bytes, 0), wave_size, sum(dispatches) AS n FROM launches
-        WHERE source IN ({", ".join(map(str, sources))})
-        AND workgroup_size IS NOT NULL AND arch_vgpr IS NOT NULL
-        GROUP BY ALL ORDER BY name_id, n DESC, 2, 3, 4, 5, 6, 7"""
+    rows = query(
+        profile,
+        launches(profile, sources),
+        """SELECT name_id, workgroup_size, arch_vgpr, coalesce(accum_vgpr, 0), sgpr,
+        coalesce(lds_bytes, 0), wave_size, sum(dispatches) AS n FROM d
+        WHERE workgroup_size IS NOT NULL AND arch_vgpr IS NOT NULL
+        GROUP BY ALL ORDER BY name_id, n DESC, 2, 3, 4, 5, 6, 7""",
     ).fetchall()
     shapes: dict[int, list[tuple[Shape, int]]] = {}
     for name_id, wg, arch_v, acc, sgpr, lds, wave, n in rows:

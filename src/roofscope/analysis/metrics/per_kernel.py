@@ -12,6 +12,7 @@ from roofscope.analysis.work.assign import kernel_name_ids, run_name_ids
 from roofscope.catalogue.devices import Device
 from roofscope.errors import UsageError
 from roofscope.model.profile import Profile
+from roofscope.model.schema import Role
 
 
 @dataclass(frozen=True)
@@ -32,8 +33,8 @@ class MetricsSection:
 def kernel_metrics(profile: Profile, device: Device | None, kernels: list[str]) -> MetricsSection:
     machine = machine_for(profile, device)
     ids = kernel_name_ids(profile)
-    values = metrics(profile, profile.sources("dispatches"), machine)
-    run_values = metrics(profile, profile.sources("counter-run"), machine) if not values else {}
+    values = metrics(profile, profile.sources(Role.DISPATCHES), machine)
+    run_values = metrics(profile, profile.sources(Role.COUNTER_RUN), machine) if not values else {}
     in_runs = run_name_ids(profile, kernels) if run_values else {}
     problem = None
     try:

@@ -12,7 +12,11 @@ from roofscope.analysis.work.expr import ExprError
 from roofscope.analysis.work.model import Work
 from roofscope.analysis.work.spec import LAUNCH_FIELDS, Rule, base_name, evaluate_rule
 from roofscope.errors import InputError
+from roofscope.model.access import launches as launches_of
+from roofscope.model.access import named, names, query
 from roofscope.model.profile import Profile, Warning
+from roofscope.model.schema import Role
+from roofscope.model.selection import among, dispatches
 
 
 def kernel_work(
@@ -25,8 +29,8 @@ def kernel_work(
         rule = next((r for r in rules if r.matches(k.name)), None)
         if rule is not None:
             out[k.name] = _from_rule(profile, rule, ids.get(k.name, []), k.calls)
-    traced = counter_work(profile, profile.sources("dispatches"))
-    passes = [counter_work(profile, [s]) for s in profile.sources("counter-run")]
+    traced = counter_work(profile, profile.sources(Role.DISPATCHES))
+    passes = [counter_work(profile, [s]) for s in profile.sources(Role.COUNTER_RUN)]
     calls = {k.name: k.calls for k in hot.kernels}
     in_runs = run_name_ids(profile, list(calls)) if any(passes) else {}
     for kernel, name_ids in ids.items():
@@ -63,16 +67,11 @@ def run_name_ids(profile: Profile, kernels: Sequence[str]) -> dict[str, list[int
     when the counter run was made with ``--basenames`` (names without template arguments
     and parameters), its base name when no other traced kernel shares that base name."""
     ids = kernel_name_ids(profile)
-    runs = profile.sources("counter-run")
+    runs = profile.sources(Role.COUNTER_RUN)
     if not runs:
         return {}
-    in_runs = {
-        str(k)
-        for (k,) in profile.con.execute(
-            f"""SELECT DISTINCT n.kernel FROM dispatches d JOIN names n USING (name_id)
-            WHERE d.source IN ({", ".join(map(str, runs))})"""
-        ).fetchall()
-    }
+    recorded = named(profile, dispatches(profile, sources=runs)).project("kernel").distinct()
+    in_runs = {str(k) for (k,) in recorded.fetchall()}
     bases: dict[str, list[str]] = {}
     for kernel in kernels:
         bases.setdefault(base_name(kernel), []).append(kernel)
@@ -92,7 +91,8 @@ def _known(w: Work) -> bool:
 
 def kernel_name_ids(profile: Profile) -> dict[str, list[int]]:
     ids: dict[str, list[int]] = {}
-    for name_id, kernel in profile.con.execute("SELECT name_id, kernel FROM names").fetchall():
+    every = query(profile, names(profile), "SELECT name_id, kernel FROM d").fetchall()
+    for name_id, kernel in every:
         ids.setdefault(str(kernel), []).append(int(name_id))
     return ids
 
@@ -101,13 +101,9 @@ def _from_rule(profile: Profile, rule: Rule, name_ids: list[int], calls: int) ->
     launches: list[dict[str, float | None]] = []
     if rule.per == "call" and name_ids:
         fields = ", ".join(LAUNCH_FIELDS)
-        rel = profile.launches()
-        sources = profile.sources("dispatches")
+        rel = launches_of(profile, profile.sources(Role.DISPATCHES))
         rows = (
-            rel.filter(
-                f"name_id IN ({', '.join(map(str, name_ids))}) "
-                f"AND source IN ({', '.join(map(str, sources or [-1]))})"
-            )
+            rel.filter(among("name_id", name_ids))
             .aggregate(f"{fields}, sum(dispatches)", fields)
             .fetchall()
         )

@@ -24,7 +24,7 @@ speed-of-light panel reports it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -100,7 +100,7 @@ BYTES: dict[str, Formula] = {
 ALL = -1  # the key of the whole profile's work in counter_work's result
 
 
-def counter_work(profile: Profile, sources: list[int]) -> dict[int, Work]:
+def counter_work(profile: Profile, sources: Sequence[int]) -> dict[int, Work]:
     """Work per name_id (and for all dispatches together under :data:`ALL`) from the
     counters of these sources' dispatches; empty when they have no counters."""
     table = dispatch_counters(profile, sources)

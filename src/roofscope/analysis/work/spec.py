@@ -31,7 +31,7 @@ from roofscope.analysis.work.expr import ExprError, evaluate, names_in
 from roofscope.catalogue.ceilings import DTYPES, LEVELS, UNITS
 from roofscope.catalogue.tomlfile import line_of, read_toml
 from roofscope.errors import InputError, UsageError
-from roofscope.model.profile import LAUNCH_COLUMNS
+from roofscope.model.schema import LAUNCH_COLUMNS
 
 # a kernel's total FLOPs or bytes: a GPU at 1 EFLOP/s for 11 days; beyond it a number is a
 # typo or an overflow, and its rates would not be finite

@@ -1,0 +1,118 @@
+"""Typed accessors: what the analyses read of a profile, as DuckDB relations.
+
+Analyses never name a table: they are handed relations (the selected dispatches and summary
+rows come from :mod:`roofscope.model.selection`) and may run SQL over them with
+:func:`query` (``query(profile, relation, "SELECT ... FROM d")``, constants as parameters)
+or filter and aggregate them through the relational API.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import duckdb
+from duckdb import ColumnExpression, ConstantExpression
+
+from roofscope.model.profile import Profile
+from roofscope.model.schema import Table
+from roofscope.model.selection import DISPATCH_FIELDS, among
+
+Relation = duckdb.DuckDBPyRelation
+
+
+def names(profile: Profile) -> Relation:
+    """``name_id, raw_name, kernel`` (the normalised name) of every raw kernel name."""
+    return profile.view(Table.NAMES, "name_id, raw_name, kernel")
+
+
+def named(profile: Profile, relation: Relation) -> Relation:
+    """``relation`` (which has a ``name_id``) with its ``raw_name`` and ``kernel``."""
+    return relation.join(names(profile), "name_id")
+
+
+def has_counters(profile: Profile) -> bool:
+    """Whether any dispatch carries counter values."""
+    return profile.count(Table.COUNTERS) > 0
+
+
+def counters(profile: Profile) -> Relation:
+    """``row_id, counter, value``: the counter values of every dispatch row (``row_id`` is
+    the dispatch relation's ``row_id``); join them to a dispatch relation to select."""
+    return profile.view(Table.COUNTERS, "row_id, counter, value")
+
+
+def host_ranges(profile: Profile, kind: str) -> Relation:
+    """``source, kind, name, start_ns, end_ns`` of the host ranges of ``kind``
+    (``data-loader``)."""
+    rel = profile.view(Table.HOST_RANGES, "source, kind, name, start_ns, end_ns")
+    kept = ("host_ranges", kind)
+    return profile.kept(
+        kept, lambda: rel.filter(ColumnExpression("kind") == ConstantExpression(kind))
+    )
+
+
+def launches(profile: Profile, sources: Sequence[int] | None = None) -> Relation:
+    """How kernels were launched (``source, name_id``, the launch columns and the number of
+    ``dispatches`` of each combination), of ``sources`` or of all inputs."""
+    rel = profile.launches()
+    if sources is None:
+        return rel
+    return profile.kept(("launches", tuple(sources)), lambda: rel.filter(among("source", sources)))
+
+
+def copies(profile: Profile) -> Relation:
+    """``source, pid, direction, src_agent, dst_agent, start_ns, end_ns`` of every copy."""
+    return profile.view(Table.COPIES, "*")
+
+
+def activity(profile: Profile) -> Relation:
+    """``source, kind, name, calls, total_ns``: API, copy, domain and barrier summaries."""
+    return profile.view(Table.ACTIVITY_SUMMARY, "*")
+
+
+def producer_rules(profile: Profile) -> Relation:
+    """``row_id, section, rule, kind, text, speedup_kind, speedup_pct``: the profiler's own
+    analysis per dispatch row (Nsight Compute rules)."""
+    return profile.view(Table.PRODUCER_RULES, "*")
+
+
+def all_summaries(profile: Profile) -> Relation:
+    """Every kernel summary row, cross-checks included (``source`` says which input)."""
+    return profile.view(Table.KERNEL_SUMMARY, "*")
+
+
+def all_dispatches(profile: Profile) -> Relation:
+    """Every dispatch row of every input, barrier packets and counter runs included, with
+    its ``row_id``; analyses that check the inputs themselves start here."""
+    return profile.view(Table.DISPATCHES, DISPATCH_FIELDS)
+
+
+def is_empty(profile: Profile, relation: Relation) -> bool:
+    """Whether ``relation`` has no row."""
+    return not query(profile, relation, "SELECT 1 FROM d LIMIT 1").fetchall()
+
+
+def query(
+    profile: Profile,
+    relation: Relation,
+    sql: str,
+    params: Sequence[object] = (),
+    **more: Relation,
+) -> duckdb.DuckDBPyConnection:
+    """Run ``sql`` (a SELECT) over ``relation``, which it names ``d`` (and over ``more``,
+    named by their keywords) with ``params`` for its ``$1``, ``$2``, ...; fetch its rows at
+    once (``fetchall``, ``fetchnumpy``).
+
+    The relations' own SQL (``sql_query()``, rendered by DuckDB from their relational steps
+    and constant expressions) becomes common table expressions of one statement: measured
+    0.8 ms a query against 2.9 ms for ``relation.query()``, which binds a view first, on an
+    analysis that runs some fifty of them."""
+    tables = {"d": relation, **more}
+    ctes = ", ".join(f"{name} AS ({rel.sql_query()})" for name, rel in tables.items())
+    return profile.con.execute(f"WITH {ctes} {sql}", list(params))
+
+
+def count(profile: Profile, relation: Relation) -> int:
+    """The number of rows of ``relation``."""
+    ((n,),) = query(profile, relation, "SELECT count(*) FROM d").fetchall()
+    return int(n)

@@ -1,0 +1,135 @@
+"""The model's schema in one place: its tables, their columns, and the roles of its inputs.
+
+Only ``readers/`` (which fill the tables) and ``model/`` (whose accessors read them) name a
+table in SQL; every other stage is handed DuckDB relations by :mod:`roofscope.model.access`.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Table(StrEnum):
+    """The model's tables (see :mod:`roofscope.model.profile` for what each holds)."""
+
+    NAMES = "names"
+    DISPATCHES = "dispatches"
+    LAUNCHES = "launches"
+    COUNTERS = "counters"
+    KERNEL_SUMMARY = "kernel_summary"
+    ACTIVITY_SUMMARY = "activity_summary"
+    COPIES = "copies"
+    PRODUCER_RULES = "producer_rules"
+    HOST_RANGES = "host_ranges"
+
+
+# Few, narrow columns keep millions of dispatches small; the row's id is DuckDB's rowid.
+DISPATCH_COLUMNS: dict[str, str] = {
+    "source": "SMALLINT",
+    "name_id": "INTEGER",
+    "pid": "BIGINT",
+    "device": "INTEGER",
+    "dispatch_id": "BIGINT",
+    "start_ns": "BIGINT",
+    "end_ns": "BIGINT",
+    "raw_overflow": "VARCHAR",  # a name first seen after the sampled rows, until it has an id
+}
+
+# How a dispatch was launched (host thread, queue, stream, shape); kept in ``launches``, one
+# row per distinct combination of a kernel, with its dispatch count.
+LAUNCH_COLUMNS: dict[str, str] = {
+    "tid": "BIGINT",
+    "queue": "BIGINT",
+    "stream": "BIGINT",
+    "grid_size": "BIGINT",
+    "workgroup_size": "BIGINT",
+    "lds_bytes": "BIGINT",
+    "scratch_bytes": "BIGINT",
+    "arch_vgpr": "BIGINT",
+    "accum_vgpr": "BIGINT",
+    "sgpr": "BIGINT",
+    "wave_size": "BIGINT",
+}
+
+SUMMARY_COLUMNS: dict[str, str] = {
+    "source": "INTEGER",
+    "name_id": "INTEGER",
+    "calls": "BIGINT",
+    "total_ns": "DOUBLE",
+    "mean_ns": "DOUBLE",
+    "min_ns": "DOUBLE",
+    "max_ns": "DOUBLE",
+    "std_ns": "DOUBLE",
+    "median_ns": "DOUBLE",  # where the summary gives it (nsys cuda_gpu_kern_sum's Med)
+    "pid": "BIGINT",
+}
+
+
+def _columns(spec: dict[str, str]) -> str:
+    return ", ".join(f"{c} {t}" for c, t in spec.items())
+
+
+DDL = f"""
+CREATE TABLE {Table.NAMES} (name_id INTEGER PRIMARY KEY, raw_name VARCHAR UNIQUE, kernel VARCHAR);
+CREATE TABLE {Table.DISPATCHES} ({_columns(DISPATCH_COLUMNS)});
+CREATE TABLE {Table.LAUNCHES} (source SMALLINT, name_id INTEGER, {_columns(LAUNCH_COLUMNS)},
+    dispatches BIGINT);
+CREATE TABLE {Table.COUNTERS} (row_id BIGINT, counter VARCHAR, value DOUBLE);
+CREATE TABLE {Table.KERNEL_SUMMARY} ({_columns(SUMMARY_COLUMNS)});
+CREATE TABLE {Table.ACTIVITY_SUMMARY} (source INTEGER, kind VARCHAR, name VARCHAR, calls BIGINT,
+    total_ns DOUBLE);
+CREATE TABLE {Table.COPIES} (source INTEGER, pid BIGINT, direction VARCHAR, src_agent VARCHAR,
+    dst_agent VARCHAR, start_ns BIGINT, end_ns BIGINT);
+CREATE TABLE {Table.PRODUCER_RULES} (row_id BIGINT, section VARCHAR, rule VARCHAR, kind VARCHAR,
+    text VARCHAR, speedup_kind VARCHAR, speedup_pct DOUBLE);
+CREATE TABLE {Table.HOST_RANGES} (source INTEGER, kind VARCHAR, name VARCHAR, start_ns BIGINT,
+    end_ns BIGINT);
+"""
+
+
+class Role(StrEnum):
+    """What an input file gave the profile (:attr:`InputFile.role`), and what a reader offers
+    the run planner (readers/load.py), which turns an offer into one of the input roles.
+
+    The values are the strings the JSON report's ``inputs[].role`` carries."""
+
+    # -- input roles: what was read, and whether it is counted -------------------------------
+    DISPATCHES = "dispatches"  # the launches every analysis counts
+    KERNEL_SUMMARY = "kernel-summary"  # per-kernel totals, when no dispatch source was read
+    API_SUMMARY = "api-summary"  # API call totals (hip_stats, nsys cuda_api_sum, ...)
+    COPY_SUMMARY = "copy-summary"  # memory copy totals (copy_stats, memory_copy_stats)
+    DOMAIN_SUMMARY = "domain-summary"  # rocprofv3 domain_stats
+    COPIES = "copies"  # memory copies with their times
+    CROSS_CHECK = "cross-check"  # a kernel summary beside the dispatches, compared with them
+    COUNTER_RUN = "counter-run"  # dispatches of a run that collected counters, not counted
+    COUNTER_PASS = "counter-pass"  # a later counter pass joined onto the first one's rows
+    PASS_REPEAT = "pass-repeat"  # a later pass's trace or stats, repeating the first's
+    METADATA = "metadata"  # describes the run (agents, sysinfo, roofline), no dispatches
+    # a dispatch file's barrier packets (rocprof v1): ``dispatches`` rows under their own
+    # source id, never kernel time (readers/barriers.py); counted beside a DISPATCHES file
+    BARRIERS = "barriers"
+    COUNTER_RUN_BARRIERS = "counter-run-barriers"
+    PASS_REPEAT_BARRIERS = "pass-repeat-barriers"
+    # -- offers: what a reader says a file gives, before the planner decides ------------------
+    ACTIVITY = "activity"  # API, copy or domain totals: read as ``<kind>-summary``
+    WORKLOAD = "workload"  # a folder read as one run (rocprof-compute); read as DISPATCHES
+    # rocprofv3 counter_collection.csv: DISPATCHES or COUNTER_RUN, as the planner decides
+    COUNTER_COLLECTION = "counter-collection"
+
+
+_SUMMARY_OF = {"api": Role.API_SUMMARY, "copy": Role.COPY_SUMMARY, "domain": Role.DOMAIN_SUMMARY}
+_BARRIERS_OF = {
+    Role.DISPATCHES: Role.BARRIERS,
+    Role.COUNTER_RUN: Role.COUNTER_RUN_BARRIERS,
+    Role.PASS_REPEAT: Role.PASS_REPEAT_BARRIERS,
+}
+
+
+def summary_role(kind: str) -> Role:
+    """The role of an activity summary of ``kind`` ('api', 'copy' or 'domain')."""
+    return _SUMMARY_OF[kind]
+
+
+def barriers_role(role: Role) -> Role:
+    """The role of the barrier packets of a dispatch file read in ``role``."""
+    return _BARRIERS_OF[role]
