@@ -21,7 +21,7 @@ from rich.text import Text
 
 from roofscope.render.names import fit, short_names
 
-NAME_MIN = 24
+NAME_MIN = 36
 MIN_WIDTH = 60
 # between two columns: a box divider and one space of padding on each side (SIMPLE_HEAD,
 # no outer edge, no edge padding)

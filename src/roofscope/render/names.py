@@ -18,7 +18,7 @@ from html import escape
 from roofscope.model.names import normalise
 
 ELLIPSIS = "…"
-_NAMESPACE = re.compile(r"(?:\(anonymous namespace\)::|[A-Za-z_][\w$]*::)+")
+_NAMESPACE = re.compile(r"(?:\(anonymous namespace\)::|<unnamed>::|[A-Za-z_][\w$]*::)+")
 _OPEN, _CLOSE = "<([{", ">)]}"
 
 
@@ -81,11 +81,28 @@ def _drop_params(name: str) -> tuple[str, str]:
     return name, ""
 
 
+_CAST = re.compile(
+    r"\((?:unsigned |signed )?(?:int|long|long long|short|char|bool|unsigned)\)(-?\d+)"
+)
+# a function's lambdas, one in another: ``f(A &)::[lambda() (instance 3)]::operator ()() const::
+# [lambda(float) (instance 1)]``
+_LAMBDAS = re.compile(
+    r"\([^()]*\)(?:\s*const)?::"
+    r"(?:\[lambda[^\]]*\](?:::operator \(\)\(\)(?:\s*const)?)?::)*"
+    r"\[lambda(\([^()]*\))[^\]]*\]"
+)
+
+
 def tidy(text: str) -> str:
-    """Namespaces out of a type (``at::native::Fill<float>`` -> ``Fill<float>``), no blanks
-    after commas or between closing brackets."""
-    text = _NAMESPACE.sub("", text)
-    return re.sub(r"\s*,\s*", ",", re.sub(r">\s+>", ">>", text)).strip()
+    """A type as a person reads it: namespaces out (``at::native::Fill<float>`` ->
+    ``Fill<float>``), casts out (``(int)4`` -> ``4``), a chain of lambdas in a function as
+    the function and the last lambda's parameters (``copy_kernel:λ(float)``), no blanks
+    after commas, before ``*``/``&`` or between closing brackets."""
+    text = _LAMBDAS.sub(lambda m: ":λ" + (m.group(1) if m.group(1) != "()" else ""), text)
+    text = re.sub(r"\bvoid\s+|::operator \(\)", "", text)
+    text = _NAMESPACE.sub("", _CAST.sub(r"\1", text))
+    text = re.sub(r"\s+([*&])", r"\1", re.sub(r">\s+>", ">>", text))
+    return re.sub(r"\s*,\s*", ",", text).strip()
 
 
 def parts(name: str) -> Parts:
@@ -139,8 +156,11 @@ def short_name(name: str, width: int | None = None) -> str:
 
 
 def fit(text: str, width: int) -> str:
-    """``text`` in ``width`` characters: cut in the middle, the end kept (where the template
-    arguments that tell kernels apart are)."""
+    """``text`` in ``width`` characters: the arguments of nested templates elided, deepest
+    first (``array<char*,2>`` -> ``array<…>``), then a cut in the middle that keeps the end
+    (where the arguments that tell kernels apart are)."""
+    while len(text) > width and (shorter := _collapse_deepest(text)) != text:
+        text = shorter
     if len(text) <= width:
         return text
     if width <= 1:
@@ -148,6 +168,20 @@ def fit(text: str, width: int) -> str:
     tail = min(len(text) // 3, (width - 1) // 2)
     head = width - 1 - tail
     return text[:head] + ELLIPSIS + text[len(text) - tail :]
+
+
+def _collapse_deepest(text: str) -> str:
+    """The deepest ``<…>`` group below the name's own arguments elided; ``text`` itself when
+    none is left."""
+    depth = _depths(text)
+    best: tuple[int, int, int] | None = None  # (depth, start, end)
+    for m in re.finditer(r"<([^<>]*)>", text):
+        d = depth[m.start()]
+        if d >= 1 and m.group(1) != ELLIPSIS and (best is None or d > best[0]):
+            best = (d, m.start(), m.end())
+    if best is None:
+        return text
+    return text[: best[1]] + "<" + ELLIPSIS + ">" + text[best[2] :]
 
 
 def shortened(names: Sequence[str]) -> dict[str, str]:
