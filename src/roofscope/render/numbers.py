@@ -76,7 +76,7 @@ def time_unit(values: Iterable[float | None]) -> tuple[float, str]:
     biggest = max((abs(v) for v in values if v is not None), default=0.0)
     chosen = TIME_UNITS[0]
     for scale, name in TIME_UNITS:
-        limit = 100 * scale if name == "min" else scale  # 75 s reads better than 1.25 min
+        limit = 100e9 if name == "min" else scale  # 75 s reads better than 1.25 min
         if biggest * 1.0005 >= limit:
             chosen = (scale, name)
     return chosen
