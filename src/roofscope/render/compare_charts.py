@@ -11,6 +11,7 @@ from roofscope.compare.compare import Comparison
 from roofscope.render.bandwidth_strip import StripMark, bandwidth_strip, strip_height
 from roofscope.render.charts import LogPlot
 from roofscope.render.charts import escape_text as _e
+from roofscope.render.names import fit, shortened
 from roofscope.render.roofline_text import si
 from roofscope.render.text import human_time
 
@@ -104,7 +105,7 @@ def waterfall_svg(cmp: Comparison, top: int = 20) -> str:
     scale = (width - left - 20) / span
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" id="waterfall" '
            f'width="{width}" height="{30 + row * (len(items) + 2)}" role="img">']  # fmt: skip
-    level = base
+    level, short = base, shortened([k.name for k in cmp.kernels])
     out.append(f'<rect x="{left}" y="4" width="{base * scale:.1f}" height="16" fill="#9aa5b1">'
                f"<title>baseline {human_time(base)}</title></rect>")  # fmt: skip
     for n, (i, name, delta) in enumerate(items, start=1):
@@ -112,7 +113,7 @@ def waterfall_svg(cmp: Comparison, top: int = 20) -> str:
         start, end = level, level + delta
         x0, x1 = sorted((start * scale, end * scale))
         colour = "#d62728" if delta > 0 else "#2ca02c"
-        label = name if len(name) <= 38 else name[:37] + "…"
+        label = fit(short.get(name, name), 38)
         tip = f"{name}: {delta / 1e6:+.3f} ms"
         out.append(
             f'<g data-k="{i}"><title>{_e(tip)}</title>'
