@@ -203,3 +203,20 @@ def test_compare_intervals_and_gate(capsys: pytest.CaptureFixture[str], tmp_path
     assert "Gate: no gate set" in out and "PASS" not in out
     gated = run(capsys, "compare", str(TRACE), str(new), "--fail-if-slower", "5")
     assert "Gate: PASS" in gated
+
+
+def test_kineto_lambdas() -> None:
+    """PyTorch's Kineto trace (tests/data/kineto): ``{lambda(int)#1}`` after the function's
+    parameters, ``operator()() const`` between lambdas, ``> >`` closing."""
+    functor = "at::native::BinaryFunctor<c10::Half, c10::Half, c10::Half, " + (
+        "at::native::AddFunctor<float> >"
+    )
+    impl = (
+        f"at::native::gpu_kernel_impl<{functor} >(at::TensorIteratorBase&, {functor} const&)"
+        "::{lambda(int)#1}"
+    )
+    name = f"void at::native::elementwise_kernel<128, 4, {impl}>(int, {impl})"
+    assert short_name(name) == (
+        "elementwise_kernel<128,4,gpu_kernel_impl<BinaryFunctor<Half,Half,Half,AddFunctor<float>>>"
+        ":λ(int)>"
+    )

@@ -76,7 +76,7 @@ def metrics_section(console: Console, report: Report) -> None:
             )
             if m.achieved is not None and m.achieved.ratio is not None:
                 line += f"; achieved {m.achieved.ratio:.0%} of that"
-            console.print(line)
+            wrapped(console, line.strip(), "    ", "      ")
         _rules(console, report.profiler_rules.get(k.name, ()))
     if len(kernels) > MAX_KERNELS:
         console.print(f"  … {len(kernels) - MAX_KERNELS} more kernel(s) with metrics (see --json)")

@@ -85,12 +85,16 @@ _CAST = re.compile(
     r"\((?:unsigned |signed )?(?:int|long|long long|short|char|bool|unsigned)\)(-?\d+)"
 )
 # a function's lambdas, one in another: ``f(A &)::[lambda() (instance 3)]::operator ()() const::
-# [lambda(float) (instance 1)]``
+# [lambda(float) (instance 1)]`` (nsys), ``f(A&)::{lambda(int)#1}`` (Kineto)
 _LAMBDAS = re.compile(
-    r"\([^()]*\)(?:\s*const)?::"
-    r"(?:\[lambda[^\]]*\](?:::operator \(\)\(\)(?:\s*const)?)?::)*"
-    r"\[lambda(\([^()]*\))[^\]]*\]"
+    r"\((?:[^()]|\([^()]*\))*\)(?:\s*const)?::"
+    r"(?:(?:\[lambda[^\]]*\]|\{lambda[^}]*\})(?:::operator\s*\(\)\(\)(?:\s*const)?)?::)*"
+    r"(?:\[lambda(\([^()]*\))[^\]]*\]|\{lambda(\([^()]*\))#\d+\})"
 )
+
+
+def _lambda(m: re.Match[str]) -> str:
+    return ":λ" + (m.group(1) or m.group(2)).replace("()", "")
 
 
 def tidy(text: str) -> str:
@@ -98,10 +102,11 @@ def tidy(text: str) -> str:
     ``Fill<float>``), casts out (``(int)4`` -> ``4``), a chain of lambdas in a function as
     the function and the last lambda's parameters (``copy_kernel:λ(float)``), no blanks
     after commas, before ``*``/``&`` or between closing brackets."""
-    text = _LAMBDAS.sub(lambda m: ":λ" + (m.group(1) if m.group(1) != "()" else ""), text)
-    text = re.sub(r"\bvoid\s+|::operator \(\)", "", text)
+    while (done := _LAMBDAS.sub(_lambda, text)) != text:  # inner ones first
+        text = done
+    text = re.sub(r"\bvoid\s+|::operator\s*\(\)", "", text)
     text = _NAMESPACE.sub("", _CAST.sub(r"\1", text))
-    text = re.sub(r"\s+([*&])", r"\1", re.sub(r">\s+>", ">>", text))
+    text = re.sub(r"\s+([*&])", r"\1", re.sub(r"(?<=>)\s+(?=>)", "", text))
     return re.sub(r"\s*,\s*", ",", text).strip()
 
 

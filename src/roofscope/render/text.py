@@ -82,18 +82,24 @@ def _header(console: Console, report: Report) -> None:
             f"device {report.selection.device if report.selection.device is not None else '*'}"
         )
     hot = f"; {h.kernels_for_80pct} kernel(s) make 80% of it" if h.kernels_for_80pct else ""
-    console.print(
+    wrapped(
+        console,
         f"Kernel time {human_time(h.total_ns)} in {h.dispatches:,} dispatches of "
-        f"{len(h.kernels)} kernel(s){hot}."
+        f"{len(h.kernels)} kernel(s){hot}.",
+        "",
+        "  ",
     )
     if report.barriers is not None:
         console.print(barrier_line(report.barriers))
     if t is not None:
-        console.print(
+        wrapped(
+            console,
             f"GPU busy {human_time(t.busy_ns)} of {human_time(t.wall_ns)} wall on "
             f"{len(t.devices)} device(s); idle {human_time(t.idle_ns)} ({_pct(t.idle_share)}), "
             f"{t.gaps:,} gap(s) ≥ {human_time(t.gap_threshold_ns)} totalling "
-            f"{human_time(t.gap_ns)}."
+            f"{human_time(t.gap_ns)}.",
+            "",
+            "  ",
         )
     else:
         console.print("No dispatch timestamps: busy and idle time cannot be known.")
