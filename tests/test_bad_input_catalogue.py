@@ -342,7 +342,8 @@ def test_v3_spreadsheet_rounded_timestamp_before_end(capsys: Cap, tmp_path: Path
     assert warning["count"] == 1
     # 1 of 18 timestamps where a 1 ns clock puts 1.8e-08 by chance: 5 digits kept of 16
     assert (
-        f"1 of 18 timestamps fall on a whole second (e.g. {rounded:.4E} ns)" in warning["message"]
+        f'1 of 18 timestamps fall on a whole second (e.g. "{rounded:.4E}" ns in the file)'
+        in warning["message"]
     )
     assert "rounded them to 5 significant digits" in warning["message"]
     assert "may be off by up to 100 s;" in warning["message"]

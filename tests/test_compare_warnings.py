@@ -175,7 +175,8 @@ def test_warning_that_does_not_block(capsys: Cap, tmp_path: Path) -> None:
     assert f"- candidate: {line}\n" in report and "fails the gate" not in report
     terminal = text(capsys, str(TRACE), str(new), code=0)
     assert f"Warnings (data quality): ! candidate: {line} Kernel" in terminal
-    assert "Gate: PASS" in terminal
+    # no threshold on the command line: no verdict (the JSON's gate passes, as before)
+    assert "Gate: no gate set" in terminal and "PASS" not in terminal
 
 
 def test_clean_runs_have_no_warnings_block(capsys: Cap, tmp_path: Path) -> None:

@@ -237,7 +237,8 @@ def test_note_in_terminal_json_and_html(capsys: pytest.CaptureFixture[str], tmp_
     assert occupancy["peer"] == PEER and "another pass" in occupancy["note"]
     assert round(kernel["metrics"][PEER]["value_dispatch_mean"], 6) == 1765.965389
     assert kernel["metrics"]["VMEM Utilization"]["note"] is None
-    line = f"{OCCUPANCY}: {occupancy['note']}, which gives 1.77e+03 waves [1.79e+03]"
+    # 1765.97 to 3 significant figures, no exponent (it read "1.77e+03 waves [1.79e+03]")
+    line = f"{OCCUPANCY}: {occupancy['note']}, which gives 1,770 waves [1,790 waves]"
     page = html.read_text(encoding="utf-8")
     assert f'<small class="note">{escape(line.split(": ", 1)[1])}</small>' in page
     text = render_text(analyse(load([str(folder)])), width=1000).splitlines()

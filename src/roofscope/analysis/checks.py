@@ -25,6 +25,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from roofscope.analysis.rounding import Stamps, example, timestamp_stamps
@@ -212,12 +213,21 @@ def _rounded(profile: Profile, s: Stamps) -> Warning:
     return Warning(
         "rounded-timestamp",
         f"{profile.inputs[s.source].path}: {s.whole:,} of {s.stamps:,} timestamps fall on a "
-        f"whole second (e.g. {e.text} ns), where {resolution} clock puts {s.expected:.2g} "
+        f'whole second (e.g. "{e.text}" ns in the file), where {resolution} clock puts '
+        f"{_plain(s.expected)} "
         f"by chance: a spreadsheet rounded them to {e.digits} "
         f"significant digits, so the durations of its {s.dispatches:,} dispatch(es) may be off by "
         f"up to {e.unit_ns / 1e9:g} s{zeros}; use the file as the profiler wrote it",
         s.dispatches,
     )
+
+
+def _plain(x: float) -> str:
+    """Two significant figures without an exponent (a person reads this message)."""
+    if x == 0:
+        return "0"
+    decimals = max(0, 1 - math.floor(math.log10(abs(x))))
+    return f"{x:,.{decimals}f}"
 
 
 def _duplicates(profile: Profile) -> list[Warning]:

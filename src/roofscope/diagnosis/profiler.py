@@ -77,7 +77,7 @@ def _gain(rule: ProfilerRule, share: float | None) -> tuple[float | None, str | 
     gain = share * min(max(pct, 0.0), 100.0) / 100
     formula = f"gain = share x ncu's global speedup = {share:.3f} x {pct:g}% = {gain:.3f}"
     if gain < 1:
-        formula += f"; program speedup <= 1 / (1 - {gain:.3f}) = {1 / (1 - gain):.3f}x"
+        formula += f"; program speedup <= 1 / (1 - {gain:.3f}) = {1 / (1 - gain):.3g}x"
     return gain, formula
 
 

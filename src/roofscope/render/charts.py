@@ -7,6 +7,8 @@ from __future__ import annotations
 from html import escape
 
 from roofscope.render.font import SVG_FONT
+from roofscope.render.names import fit, shortened
+from roofscope.render.numbers import duration
 from roofscope.render.roofline_chart import drawn_on_roofline as drawn_on_roofline
 from roofscope.render.roofline_chart import roofline_svg as roofline_svg
 from roofscope.report import Report
@@ -40,11 +42,12 @@ def hotspot_svg(report: Report, top: int = 20) -> str:
         "<title>Kernel time by kernel (hotspots in red)</title>",
     ]
     cumulative, points = 0.0, []
+    short = shortened([k.name for k in shown])
     for row, (index, name, share, hot, calls, mean) in enumerate(rows):
         y = 20 + row * bar_h
-        mean_text = "" if mean is None else f", mean {mean / 1e3:.3g} µs"
-        tip = f"{name}: {100 * share:.1f}% of kernel time, {calls} call(s){mean_text}"
-        label = name if len(name) <= 38 else name[:37] + "…"
+        mean_text = "" if mean is None else f", mean {duration(mean)}"
+        tip = f"{name}: {100 * share:.1f}% of kernel time, {calls:,} call(s){mean_text}"
+        label = fit(short.get(name, name), 38)
         out.append(
             f'<g class="bar" data-k="{index}"><title>{_e(tip)}</title>'
             f'<text x="{left - 6}" y="{y + 15}" text-anchor="end" font-size="11">{_e(label)}</text>'

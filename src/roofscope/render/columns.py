@@ -1,14 +1,17 @@
-"""Terminal tables whose numbers are never cut: names are.
+"""Terminal tables whose numbers are never cut: names are shortened.
 
 Every column but the name sizes to its widest cell (or header), at every width. Where the
 console is too narrow for them and ``NAME_MIN`` characters of name, the columns named in
 ``drop`` are left out, in that order (a bar, a cumulative share: what another column already
-says); the name column takes whatever is left and ends in an ellipsis.
+says); the name column takes whatever is left. Kernel names (:class:`NameCell`) are shortened
+together by :func:`roofscope.render.names.short_names` to that width, so the rows stay
+distinct.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Literal
 
 from rich import box
@@ -16,7 +19,10 @@ from rich.cells import cell_len
 from rich.table import Table
 from rich.text import Text
 
-NAME_MIN = 16
+from roofscope.render.names import fit, short_names
+
+NAME_MIN = 36
+MIN_WIDTH = 60
 # between two columns: a box divider and one space of padding on each side (SIMPLE_HEAD,
 # no outer edge, no edge padding)
 GAP = 3
@@ -24,9 +30,20 @@ GAP = 3
 Justify = Literal["left", "right"]
 
 
+@dataclass(frozen=True)
+class NameCell:
+    """A cell of kernel names (two: a matched pair, shown ``a → b``) after a ``mark``."""
+
+    names: tuple[str, ...]
+    mark: str = ""
+
+
+Cell = str | NameCell
+
+
 def fitted_table(
     headers: Sequence[str],
-    rows: Sequence[tuple[Sequence[str], str | None]],
+    rows: Sequence[tuple[Sequence[Cell], str | None]],
     *,
     width: int,
     name: int,
@@ -35,14 +52,17 @@ def fitted_table(
 ) -> Table:
     """``rows``: (cells, style). ``name``: the index of the name column; ``left``: columns
     justified left (all others right)."""
+    natural = _names(rows, name, None)
     widths = [
-        max(cell_len(c) for c in [h, *(r[i] for r, _ in rows)]) for i, h in enumerate(headers)
+        max(cell_len(c) for c in [h, *(_text(r[i], natural[j]) for j, (r, _) in enumerate(rows))])
+        for i, h in enumerate(headers)
     ]
     shown = list(range(len(headers)))
     for i in drop:
         if _room(widths, shown, name, width) >= min(NAME_MIN, widths[name]):
             break
         shown.remove(i)
+    names = _names(rows, name, max(1, _room(widths, shown, name, width)))
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, expand=True)
     for i in shown:
         justify: Justify = "left" if i in left or i == name else "right"
@@ -50,9 +70,40 @@ def fitted_table(
             table.add_column(Text(headers[i]), ratio=1, overflow="ellipsis", no_wrap=True)
         else:
             table.add_column(Text(headers[i]), justify=justify, no_wrap=True, width=widths[i])
-    for cells, style in rows:
-        table.add_row(*(Text(cells[i]) for i in shown), style=style)
+    for j, (cells, style) in enumerate(rows):
+        table.add_row(*(Text(_text(cells[i], names[j])) for i in shown), style=style)
     return table
+
+
+def _names(
+    rows: Sequence[tuple[Sequence[Cell], str | None]], name: int, room: int | None
+) -> list[str]:
+    """The name column's text per row: kernel names shortened together to ``room``."""
+    cells = [r[name] for r, _ in rows]
+    every = sorted({n for c in cells if isinstance(c, NameCell) for n in c.names})
+    short = dict(zip(every, short_names(every), strict=True))
+    out = []
+    for c in cells:
+        text = c if isinstance(c, str) else c.mark + " → ".join(short[n] for n in c.names)
+        out.append(text if room is None else _fit(c, text, room))
+    return out
+
+
+def _fit(c: Cell, text: str, room: int) -> str:
+    if isinstance(c, str) or cell_len(text) <= room:
+        return text if cell_len(text) <= room else text[: max(0, room - 1)] + "…"
+    return c.mark + fit(text[len(c.mark) :], max(1, room - cell_len(c.mark)))
+
+
+def _text(c: Cell, name_text: str) -> str:
+    return name_text if isinstance(c, NameCell) else c
+
+
+def terminal_width() -> int:
+    """The terminal's width (``COLUMNS`` where set), at least ``MIN_WIDTH``."""
+    import shutil
+
+    return max(MIN_WIDTH, shutil.get_terminal_size((120, 40)).columns)
 
 
 def _room(widths: list[int], shown: list[int], name: int, width: int) -> int:

@@ -11,10 +11,13 @@ from roofscope.render.compare_words import (
     block_reason,
     check_reason,
     gate_reasons,
+    gate_set,
     side_label,
     speedup_text,
     warning_text,
 )
+from roofscope.render.names import shortened
+from roofscope.render.numbers import duration
 
 
 def junit(cmp: Comparison, verdict: Verdict) -> str:
@@ -62,7 +65,7 @@ def _by_side(warnings: tuple[SideWarning, ...]) -> dict[str, list[SideWarning]]:
 def markdown(cmp: Comparison, verdict: Verdict, top: int = 15) -> str:
     e = cmp.end_to_end
     lines = [
-        f"### roofscope compare: {'PASS' if verdict.passed else 'FAIL'}",
+        f"### roofscope compare: {_verdict(verdict)}",
         "",
         f"Baseline `{cmp.base_label}` ({cmp.runs[0]} run(s)) vs candidate `{cmp.new_label}` "
         f"({cmp.runs[1]} run(s)).",
@@ -73,16 +76,24 @@ def markdown(cmp: Comparison, verdict: Verdict, top: int = 15) -> str:
     if cmp.warnings:
         lines += ["Data-quality warnings:", *map(_markdown_item, cmp.warnings), ""]
     lines += ["| kernel | base | new | speedup | share of change |", "|---|---:|---:|---:|---:|"]
+    short = shortened([k.name for k in cmp.kernels[:top]])
     for k in cmp.kernels[:top]:
         share = "-" if k.attribution is None else f"{100 * k.attribution:.1f}%"
         lines.append(
-            f"| {k.name[:80]} ({k.how}) | {k.total_ns[0] / 1e6:.3f} ms | "
-            f"{k.total_ns[1] / 1e6:.3f} ms | {speedup_text(k.speedup, k.interval)} | {share} |"
+            f"| {short[k.name]} ({k.how}) | {duration(k.total_ns[0])} | "
+            f"{duration(k.total_ns[1])} | {speedup_text(k.speedup, k.interval)} | {share} |"
         )
     reasons = gate_reasons(verdict)
     if reasons:
         lines += ["", "Gate failed:", *[f"- {r}" for r in reasons]]
     return "\n".join(lines) + "\n"
+
+
+def _verdict(verdict: Verdict) -> str:
+    """PASS or FAIL where a gate was set; ``no gate set`` where none was."""
+    if not gate_set(verdict):
+        return "no gate set"
+    return "PASS" if verdict.passed else "FAIL"
 
 
 def _markdown_item(w: SideWarning) -> str:

@@ -14,82 +14,121 @@ from roofscope import __version__
 from roofscope.compare.compare import Comparison, Interval, KernelChange
 from roofscope.compare.gate import Verdict
 from roofscope.compare.quality import SideWarning
-from roofscope.render.columns import fitted_table
+from roofscope.render.columns import NameCell, fitted_table, terminal_width
 from roofscope.render.compare_words import (
+    NO_GATE,
     block_reason,
     check_reason,
     gate_reasons,
+    gate_set,
     share_text,
     side_label,
     speedup_text,
     warning_text,
 )
+from roofscope.render.findings_text import wrapped
 from roofscope.render.json import seconds
+from roofscope.render.names import short_names
+from roofscope.render.numbers import number, pct, ratio
 from roofscope.render.text import human_time
 
 SCHEMA_VERSION = "1"
 
 
 def render_compare_text(
-    cmp: Comparison, verdict: Verdict, *, top: int = 20, width: int = 120
+    cmp: Comparison, verdict: Verdict, *, top: int = 20, width: int | None = None
 ) -> str:
     buf = io.StringIO()
     console = Console(
-        file=buf, width=width, no_color=True, highlight=False, emoji=False, markup=False
+        file=buf,
+        width=width or terminal_width(),
+        no_color=True,
+        highlight=False,
+        emoji=False,
+        markup=False,
     )
     e = cmp.end_to_end
-    console.print(
-        Text(
-            f"roofscope {__version__} compare · baseline {cmp.base_label} ({cmp.runs[0]} run(s)) "
-            f"vs {cmp.new_label} ({cmp.runs[1]} run(s))",
-            style="bold",
-        )
+    wrapped(
+        console,
+        f"roofscope {__version__} compare · baseline {cmp.base_label} ({cmp.runs[0]} run(s)) "
+        f"vs {cmp.new_label} ({cmp.runs[1]} run(s))",
+        "",
+        "  ",
+        style="bold",
     )
-    console.print(
+    wrapped(
+        console,
         f"End to end: kernel time {human_time(e.kernel_ns[0])} -> {human_time(e.kernel_ns[1])}: "
-        f"{speedup_text(e.speedup, e.interval)}" + (f" ({e.interval.method})" if e.interval else "")
+        f"{speedup_text(e.speedup, e.interval)}"
+        + (f" ({e.interval.method})" if e.interval else ""),
+        "",
+        "  ",
     )
     if e.wall_speedup is not None:
         amdahl = (
-            f"; Amdahl: the kernel changes alone imply {e.implied_wall_speedup:.3f}x on the wall"
+            f"; Amdahl: the kernel changes alone imply {ratio(e.implied_wall_speedup)} on the wall"
             if e.implied_wall_speedup is not None
             else ""
         )
-        console.print(
+        wrapped(
+            console,
             f"Wall {human_time(e.wall_ns[0])} -> {human_time(e.wall_ns[1])} "
-            f"({e.wall_speedup:.3f}x); idle {human_time(e.idle_ns[0])} -> "
-            f"{human_time(e.idle_ns[1])}{amdahl}"
+            f"({ratio(e.wall_speedup)}); idle {human_time(e.idle_ns[0])} -> "
+            f"{human_time(e.idle_ns[1])}{amdahl}",
+            "",
+            "  ",
         )
     _warnings(console, cmp)
     headers = ["Kernel", "Base", "New", "Speedup", "Share of change", "Matched"]
     rows = [(_row(k), None) for k in cmp.kernels if k.how in ("name", "similarity")][:top]
     # narrow: how each pair was matched goes first, then its share of the change
     console.print(fitted_table(headers, rows, width=console.width, name=0, drop=(5, 4)))
+    _added_removed(console, cmp)
+    _movement(console, cmp, top)
+    _gate(console, verdict)
+    return buf.getvalue()
+
+
+def _added_removed(console: Console, cmp: Comparison) -> None:
     for how, title in (("removed", "Removed (baseline only)"), ("added", "Added (candidate only)")):
         items = [k for k in cmp.kernels if k.how == how]
         if items:
             console.print(f"{title}:")
-            for k in items:
+            for k, name in zip(items, short_names([k.name for k in items]), strict=True):
                 t = k.total_ns[0] if how == "removed" else k.total_ns[1]
-                console.print(f"  {k.name}: {human_time(t)}, {k.calls[0] or k.calls[1]:g} call(s)")
-    moved = [k for k in cmp.kernels if k.movement is not None]
-    if moved:
-        console.print("Roofline movement (before -> after):")
-        for k in moved[:top]:
-            m = k.movement
-            assert m is not None
-            console.print(
-                f"  {k.name}: intensity {_g(m.intensity[0])} -> {_g(m.intensity[1])} FLOP/B "
-                f"({m.level}); efficiency {_p(m.efficiency[0])} -> {_p(m.efficiency[1])}; "
-                f"bound {m.bound[0] or '-'} -> {m.bound[1] or '-'}"
-            )
+                calls = number(k.calls[0] or k.calls[1])
+                wrapped(console, f"{name}: {human_time(t)}, {calls} call(s)", "  ", "    ")
+
+
+def _movement(console: Console, cmp: Comparison, top: int) -> None:
+    moved = [k for k in cmp.kernels if k.movement is not None][:top]
+    if not moved:
+        return
+    console.print("Roofline movement (before -> after):")
+    for k, name in zip(moved, short_names([k.name for k in moved]), strict=True):
+        m = k.movement
+        assert m is not None
+        wrapped(
+            console,
+            f"{name}: intensity {number(m.intensity[0])} -> {number(m.intensity[1])} FLOP/B "
+            f"({m.level}); efficiency {pct(m.efficiency[0])} -> {pct(m.efficiency[1])}; "
+            f"bound {m.bound[0] or '-'} -> {m.bound[1] or '-'}",
+            "  ",
+            "    ",
+        )
+
+
+def _gate(console: Console, verdict: Verdict) -> None:
+    """The gate's verdict, only where a threshold was given (or a side fails it)."""
+    if not gate_set(verdict):
+        console.print(f"Gate: {NO_GATE}")
+        return
     console.print(Text(f"Gate: {'PASS' if verdict.passed else 'FAIL'}", style="bold"))
     for c in verdict.checks:
         if c.failed or c.name == "end-to-end":
-            console.print(f"  {'x' if c.failed else 'ok'} {check_reason(c)}")
+            wrapped(console, f"{'x' if c.failed else 'ok'} {check_reason(c)}", "  ", "    ")
     for w in verdict.blocked_by:
-        console.print(f"  x {block_reason(w)}")
-    return buf.getvalue()
+        wrapped(console, f"x {block_reason(w)}", "  ", "    ")
 
 
 def _warnings(console: Console, cmp: Comparison) -> None:
@@ -99,29 +138,20 @@ def _warnings(console: Console, cmp: Comparison) -> None:
     console.print("Warnings (data quality):")
     for w in cmp.warnings:
         mark = " (fails the gate)" if w.blocks_gate else ""
-        console.print(Text(f"  ! {side_label(w)}: {warning_text(w)}{mark}"))
+        wrapped(console, f"! {side_label(w)}: {warning_text(w)}{mark}", "  ", "    ")
 
 
-def _row(k: KernelChange) -> list[str]:
+def _row(k: KernelChange) -> list[str | NameCell]:
     share = share_text(k.attribution)
     how = "name" if k.how == "name" else f"similar {k.score:.2f}"
-    name = k.name if k.base == k.new else f"{k.base} -> {k.new}"
     return [
-        name,
+        NameCell((k.name,) if k.base == k.new else (k.base or k.name, k.new or k.name)),
         human_time(k.total_ns[0]),
         human_time(k.total_ns[1]),
         speedup_text(k.speedup, k.interval),
         share,
         how,
     ]
-
-
-def _g(x: float | None) -> str:
-    return "-" if x is None else f"{x:.3g}"
-
-
-def _p(x: float | None) -> str:
-    return "-" if x is None else f"{100 * x:.1f}%"
 
 
 def render_compare_json(cmp: Comparison, verdict: Verdict) -> str:

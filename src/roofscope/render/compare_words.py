@@ -6,22 +6,25 @@ from __future__ import annotations
 from roofscope.compare.compare import Interval
 from roofscope.compare.gate import Check, Verdict
 from roofscope.compare.quality import SideWarning
+from roofscope.render.numbers import ratio, ratio_range
 
 
 def speedup_text(speedup: float | None, interval: Interval | None) -> str:
-    """``1.42 ± 0.03x faster`` (the half-width of the 95 % interval), or ``... slower``."""
+    """``1.99x faster [1.97, 2.01]`` (the 95 % interval of the ratio shown, its ends in the
+    same sense), ``1.25x slower [1.20, 1.30]``, or ``no change`` where the ratio rounds to
+    1.00x."""
     if speedup is None:
         return "n/a"
-    word = "faster" if speedup > 1 else "slower" if speedup < 1 else "(no change)"
     shown = speedup if speedup >= 1 else 1 / speedup
+    word = "no change" if ratio(shown) == "1.00x" else "faster" if speedup > 1 else "slower"
+    text = word if word == "no change" else f"{ratio(shown)} {word}"
     if interval is None:
-        return f"{shown:.2f}x {word} (spread unknown)"
-    low, high = (
-        (interval.low, interval.high) if speedup >= 1 else (1 / interval.high, 1 / interval.low)
-    )
-    half = (high - low) / 2
+        return f"{text} (spread unknown)"
+    low, high = (interval.low, interval.high)
+    if word == "slower":
+        low, high = 1 / interval.high, 1 / interval.low
     noise = "" if interval.beyond_noise else ", within noise"
-    return f"{shown:.2f} ± {half:.2f}x {word}{noise}"
+    return f"{text} {ratio_range(low, high)}{noise}"
 
 
 def share_text(share: float | None) -> str:
@@ -44,7 +47,7 @@ def check_reason(c: Check) -> str:
     if c.beyond_noise and c.interval is not None:
         return (
             f"{c.name}: {slower:.1f}% slower, over {pct:g}% and beyond noise "
-            f"(95% interval {c.interval.low:.3f}x-{c.interval.high:.3f}x)"
+            f"(95% interval of the speedup {ratio_range(c.interval.low, c.interval.high)})"
         )
     return f"{c.name}: {slower:.1f}% slower, over {pct:g}% but within noise"
 
@@ -71,6 +74,14 @@ def block_reason(w: SideWarning) -> str:
         f"{side_label(w)} is not one run, so its times are no run's times: "
         f"{warning_text(w)}; compare one run with one run"
     )
+
+
+NO_GATE = "no gate set (--fail-if-slower PCT, --fail-if-kernel-slower PCT)"
+
+
+def gate_set(verdict: Verdict) -> bool:
+    """Whether the gate checked anything: a threshold was given, or a side fails it."""
+    return bool(verdict.checks or verdict.blocked_by)
 
 
 def gate_reasons(verdict: Verdict) -> list[str]:

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import re
 import textwrap
 
 from rich.console import Console
 from rich.text import Text
 
 from roofscope.diagnosis.findings import Finding
+from roofscope.render.names import fit, short_names
 from roofscope.report import Report
 
+_GLUE = re.compile(r"(?<=\d) (?=[^\s\d(\[·→-])")
 STYLE = {"high": "bold red", "medium": "yellow", "low": "dim"}
 
 
@@ -21,11 +24,13 @@ def findings_section(console: Console, report: Report, top: int) -> None:
         Text("Findings (validity first, then by what fixing it could save):", style="bold")
     )
     shown = _grouped(list(report.findings))
+    labels = _labels([f for f, _ in shown[:top]])
     for i, (f, others) in enumerate(shown[:top], start=1):
-        who = f.kernel if f.kernel is not None else "whole program"
-        if others:
-            who += f" and {others} more kernel(s) alike"
-        console.print(Text(f"{i:>2}. [{f.severity}] {f.rule} · {who}", style=STYLE[f.severity]))
+        alike = f" and {others} more kernel(s) alike" if others else ""
+        head = f"{i:>2}. [{f.severity}] {f.rule} · "
+        room = max(16, console.width - len(head) - len(alike))
+        who = fit(labels.get(f.kernel or "", "whole program"), room)
+        console.print(Text(head + who + alike, style=STYLE[f.severity]))
         wrapped(console, f.summary, "      ")
         if isinstance(ours := f.evidence.get("roofscope_summary"), str):
             wrapped(console, f"roofscope: {ours}", "      ")
@@ -34,6 +39,12 @@ def findings_section(console: Console, report: Report, top: int) -> None:
         wrapped(console, f"→ {f.prescription}", "      ", "        ")
     if len(shown) > top:
         console.print(f"  … {len(shown) - top} more (see --json)")
+
+
+def _labels(findings: list[Finding]) -> dict[str, str]:
+    """The short names of the kernels the findings are about, shortened together."""
+    kernels = sorted({f.kernel for f in findings if f.kernel is not None})
+    return dict(zip(kernels, short_names(kernels), strict=True))
 
 
 def _grouped(findings: list[Finding]) -> list[tuple[Finding, int]]:
@@ -55,9 +66,10 @@ def wrapped(
     console: Console, text: str, indent: str, hanging: str | None = None, style: str = ""
 ) -> None:
     """``text`` whole, wrapped at the console's width between words: a word longer than a
-    line (a URL, a kernel name) stands on its own line, never cut."""
+    line (a URL, a kernel name) stands on its own line, never cut; a number stays on the line
+    of the word after it (``9.21 TB/s``)."""
     lines = textwrap.wrap(
-        text,
+        _GLUE.sub("\u00a0", text),
         width=console.width,
         initial_indent=indent,
         subsequent_indent=indent if hanging is None else hanging,
@@ -65,4 +77,5 @@ def wrapped(
         break_on_hyphens=False,
     )
     for line in lines:
+        line = line.replace("\u00a0", " ")
         console.print(Text(line, style=style), no_wrap=True, overflow="ignore", crop=False)

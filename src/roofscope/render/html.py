@@ -26,15 +26,25 @@ from roofscope.render.charts import (
 )
 from roofscope.render.compare_charts import movement_svg
 from roofscope.render.compare_words import (
+    NO_GATE,
     gate_reasons,
+    gate_set,
     share_text,
     side_label,
     speedup_text,
     warning_text,
 )
 from roofscope.render.layout import side_by_side, words
+from roofscope.render.names import name_cell, shortened
+from roofscope.render.numbers import pct, quantity, si
 from roofscope.render.sources import ceiling_table
-from roofscope.render.text import barrier_line, human_time, input_summary, runs_line
+from roofscope.render.text import (
+    barrier_line,
+    gpu_title,
+    human_time,
+    input_summary,
+    runs_line,
+)
 from roofscope.render.timeline_chart import SCRIPT as TIMELINE_SCRIPT
 from roofscope.render.timeline_chart import timeline_svg
 from roofscope.render.waterfall_chart import waterfall_svg
@@ -58,6 +68,8 @@ tr.sel{background:#fff3b0}tr.straggler td:first-child{color:#b00020}.muted{color
 .pass{color:#1b7f3b;font-weight:bold}#tip{position:fixed;pointer-events:none;background:#222;
 color:#fff;padding:4px 8px;border-radius:4px;font-size:12px;max-width:600px;display:none;
 white-space:pre-wrap}[data-k]{cursor:pointer}#timeline{cursor:grab;touch-action:none}
+td.name summary{cursor:pointer;overflow-wrap:normal}td.name .full{display:block;font-size:11px;
+color:#555}
 """
 
 SCRIPT = """
@@ -98,7 +110,7 @@ def _page(title: str, body: list[str]) -> str:
 
 def render_html(report: Report) -> str:
     h, t, run = report.hotspots, report.timeline, report.run
-    gpu = " · ".join(x for x in (run.gpu, run.arch) if x) or "GPU unknown"
+    gpu = gpu_title(report)
     body = [
         f"<h1>roofscope check-up · {_e(run.producer or 'unknown producer')} · {_e(gpu)}</h1>",
         f'<p class="muted">roofscope {__version__}</p>',
@@ -178,14 +190,18 @@ def _undrawn(report: Report) -> str:
 def _kernel_table(report: Report, top: int = 50) -> str:
     roofs = {k.name: k for k in report.roofline.result.kernels}
     rows = []
-    for i, k in enumerate(report.hotspots.kernels[:top]):
+    shown = report.hotspots.kernels[:top]
+    short = shortened([k.name for k in shown])
+    for i, k in enumerate(shown):
         r = roofs.get(k.name)
-        eff = "-" if r is None or r.efficiency is None else f"{100 * r.efficiency:.1f}%"
+        eff = "-" if r is None or r.efficiency is None else pct(r.efficiency)
+        mark = "● " if k.hot else ""
         rows.append(
-            f'<tr data-k="{i}"><td>{"● " if k.hot else ""}{words(k.name)}{_flags(report, k.name)}'
-            f"</td><td>{k.calls:,}</td>"
+            f'<tr data-k="{i}" data-name="{_e(k.name)}">'
+            f"{name_cell(k.name, short[k.name], mark=mark, after=_flags(report, k.name))}"
+            f"<td>{k.calls:,}</td>"
             f"<td>{human_time(k.total_ns)}</td>"
-            f"<td>{'-' if k.share is None else f'{100 * k.share:.1f}%'}</td>"
+            f"<td>{pct(k.share)}</td>"
             f"<td>{human_time(k.mean_ns)}</td><td>{eff}</td>"
             f"<td>{_e(_bound(r))}</td></tr>"
         )
@@ -218,8 +234,9 @@ def _rank_tables(report: Report, top: int = 20) -> str:
             f"<td>{human_time(total)}</td><td>{excess}</td></tr>"
         )
     index = {k.name: i for i, k in enumerate(report.hotspots.kernels)}
+    short = shortened([k.kernel for k in view.kernels[:top]])
     spread = [
-        f'<tr data-k="{index.get(k.kernel, "")}"><td>{words(k.kernel)}</td>'
+        f'<tr data-k="{index.get(k.kernel, "")}">{name_cell(k.kernel, short[k.kernel])}'
         f"<td>{human_time(k.min_ns)}</td><td>{human_time(k.median_ns)}</td>"
         f"<td>{human_time(k.max_ns)}</td><td>{k.cv:.3f}</td><td>{k.slowest}</td></tr>"
         for k in view.kernels[:top]
@@ -242,6 +259,7 @@ def _metrics_table(report: Report) -> str:
     index = {k.name: i for i, k in enumerate(report.hotspots.kernels)}
     kernels = [k for k in report.hotspots.kernels if k.name in report.metrics.kernels]
     columns = [n for n in SHOWN if any(n in report.metrics.kernels[k.name].values for k in kernels)]
+    short = shortened([k.name for k in kernels])
     head = "".join(f"<th>{_e(n)}</th>" for n in columns)
     rows = []
     for k in kernels:
@@ -249,20 +267,17 @@ def _metrics_table(report: Report) -> str:
         cells = []
         for n in columns:
             v = m.values.get(n)
-            text = (
-                "-"
-                if v is None or v.value_dispatch_mean is None
-                else f"{v.value_dispatch_mean:.3g}"
-            )
+            unit = "" if v is None or v.unit == "ratio" else v.unit
+            text = "-" if v is None else quantity(v.value_dispatch_mean, unit)
             if v is not None and v.aggregation_differs and v.value_time_weighted is not None:
-                text += f" [{v.value_time_weighted:.3g}]"
+                text += f" [{quantity(v.value_time_weighted, unit)}]"
             note = peer_note(n, m.values)
             aside = "" if note is None else f'<br><small class="note">{_e(note)}</small>'
-            cells.append(f"<td>{text}{'' if v is None else ' ' + _e(v.unit)}{aside}</td>")
+            cells.append(f"<td>{_e(text)}{aside}</td>")
         occ = m.occupancy
         occupancy = "-" if occ is None else f"{100 * occ.fraction:.0f}% ({_e(occ.limiter)})"
-        rows.append(f'<tr data-k="{index[k.name]}"><td>{words(k.name)}</td>{"".join(cells)}'
-                    f"<td>{occupancy}</td></tr>")  # fmt: skip
+        name = name_cell(k.name, short[k.name])
+        rows.append(f'<tr data-k="{index[k.name]}">{name}{"".join(cells)}<td>{occupancy}</td></tr>')
     return (
         f'<table id="metrics"><tr><th>Kernel</th>{head}<th>Occupancy</th></tr>'
         + "".join(rows)
@@ -283,6 +298,7 @@ def _limiter_table(report: Report) -> str:
     from roofscope.render.limiter_text import unit_text
 
     index = {k.name: i for i, k in enumerate(report.hotspots.kernels)}
+    short = shortened(list(report.limiters))
     rows = []
     for k in report.hotspots.kernels:
         lim = report.limiters.get(k.name)
@@ -290,7 +306,8 @@ def _limiter_table(report: Report) -> str:
             continue
         b = lim.busiest
         rest = " · ".join(unit_text(u) for u in lim.units[1:])
-        rows.append(f'<tr data-k="{index[k.name]}"><td>{words(k.name)}</td><td>{_e(b.unit)} '
+        name = name_cell(k.name, short[k.name])
+        rows.append(f'<tr data-k="{index[k.name]}">{name}<td>{_e(b.unit)} '
                     f"({_e(b.side)})</td><td>{b.pct_of_peak:.1f}%</td><td>{_e(b.evidence)}: "
                     f"{_e(b.source)}</td><td>{_e(rest)}</td></tr>")  # fmt: skip
     return (
@@ -299,16 +316,31 @@ def _limiter_table(report: Report) -> str:
     )
 
 
+def _ceiling_table(report: Report) -> str:
+    rows = "".join(
+        f"<tr><td>{_e(c.name)}</td><td>{_e(si(c.value, c.unit_of_value))}</td>"
+        f"<td>{_e(c.origin)}</td><td>{_e(c.scope)}</td><td>{_e(c.source)}</td></tr>"
+        for c in report.roofline.result.ceilings
+    )
+    return (
+        '<table id="ceilings"><tr><th>Ceiling</th><th>Value</th><th>Origin</th><th>Scope</th>'
+        f"<th>Source</th></tr>{rows}</table>"
+    )
+
+
 def _findings(report: Report) -> str:
     if not report.findings:
         return '<p class="muted">No findings.</p>'
     index = {k.name: i for i, k in enumerate(report.hotspots.kernels)}
+    short = shortened([f.kernel for f in report.findings if f.kernel is not None])
     rows = []
     for f in report.findings:
         gain = "-" if f.gain_share is None else f"{100 * f.gain_share:.1f}%"
         k = "" if f.kernel is None else f' data-k="{index.get(f.kernel, -1)}"'
         rows.append(
-            f"<tr{k}><td>{words(f.kernel or 'whole program')}</td><td>{_e(f.rule)}</td>"
+            f"<tr{k}>"
+            + (name_cell(f.kernel, short[f.kernel]) if f.kernel else "<td>whole program</td>")
+            + f"<td>{_e(f.rule)}</td>"
             f"<td>{_e(f.severity)}</td><td>{gain}</td><td>{_evidence(f)}</td>"
             f"<td>{_e(f.prescription)}</td></tr>"
         )
@@ -346,6 +378,14 @@ def _compare_warnings(cmp: Comparison) -> str:
     return f'<h2>Data-quality warnings</h2><ul id="warnings">{items}</ul>'
 
 
+def _gate_line(verdict: Verdict) -> str:
+    """The verdict, only where a gate was set (a threshold, or a side that fails it)."""
+    if not gate_set(verdict):
+        return f'<p class="muted">Gate: {_e(NO_GATE)}</p>'
+    word = "PASS" if verdict.passed else "FAIL"
+    return f'<p class="{word.lower()}">Gate: {word}</p>'
+
+
 def render_compare_html(
     cmp: Comparison,
     verdict: Verdict,
@@ -356,8 +396,7 @@ def render_compare_html(
     e = cmp.end_to_end
     body = [
         f"<h1>roofscope compare · {_e(cmp.base_label)} → {_e(cmp.new_label)}</h1>",
-        f'<p class="{"pass" if verdict.passed else "fail"}">Gate: '
-        f"{'PASS' if verdict.passed else 'FAIL'}</p>",
+        _gate_line(verdict),
         "<ul>" + "".join(f"<li>{_e(r)}</li>" for r in gate_reasons(verdict)) + "</ul>",
         _compare_warnings(cmp),
         f"<p>End to end (kernel time): {human_time(e.kernel_ns[0])} → "
@@ -371,10 +410,12 @@ def render_compare_html(
         "<h2>Kernels</h2>",
     ]
     rows = []
+    short = shortened([k.name for k in cmp.kernels])
     for i, k in enumerate(cmp.kernels):
         share = share_text(k.attribution)
         rows.append(
-            f'<tr data-k="{i}"><td>{words(k.name)}</td><td>{_e(k.how)}</td>'
+            f'<tr data-k="{i}" data-name="{_e(k.name)}">{name_cell(k.name, short[k.name])}'
+            f"<td>{_e(k.how)}</td>"
             f"<td>{human_time(k.total_ns[0])}</td><td>{human_time(k.total_ns[1])}</td>"
             f"<td>{_e(speedup_text(k.speedup, k.interval))}</td><td>{share}</td></tr>"
         )

@@ -4,8 +4,7 @@ page's ``.dual`` style) and table text that wraps between words only."""
 from __future__ import annotations
 
 import re
-
-from roofscope.render.charts import escape_text as _e
+from html import escape
 
 
 def side_by_side(*figures: str) -> str:
@@ -23,7 +22,7 @@ def words(text: str) -> str:
     """Text for a table's first column: it may wrap between words, never inside one (a
     hyphen, as in ``fp64-vector``, is no place to break)."""
     return " ".join(
-        f'<span class="w">{_e(w)}</span>' if BREAKS.search(w) else _e(w)
+        f'<span class="w">{escape(w)}</span>' if BREAKS.search(w) else escape(w)
         for w in text.split(" ")
         if w
     )

@@ -8,6 +8,8 @@ from rich.console import Console
 from rich.text import Text
 
 from roofscope.analysis.limiter import Limiter, Utilisation
+from roofscope.render.findings_text import wrapped
+from roofscope.render.names import short_names
 from roofscope.report import Report
 
 UNITS_SHOWN = 3  # the busiest and the next ones, per kernel
@@ -21,9 +23,11 @@ def limiter_section(console: Console, report: Report, top: int) -> None:
     console.print(
         Text("Limiter (each unit's share of its peak, busiest first; source in ( )):", "bold")
     )
-    for k in kernels:
-        name = k.name if len(k.name) <= NAME_WIDTH else k.name[: NAME_WIDTH - 1] + "…"
-        console.print(f"  {name:<{NAME_WIDTH}} {limiter_line(report.limiters[k.name])}")
+    names = short_names([k.name for k in kernels], NAME_WIDTH)
+    width = max(len(n) for n in names)
+    for k, name in zip(kernels, names, strict=True):
+        line = f"{name:<{width}} {limiter_line(report.limiters[k.name])}"
+        wrapped(console, line, "  ", " " * (width + 3))
 
 
 def limiter_line(lim: Limiter) -> str:

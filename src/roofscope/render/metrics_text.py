@@ -11,6 +11,8 @@ from roofscope.analysis.metrics.derived import MetricValue
 from roofscope.analysis.metrics.nvidia import PIPE_METRICS
 from roofscope.diagnosis.profiler import FINDING_KINDS, ProfilerRule
 from roofscope.render.findings_text import wrapped
+from roofscope.render.names import short_names
+from roofscope.render.numbers import quantity
 from roofscope.report import Report
 
 SHOWN = (
@@ -51,20 +53,21 @@ def metrics_section(console: Console, report: Report) -> None:
             style="bold",
         )
     )
-    for k in kernels[:MAX_KERNELS]:
+    shown = kernels[:MAX_KERNELS]
+    for k, label in zip(shown, short_names([k.name for k in shown]), strict=True):
         m = report.metrics.kernels[k.name]
-        console.print(f"  {k.name}")
+        console.print(f"  {label}")
         values = [
             f"{name} {_value(m.values[name])}"
             for name in SHOWN
             if name in m.values and m.values[name].value_dispatch_mean is not None
         ]
         if values:
-            console.print(f"    {' · '.join(values)}")
+            wrapped(console, " · ".join(values), "    ", "      ")
         for name in SHOWN:
             note = peer_note(name, m.values)
             if note:
-                console.print(f"    {name}: {note}")
+                wrapped(console, f"{name}: {note}", "    ", "      ")
         occ = m.occupancy
         if occ is not None:
             line = (
@@ -73,7 +76,7 @@ def metrics_section(console: Console, report: Report) -> None:
             )
             if m.achieved is not None and m.achieved.ratio is not None:
                 line += f"; achieved {m.achieved.ratio:.0%} of that"
-            console.print(line)
+            wrapped(console, line.strip(), "    ", "      ")
         _rules(console, report.profiler_rules.get(k.name, ()))
     if len(kernels) > MAX_KERNELS:
         console.print(f"  … {len(kernels) - MAX_KERNELS} more kernel(s) with metrics (see --json)")
@@ -102,8 +105,8 @@ def peer_note(name: str, values: Mapping[str, MetricValue]) -> str | None:
 
 
 def _value(v: MetricValue) -> str:
-    unit = "" if v.unit in ("", "ratio") else f" {v.unit}"
-    shown = "-" if v.value_dispatch_mean is None else f"{v.value_dispatch_mean:.3g}{unit}"
+    unit = "" if v.unit == "ratio" else v.unit
+    shown = quantity(v.value_dispatch_mean, unit)
     if v.aggregation_differs and v.value_time_weighted is not None:
-        shown += f" [{v.value_time_weighted:.3g}]"
+        shown += f" [{quantity(v.value_time_weighted, unit)}]"
     return shown

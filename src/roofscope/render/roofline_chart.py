@@ -16,6 +16,7 @@ from roofscope.render.bandwidth_strip import StripMark, bandwidth_strip, strip_h
 from roofscope.render.chart_labels import Box, Grid, circle_box, leader_end, place
 from roofscope.render.font import SVG_FONT
 from roofscope.render.logplot import LogPlot
+from roofscope.render.names import short_names
 from roofscope.render.roof_lines import Segment, crosses, draw_roof
 from roofscope.render.roofline_legend import Clipped, legend, legend_height
 from roofscope.render.roofline_text import si
@@ -23,12 +24,7 @@ from roofscope.report import Report
 
 BOUND_COLOUR = {"memory": "#1f77b4", "compute": "#d62728", None: "#7f7f7f"}
 WIDTH, HEIGHT, BULK = 760, 460, 0.99
-LABELLED, LABEL_SIZE = 10, 10.0
-
-
-def label_name(name: str, limit: int = 30) -> str:
-    """The kernel's name as a label: the hotspot bars' prefix cut, until the shared one."""
-    return name if len(name) <= limit else name[: limit - 1] + "…"
+LABELLED, LABEL_SIZE, LABEL_CHARS = 10, 10.0, 30
 
 
 @dataclass(frozen=True)
@@ -181,8 +177,9 @@ def _labels(
     area = Box(left + 2, top + 2, right - 2, bottom - 2)
     grid = Grid(boxes)
     out: list[str] = []
-    for p in sorted(points, key=lambda p: -p.share)[:LABELLED]:
-        text = label_name(p.k.name)
+    most = sorted(points, key=lambda p: -p.share)[:LABELLED]
+    labels = short_names([p.k.name for p in most], LABEL_CHARS)  # told apart, as in the tables
+    for p, text in zip(most, labels, strict=True):
         cx, cy = _xy(plot, p)
         spot = place((cx, cy), p.radius, text, LABEL_SIZE, area=area, taken=taken,
                      avoid=grid, blocked=lambda b: any(crosses(b, s) for s in lines))  # fmt: skip

@@ -3,25 +3,15 @@
 from __future__ import annotations
 
 from rich.console import Console
-from rich.text import Text
 
 from roofscope.analysis.roofline import KernelRoofline
 from roofscope.catalogue import vector_rates
 from roofscope.catalogue.ceilings import is_integer
-from roofscope.render.columns import fitted_table
+from roofscope.render.columns import NameCell, fitted_table
+from roofscope.render.findings_text import wrapped
+from roofscope.render.numbers import number, pct
+from roofscope.render.numbers import si as si  # charts import it from here
 from roofscope.report import Report
-
-_SI = [(1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")]
-
-
-def si(value: float | None, unit: str) -> str:
-    """``2.26e13, "FLOP/s"`` -> ``22.6 TFLOP/s``."""
-    if value is None:
-        return "-"
-    for scale, prefix in _SI:
-        if abs(value) >= scale:
-            return f"{value / scale:.3g} {prefix}{unit}"
-    return f"{value:.3g} {unit}"
 
 
 def roofline_section(console: Console, report: Report, top: int) -> None:
@@ -39,8 +29,8 @@ def roofline_section(console: Console, report: Report, top: int) -> None:
     where = f"{choice.name} ({d.arch}, {choice.detected_from})" if d else f"ceilings {given}"
     scope = f" · per {choice.scope.upper()}" if choice.scope != "device" else ""
     ops = "IOP" if r.main_ceiling and is_integer(r.main_ceiling) else "FLOP"
-    ridge = ", ".join(f"{ai:.3g} {ops}/B ({lvl})" for lvl, ai in r.ridge.items())
-    console.print(Text(f"Roofline · {where}{scope}", style="bold"))
+    ridge = ", ".join(f"{number(ai)} {ops}/B ({lvl})" for lvl, ai in r.ridge.items())
+    wrapped(console, f"Roofline · {where}{scope}", "", "  ", style="bold")
     if section.problem:
         console.print(f"  {section.problem}.")
     if r.main_ceiling and ridge:
@@ -51,8 +41,8 @@ def roofline_section(console: Console, report: Report, top: int) -> None:
         base = vector_rates.SHORT if c.source.startswith(vector_rates.PREFIX) else base
         by_source.setdefault(base, []).append(f"{c.name} {si(c.value, c.unit_of_value)}")
     for source, shown in by_source.items():
-        console.print(f"  ceilings: {', '.join(shown)}")
-        console.print(Text(f"    source: {source}", style="dim"))
+        wrapped(console, f"ceilings: {', '.join(shown)}", "  ", "    ")
+        wrapped(console, f"source: {source}", "    ", "      ", style="dim")
     if not r.kernels:
         return
     headers = ["Kernel", "AI [FLOP/B]", "Achieved", "Attainable", "Eff.", "Bound", "Ceiling"]
@@ -63,7 +53,7 @@ def roofline_section(console: Console, report: Report, top: int) -> None:
         console.print("  kernels on an integer ceiling: AI in IOP/B, rates in IOP/s")
 
 
-def _row(k: KernelRoofline) -> list[str]:
+def _row(k: KernelRoofline) -> list[str | NameCell]:
     level = k.limiting_level or "hbm"
     ai = k.intensity.get(level)
     if k.placed_by == "bandwidth":
@@ -72,13 +62,13 @@ def _row(k: KernelRoofline) -> list[str]:
     else:
         achieved = si(k.achieved_flops_s, _ops(k))
         ceiling = k.ceiling or (f"no {k.missing_ceiling} ceiling" if k.missing_ceiling else "-")
-    eff = "-" if k.efficiency is None else f"{100 * k.efficiency:.1f}%"
+    eff = pct(k.efficiency)
     bound = k.bound or "-"
     if k.bound == "memory" and k.limiting_level:
         bound = f"memory ({k.limiting_level})"
     return [
-        k.name,
-        "-" if ai is None else f"{ai:.3g}",
+        NameCell((k.name,)),
+        number(ai),
         achieved,
         si(k.attainable_flops_s, _ops(k)),
         eff,

@@ -12,39 +12,21 @@ from roofscope import __version__
 from roofscope.analysis.hotspots import KernelStats
 from roofscope.model.profile import InputFile, Runs
 from roofscope.model.schema import Role
-from roofscope.render.columns import fitted_table
-from roofscope.render.findings_text import findings_section
+from roofscope.render.columns import NameCell, fitted_table, terminal_width
+from roofscope.render.findings_text import findings_section, wrapped
 from roofscope.render.limiter_text import limiter_section
 from roofscope.render.metrics_text import metrics_section
+from roofscope.render.names import short_name
+from roofscope.render.numbers import cell, column_unit, duration, pct
 from roofscope.render.roofline_text import roofline_section
 from roofscope.report import Barriers, Report
 
 BAR_WIDTH = 10
-_UNITS = [(1e9, "s"), (1e6, "ms"), (1e3, "µs"), (1.0, "ns")]
-
-
-def unit_for(values: list[float | None]) -> tuple[float, str]:
-    """The largest unit in which the biggest value is at least 1."""
-    biggest = max((abs(v) for v in values if v is not None), default=0.0)
-    for scale, name in _UNITS:
-        if biggest >= scale:
-            return scale, name
-    return 1.0, "ns"
-
-
-def human_time(ns: float | None) -> str:
-    if ns is None:
-        return "n/a"
-    scale, name = unit_for([ns])
-    return f"{ns / scale:.3g} {name}"
-
-
-def _num(ns: float | None, scale: float) -> str:
-    return "-" if ns is None else f"{ns / scale:,.3f}"
+human_time = duration  # the name the other renderers import
 
 
 def _pct(x: float | None) -> str:
-    return "-" if x is None else f"{100 * x:.1f}%"
+    return pct(x)
 
 
 def _bar(share: float | None) -> str:
@@ -62,7 +44,7 @@ def render_text(
     buf = io.StringIO()
     console = Console(
         file=buf,
-        width=width or _terminal_width(),
+        width=width or terminal_width(),
         force_terminal=bool(color),
         no_color=not color,
         highlight=False,
@@ -83,22 +65,15 @@ def render_text(
     return buf.getvalue()
 
 
-def _terminal_width() -> int:
-    import shutil
-
-    return max(100, shutil.get_terminal_size((120, 40)).columns)
-
-
 def _header(console: Console, report: Report) -> None:
-    run = report.run
-    gpu = " · ".join(x for x in (run.gpu, run.arch) if x) or "GPU unknown"
+    run, gpu = report.run, gpu_title(report)
     console.print(
         Text(
             f"roofscope {__version__} · {run.producer or 'unknown producer'} · {gpu}", style="bold"
         )
     )
     for f in report.inputs:
-        console.print(f"  input: {f.path} ({input_summary(f)})")
+        wrapped(console, f"input: {f.path} ({input_summary(f)})", "  ", "    ")
     if line := runs_line(report.runs):
         console.print(f"  runs: {line}")
     h, t = report.hotspots, report.timeline
@@ -108,18 +83,24 @@ def _header(console: Console, report: Report) -> None:
             f"device {report.selection.device if report.selection.device is not None else '*'}"
         )
     hot = f"; {h.kernels_for_80pct} kernel(s) make 80% of it" if h.kernels_for_80pct else ""
-    console.print(
+    wrapped(
+        console,
         f"Kernel time {human_time(h.total_ns)} in {h.dispatches:,} dispatches of "
-        f"{len(h.kernels)} kernel(s){hot}."
+        f"{len(h.kernels)} kernel(s){hot}.",
+        "",
+        "  ",
     )
     if report.barriers is not None:
         console.print(barrier_line(report.barriers))
     if t is not None:
-        console.print(
+        wrapped(
+            console,
             f"GPU busy {human_time(t.busy_ns)} of {human_time(t.wall_ns)} wall on "
             f"{len(t.devices)} device(s); idle {human_time(t.idle_ns)} ({_pct(t.idle_share)}), "
             f"{t.gaps:,} gap(s) ≥ {human_time(t.gap_threshold_ns)} totalling "
-            f"{human_time(t.gap_ns)}."
+            f"{human_time(t.gap_ns)}.",
+            "",
+            "  ",
         )
     else:
         console.print("No dispatch timestamps: busy and idle time cannot be known.")
@@ -128,8 +109,8 @@ def _header(console: Console, report: Report) -> None:
 def _table(report: Report, top: int, width: int) -> Table:
     kernels = list(report.hotspots.kernels)
     shown, rest = kernels[:top], kernels[top:]
-    tscale, tunit = unit_for([k.total_ns for k in shown])
-    mscale, munit = unit_for([k.mean_ns for k in shown] + [k.median_ns for k in shown])
+    tscale, tunit = column_unit([k.total_ns for k in shown])
+    mscale, munit = column_unit([k.mean_ns for k in shown] + [k.median_ns for k in shown])
     headers = ["#", "Kernel", "Calls", f"Total [{tunit}]", "Share", "Cum.", f"Mean [{munit}]"]
     headers += [f"Median [{munit}]", ""]
     rows = [
@@ -142,7 +123,7 @@ def _table(report: Report, top: int, width: int) -> Table:
     return fitted_table(headers, rows, width=width, name=1, drop=(8, 5, 7), left=(8,))
 
 
-def _rest(rest: list[KernelStats], tscale: float) -> list[str]:
+def _rest(rest: list[KernelStats], tscale: float) -> list[str | NameCell]:
     """The kernels past --top, as one row."""
     total = (
         sum(k.total_ns or 0 for k in rest) if all(k.total_ns is not None for k in rest) else None
@@ -152,7 +133,7 @@ def _rest(rest: list[KernelStats], tscale: float) -> list[str]:
         "",
         f"other ({len(rest)} kernels)",
         f"{sum(k.calls for k in rest):,}",
-        _num(total, tscale),
+        cell(total, tscale),
         _pct(share),
         "100.0%" if share is not None else "-",
         "",
@@ -161,18 +142,20 @@ def _rest(rest: list[KernelStats], tscale: float) -> list[str]:
     ]
 
 
-def _row(i: int, k: KernelStats, tscale: float, mscale: float, flagged: bool) -> list[str]:
+def _row(
+    i: int, k: KernelStats, tscale: float, mscale: float, flagged: bool
+) -> list[str | NameCell]:
     """One kernel; ``!`` before its name when a validity finding is about it (see Findings)."""
     mark = ("● " if k.hot else "  ") + ("! " if flagged else "")
     return [
         str(i),
-        mark + k.name,
+        NameCell((k.name,), mark),
         f"{k.calls:,}",
-        _num(k.total_ns, tscale),
+        cell(k.total_ns, tscale),
         _pct(k.share),
         _pct(k.cumulative_share),
-        _num(k.mean_ns, mscale),
-        _num(k.median_ns, mscale),
+        cell(k.mean_ns, mscale),
+        cell(k.median_ns, mscale),
         _bar(k.share),
     ]
 
@@ -189,10 +172,21 @@ def _ranks(console: Console, report: Report) -> None:
     for k in view.kernels[:5]:
         ratio = f"{k.max_ns / k.min_ns:.2f}" if k.min_ns else "-"
         console.print(
-            f"  {k.kernel[:60]}: cv {k.cv:.3f}, max/min {ratio}, slowest rank {k.slowest}"
+            f"  {short_name(k.kernel, 60)}: cv {k.cv:.3f}, max/min {ratio}, "
+            f"slowest rank {k.slowest}"
         )
     for st in view.stragglers:
         console.print(f"  straggler: rank {st.rank} ({st.label}): {', '.join(st.kernels)}")
+
+
+def gpu_title(report: Report) -> str:
+    """The GPU the report is about: the one given with ``--gpu`` (and what the profile says,
+    where it says something else), or the profile's own."""
+    run, choice = report.run, report.roofline.choice
+    profiled = " · ".join(x for x in (run.gpu, run.arch) if x)
+    if choice.detected_from == "--gpu" and choice.name:
+        return f"{choice.name} (--gpu" + (f"; the profile says {profiled})" if profiled else ")")
+    return profiled or "GPU unknown"
 
 
 def barrier_line(b: Barriers) -> str:
@@ -224,7 +218,7 @@ def _warnings(console: Console, report: Report) -> None:
         return
     console.print("Warnings:")
     for w in report.warnings:
-        console.print(Text(f"  ! [{w.code}] {w.message}", style="yellow"))
+        wrapped(console, f"! [{w.code}] {w.message}", "  ", "    ", style="yellow")
 
 
 def runs_line(runs: Runs) -> str | None:

@@ -15,6 +15,7 @@ from pathlib import Path
 from roofscope.analysis.timeline_lanes import IDLE, OTHER, Lane, TimelineLanes
 from roofscope.render.charts import escape_text as _e
 from roofscope.render.font import SVG_FONT
+from roofscope.render.names import fit, short_name
 from roofscope.render.text import human_time
 from roofscope.render.time_axis import ticks
 from roofscope.report import Report
@@ -147,7 +148,7 @@ def _legend(t: TimelineLanes, y: int) -> list[str]:
     out = []
     for n, (colour, name) in enumerate(items):
         x, row_y = LEFT + (n % 3) * cell, y + 16 * (n // 3)
-        label = name if len(name) <= 40 else name[:39] + "…"
+        label = fit(short_name(name), 40)
         swatch = (
             ""
             if colour is None

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from roofscope.compare.compare import Comparison
 from roofscope.render.charts import escape_text as _e
 from roofscope.render.font import SVG_FONT
+from roofscope.render.names import fit, short_name
 from roofscope.render.text import human_time
 from roofscope.render.time_axis import ticks
 
@@ -132,7 +133,7 @@ def _step(i: int, name: str, delta: float, level: float, base: float, axis: _Axi
     beside the bar, and a dashed line down from the level it ends at."""
     a, b = sorted((axis.x(level), axis.x(level + delta)))
     end = axis.x(level + delta)
-    label = name if len(name) <= 38 else name[:37] + "…"
+    label = fit(short_name(name), 38)
     return (
         f'<g data-k="{i}"><title>{_e(f"{name}: {delta / 1e6:+.3f} ms")}</title>'
         f'<text x="{LEFT - 6}" y="{y + 15}" text-anchor="end" font-size="11">{_e(label)}</text>'
