@@ -12,7 +12,8 @@ from xml.etree import ElementTree as ET
 import pytest
 
 from roofscope.cli.app import main
-from roofscope.render.logplot import si_tick, si_value
+from roofscope.render.logplot import si_tick
+from roofscope.render.numbers import si
 from tests.conftest import DATA, SHARED_CORPUS, SUMMARY, SUMMARY_WORK, run_json
 from tests.test_html import ARTIFACTS, CHROMIUM, needs_browser
 
@@ -26,8 +27,8 @@ def test_si_ticks() -> None:
     assert [si_tick(d) for d in (-4, -3, -1, 0, 2, 3, 13, 15)] == [
         "100 µ", "1 m", "100 m", "1", "100", "1 k", "10 T", "1 P",
     ]  # fmt: skip
-    assert si_value(1e-7, "FLOP/B") == "100 nFLOP/B"
-    assert si_value(999.7, "B") == "1 kB"  # not 1e+03 B
+    assert si(1e-7, "FLOP/B") == "100 nFLOP/B"
+    assert si(999.7, "B") == "1 kB"  # not 1e+03 B
 
 
 def _svg(capsys: pytest.CaptureFixture[str], tmp_path: Path, *args: str) -> tuple[Any, ET.Element]:

@@ -11,6 +11,7 @@ from roofscope.catalogue.ceilings import DTYPES, LEVELS, UNITS
 from roofscope.errors import UsageError
 from roofscope.measure.peaks import DeviceInfo, Measurement, Skipped
 from roofscope.outfile import write_atomically
+from roofscope.render.numbers import si
 
 
 @dataclass(frozen=True)
@@ -155,11 +156,7 @@ def _method(key: str, chosen: Measurement, results: Sequence[Measurement | Skipp
 
 
 def human(m: Measurement) -> str:
-    unit = "B/s" if m.kind == "memory" else "FLOP/s"
-    for prefix, scale in (("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6)):
-        if m.value >= scale:
-            return f"{m.value / scale:.3g} {prefix}{unit}"
-    return f"{m.value:.3g} {unit}"
+    return si(m.value, "B/s" if m.kind == "memory" else "FLOP/s")
 
 
 def _str(text: str) -> str:

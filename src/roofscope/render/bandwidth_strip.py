@@ -16,7 +16,7 @@ from html import escape
 
 from roofscope.catalogue.ceilings import Ceiling
 from roofscope.render.logplot import si_tick
-from roofscope.render.roofline_text import si
+from roofscope.render.numbers import si
 
 ROW = 30
 

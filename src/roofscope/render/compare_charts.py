@@ -14,8 +14,8 @@ from roofscope.render.chart_labels import Box, circle_box, place, text_width
 from roofscope.render.charts import escape_text as _e
 from roofscope.render.font import SVG_FONT
 from roofscope.render.logplot import LogPlot
+from roofscope.render.numbers import si
 from roofscope.render.roof_lines import RoofStyle, Segment, crosses, draw_roof, roof_segments
-from roofscope.render.roofline_text import si
 
 BASE_ROOF = RoofStyle("#8c8c8c", "", "ceiling base")
 NEW_ROOF = RoofStyle("#c05a00", "", "ceiling new")

@@ -29,8 +29,7 @@ from roofscope.render.compare_words import (
 from roofscope.render.findings_text import wrapped
 from roofscope.render.json import seconds
 from roofscope.render.names import short_names
-from roofscope.render.numbers import number, pct, ratio
-from roofscope.render.text import human_time
+from roofscope.render.numbers import duration, number, pct, ratio
 
 SCHEMA_VERSION = "1"
 
@@ -58,7 +57,7 @@ def render_compare_text(
     )
     wrapped(
         console,
-        f"End to end: kernel time {human_time(e.kernel_ns[0])} -> {human_time(e.kernel_ns[1])}: "
+        f"End to end: kernel time {duration(e.kernel_ns[0])} -> {duration(e.kernel_ns[1])}: "
         f"{speedup_text(e.speedup, e.interval)}"
         + (f" ({e.interval.method})" if e.interval else ""),
         "",
@@ -72,9 +71,9 @@ def render_compare_text(
         )
         wrapped(
             console,
-            f"Wall {human_time(e.wall_ns[0])} -> {human_time(e.wall_ns[1])} "
-            f"({ratio(e.wall_speedup)}); idle {human_time(e.idle_ns[0])} -> "
-            f"{human_time(e.idle_ns[1])}{amdahl}",
+            f"Wall {duration(e.wall_ns[0])} -> {duration(e.wall_ns[1])} "
+            f"({ratio(e.wall_speedup)}); idle {duration(e.idle_ns[0])} -> "
+            f"{duration(e.idle_ns[1])}{amdahl}",
             "",
             "  ",
         )
@@ -97,7 +96,7 @@ def _added_removed(console: Console, cmp: Comparison) -> None:
             for k, name in zip(items, short_names([k.name for k in items]), strict=True):
                 t = k.total_ns[0] if how == "removed" else k.total_ns[1]
                 calls = number(k.calls[0] or k.calls[1])
-                wrapped(console, f"{name}: {human_time(t)}, {calls} call(s)", "  ", "    ")
+                wrapped(console, f"{name}: {duration(t)}, {calls} call(s)", "  ", "    ")
 
 
 def _movement(console: Console, cmp: Comparison, top: int) -> None:
@@ -146,8 +145,8 @@ def _row(k: KernelChange) -> list[str | NameCell]:
     how = "name" if k.how == "name" else f"similar {k.score:.2f}"
     return [
         NameCell((k.name,) if k.base == k.new else (k.base or k.name, k.new or k.name)),
-        human_time(k.total_ns[0]),
-        human_time(k.total_ns[1]),
+        duration(k.total_ns[0]),
+        duration(k.total_ns[1]),
         speedup_text(k.speedup, k.interval),
         share,
         how,

@@ -36,12 +36,11 @@ from roofscope.render.compare_words import (
 )
 from roofscope.render.layout import side_by_side, words
 from roofscope.render.names import name_cell, shortened
-from roofscope.render.numbers import pct, quantity, si
+from roofscope.render.numbers import duration, pct, quantity, si
 from roofscope.render.sources import ceiling_table
 from roofscope.render.text import (
     barrier_line,
     gpu_title,
-    human_time,
     input_summary,
     runs_line,
 )
@@ -115,15 +114,15 @@ def render_html(report: Report) -> str:
         f"<h1>roofscope check-up · {_e(run.producer or 'unknown producer')} · {_e(gpu)}</h1>",
         f'<p class="muted">roofscope {__version__}</p>',
         "<h2>Baseline</h2>",
-        f"<p>Kernel time {human_time(h.total_ns)} in {h.dispatches:,} dispatches of "
+        f"<p>Kernel time {duration(h.total_ns)} in {h.dispatches:,} dispatches of "
         f"{len(h.kernels)} kernel(s); {h.kernels_for_80pct or '-'} make 80% of it.</p>",
     ]
     if report.barriers is not None:
         body.append(f'<p id="barriers">{_e(barrier_line(report.barriers))}</p>')
     if t is not None:
         body.append(
-            f"<p>GPU busy {human_time(t.busy_ns)} of {human_time(t.wall_ns)} wall; idle "
-            f"{human_time(t.idle_ns)} ({100 * t.idle_share:.1f}%), {t.gaps:,} gap(s).</p>"
+            f"<p>GPU busy {duration(t.busy_ns)} of {duration(t.wall_ns)} wall; idle "
+            f"{duration(t.idle_ns)} ({100 * t.idle_share:.1f}%), {t.gaps:,} gap(s).</p>"
         )
         body.append(timeline_svg(report))
     else:
@@ -200,9 +199,9 @@ def _kernel_table(report: Report, top: int = 50) -> str:
             f'<tr data-k="{i}" data-name="{_e(k.name)}">'
             f"{name_cell(k.name, short[k.name], mark=mark, after=_flags(report, k.name))}"
             f"<td>{k.calls:,}</td>"
-            f"<td>{human_time(k.total_ns)}</td>"
+            f"<td>{duration(k.total_ns)}</td>"
             f"<td>{pct(k.share)}</td>"
-            f"<td>{human_time(k.mean_ns)}</td><td>{eff}</td>"
+            f"<td>{duration(k.mean_ns)}</td><td>{eff}</td>"
             f"<td>{_e(_bound(r))}</td></tr>"
         )
     return (
@@ -231,14 +230,14 @@ def _rank_tables(report: Report, top: int = 20) -> str:
         excess = f"{100 * (total / median - 1):+.1f}%" if median else "-"
         ranks.append(
             f"<tr{mark[0]}><td>{words(f'{r}{mark[1]}')}</td><td>{_e(label)}</td>"
-            f"<td>{human_time(total)}</td><td>{excess}</td></tr>"
+            f"<td>{duration(total)}</td><td>{excess}</td></tr>"
         )
     index = {k.name: i for i, k in enumerate(report.hotspots.kernels)}
     short = shortened([k.kernel for k in view.kernels[:top]])
     spread = [
         f'<tr data-k="{index.get(k.kernel, "")}">{name_cell(k.kernel, short[k.kernel])}'
-        f"<td>{human_time(k.min_ns)}</td><td>{human_time(k.median_ns)}</td>"
-        f"<td>{human_time(k.max_ns)}</td><td>{k.cv:.3f}</td><td>{k.slowest}</td></tr>"
+        f"<td>{duration(k.min_ns)}</td><td>{duration(k.median_ns)}</td>"
+        f"<td>{duration(k.max_ns)}</td><td>{k.cv:.3f}</td><td>{k.slowest}</td></tr>"
         for k in view.kernels[:top]
     ]
     return (
@@ -399,8 +398,8 @@ def render_compare_html(
         _gate_line(verdict),
         "<ul>" + "".join(f"<li>{_e(r)}</li>" for r in gate_reasons(verdict)) + "</ul>",
         _compare_warnings(cmp),
-        f"<p>End to end (kernel time): {human_time(e.kernel_ns[0])} → "
-        f"{human_time(e.kernel_ns[1])}: {_e(speedup_text(e.speedup, e.interval))}</p>",
+        f"<p>End to end (kernel time): {duration(e.kernel_ns[0])} → "
+        f"{duration(e.kernel_ns[1])}: {_e(speedup_text(e.speedup, e.interval))}</p>",
         "<h2>Contributions to the change, and roofline movement</h2>",
         side_by_side(
             waterfall_svg(cmp),
@@ -416,7 +415,7 @@ def render_compare_html(
         rows.append(
             f'<tr data-k="{i}" data-name="{_e(k.name)}">{name_cell(k.name, short[k.name])}'
             f"<td>{_e(k.how)}</td>"
-            f"<td>{human_time(k.total_ns[0])}</td><td>{human_time(k.total_ns[1])}</td>"
+            f"<td>{duration(k.total_ns[0])}</td><td>{duration(k.total_ns[1])}</td>"
             f"<td>{_e(speedup_text(k.speedup, k.interval))}</td><td>{share}</td></tr>"
         )
     added = [k.name for k in cmp.kernels if k.how == "added"]

@@ -21,18 +21,6 @@ def si_tick(decade: int) -> str:
     return f"{number} {prefix}" if prefix else number
 
 
-def si_value(value: float, unit: str) -> str:
-    """3 significant figures with an SI prefix, small ones too: ``1e-7, "FLOP/B"`` ->
-    ``100 nFLOP/B``; never scientific notation."""
-    if value == 0 or not math.isfinite(value):
-        return f"{value:g} {unit}"
-    power = 3 * math.floor(math.log10(abs(value)) / 3)
-    if abs(value) / 10.0**power >= 999.5:  # rounds up to the next prefix
-        power += 3
-    power = min(max(power, min(_PREFIXES)), max(_PREFIXES))
-    return f"{value / 10.0**power:.3g} {_PREFIXES[power]}{unit}"
-
-
 @dataclass(frozen=True)
 class LogPlot:
     """Log-log axes: whole decades around the data with half a decade spare, the plot area

@@ -12,7 +12,7 @@ from html import escape
 from roofscope.catalogue.ceilings import Ceiling
 from roofscope.render.chart_labels import Box, Grid, text_width
 from roofscope.render.logplot import LogPlot
-from roofscope.render.roofline_text import si
+from roofscope.render.numbers import si
 
 SIZE = 10.0
 Segment = tuple[float, float, float, float]  # x1, y1, x2, y2 in pixels

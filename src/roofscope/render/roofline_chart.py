@@ -17,9 +17,9 @@ from roofscope.render.chart_labels import Box, Grid, circle_box, leader_end, pla
 from roofscope.render.font import SVG_FONT
 from roofscope.render.logplot import LogPlot
 from roofscope.render.names import short_names
+from roofscope.render.numbers import si
 from roofscope.render.roof_lines import Segment, crosses, draw_roof
 from roofscope.render.roofline_legend import Clipped, legend, legend_height
-from roofscope.render.roofline_text import si
 from roofscope.report import Report
 
 BOUND_COLOUR = {"memory": "#1f77b4", "compute": "#d62728", None: "#7f7f7f"}

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from html import escape
 
 from roofscope.render.chart_labels import text_width
-from roofscope.render.logplot import si_value
+from roofscope.render.numbers import si
 
 SIZE = 10.0
 ROW = 24
@@ -64,7 +64,7 @@ def _clipped_text(clipped: Sequence[Clipped], room: float) -> str:
     text = "beyond the axes: "
     for n, c in enumerate(clipped):
         why = f", {c.doubt}" if c.doubt else ""
-        item = f"{c.name[:24]} ({si_value(c.x, 'FLOP/B')}, {si_value(c.y, 'FLOP/s')}{why})"
+        item = f"{c.name[:24]} ({si(c.x, 'FLOP/B')}, {si(c.y, 'FLOP/s')}{why})"
         more = f" and {len(clipped) - n} more"
         candidate = text + ("" if n == 0 else "; ") + item
         if n and text_width(candidate + more, SIZE) > room:

@@ -9,8 +9,7 @@ from roofscope.catalogue import vector_rates
 from roofscope.catalogue.ceilings import is_integer
 from roofscope.render.columns import NameCell, fitted_table
 from roofscope.render.findings_text import wrapped
-from roofscope.render.numbers import number, pct
-from roofscope.render.numbers import si as si  # charts import it from here
+from roofscope.render.numbers import number, pct, si
 from roofscope.report import Report
 
 

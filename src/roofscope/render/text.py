@@ -22,7 +22,6 @@ from roofscope.render.roofline_text import roofline_section
 from roofscope.report import Barriers, Report
 
 BAR_WIDTH = 10
-human_time = duration  # the name the other renderers import
 
 
 def _pct(x: float | None) -> str:
@@ -85,7 +84,7 @@ def _header(console: Console, report: Report) -> None:
     hot = f"; {h.kernels_for_80pct} kernel(s) make 80% of it" if h.kernels_for_80pct else ""
     wrapped(
         console,
-        f"Kernel time {human_time(h.total_ns)} in {h.dispatches:,} dispatches of "
+        f"Kernel time {duration(h.total_ns)} in {h.dispatches:,} dispatches of "
         f"{len(h.kernels)} kernel(s){hot}.",
         "",
         "  ",
@@ -95,10 +94,10 @@ def _header(console: Console, report: Report) -> None:
     if t is not None:
         wrapped(
             console,
-            f"GPU busy {human_time(t.busy_ns)} of {human_time(t.wall_ns)} wall on "
-            f"{len(t.devices)} device(s); idle {human_time(t.idle_ns)} ({_pct(t.idle_share)}), "
-            f"{t.gaps:,} gap(s) ≥ {human_time(t.gap_threshold_ns)} totalling "
-            f"{human_time(t.gap_ns)}.",
+            f"GPU busy {duration(t.busy_ns)} of {duration(t.wall_ns)} wall on "
+            f"{len(t.devices)} device(s); idle {duration(t.idle_ns)} ({_pct(t.idle_share)}), "
+            f"{t.gaps:,} gap(s) ≥ {duration(t.gap_threshold_ns)} totalling "
+            f"{duration(t.gap_ns)}.",
             "",
             "  ",
         )
@@ -166,8 +165,8 @@ def _ranks(console: Console, report: Report) -> None:
         return
     totals = sorted(view.totals_ns)
     console.print(
-        f"Ranks: {len(view.labels)}; kernel time per rank {human_time(totals[0])} .. "
-        f"{human_time(totals[-1])} (median {human_time(view.median_ns)})"
+        f"Ranks: {len(view.labels)}; kernel time per rank {duration(totals[0])} .. "
+        f"{duration(totals[-1])} (median {duration(view.median_ns)})"
     )
     for k in view.kernels[:5]:
         ratio = f"{k.max_ns / k.min_ns:.2f}" if k.min_ns else "-"
@@ -194,7 +193,7 @@ def barrier_line(b: Barriers) -> str:
     share = "" if b.share is None else f" ({_pct(b.share)} of kernel + barrier time)"
     return (
         f"Barrier packets (not kernel time): {b.records:,} record(s), "
-        f"{human_time(b.total_ns)}{share}; {b.meaning}."
+        f"{duration(b.total_ns)}{share}; {b.meaning}."
     )
 
 
@@ -208,7 +207,7 @@ def _activity(console: Console, report: Report) -> None:
             continue
         console.print(f"{title}:")
         for a in items[:5]:
-            console.print(f"  {a.name}: {a.calls:,} call(s), {human_time(a.total_ns)}")
+            console.print(f"  {a.name}: {a.calls:,} call(s), {duration(a.total_ns)}")
         if len(items) > 5:
             console.print(f"  … {len(items) - 5} more (see --json)")
 

@@ -16,7 +16,7 @@ from roofscope.analysis.timeline_lanes import IDLE, OTHER, Lane, TimelineLanes
 from roofscope.render.charts import escape_text as _e
 from roofscope.render.font import SVG_FONT
 from roofscope.render.names import fit, short_name
-from roofscope.render.text import human_time
+from roofscope.render.numbers import duration
 from roofscope.render.time_axis import ticks
 from roofscope.report import Report
 
@@ -64,7 +64,7 @@ def _lane(t: TimelineLanes, lane: Lane, y: int, step: float) -> list[str]:
         name = "other kernels" if kernel == OTHER else t.kernels[kernel]
         busy = sum(lane.busy_ns[first:last]) / ((last - first) * t.bin_ns)
         tip = (
-            f"{name} · {human_time(first * t.bin_ns)} to {human_time(last * t.bin_ns)}: "
+            f"{name} · {duration(first * t.bin_ns)} to {duration(last * t.bin_ns)}: "
             f"busy {100 * busy:.0f}%"
         )
         out.append(
@@ -143,7 +143,7 @@ def _legend(t: TimelineLanes, y: int) -> list[str]:
     the opacity means."""
     items: list[tuple[str | None, str]] = [(_colour(i), k) for i, k in enumerate(t.kernels)]
     items += [(OTHER_COLOUR, "other kernels"), (IDLE_COLOUR, "idle")]
-    items.append((None, f"opacity: busy share of a {human_time(t.bin_ns)} bin"))
+    items.append((None, f"opacity: busy share of a {duration(t.bin_ns)} bin"))
     cell = (WIDTH - LEFT) / 3
     out = []
     for n, (colour, name) in enumerate(items):

@@ -16,7 +16,7 @@ from roofscope.compare.compare import Comparison
 from roofscope.render.charts import escape_text as _e
 from roofscope.render.font import SVG_FONT
 from roofscope.render.names import fit, short_name
-from roofscope.render.text import human_time
+from roofscope.render.numbers import duration
 from roofscope.render.time_axis import ticks
 
 WIDTH, LEFT, RIGHT, TOP, ROW = 760, 250, 130, 34, 22
@@ -57,7 +57,7 @@ def _signed(delta: float, base: float) -> str:
     if delta == 0:
         return "no change"
     share = f" ({_pct(100 * delta / base)})" if base else ""
-    return f"{'+' if delta > 0 else '-'}{human_time(abs(delta))}{share}"
+    return f"{'+' if delta > 0 else '-'}{duration(abs(delta))}{share}"
 
 
 def _pct(pct: float) -> str:
@@ -89,7 +89,7 @@ def waterfall_svg(cmp: Comparison, top: int = 20) -> str:
     if axis.zoomed:
         out.append(
             f'<text x="{LEFT}" y="{height - 6}" font-size="10" fill="#555">axis zoomed: it '
-            f"starts at {_e(human_time(axis.lo))}, not 0; the total bars are cut (≈)</text>"
+            f"starts at {_e(duration(axis.lo))}, not 0; the total bars are cut (≈)</text>"
         )
     out.append("</svg>")
     return "\n".join(out)
@@ -120,11 +120,11 @@ def _total(side: str, total: float, axis: _Axis, y: float, base: float = 0.0) ->
     return (
         f'<g class="total"><rect x="{x0:.1f}" y="{y + 2}" width="{max(1.0, x1 - x0):.1f}" '
         f'height="16" fill="{BASE if side == "baseline" else NEW}">'
-        f"<title>{side} {human_time(total)}</title></rect>{cut}"
+        f"<title>{side} {duration(total)}</title></rect>{cut}"
         f'<text x="{LEFT - 6}" y="{y + 15}" text-anchor="end" font-size="11" '
         f'font-weight="bold">{side}</text>'
         f'<text x="{x1 + 4:.1f}" y="{y + 15}" font-size="10" font-weight="bold">'
-        f"{_e(human_time(total))}{change}</text></g>"
+        f"{_e(duration(total))}{change}</text></g>"
     )
 
 
