@@ -160,3 +160,18 @@ def test_partitions_of_the_multi_die_parts() -> None:
     expected = {"mi250": "gcd:2", "mi250x": "gcd:2", "mi300a": "xcd:6", "mi300x": "xcd:8"}
     expected |= {"mi325x": "xcd:8", "mi350x": "xcd:8", "mi355x": "xcd:8"}
     assert {k: v["partitions"] for k, v in table.items() if "partitions" in v} == expected
+
+
+def test_a_name_on_several_parts_is_one_the_driver_shares() -> None:
+    """amdgpu.ids gives one marketing name to two parts, and old rocprof-compute called every
+    gfx90a 'MI200'; any other name must point at one part only."""
+    owners: dict[str, set[str]] = {}
+    for key, fields in devices().items():
+        for name in fields["names"].split(";"):
+            owners.setdefault(name, set()).add(key)
+    shared = {name: keys for name, keys in owners.items() if len(keys) > 1}
+    assert shared == {
+        "AMD Instinct MI60 / MI50": {"mi50", "mi60"},
+        "AMD Instinct MI250X / MI250": {"mi250", "mi250x"},
+        "MI200": {"mi210", "mi250", "mi250x"},
+    }
