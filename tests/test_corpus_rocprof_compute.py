@@ -32,18 +32,27 @@ CORPUS = SHARED_CORPUS / "amd"
 VCOPY = CORPUS / "rocprof-compute-vcopy-2025"
 needs_corpus = pytest.mark.skipif(not VCOPY.is_dir(), reason="shared corpus not beside the project")
 
-# folder -> RunInfo, written by hand from its sysinfo.csv and log.txt
+# folder -> RunInfo, written by hand from its sysinfo.csv and log.txt (clocks: max_sclk and
+# max_mclk, 1.x sclk and mclk; 0 or empty is unknown: MI350's 0 and '', RDNA 3.5's max_mclk 0)
 RUNS = {
-    "rocprof-compute-omniperf1-mi200": RunInfo("omniperf", None, "MI200", "gfx90a", 104),
-    "rocprof-compute-mi200": RunInfo("omniperf", "2.0.0-RC1", "MI200", "gfx90a", 104, 1),
-    "rocprof-compute-mi300a": RunInfo("omniperf", "2.0.0", "MI300A_A1", "gfx942", 228, 6, "SPX"),
+    "rocprof-compute-omniperf1-mi200": RunInfo(
+        "omniperf", None, "MI200", "gfx90a", 104, clock_mhz=1700, memory_clock_mhz=1600
+    ),
+    "rocprof-compute-mi200": RunInfo(
+        "omniperf", "2.0.0-RC1", "MI200", "gfx90a", 104, 1, clock_mhz=1700, memory_clock_mhz=1600
+    ),
+    "rocprof-compute-mi300a": RunInfo(
+        "omniperf", "2.0.0", "MI300A_A1", "gfx942", 228, 6, "SPX", 2100, 1300
+    ),
     "rocprof-compute-mi350": RunInfo("rocprof-compute", "3.1.0", "MI350", "gfx950", 128, 8, "SPX"),
     "rocprof-compute-mi300x-rocpd": RunInfo(
-        "rocprof-compute", "3.2.0", "MI300X_A1", "gfx942", 304, 8, "SPX"
+        "rocprof-compute", "3.2.0", "MI300X_A1", "gfx942", 304, 8, "SPX", clock_mhz=2100
     ),
-    "rocprof-compute-rdna35": RunInfo("rocprof-compute", None, "RDNA35_KRACKAN2", "gfx1153", 4, 1),
+    "rocprof-compute-rdna35": RunInfo(
+        "rocprof-compute", None, "RDNA35_KRACKAN2", "gfx1153", 4, 1, clock_mhz=2700
+    ),
     "rocprof-compute-omniperf2-mi300a": RunInfo(
-        "omniperf", "2.0.1", "MI300A_A1", "gfx942", 228, 6, "SPX"
+        "omniperf", "2.0.1", "MI300A_A1", "gfx942", 228, 6, "SPX", 2100, 1300
     ),
 }
 FOLDERS = [DATA / name for name in RUNS]

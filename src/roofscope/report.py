@@ -12,6 +12,7 @@ from roofscope.analysis.device import (
     catalogue_ceilings,
     catalogue_doubt,
     choose_device,
+    from_profile_attributes,
     gather_ceilings,
 )
 from roofscope.analysis.hotspots import Hotspots, hotspots
@@ -232,7 +233,7 @@ def _roofline(
     profile: Profile, hot: Hotspots, roof: RooflineOptions, rounded: set[int]
 ) -> tuple[RooflineSection, list[Warning]]:
     work, whole, warnings = kernel_work(profile, hot, roof.rules)
-    choice = choose_device(profile.run, roof.gpu)
+    choice = from_profile_attributes(choose_device(profile.run, roof.gpu), profile.run)
     ceilings = gather_ceilings(choice, profile.ceilings, roof.ceilings)
     doubt = catalogue_doubt(choice, profile.run)
     theoretical = tuple(catalogue_ceilings(choice))

@@ -15,6 +15,10 @@ no scope (one GCD) explains it, the catalogue's ceilings may not fit what was pr
 :func:`catalogue_doubt` says what is known (the two counts, the partition mode the profile
 reports) without guessing a mode, and verdicts resting on those ceilings are lowered
 (diagnosis/trust.py).
+
+Where the catalogue cannot serve (the GPU is in none, or that doubt), the ceilings come from
+the profile's own device attributes instead, when it records them: SM/CU count, clocks and
+memory bus (:func:`from_profile_attributes`, catalogue/from_attributes.py).
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from roofscope.catalogue import devices
+from roofscope.catalogue import devices, from_attributes
 from roofscope.catalogue.ceilings import Ceiling, resolve
 from roofscope.catalogue.vector_rates import derived
 from roofscope.errors import UsageError
@@ -39,12 +43,22 @@ class DeviceChoice:
     problem: str | None  # one line: why no device is known, and what to pass
     alternatives: tuple[devices.Device, ...] = ()  # others the profile cannot tell apart
     units: int | None = None  # the compute units the profile reports
+    # ceilings derived from the profile's device attributes, in place of the catalogue's
+    # (from_profile_attributes), with the GPU and arch as the profile names them
+    attribute_ceilings: tuple[Ceiling, ...] = ()
+    profiled: tuple[str | None, str | None] = (None, None)
 
     @property
     def name(self) -> str | None:
         if self.device is None:
-            return None
+            return (self.profiled[0] or self.profiled[1]) if self.attribute_ceilings else None
         return " or ".join(d.model for d in (self.device, *self.alternatives))
+
+    @property
+    def arch(self) -> str | None:
+        if self.device is None:
+            return self.profiled[1] if self.attribute_ceilings else None
+        return self.device.arch
 
 
 def choose_device(run: RunInfo, gpu: str | None) -> DeviceChoice:
@@ -120,12 +134,14 @@ def gather_ceilings(
     """The user's, then measured, then catalogue ceilings; then those derived from them
     (integer and FP16 vector, vector_rates.py)."""
     chosen = resolve(user, measured, catalogue_ceilings(choice))
-    arch = choice.device.arch if choice.device is not None else None
-    return resolve(chosen, derived(chosen, arch))
+    return resolve(chosen, derived(chosen, choice.arch))
 
 
 def catalogue_ceilings(choice: DeviceChoice) -> list[Ceiling]:
-    """The catalogue's (theoretical) ceilings of the chosen GPU, those its candidates share."""
+    """The catalogue's (theoretical) ceilings of the chosen GPU, those its candidates share,
+    or those derived from the profile's device attributes in their place."""
+    if choice.attribute_ceilings:
+        return list(choice.attribute_ceilings)
     if choice.device is not None and choice.alternatives:
         others = ", ".join(d.model for d in choice.alternatives)
         return [
@@ -154,4 +170,54 @@ def catalogue_doubt(choice: DeviceChoice, run: RunInfo) -> str | None:
         f"the profile reports {units} compute units where the catalogue's {d.model} has "
         f"{d.compute_units}, {mode}: the catalogue's whole-device ceilings may not fit what "
         "was profiled (efficiencies may read low); pass --ceilings measured on this GPU"
+    )
+
+
+def from_profile_attributes(choice: DeviceChoice, run: RunInfo) -> DeviceChoice:
+    """The ceilings derived from the profile's device attributes (catalogue/from_attributes.py)
+    where the catalogue cannot serve: the GPU is in no catalogue (not even when parts of its
+    arch are: they are other GPUs), or the profile reports another SM/CU count than the
+    catalogue's part has and no partition explains it (:func:`catalogue_doubt`). A part named
+    with ``--gpu`` is kept. In the second case the catalogue stays unless the attributes give
+    a compute and the ``hbm`` ceiling; a GPU in no catalogue takes what they give, and the
+    choice says what they lack."""
+    if choice.detected_from == "--gpu":
+        return choice
+    unknown, why = _why_not_catalogue(choice, run)
+    if why is None:
+        return choice
+    got = from_attributes.derive(run)
+    lacking = from_attributes.shortfall(got)
+    if not unknown and {c.kind for c in got.ceilings} != {"compute", "memory"}:
+        return choice
+    if not got.ceilings:
+        if choice.device is not None or choice.problem is None or not (run.gpu or run.arch):
+            return choice  # a profile that names no GPU has no attributes to speak of
+        said = f"; no ceilings from its device attributes either: {lacking}" if lacking else ""
+        return replace(choice, problem=f"{choice.problem}{said}")
+    seen = f"{from_attributes.PREFIX}: {why}" + (f"; {lacking}" if lacking else "")
+    return DeviceChoice(
+        None,
+        "device",
+        seen,
+        None,
+        units=run.compute_units,
+        attribute_ceilings=got.ceilings,
+        profiled=(run.gpu, run.arch),
+    )
+
+
+def _why_not_catalogue(choice: DeviceChoice, run: RunInfo) -> tuple[bool, str | None]:
+    """(whether the profile's GPU is in no catalogue, why the catalogue's part does not serve
+    it or None when it does)."""
+    if choice.device is None:
+        named = run.gpu or run.arch
+        return True, f"{named} is in no catalogue" if named else "the profile names no GPU"
+    if run.gpu and not devices.candidates(run.gpu):  # a part of its arch was taken instead
+        return True, f"{run.gpu} is in no catalogue"
+    if catalogue_doubt(choice, run) is None:
+        return False, None
+    return False, (
+        f"the profile reports {run.compute_units} {from_attributes.unit_name(run)} where "
+        f"{choice.device.model} has {choice.device.compute_units}"
     )

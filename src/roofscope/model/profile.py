@@ -74,6 +74,12 @@ class RunInfo:
     compute_units: int | None = None  # of the profiled agent (one GCD on MI250X)
     xcds: int | None = None  # accelerator complex dies in the agent (MI300X: 8)
     partition: str | None = None  # compute partition mode where reported (SPX, CPX, ...)
+    # the device's own attributes, as the profiler recorded them (ceilings from them:
+    # catalogue/from_attributes.py)
+    clock_mhz: float | None = None  # maximum engine (SM/shader) clock
+    memory_clock_mhz: float | None = None  # maximum memory clock
+    bus_width_bits: int | None = None  # memory interface width
+    memory_bytes: int | None = None  # device memory
 
 
 @dataclass(frozen=True)
@@ -216,6 +222,10 @@ class Profile:
             compute_units=self.run.compute_units or run.compute_units,
             xcds=self.run.xcds or run.xcds,
             partition=self.run.partition or run.partition,
+            clock_mhz=self.run.clock_mhz or run.clock_mhz,
+            memory_clock_mhz=self.run.memory_clock_mhz or run.memory_clock_mhz,
+            bus_width_bits=self.run.bus_width_bits or run.bus_width_bits,
+            memory_bytes=self.run.memory_bytes or run.memory_bytes,
         )
 
     # -- read by analyses ---------------------------------------------------------------

@@ -65,16 +65,20 @@ def _arch(entry: dict[str, Any]) -> str | None:
 
 def run_info(meta: dict[str, Any], device: int | None) -> RunInfo:
     """The run as the metadata describes it; the GPU is the entry of ``device``, the one most
-    kernels ran on (the list names every visible GPU)."""
+    kernels ran on (the list names every visible GPU). ``deviceProperties`` records no clock
+    and no memory bus: name, ``numSms``, ``totalGlobalMem`` and the compute capability are
+    what it gives of the device."""
     version = _int(meta.get("schemaVersion"))
     entry = _device_entries(meta).get(device) if device is not None else None
     sms = _int(entry.get("numSms")) if entry else None
+    memory = _int(entry.get("totalGlobalMem")) if entry else None
     return RunInfo(
         producer=PRODUCER,
         producer_version=None if version is None else f"schemaVersion {version}",
         gpu=str(entry["name"]) if entry and entry.get("name") else None,
         arch=_arch(entry) if entry else None,
         compute_units=sms if sms and sms > 0 else None,
+        memory_bytes=memory if memory and memory > 0 else None,
     )
 
 

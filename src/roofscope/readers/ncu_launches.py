@@ -20,6 +20,8 @@ from roofscope.readers.stats_csv import PLAUSIBLE
 
 Rule = tuple[str, str, str, str, str | None, float | None]  # section, name, kind, text, speedup
 MAX_COMPUTE_UNITS = 100_000  # SMs of one GPU; beyond it the attribute is damage
+MAX_CLOCK_KHZ = 100e6  # 100 GHz: beyond any GPU or memory clock, the attribute is damage
+MAX_BUS_BITS = 1 << 20  # bits of a memory interface, likewise
 
 # -- launches ---------------------------------------------------------------------------------
 
@@ -201,12 +203,31 @@ def _insert_rules(profile: Profile, first: int, launches: list[Launch]) -> None:
 
 
 def run_info(launches: list[Launch], *, producer: str) -> RunInfo:
-    """The run's GPU, arch and compute units, from the first launch."""
-    first = launches[0]
-    cus = first.metrics.get("device__attribute_multiprocessor_count")
+    """The run's GPU, arch, compute units and device attributes, from the first launch.
+
+    ncu writes the CUDA device attributes as CUDA defines them: clocks in kHz (the maximum
+    ``max_gpu_frequency_khz``/``max_mem_frequency_khz``, else ``clock_rate``/
+    ``memory_clock_rate``), the bus width in bits (``global_memory_bus_width``, else
+    ``fb_bus_width``)."""
+    m = launches[0].metrics
+    cus = m.get("device__attribute_multiprocessor_count")
+    bus = m.get("device__attribute_global_memory_bus_width")
+    bus = m.get("device__attribute_fb_bus_width") if bus is None else bus
     return RunInfo(
         producer=producer,
-        gpu=first.texts.get("device__attribute_display_name") or None,
-        arch=arch_of(first.cc),
+        gpu=launches[0].texts.get("device__attribute_display_name") or None,
+        arch=arch_of(launches[0].cc),
         compute_units=round(cus) if cus is not None and 0 < cus <= MAX_COMPUTE_UNITS else None,
+        clock_mhz=_mhz(m, "max_gpu_frequency_khz", "clock_rate"),
+        memory_clock_mhz=_mhz(m, "max_mem_frequency_khz", "memory_clock_rate"),
+        bus_width_bits=round(bus) if bus is not None and 0 < bus <= MAX_BUS_BITS else None,
     )
+
+
+def _mhz(metrics: dict[str, float], *names: str) -> float | None:
+    """The first of the ``device__attribute_<name>`` clocks (kHz) that is plausible, in MHz."""
+    for name in names:
+        khz = metrics.get(f"device__attribute_{name}")
+        if khz is not None and 0 < khz <= MAX_CLOCK_KHZ:
+            return khz / 1000
+    return None

@@ -12,11 +12,15 @@ from roofscope.model.schema import Role
 from roofscope.readers.sniff import read_text
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
-_FIELD = re.compile(r"^\s*(Name|Marketing Name|Device Type|Compute Unit):\s*(.*?)\s*$")
+_FIELD = re.compile(
+    r"^\s*(Name|Marketing Name|Device Type|Compute Unit|Max Clock Freq\. \(MHz\)):\s*(.*?)\s*$"
+)
+MAX_CLOCK_MHZ = 100_000  # beyond any GPU's clock: the field is damage
 
 
 def gpu_from_rocminfo(path: Path) -> RunInfo:
-    """First GPU agent's marketing name, gfx arch and compute units; empty when none."""
+    """First GPU agent's marketing name, gfx arch, compute units and maximum engine clock;
+    empty when none. rocminfo gives no memory clock or bus width."""
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
@@ -33,11 +37,12 @@ def gpu_from_rocminfo(path: Path) -> RunInfo:
     gpu = next((a for a in agents if a.get("Device Type") == "GPU"), None)
     if gpu is None:
         return RunInfo()
-    units = gpu.get("Compute Unit", "")
+    units, clock = gpu.get("Compute Unit", ""), gpu.get("Max Clock Freq. (MHz)", "")
     return RunInfo(
         gpu=gpu.get("Marketing Name") or None,
         arch=gpu.get("Name") or None,
         compute_units=int(units) if units.isdigit() else None,
+        clock_mhz=float(clock) if clock.isdigit() and 0 < int(clock) <= MAX_CLOCK_MHZ else None,
     )
 
 

@@ -88,7 +88,9 @@ MAX_SYSINFO_NUMBER = 1e15  # counts, clocks, sizes in bytes: none reaches a peta
 
 
 def sysinfo_run(path: Path, info: dict[str, str]) -> RunInfo:
-    """Producer, GPU, arch, compute units, XCDs and partition from a sysinfo.csv dict.
+    """Producer, GPU, arch, compute units, XCDs, partition and the maximum engine and memory
+    clocks (``max_sclk``/``max_mclk``, 1.x ``sclk``/``mclk``; no bus width) from a
+    sysinfo.csv dict.
 
     ``gpu`` is ``gpu_model`` (2.x on) or ``name`` (1.x, written in lower case: ``mi100`` is
     given as ``MI100``); ``arch`` is ``gpu_arch`` or ``gpu_soc``. The producer is Omniperf up
@@ -109,7 +111,22 @@ def sysinfo_run(path: Path, info: dict[str, str]) -> RunInfo:
         compute_units=_count(path, info, "cu_per_gpu") or _count(path, info, "numCU"),
         xcds=_count(path, info, "num_xcd"),
         partition=_text_value(info, "compute_partition"),
+        clock_mhz=_clock(info, "max_sclk", "sclk"),
+        memory_clock_mhz=_clock(info, "max_mclk", "mclk"),
     )
+
+
+def _clock(info: dict[str, str], *keys: str) -> float | None:
+    """The first of ``keys`` that holds a clock in MHz; None when absent or 0 (unknown).
+    :func:`read_sysinfo` has bounded every number already."""
+    for key in keys:
+        try:
+            mhz = float(_text_value(info, key) or "nan")
+        except ValueError:
+            continue
+        if mhz > 0:
+            return mhz
+    return None
 
 
 def tool_from_log(folder: Path) -> tuple[str, str] | None:

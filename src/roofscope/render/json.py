@@ -138,7 +138,7 @@ def _device(section: RooflineSection) -> dict[str, Any]:
         "name": section.choice.name,
         "key": d.key if d else None,
         "alternatives": [a.key for a in section.choice.alternatives],
-        "arch": d.arch if d else None,
+        "arch": section.choice.arch,
         "scope": section.choice.scope,
         "detected_from": section.choice.detected_from,
         "problem": section.problem,

@@ -20,12 +20,13 @@ def roofline_section(console: Console, report: Report, top: int) -> None:
         if section.problem:
             console.print(section.problem[0].upper() + section.problem[1:] + ".")
         return
-    d = choice.device
     said = {"user": "given by the user", "measured": "measured", "catalogue": "catalogue"}
     given = " and ".join(
         said[o] for o in sorted({c.origin for c in r.ceilings}, key=list(said).index)
     )
-    where = f"{choice.name} ({d.arch}, {choice.detected_from})" if d else f"ceilings {given}"
+    where = f"ceilings {given}"
+    if choice.device is not None or choice.attribute_ceilings:
+        where = f"{choice.name} ({choice.arch}, {choice.detected_from})"
     scope = f" · per {choice.scope.upper()}" if choice.scope != "device" else ""
     ops = "IOP" if r.main_ceiling and is_integer(r.main_ceiling) else "FLOP"
     ridge = ", ".join(f"{number(ai)} {ops}/B ({lvl})" for lvl, ai in r.ridge.items())
