@@ -248,7 +248,9 @@ def test_a_kernel_without_its_ceiling_says_so_in_text_and_html(
     from roofscope.cli.app import main
 
     html = tmp_path / "r.html"
-    assert main(["analyze", str(DATA / "rocprof-compute-mi350"), "--html", str(html)]) == 0
+    from tests.test_diagnosis import unnamed_gfx950
+
+    assert main(["analyze", str(unnamed_gfx950(tmp_path)), "--html", str(html)]) == 0
     text = capsys.readouterr().out
     # the roofline table's row: the short name, vecCopy(double*, ...) without its parameters
     (row,) = [line for line in text.splitlines() if line.startswith("vecCopy ")]

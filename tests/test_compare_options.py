@@ -189,7 +189,8 @@ def test_gpu_with_both_side_gpus_is_an_error(capsys: Cap) -> None:
 
 def test_side_gpu_not_in_the_catalogue(capsys: Cap) -> None:
     assert fails(capsys, str(SUMMARY), str(SUMMARY), "--new-gpu", "mi2") == (
-        "--new-gpu 'mi2': not in the catalogue (closest: mi210, mi250, MI200)"
+        "--new-gpu 'mi2' is not in the catalogue; other parts of its generation: mi210, mi250, "
+        "mi250x; `roofscope devices` lists every GPU"
     )
 
 

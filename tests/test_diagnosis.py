@@ -84,12 +84,25 @@ def test_work_per_call_puts_vector_add_above_its_roof(
 # -- roofline rules on real data ------------------------------------------------------------
 
 
+def unnamed_gfx950(tmp_path: Path) -> Path:
+    """The MI350 vcopy workload with its sysinfo.csv naming no product (gpu_series and
+    gpu_model blank): a gfx950 that may be an MI350X or an MI355X."""
+    folder = tmp_path / "gfx950"
+    shutil.copytree(DATA / "rocprof-compute-mi350", folder)
+    sysinfo = folder / "sysinfo.csv"
+    text = sysinfo.read_text(encoding="utf-8")
+    assert text.count(",MI350,MI350,gfx950,") == 1
+    sysinfo.write_text(text.replace(",MI350,MI350,gfx950,", ",,,gfx950,"), encoding="utf-8")
+    return folder
+
+
 def test_mi350_vcopy_without_an_integer_ceiling_gets_no_bound(
-    capsys: pytest.CaptureFixture[str],
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    """MI350X and MI355X share no FP32 vector peak (their clocks differ), so no integer
-    ceiling derives from it: the copy's integer work has no ceiling, and no verdict."""
-    doc = run_json(capsys, str(DATA / "rocprof-compute-mi350"))
+    """MI350X and MI355X share no FP32 vector peak (their clocks differ), so when the profile
+    says only gfx950 no integer ceiling derives from one: the copy's integer work has no
+    ceiling, and no verdict."""
+    doc = run_json(capsys, str(unnamed_gfx950(tmp_path)))
     roof = next(k for k in doc["kernels"] if k["name"].startswith("vecCopy("))["roofline"]
     assert (roof["placed_by"], roof["missing_ceiling"]) == ("iops", "int32-vector")
     assert (roof["bound"], roof["ceiling"], roof["efficiency"]) == (None, None, None)

@@ -70,9 +70,11 @@ def test_one_offline_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) ->
     html = tmp_path / "r.html"
     doc = analyze_json(capsys, str(PROFILES[1]), "--html", str(html))
     text = html.read_text(encoding="utf-8")
-    # the only URL is SVG's namespace, which is a name, not a request
+    # no request: the URLs are SVG's namespace (a name) and the catalogue's citations, text
     urls = set(re.findall(r"(?:https?:)?//[\w.-]+[^\s\"'<>]*", text))
-    assert urls == {"http://www.w3.org/2000/svg"}
+    cited = " ".join(c["source"] for c in doc["device"]["ceilings"])
+    assert {u for u in urls if u not in cited} == {"http://www.w3.org/2000/svg"}
+    assert not re.search(r"""(?:src|href)=["'](?!#)|url\((?!#)""", text)
     assert "default-src 'none'" in text and "<script src" not in text and "<link" not in text
     assert text.count('class="bar"') == len(doc["kernels"])  # 3 kernels, none folded
     # the metrics table: one row per kernel with metrics, e.g. VALU Active Threads 44.1

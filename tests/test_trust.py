@@ -133,7 +133,7 @@ def test_partial_device_lowers_the_verdict(capsys: pytest.CaptureFixture[str]) -
     assert f["severity"] == "medium" and "partial-device" in f["evidence"]["severity_lowered"]
     assert "(severity lowered: " in f["summary"]
     (w,) = [w for w in doc["warnings"] if w["code"] == "partial-device"]
-    assert "reports 128 compute units" in w["message"] and "has 256" in w["message"]
+    assert "reports 128 CUs" in w["message"] and "has 256" in w["message"]
     assert "compute partition is SPX" in w["message"] and "CPX" not in w["message"]
 
 

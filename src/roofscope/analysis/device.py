@@ -32,8 +32,6 @@ from roofscope.catalogue.vector_rates import derived
 from roofscope.errors import UsageError
 from roofscope.model.profile import RunInfo
 
-SHARED_TOLERANCE = 0.005  # ceilings within 0.5 % of each other count as one value
-
 
 @dataclass(frozen=True)
 class DeviceChoice:
@@ -63,40 +61,74 @@ class DeviceChoice:
 
 def choose_device(run: RunInfo, gpu: str | None) -> DeviceChoice:
     if gpu is not None:
-        found = devices.find(gpu)
-        if found is None:
-            near = ", ".join(devices.closest(gpu)) or "see `roofscope devices`"
-            raise UsageError(f"--gpu {gpu!r}: not in the catalogue (closest: {near})")
-        return DeviceChoice(found, devices.scope_for(found, run.compute_units), "--gpu", None)
+        return _named_by_user(run, gpu)
     for name in (run.gpu, run.arch):
         found = devices.find(name) if name else None
         if found is not None:
             scope = devices.scope_for(found, run.compute_units)
             return DeviceChoice(found, scope, f"profile: {name}", None)
     pool = _candidates(run)
-    fits = [
-        d
-        for d in pool
-        if devices.scope_for(d, run.compute_units) != "device"
-        or d.compute_units == run.compute_units
-    ]
-    pool = fits or pool  # no CU count fits: a partition the catalogue does not know (warned)
+    if run.compute_units:  # parts of that count first, then parts whose count no vendor states
+        fits = [d for d in pool if d.compute_units and _fits(d, run)]
+        pool = fits or [d for d in pool if not d.compute_units] or pool
+        # no count fits: a partition the catalogue does not know (warned)
     said = " / ".join(n for n in (run.gpu, run.arch) if n)
-    units = f" with {run.compute_units} CUs" if run.compute_units else ""
+    units = f" with {run.compute_units} {_unit_word(run)}" if run.compute_units else ""
     if len(pool) == 1:
         scope = devices.scope_for(pool[0], run.compute_units)
         return DeviceChoice(pool[0], scope, f"profile: {said}{units}", None)
-    if len(pool) > 1 and _shared(pool, run.compute_units):
+    if len(pool) > 1 and devices.shared_ceilings(pool, run.compute_units):
         scope = devices.scope_for(pool[0], run.compute_units)
         seen = f"profile: {said}{units}; the ceilings its candidates share"
         return DeviceChoice(pool[0], scope, seen, None, tuple(pool[1:]), run.compute_units)
     names = [d.key for d in pool] or devices.closest(said or "")
-    hint = f" (candidates: {', '.join(names[:4])})" if names else ""
-    problem = (
-        f"the GPU is {'not in the catalogue: ' + said if said else 'not known from the profile'};"
-        f" pass --gpu NAME{hint}, or --peak-flops and --peak-bw"
-    )
+    hint = f" (candidates: {', '.join(names[:4])}{', ...' if len(names) > 4 else ''})"
+    if not run.gpu and len(pool) > 1:  # an arch alone, which several parts share
+        known = f"the profile names only its arch, {run.arch}{units}, which {len(pool)} parts share"
+    elif said:
+        known = f"the GPU is not in the catalogue: {said}"
+    else:
+        known = "the GPU is not known from the profile"
+    problem = f"{known}; pass --gpu NAME{hint if names else ''}, or --peak-flops and --peak-bw"
     return DeviceChoice(None, "device", None, problem)
+
+
+def _unit_word(run: RunInfo) -> str:
+    """SMs on NVIDIA (an sm_XY arch), CUs on AMD."""
+    return "SMs" if (run.arch or "").startswith("sm_") else "CUs"
+
+
+def _named_by_user(run: RunInfo, gpu: str) -> DeviceChoice:
+    """``--gpu``: one product, or the parts a natural name fits (``a100``) that the profile's
+    arch and compute units leave, with the ceilings they share."""
+    named = devices.resolve(gpu)
+    if not named:
+        raise UsageError(f"--gpu {devices.not_found(gpu)}, or pass --peak-flops and --peak-bw")
+    pool = [d for d in named if _fits(d, run)] or named
+    first = pool[0]
+    scope = devices.scope_for(first, run.compute_units)
+    if len(pool) == 1:
+        return DeviceChoice(first, scope, "--gpu", None)
+    parts = ", ".join(d.model for d in pool)
+    if not devices.shared_ceilings(pool, run.compute_units):
+        keys = ", ".join(d.key for d in pool)
+        problem = (
+            f"--gpu {gpu} fits {parts}, whose peaks differ: they share no ceiling; "
+            f"pass the one profiled: {keys}"
+        )
+        return DeviceChoice(None, "device", None, problem)
+    said = f"--gpu {gpu}: the ceilings {parts} share"
+    return DeviceChoice(first, scope, said, None, tuple(pool[1:]), run.compute_units)
+
+
+def _fits(d: devices.Device, run: RunInfo) -> bool:
+    """Whether the profile's arch and compute-unit count allow ``d`` (unknown ones do)."""
+    if run.arch and d.arch.lower() != run.arch.split(":", 1)[0].lower():
+        return False
+    units = run.compute_units
+    if not units or d.compute_units is None:
+        return True
+    return units == d.compute_units or devices.scope_for(d, units) != "device"
 
 
 def _candidates(run: RunInfo) -> list[devices.Device]:
@@ -109,23 +141,6 @@ def _candidates(run: RunInfo) -> list[devices.Device]:
         named = [d for d in both if d.key.replace("-", "") in said]
         return named or both or by_arch
     return by_arch or by_name
-
-
-def _ceilings(d: devices.Device, units: int | None) -> dict[tuple[str, ...], Ceiling]:
-    chosen = devices.ceilings_for(d, devices.scope_for(d, units))
-    return {tuple(str(x) for x in c.key): c for c in chosen}
-
-
-def _shared(pool: Sequence[devices.Device], units: int | None) -> dict[tuple[str, ...], Ceiling]:
-    """The ceilings every product of ``pool`` has, at the same value."""
-    first, *others = [_ceilings(d, units) for d in pool]
-    return {
-        key: c
-        for key, c in first.items()
-        if all(
-            key in o and abs(o[key].value - c.value) <= SHARED_TOLERANCE * c.value for o in others
-        )
-    }
 
 
 def gather_ceilings(
@@ -146,7 +161,7 @@ def catalogue_ceilings(choice: DeviceChoice) -> list[Ceiling]:
         others = ", ".join(d.model for d in choice.alternatives)
         return [
             replace(c, source=f"{c.source} (the same for {others})")
-            for c in _shared((choice.device, *choice.alternatives), choice.units).values()
+            for c in devices.shared_ceilings((choice.device, *choice.alternatives), choice.units)
         ]
     if choice.device is not None:
         return devices.ceilings_for(choice.device, choice.scope)
@@ -167,7 +182,7 @@ def catalogue_doubt(choice: DeviceChoice, run: RunInfo) -> str | None:
         else "and the profile does not say its partition mode"
     )
     return (
-        f"the profile reports {units} compute units where the catalogue's {d.model} has "
+        f"the profile reports {units} {d.unit_word} where the catalogue's {d.model} has "
         f"{d.compute_units}, {mode}: the catalogue's whole-device ceilings may not fit what "
         "was profiled (efficiencies may read low); pass --ceilings measured on this GPU"
     )
@@ -181,7 +196,7 @@ def from_profile_attributes(choice: DeviceChoice, run: RunInfo) -> DeviceChoice:
     with ``--gpu`` is kept. In the second case the catalogue stays unless the attributes give
     a compute and the ``hbm`` ceiling; a GPU in no catalogue takes what they give, and the
     choice says what they lack."""
-    if choice.detected_from == "--gpu":
+    if (choice.detected_from or "").startswith("--gpu"):
         return choice
     unknown, why = _why_not_catalogue(choice, run)
     if why is None:

@@ -13,25 +13,20 @@ and ``Max Clock Freq. (MHz)``, rocprof-compute's ``sysinfo.csv`` (readers fill
   recorded; rocminfo and ``sysinfo.csv`` give no bus width, Kineto's ``deviceProperties``
   neither clock nor bus.
 
-Each ceiling's source writes the formula with every input. The rates are read from the
-packaged copy of ``data/gpus/archs.csv`` (``src/roofscope/data/archs.csv``).
+Each ceiling's source writes the formula with every input. The rates are the catalogue's
+``[[arch]]`` tables, which tools/gen_devices.py writes from ``data/gpus/archs.csv``.
 """
 
 from __future__ import annotations
 
-import csv
-import io
 from dataclasses import dataclass, field
 from functools import cache
-from importlib import resources
 from typing import Protocol
 
 from roofscope.catalogue.ceilings import Ceiling, is_integer
+from roofscope.catalogue.devices import arch_entries
 
-ARCHS = "data/archs.csv"
-SOURCES = "data/archs.sources.csv"
 PREFIX = "derived from the profile's device attributes"
-IDENTITY = frozenset({"vendor", "family", "unit"})
 
 
 class Attributes(Protocol):
@@ -72,26 +67,18 @@ class Derived:
     unknown_arch: str | None = None  # the profile's arch, when the arch table lacks it
 
 
-def _rows(name: str) -> list[dict[str, str]]:
-    text = resources.files("roofscope").joinpath(name).read_text(encoding="utf-8")
-    return list(csv.DictReader(io.StringIO(text)))
-
-
 @cache
 def archs() -> dict[str, Arch]:
-    """Every architecture of ``archs.csv`` by its name, with its rates (loaded once)."""
-    titles = {r["id"]: r["title"] for r in _rows(SOURCES)}
-    identity: dict[str, dict[str, str]] = {}
-    rates: dict[str, dict[str, Rate]] = {}
-    for row in _rows(ARCHS):
-        arch, name, value = row["arch"], row["field"], row["value"]
-        if name in IDENTITY:
-            identity.setdefault(arch, {})[name] = value
-        else:
-            rates.setdefault(arch, {})[name] = Rate(float(value), titles[row["source"]])
+    """Every architecture of the catalogue by its name, with its rates (loaded once)."""
     return {
-        a: Arch(a, i["vendor"], i["family"], i["unit"], rates.get(a, {}))
-        for a, i in identity.items()
+        e["arch"]: Arch(
+            e["arch"],
+            e["vendor"],
+            e["family"],
+            e["unit"],
+            {f: Rate(float(v), e["documents"][f]) for f, v in e["per_clock"].items()},
+        )
+        for e in arch_entries()
     }
 
 

@@ -4,8 +4,8 @@ Vendors publish an FP32 vector peak but no integer or packed-FP16 vector peak, w
 counters of AMD's gfx9 GPUs count both kinds of work (work/counters.py). A gfx9 CU issues
 one vector instruction per lane (64 lanes) per clock. Its FP32 vector peak is that rate
 times the FLOPs of an FMA: 128 FLOP/clk/CU on gfx906/gfx908/gfx90a, 256 on gfx942/gfx950
-where the published figure counts packed FP32 (shared docs/gpu-specs.md section 2.2, from
-ROCm docs ``conceptual/gpu-arch/mi100.md``, ``mi250.md``, ``mi300.md``). Each rule is a
+where the published figure counts packed FP32 (the catalogue's arch table, data/gpus/archs.csv,
+from ROCm docs ``conceptual/gpu-arch/mi100.md``, ``mi250.md``, ``mi300.md``). Each rule is a
 factor on the FP32 vector ceiling in effect (the catalogue's, a measured or the user's),
 so the derived ceiling is as trustworthy as that one, and its source says so.
 
@@ -18,7 +18,7 @@ so the derived ceiling is as trustworthy as that one, and its source says so.
   10.29 TIOP/s against 10.52 (= 21.05 / 2, the measured FP32 peak).
 - ``fp16-vector``: 128 counted FLOP/clk/CU (fp32-vector x 1 on CDNA1/2). A packed
   ``v_pk_fma_f16`` does 2 FP16 FMAs per lane per clock, twice the FP32 vector rate in
-  FLOPs (gpu-specs.md: packed FP16 vector 256 FLOP/clk/CU on gfx906), but
+  FLOPs (packed FP16 vector 256 FLOP/clk/CU on gfx906), but
   ``SQ_INSTS_VALU_FMA_F16`` counts a packed instruction once, as 64 x 2 FLOPs. On the same
   workload the ``__half2`` and ``float`` kernels issue the same 262144 FMA instructions
   (the ``__half2`` one does twice the FMAs), and at 98 % VALU busy reach 20.55 and 20.66
@@ -32,7 +32,8 @@ from dataclasses import dataclass, replace
 
 from roofscope.catalogue.ceilings import Ceiling
 
-# FP32 vector FLOP/clk/CU of the published peak (gpu-specs.md section 2.2)
+# FP32 vector FLOP/clk/CU of the published peak (data/gpus/archs.csv; gfx940/gfx941 are MI300
+# pre-production targets of gfx942's rates; tests/test_from_attributes.py checks they agree)
 FP32_PER_CLOCK = {
     "gfx906": 128,
     "gfx908": 128,

@@ -137,9 +137,8 @@ def side_gpus(
             "drop --gpu, or keep it for one side and drop that side's option"
         )
     for option, name in (("--base-gpu", base_gpu), ("--new-gpu", new_gpu)):
-        if name is not None and devices.find(name) is None:
-            near = ", ".join(devices.closest(name)) or "see `roofscope devices`"
-            raise UsageError(f"{option} {name!r}: not in the catalogue (closest: {near})")
+        if name is not None and not devices.resolve(name):
+            raise UsageError(f"{option} {devices.not_found(name)}")
     return base_gpu, new_gpu
 
 

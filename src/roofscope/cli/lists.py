@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from typing import Annotated
 
@@ -13,21 +14,32 @@ from roofscope.readers import registry
 
 def devices(
     name: Annotated[
-        str | None, typer.Argument(help="Show this GPU with the source of every value.")
+        str | None,
+        typer.Argument(help="Show this GPU (a natural name such as a100 or 'rtx 4090' works)."),
     ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Write JSON to stdout.")] = False,
 ) -> None:
     """List the GPUs in the catalogue, or show one with its ceilings and their sources."""
     from roofscope.catalogue import devices as catalogue
 
-    if name is None:
-        for d in catalogue.catalogue():
-            typer.echo(f"{d.key:14} {d.arch:8} {d.model}")
+    found = catalogue.catalogue() if name is None else catalogue.resolve(name)
+    if not found:
+        raise UsageError(catalogue.not_found(name or ""))
+    if as_json:
+        doc = {"devices": [catalogue.as_dict(d) for d in found]}
+        sys.stdout.write(json.dumps(doc, indent=1) + "\n")
         return
-    found = catalogue.find(name)
-    if found is None:
-        near = ", ".join(catalogue.closest(name)) or "none"
-        raise UsageError(f"{name!r}: not in the catalogue (closest: {near})")
-    sys.stdout.write(catalogue.describe(found))
+    if name is None or len(found) > 1:
+        if name is not None:
+            typer.echo(f"{name!r} fits {len(found)} parts; `roofscope devices KEY` shows one:")
+        for d in found:
+            units = f"{d.compute_units or '?':>4} {d.unit_word}"
+            typer.echo(f"{d.key:22} {d.arch:8} {units}  {d.vendor} {d.model}")
+        if name is not None:
+            shared = ", ".join(c.name for c in catalogue.shared_ceilings(found)) or "none"
+            typer.echo(f"ceilings they share (used for --gpu {name}): {shared}")
+        return
+    sys.stdout.write(catalogue.describe(found[0]))
 
 
 def formats() -> None:

@@ -13,6 +13,15 @@ from roofscope.render.layout import words
 
 SHORT = 48  # characters of a short name at most
 _PATH = re.compile(r"\S*/([^\s/]+\.\w+)")
+_DOCUMENT = re.compile(r".*?https?://\S+")
+
+
+def document(text: str) -> str:
+    """The document a provenance text cites, without where in it: a catalogue value's
+    "AMD datasheet: <title>, <url> (<where>)" is "AMD datasheet: <title>, <url>"; a text
+    citing no URL is itself."""
+    found = _DOCUMENT.match(text)
+    return found.group(0).rstrip(",") if found else text
 
 
 def short_source(text: str) -> str:
@@ -28,7 +37,8 @@ def short_source(text: str) -> str:
 
 
 class Sources:
-    """Distinct provenance texts, numbered in the order they are first cited."""
+    """Distinct documents cited, numbered in the order they are first cited; each citation's
+    whole text (where in the document too) is its cell's tooltip."""
 
     def __init__(self, prefix: str = "source") -> None:
         self.prefix = prefix
@@ -36,11 +46,12 @@ class Sources:
 
     def cite(self, text: str) -> str:
         """The table cell's content: the short name, its number, the whole text on hover."""
-        if text not in self.texts:
-            self.texts.append(text)
-        n = self.texts.index(text) + 1
+        cited = document(text)
+        if cited not in self.texts:
+            self.texts.append(cited)
+        n = self.texts.index(cited) + 1
         return (
-            f'<span title="{_e(text)}">{_e(short_source(text))} '
+            f'<span title="{_e(text)}">{_e(short_source(cited))} '
             f'<a href="#{self.prefix}-{n}">[{n}]</a></span>'
         )
 

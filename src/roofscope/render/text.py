@@ -183,8 +183,13 @@ def gpu_title(report: Report) -> str:
     where it says something else), or the profile's own."""
     run, choice = report.run, report.roofline.choice
     profiled = " · ".join(x for x in (run.gpu, run.arch) if x)
+    said = f"; the profile says {profiled})" if profiled else ")"
     if choice.detected_from == "--gpu" and choice.name:
-        return f"{choice.name} (--gpu" + (f"; the profile says {profiled})" if profiled else ")")
+        return f"{choice.name} (--gpu{said}"
+    if (choice.detected_from or "").startswith("--gpu ") and choice.alternatives:
+        word = (choice.detected_from or "").removeprefix("--gpu ").split(":", 1)[0]
+        parts = 1 + len(choice.alternatives)
+        return f"{word} (--gpu: {parts} parts, the ceilings they share{said}"
     return profiled or "GPU unknown"
 
 
