@@ -213,8 +213,26 @@ def test_ceilings_for_a_scope() -> None:
     mi250x = dev("mi250x")
     assert ceilings_for(mi250x, None) == ceilings_for(mi250x, "device")
     assert {c.scope for c in ceilings_for(mi250x, "gcd")} == {"gcd"}
-    assert ceilings_for(dev("mi300x"), "xcd") == []  # no per-XCD values in the catalogue
     assert ceilings_for(dev("mi100"), "gcd") == []
+
+
+def test_one_xcd_has_an_eighth_of_the_compute_and_no_memory_ceiling() -> None:
+    """MI300X data sheet: 163.4 TF FP32 vector, 1,307.4 FP16 dense over 8 XCDs of 38 CUs;
+    an XCD's share of the HBM depends on the NPS mode, which no AMD document states."""
+    from roofscope.analysis.device import catalogue_ceilings, choose_device
+    from roofscope.model.profile import RunInfo
+
+    choice = choose_device(
+        RunInfo(gpu="AMD Instinct MI300X", arch="gfx942", compute_units=38), None
+    )
+    assert choice.scope == "xcd"
+    got = {c.name: c.value for c in catalogue_ceilings(choice)}
+    assert got["fp32-vector"] == pytest.approx(163.4e12 / 8)
+    assert got["fp16-matrix"] == pytest.approx(1307.4e12 / 8)
+    assert "hbm" not in got
+    assert all(
+        c.source.startswith("derived: device value / 8 XCDs") for c in catalogue_ceilings(choice)
+    )
 
 
 def test_describe_shows_values_with_sources() -> None:

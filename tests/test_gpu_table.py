@@ -258,3 +258,31 @@ def test_matrix_peaks_since_ampere_say_they_are_dense() -> None:
             for field in ("tf32-matrix", "fp16-matrix", "bf16-matrix", "fp8-matrix"):
                 if field in f and "derived" not in f[field]["where"]:
                     assert "dense" in f[field]["where"].lower(), f"{key} {field}"
+
+
+@pytest.mark.parametrize(
+    ("row", "said"),
+    [
+        ("x,vendor,AMD,nosuch,", "x.csv:2: source 'nosuch' is in no *.sources.csv"),
+        (
+            "x,vendor,AMD,s,\nx,model,M,s,\nx,arch,gfx1,s,\nx,family,F,s,\nx,names,N,s,\n"
+            "x,fp32-vector,fast,s,",
+            "x.csv:7: fp32-vector 'fast' is not a number",
+        ),
+        ("x,fp33-vector,1,s,", "x.csv:2: unknown field 'fp33-vector' (data/gpus/README.md)"),
+        ("x,vendor,AMD,s,", "x.csv:2: device x has no model, arch, family, names"),
+    ],
+)
+def test_a_malformed_table_stops_the_generator_with_one_line(
+    tmp_path: Path, row: str, said: str
+) -> None:
+    (tmp_path / "x.sources.csv").write_text(
+        "id,kind,publisher,title,url,note\ns,datasheet,AMD,T,https://www.amd.com/t,\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "x.csv").write_text(f"device,field,value,source,where\n{row}\n", encoding="utf-8")
+    out = tmp_path / "devices.toml"
+    cmd = [sys.executable, str(GENERATOR), "--data", str(tmp_path), "-o", str(out)]
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    assert (done.returncode, done.stderr) == (1, f"gen_devices: {said}\n")
+    assert not out.exists()

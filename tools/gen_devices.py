@@ -6,8 +6,10 @@
 architecture), each citing a document of a ``*.sources.csv`` file. Every value written here
 carries the text of that source and where in it the value is. MI250/MI250X rows are whole
 modules of 2 GCDs; their ceilings are also written per GCD (half the module), since ROCm
-shows each GCD as a device. A malformed table stops the generator with one line naming the
-file, the row and what is wrong.
+shows each GCD as a device. MI300/MI350 parts get compute ceilings per XCD (one XCD is a
+device in CPX mode; the peaks scale with its CUs), but no memory ceiling: an XCD's share of
+the HBM depends on the memory partition (NPS) and no AMD document states it. A malformed
+table stops the generator with one line naming the file, the row and what is wrong.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ VENDORS = ("AMD", "NVIDIA")
 # archs.csv: rates per unit per clock (FLOP/clk/unit) and what the unit is
 ARCH_TEXT = ("vendor", "family", "unit")
 GCD_PREFIX = "derived: module value / 2 GCDs; "
+XCD_PREFIX = "derived: device value / {count} XCDs (peaks scale with the CUs: one XCD, CPX mode); "
 
 
 class TableError(ValueError):
@@ -162,12 +165,16 @@ def _ceilings(cells: dict[str, Cell], partitions: object) -> list[dict[str, obje
     for name in (*COMPUTE, *MEMORY):
         if name in cells:
             out.append(_ceiling(name, cells[name], "device"))
-    if isinstance(partitions, dict) and partitions["kind"] == "gcd":
-        count = int(partitions["count"])  # type: ignore[call-overload]
-        for c in list(out):
-            half = dict(c, scope="gcd", value=float(c["value"]) / count)  # type: ignore[arg-type]
-            half["source"] = GCD_PREFIX + str(c["source"])
-            out.append(half)
+    if not isinstance(partitions, dict):
+        return out
+    kind, count = str(partitions["kind"]), int(partitions["count"])
+    for c in list(out):
+        if kind == "xcd" and c["kind"] == "memory":
+            continue  # one XCD's share of the HBM depends on the memory partition: unstated
+        part = dict(c, scope=kind, value=float(c["value"]) / count)  # type: ignore[arg-type]
+        prefix = GCD_PREFIX if kind == "gcd" else XCD_PREFIX.format(count=count)
+        part["source"] = prefix + str(c["source"])
+        out.append(part)
     return out
 
 
