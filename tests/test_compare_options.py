@@ -97,15 +97,18 @@ def test_kernel_ceilings_and_jobs_on_both_sides(capsys: Cap, tmp_path: Path) -> 
 
 
 def catalogue(key: str, name: str) -> float:
-    """A device's ceiling (``fp32-vector``, ``hbm``) from the catalogue's data file."""
+    """A whole device's ceiling (``fp32-vector``, ``hbm``) from the catalogue's data file."""
     text = (resources.files("roofscope") / "data" / "devices.toml").read_text("utf-8")
     device = next(d for d in tomllib.loads(text)["device"] if d["key"] == key)
     kind, _, unit = name.partition("-")
     found = [
         c["value"]
         for c in device["ceilings"]
-        if (c["kind"] == "memory" and c.get("level") == name)
-        or (c.get("dtype") == kind and c.get("unit") == unit)
+        if c["scope"] == "device"
+        and (
+            (c["kind"] == "memory" and c.get("level") == name)
+            or (c.get("dtype") == kind and c.get("unit") == unit)
+        )
     ]
     assert len(found) == 1, (key, name, found)
     return float(found[0])
