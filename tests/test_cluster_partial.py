@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from roofscope.cluster import sketch
 from roofscope.cluster.partial import Partial, merge, reduce_run, summary
+from roofscope.errors import InputError
 from tests.conftest import DATA, SHARED_CORPUS, run_json
 from tests.test_compare import TRACE, totals
 from tests.test_ranks import ranks, rocpd_ranks, split_trace
@@ -129,6 +130,16 @@ def test_kineto_ranks_from_hta(capsys: pytest.CaptureFixture[str], tmp_path: Pat
     assert got["runs"]["job"] == doc["runs"]["job"]
 
 
+def test_summary_only_run_is_refused() -> None:
+    """A stats file has no dispatches: refused in one line naming it, never an empty run."""
+    stats = DATA / "summary" / "kernels.csv"
+    with pytest.raises(InputError) as caught:
+        reduce_run([str(stats)])
+    (line,) = str(caught.value).splitlines()
+    assert line.startswith(f"{stats}: holds kernel summaries only (no dispatches)")
+    assert "without --scheduler" in line
+
+
 # -- merging: associative, commutative ------------------------------------------------------
 
 
@@ -171,7 +182,7 @@ def test_random_splits_merged_in_random_orders(
     rng = random.Random(seed)
     one, two = shuffled_merge(parts, rng), shuffled_merge(parts, rng)
     assert kernel_numbers(one) == kernel_numbers(two) == kernel_numbers(whole)
-    assert summary(one)["kernels"] == summary(two)["kernels"]
+    assert summary(one) == summary(two)  # devices, ranks, runs too
 
 
 @settings(max_examples=30, deadline=None)

@@ -23,7 +23,8 @@ from functools import reduce
 from roofscope.analysis.timeline import timed_dispatches, timeline
 from roofscope.cluster import sketch
 from roofscope.cluster.summary import summary
-from roofscope.model.access import copies, named, query
+from roofscope.errors import InputError
+from roofscope.model.access import Relation, copies, named, query
 from roofscope.model.profile import Profile, RunInfo
 from roofscope.model.schema import Role
 from roofscope.model.selection import EVERYTHING, dispatches
@@ -101,6 +102,15 @@ def reduce_run(paths: list[str], fmt: str | None = None) -> Partial:
 
 
 def _reduce(profile: Profile, paths: tuple[str, ...]) -> Partial:
+    summaries = profile.sources(Role.KERNEL_SUMMARY)
+    if summaries:  # no dispatches: no distribution, no device time, no rank view to merge
+        raise InputError(
+            profile.inputs[summaries[0]].path,
+            "holds kernel summaries only (no dispatches), and the cluster summary merges "
+            "statistics of dispatches",
+            "analyze it without --scheduler, or profile with a kernel trace "
+            "(rocprofv3 --kernel-trace, rocprof --hip-trace)",
+        )
     srcs = _sources(profile)
     warnings: dict[str, tuple[int, str]] = {}
     for w in profile.warnings:
@@ -132,8 +142,27 @@ def _kernels(profile: Profile) -> dict[str, KernelPart]:
         list(DISTINCT raw_name ORDER BY raw_name)
         FROM ({_DURATIONS}) x GROUP BY kernel""",
     ).fetchall()
-    values: dict[str, list[int]] = {
-        str(k): v
+    durations = _durations(profile, rel)
+    out = {}
+    for kernel, calls, timed, total, sumsq, lo, hi, raws in rows:
+        name = str(kernel)
+        out[name] = KernelPart(
+            int(calls),
+            int(timed),
+            int(total),
+            int(sumsq),
+            None if lo is None else int(lo),
+            None if hi is None else int(hi),
+            tuple(str(r) for r in raws),
+            durations.get(name, sketch.EMPTY),
+        )
+    return dict(sorted(out.items()))
+
+
+def _durations(profile: Profile, rel: Relation) -> dict[str, sketch.Durations]:
+    """Per kernel: its sorted durations while few, else its sketch's bins (group-bys)."""
+    out = {
+        str(k): sketch.exact(v)
         for k, v in query(
             profile,
             rel,
@@ -149,23 +178,7 @@ def _kernels(profile: Profile) -> dict[str, KernelPart]:
         f"WHERE kernel NOT IN ({_SMALL}) GROUP BY kernel, b",
     ).fetchall():
         bins.setdefault(str(k), []).append((None if b is None else int(b), int(n)))
-    out = {}
-    for kernel, calls, timed, total, sumsq, lo, hi, raws in rows:
-        name = str(kernel)
-        durations = (
-            sketch.from_bins(bins[name]) if name in bins else sketch.exact(values.get(name, []))
-        )
-        out[name] = KernelPart(
-            int(calls),
-            int(timed),
-            int(total),
-            int(sumsq),
-            None if lo is None else int(lo),
-            None if hi is None else int(hi),
-            tuple(str(r) for r in raws),
-            durations,
-        )
-    return dict(sorted(out.items()))
+    return out | {k: sketch.from_bins(b) for k, b in bins.items()}
 
 
 def _sources(profile: Profile) -> list[SourcePart]:
