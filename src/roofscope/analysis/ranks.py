@@ -81,6 +81,14 @@ def rank_view(profile: Profile, selection: Selection = EVERYTHING) -> RankView |
         r = position[int(source)]
         per_kernel.setdefault(str(kernel), [0.0] * len(ordered))[r] = float(total or 0)
     labels = tuple(f"{profile.inputs[s].path} (pid {pid_of.get(s, '-')})" for s in ordered)
+    return spread_view(per_kernel, numbers, labels)
+
+
+def spread_view(
+    per_kernel: dict[str, list[float]], numbers: tuple[int, ...], labels: tuple[str, ...]
+) -> RankView:
+    """The view from each kernel's time per rank (in rank order, 0 where it did not run):
+    the spreads, the ranks' kernel times and the stragglers."""
     spreads = []
     for kernel, totals in per_kernel.items():
         mean = statistics.fmean(totals)
@@ -97,7 +105,7 @@ def rank_view(profile: Profile, selection: Selection = EVERYTHING) -> RankView |
             )
         )
     spreads.sort(key=lambda k: (-sum(k.totals_ns), k.kernel))
-    rank_totals = tuple(sum(k.totals_ns[r] for k in spreads) for r in range(len(ordered)))
+    rank_totals = tuple(sum(k.totals_ns[r] for k in spreads) for r in range(len(numbers)))
     median = statistics.median(rank_totals)
     stragglers = []
     for r, total in enumerate(rank_totals):
@@ -115,9 +123,23 @@ def _numbered(
     profile: Profile, sources: Sequence[int], pid_of: dict[int, int]
 ) -> tuple[list[int], tuple[int, ...]]:
     """The sources in rank order and their rank numbers."""
-    recorded = [profile.inputs[s].rank for s in sources]
+    order, numbers = rank_order(
+        [profile.inputs[s].rank for s in sources],
+        [pid_of.get(s) for s in sources],
+        [profile.inputs[s].path for s in sources],
+    )
+    return [sources[i] for i in order], numbers
+
+
+def rank_order(
+    recorded: Sequence[int | None], pids: Sequence[int | None], paths: Sequence[str]
+) -> tuple[list[int], tuple[int, ...]]:
+    """The positions of the sources in rank order and their rank numbers: the recorded
+    ranks when every source has a distinct one, else 0, 1, ... by pid, then path."""
     if None not in recorded and len(set(recorded)) == len(recorded):
-        ordered = sorted(zip(recorded, sources, strict=True))
-        return [s for _, s in ordered], tuple(int(r) for r, _ in ordered if r is not None)
-    by_pid = sorted(sources, key=lambda s: (pid_of.get(s, -1), profile.inputs[s].path, s))
+        ordered = sorted(zip(recorded, range(len(recorded)), strict=True))
+        return [i for _, i in ordered], tuple(int(r) for r, _ in ordered if r is not None)
+    by_pid = sorted(
+        range(len(paths)), key=lambda i: (-1 if pids[i] is None else pids[i], paths[i], i)
+    )
     return by_pid, tuple(range(len(by_pid)))

@@ -75,7 +75,7 @@ def _below(path: Path, folders: Iterable[Path]) -> bool:
 
 
 @dataclass(frozen=True)
-class _Source:
+class RunSource:
     path: str
     rank: int | None
     pid: int | None
@@ -87,7 +87,7 @@ def describe(profile: Profile, nested: Sequence[Path]) -> None:
     sources = _sources(profile)
     read = tuple(s.path for s in sources)
     shown = tuple(str(d) for d in nested)
-    job = _job_evidence(sources) if len(sources) > 1 else None
+    job = job_evidence(sources) if len(sources) > 1 else None
     profile.runs = Runs(read=read, nested=shown, job=job)
     if shown:
         first = shown[0]
@@ -110,11 +110,11 @@ def describe(profile: Profile, nested: Sequence[Path]) -> None:
         )
 
 
-def _sources(profile: Profile) -> list[_Source]:
+def _sources(profile: Profile) -> list[RunSource]:
     """One entry per dispatch source (one per run), with its pid and time span."""
     ids = profile.sources(Role.DISPATCHES)
     if len(ids) < 2:
-        return [_Source(profile.inputs[s].path, None, None, None) for s in ids]
+        return [RunSource(profile.inputs[s].path, None, None, None) for s in ids]
     rows = profile.con.execute(
         f"""SELECT source, min(pid), min(start_ns) FILTER (end_ns >= start_ns),
         max(end_ns) FILTER (end_ns >= start_ns) FROM dispatches
@@ -126,11 +126,11 @@ def _sources(profile: Profile) -> list[_Source]:
         f = profile.inputs[s]
         pid, start, end = found.get(s, (None, None, None))
         span = (int(start), int(end)) if f.on_timeline and start is not None else None
-        out.append(_Source(f.path, f.rank, None if pid is None else int(pid), span))
+        out.append(RunSource(f.path, f.rank, None if pid is None else int(pid), span))
     return out
 
 
-def _job_evidence(sources: Sequence[_Source]) -> str | None:
+def job_evidence(sources: Sequence[RunSource]) -> str | None:
     """Why the sources are ranks of one job, or None when nothing says they are."""
     ranks = [s.rank for s in sources]
     if None not in ranks and len(set(ranks)) == len(ranks):
@@ -143,7 +143,7 @@ def _job_evidence(sources: Sequence[_Source]) -> str | None:
     return None
 
 
-def _numbered_alike(sources: Sequence[_Source]) -> bool:
+def _numbered_alike(sources: Sequence[RunSource]) -> bool:
     """The paths are one template whose varying numbers name the process: after a rank word
     (``rank3``, ``worker_1``), as a whole path part (``7/``), or as the source's own pid."""
     paths = [s.path for s in sources]
@@ -156,7 +156,7 @@ def _numbered_alike(sources: Sequence[_Source]) -> bool:
     )
 
 
-def _names_process(source: _Source, number: re.Match[str]) -> bool:
+def _names_process(source: RunSource, number: re.Match[str]) -> bool:
     path = source.path
     before, after = path[: number.start()], path[number.end() :]
     if source.pid is not None and int(number.group()) == source.pid:

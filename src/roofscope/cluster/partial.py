@@ -1,0 +1,299 @@
+"""One run reduced to what the cluster summary needs, and partials merged.
+
+:func:`reduce_run` reads one run (one rank) and keeps, per kernel (the normalised name the
+hotspots table uses), the calls, timed calls, total, sum of squares, min and max of the
+durations and their distribution (``sketch.py``: exact up to 1,000 dispatches, a DDSketch of
+1 % relative accuracy beyond); per device its busy time, span and gaps (``analysis.timeline``)
+with its first start, last end and dispatch count; per dispatch source (a rank) its kernel
+time per kernel, pid, recorded rank and span (what ``analysis.ranks`` and ``readers.runs``
+decide the rank view from); copies per direction; the run's facts and warnings. Rows never
+leave :func:`reduce_run`: every reduction is a DuckDB group-by.
+
+:func:`merge` is associative and commutative: counts and sums add (integers, exact), minima
+and maxima compare, sketches add their bins, and every collection is kept sorted by key.
+Merging two partials that hold the same dispatch source (a run read twice) is an error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import reduce
+
+from roofscope.analysis.timeline import timed_dispatches, timeline
+from roofscope.cluster import sketch
+from roofscope.cluster.summary import summary
+from roofscope.errors import InputError
+from roofscope.model.access import Relation, copies, named, query
+from roofscope.model.profile import Profile, RunInfo
+from roofscope.model.schema import Role
+from roofscope.model.selection import EVERYTHING, dispatches
+from roofscope.readers.load import load
+
+__all__ = ["Partial", "merge", "reduce_run", "summary"]
+
+
+@dataclass(frozen=True)
+class KernelPart:
+    calls: int  # every dispatch, timed or not
+    timed: int  # those with a duration
+    total_ns: int
+    sumsq_ns2: int  # sum of squared durations, exact
+    min_ns: int | None
+    max_ns: int | None
+    raw_names: tuple[str, ...]
+    durations: sketch.Durations
+
+
+@dataclass(frozen=True)
+class DevicePart:
+    busy_ns: int
+    span_ns: int
+    first_ns: int
+    last_ns: int
+    dispatches: int
+    gaps: int
+    gap_ns: int
+
+
+@dataclass(frozen=True)
+class SourcePart:
+    """One dispatch source (one process's output: a rank)."""
+
+    path: str
+    format: str
+    rank: int | None  # recorded by the producer
+    pid: int | None  # least pid of its dispatches (readers/runs.py)
+    timed_pid: int | None  # least pid of its timed dispatches (analysis/ranks.py)
+    span: tuple[int, int] | None  # first start, last end; None off the timeline
+    kernel_ns: dict[str, int]  # kernel time per kernel
+
+
+@dataclass(frozen=True)
+class CopyPart:
+    count: int
+    ns: int  # of the copies with valid times
+
+
+@dataclass(frozen=True)
+class RunPart:
+    paths: tuple[str, ...]  # as given to reduce_run
+    info: RunInfo
+    sources: tuple[str, ...]  # its dispatch sources' paths
+
+
+@dataclass(frozen=True)
+class Partial:
+    kernels: dict[str, KernelPart] = field(default_factory=dict)
+    devices: dict[tuple[str, int], DevicePart] = field(default_factory=dict)  # (source, device)
+    sources: tuple[SourcePart, ...] = ()  # by path
+    copies: dict[str, CopyPart] = field(default_factory=dict)  # by direction
+    runs: tuple[RunPart, ...] = ()  # by paths
+    warnings: dict[str, tuple[int, str]] = field(default_factory=dict)  # code: count, message
+
+
+def reduce_run(paths: list[str], fmt: str | None = None) -> Partial:
+    """Read one run (in this process) and reduce it; the profile is closed before return."""
+    profile = load(paths, fmt=fmt, jobs=1)
+    try:
+        return _reduce(profile, tuple(paths))
+    finally:
+        profile.con.close()
+
+
+def _reduce(profile: Profile, paths: tuple[str, ...]) -> Partial:
+    summaries = profile.sources(Role.KERNEL_SUMMARY)
+    if summaries:  # no dispatches: no distribution, no device time, no rank view to merge
+        raise InputError(
+            profile.inputs[summaries[0]].path,
+            "holds kernel summaries only (no dispatches), and the cluster summary merges "
+            "statistics of dispatches",
+            "analyze it without --scheduler, or profile with a kernel trace "
+            "(rocprofv3 --kernel-trace, rocprof --hip-trace)",
+        )
+    srcs = _sources(profile)
+    warnings: dict[str, tuple[int, str]] = {}
+    for w in profile.warnings:
+        count, message = warnings.get(w.code, (0, w.message))
+        warnings[w.code] = (count + w.count, min(message, w.message))
+    return Partial(
+        kernels=_kernels(profile),
+        devices=_devices(profile),
+        sources=tuple(sorted(srcs, key=lambda s: s.path)),
+        copies=_copies(profile),
+        runs=(RunPart(paths, profile.run, tuple(sorted(s.path for s in srcs))),),
+        warnings=dict(sorted(warnings.items())),
+    )
+
+
+_DURATIONS = """SELECT kernel, raw_name, end_ns - start_ns AS dur FROM d
+    WHERE end_ns IS NULL OR start_ns IS NULL OR end_ns >= start_ns"""  # as analysis.hotspots
+_TIMED = f"SELECT kernel, dur FROM ({_DURATIONS}) x WHERE dur IS NOT NULL"
+_SMALL = f"SELECT kernel FROM ({_TIMED}) y GROUP BY kernel HAVING count(*) <= {sketch.EXACT_LIMIT}"
+
+
+def _kernels(profile: Profile) -> dict[str, KernelPart]:
+    rel = named(profile, dispatches(profile))
+    rows = query(
+        profile,
+        rel,
+        f"""SELECT kernel, count(*), count(dur), coalesce(sum(dur), 0),
+        coalesce(sum(dur::HUGEINT * dur), 0), min(dur), max(dur),
+        list(DISTINCT raw_name ORDER BY raw_name)
+        FROM ({_DURATIONS}) x GROUP BY kernel""",
+    ).fetchall()
+    durations = _durations(profile, rel)
+    out = {}
+    for kernel, calls, timed, total, sumsq, lo, hi, raws in rows:
+        name = str(kernel)
+        out[name] = KernelPart(
+            int(calls),
+            int(timed),
+            int(total),
+            int(sumsq),
+            None if lo is None else int(lo),
+            None if hi is None else int(hi),
+            tuple(str(r) for r in raws),
+            durations.get(name, sketch.EMPTY),
+        )
+    return dict(sorted(out.items()))
+
+
+def _durations(profile: Profile, rel: Relation) -> dict[str, sketch.Durations]:
+    """Per kernel: its sorted durations while few, else its sketch's bins (group-bys)."""
+    out = {
+        str(k): sketch.exact(v)
+        for k, v in query(
+            profile,
+            rel,
+            f"SELECT kernel, list(dur ORDER BY dur) FROM ({_TIMED}) t "
+            f"WHERE kernel IN ({_SMALL}) GROUP BY kernel",
+        ).fetchall()
+    }
+    bins: dict[str, list[tuple[int | None, int]]] = {}
+    for k, b, n in query(
+        profile,
+        rel,
+        f"SELECT kernel, {sketch.bin_sql('dur')} AS b, count(*) FROM ({_TIMED}) t "
+        f"WHERE kernel NOT IN ({_SMALL}) GROUP BY kernel, b",
+    ).fetchall():
+        bins.setdefault(str(k), []).append((None if b is None else int(b), int(n)))
+    return out | {k: sketch.from_bins(b) for k, b in bins.items()}
+
+
+def _sources(profile: Profile) -> list[SourcePart]:
+    ids = profile.sources(Role.DISPATCHES)
+    facts = {
+        int(s): (pid, tpid, start, end)
+        for s, pid, tpid, start, end in query(
+            profile,
+            dispatches(profile),
+            """SELECT source, min(pid), min(pid) FILTER (end_ns >= start_ns),
+            min(start_ns) FILTER (end_ns >= start_ns), max(end_ns) FILTER (end_ns >= start_ns)
+            FROM d GROUP BY source""",
+        ).fetchall()
+    }
+    per_kernel: dict[int, dict[str, int]] = {}
+    for s, kernel, total in query(
+        profile,
+        named(profile, dispatches(profile).filter("end_ns >= start_ns")),
+        "SELECT source, kernel, sum(end_ns - start_ns) FROM d GROUP BY ALL ORDER BY ALL",
+    ).fetchall():
+        per_kernel.setdefault(int(s), {})[str(kernel)] = int(total)
+    out = []
+    for s in ids:
+        f = profile.inputs[s]
+        pid, tpid, start, end = facts.get(s, (None, None, None, None))
+        span = (int(start), int(end)) if f.on_timeline and start is not None else None
+        out.append(
+            SourcePart(
+                f.path,
+                f.format,
+                f.rank,
+                None if pid is None else int(pid),
+                None if tpid is None else int(tpid),
+                span,
+                per_kernel.get(s, {}),
+            )
+        )
+    return out
+
+
+def _devices(profile: Profile) -> dict[tuple[str, int], DevicePart]:
+    found = timeline(profile)
+    if found is None:
+        return {}
+    valid, process = timed_dispatches(profile, EVERYTHING)
+    facts = {
+        (int(p), int(d)): (int(a), int(b), int(n))
+        for p, d, a, b, n in query(
+            profile,
+            valid,
+            f"""SELECT {process} AS p, coalesce(device, -1) AS dv, min(start_ns), max(end_ns),
+            count(*) FROM d GROUP BY p, dv""",
+        ).fetchall()
+    }
+    ids = profile.sources(Role.DISPATCHES)
+    out = {}
+    for t in found.devices:
+        source = -1 if t.source is None else t.source
+        device = -1 if t.device is None else t.device
+        first, last, n = facts[(source, device)]
+        path = profile.inputs[ids[0] if source == -1 else source].path
+        out[(path, device)] = DevicePart(t.busy_ns, t.span_ns, first, last, n, t.gaps, t.gap_ns)
+    return dict(sorted(out.items()))
+
+
+def _copies(profile: Profile) -> dict[str, CopyPart]:
+    rows = query(
+        profile,
+        copies(profile),
+        """SELECT coalesce(direction, ''), count(*),
+        coalesce(sum(end_ns - start_ns) FILTER (end_ns >= start_ns), 0) FROM d GROUP BY 1""",
+    ).fetchall()
+    return {str(k): CopyPart(int(n), int(ns)) for k, n, ns in sorted(rows)}
+
+
+def merge(parts: Iterable[Partial]) -> Partial:
+    """The partials as one (of none: an empty partial)."""
+    return reduce(_merge_two, parts, Partial())
+
+
+def _merge_two(a: Partial, b: Partial) -> Partial:
+    shared = {s.path for s in a.sources} & {s.path for s in b.sources}
+    if shared:
+        raise ValueError(f"dispatch source(s) in two partials: {', '.join(sorted(shared))}")
+    kernels = dict(a.kernels)
+    for name, k in b.kernels.items():
+        kernels[name] = _kernel_merged(kernels[name], k) if name in kernels else k
+    copied = dict(a.copies)
+    for kind, c in b.copies.items():
+        old = copied.get(kind, CopyPart(0, 0))
+        copied[kind] = CopyPart(old.count + c.count, old.ns + c.ns)
+    warnings = dict(a.warnings)
+    for code, (n, message) in b.warnings.items():
+        m0, msg0 = warnings.get(code, (0, message))
+        warnings[code] = (m0 + n, min(msg0, message))
+    return Partial(
+        kernels=dict(sorted(kernels.items())),
+        devices=dict(sorted({**a.devices, **b.devices}.items())),
+        sources=tuple(sorted([*a.sources, *b.sources], key=lambda s: s.path)),
+        copies=dict(sorted(copied.items())),
+        runs=tuple(sorted([*a.runs, *b.runs], key=lambda r: r.paths)),
+        warnings=dict(sorted(warnings.items())),
+    )
+
+
+def _kernel_merged(a: KernelPart, b: KernelPart) -> KernelPart:
+    los = [x for x in (a.min_ns, b.min_ns) if x is not None]
+    his = [x for x in (a.max_ns, b.max_ns) if x is not None]
+    return KernelPart(
+        a.calls + b.calls,
+        a.timed + b.timed,
+        a.total_ns + b.total_ns,
+        a.sumsq_ns2 + b.sumsq_ns2,
+        min(los) if los else None,
+        max(his) if his else None,
+        tuple(sorted({*a.raw_names, *b.raw_names})),
+        sketch.merged(a.durations, b.durations),
+    )

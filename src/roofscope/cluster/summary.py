@@ -1,0 +1,161 @@
+"""The cluster summary: one JSON-ready document from a merged :class:`Partial`.
+
+Kernels as the hotspots table orders them (total time, then calls, then name), with their
+time-weighted share and cumulative share; statistics per dispatch are count-weighted. The
+median is exact up to 1,000 timed dispatches of a kernel, else the sketch's (within 1 %,
+``sketch.py``). Devices as ``analysis.timeline`` measures them, kept apart per dispatch
+source. The rank view is ``analysis.ranks``' own (:func:`spread_view`, :func:`rank_order`),
+made only where ``readers.runs`` finds the sources to be ranks of one job. Times in ns.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+from roofscope.analysis.hotspots import HOT_SHARE
+from roofscope.analysis.ranks import rank_order, spread_view
+from roofscope.cluster import sketch
+from roofscope.readers.runs import RunSource, job_evidence
+
+if TYPE_CHECKING:
+    from roofscope.cluster.partial import KernelPart, Partial
+
+
+def summary(p: Partial) -> dict[str, Any]:
+    """The summary of the runs merged in ``p``."""
+    return {
+        "sketch": {
+            "exact_up_to": sketch.EXACT_LIMIT,
+            "relative_accuracy": sketch.RELATIVE_ACCURACY,
+        },
+        **_kernels(p),
+        "devices": _devices(p),
+        "ranks": _ranks(p),
+        "copies": [{"direction": k, "count": c.count, "ns": c.ns} for k, c in p.copies.items()],
+        "runs": {
+            "read": [list(r.paths) for r in p.runs],
+            "sources": [s.path for s in p.sources],
+            "job": _job(p),
+        },
+        "warnings": [
+            {"code": code, "count": n, "message": message}
+            for code, (n, message) in p.warnings.items()
+        ],
+    }
+
+
+def _kernels(p: Partial) -> dict[str, Any]:
+    rows = sorted(p.kernels.items(), key=lambda kv: (-kv[1].total_ns, -kv[1].calls, kv[0]))
+    timed_all = all(k.timed for _, k in rows)
+    grand = sum(k.total_ns for _, k in rows) if rows and timed_all else None
+    out, cumulative = [], 0.0
+    for name, k in rows:
+        share = k.total_ns / grand if grand else None
+        hot = share is not None and cumulative < HOT_SHARE
+        cumulative += share or 0.0
+        out.append(_kernel(name, k, share, cumulative if share is not None else None, hot))
+    return {
+        "total_ns": grand,
+        "dispatches": sum(k.calls for _, k in rows),
+        "kernels_for_80pct": sum(k["hot"] for k in out) if grand else None,
+        "kernels": out,
+    }
+
+
+def _kernel(
+    name: str, k: KernelPart, share: float | None, cumulative: float | None, hot: bool
+) -> dict[str, Any]:
+    mean = k.total_ns / k.timed if k.timed else None
+    std = None
+    if mean is not None and k.timed > 1:
+        std = math.sqrt(max(0.0, (k.sumsq_ns2 - k.timed * mean * mean) / (k.timed - 1)))
+    return {
+        "name": name,
+        "raw_names": list(k.raw_names),
+        "calls": k.calls,
+        "total_ns": k.total_ns if k.timed else None,
+        "mean_ns": mean,
+        "median_ns": k.durations.quantile(0.5),
+        "median_exact": k.durations.exact is not None,
+        "min_ns": k.min_ns,
+        "max_ns": k.max_ns,
+        "std_ns": std,
+        "share": share,
+        "cumulative_share": cumulative,
+        "hot": hot,
+    }
+
+
+def _devices(p: Partial) -> dict[str, Any]:
+    devices = [
+        {
+            "source": path,
+            "device": None if device == -1 else device,
+            "busy_ns": d.busy_ns,
+            "span_ns": d.span_ns,
+            "idle_ns": d.span_ns - d.busy_ns,
+            "first_ns": d.first_ns,
+            "last_ns": d.last_ns,
+            "dispatches": d.dispatches,
+            "gaps": d.gaps,
+            "gap_ns": d.gap_ns,
+        }
+        for (path, device), d in p.devices.items()
+    ]
+    parts = list(p.devices.values())
+    span = sum(d.span_ns for d in parts)
+    busy = sum(d.busy_ns for d in parts)
+    wall = max(d.last_ns for d in parts) - min(d.first_ns for d in parts) if parts else None
+    return {
+        "wall_ns": wall,
+        "busy_ns": busy,
+        "span_ns": span,
+        "idle_share": (span - busy) / span if span else 0.0,
+        "devices": devices,
+    }
+
+
+def _job(p: Partial) -> str | None:
+    found = [RunSource(s.path, s.rank, s.pid, s.span) for s in p.sources]
+    return job_evidence(found) if len(found) > 1 else None
+
+
+def _ranks(p: Partial) -> dict[str, Any] | None:
+    """As ``analysis.ranks.rank_view``: None for one source, several formats, or sources that
+    are not ranks of one job."""
+    srcs = p.sources
+    if len(srcs) < 2 or len({s.format for s in srcs}) > 1 or _job(p) is None:
+        return None
+    order, numbers = rank_order(
+        [s.rank for s in srcs], [s.timed_pid for s in srcs], [s.path for s in srcs]
+    )
+    ordered = [srcs[i] for i in order]
+    per_kernel: dict[str, list[float]] = {}
+    for r, s in enumerate(ordered):
+        for kernel, total in s.kernel_ns.items():
+            per_kernel.setdefault(kernel, [0.0] * len(ordered))[r] = float(total)
+    labels = tuple(f"{s.path} (pid {'-' if s.timed_pid is None else s.timed_pid})" for s in ordered)
+    view = spread_view(per_kernel, numbers, labels)
+    return {
+        "ranks": list(view.ranks),
+        "labels": list(view.labels),
+        "kernel_ns": list(view.totals_ns),
+        "median_ns": view.median_ns,
+        "kernels": [
+            {
+                "name": k.kernel,
+                "total_ns": list(k.totals_ns),
+                "min_ns": k.min_ns,
+                "median_ns": k.median_ns,
+                "max_ns": k.max_ns,
+                "cv": k.cv,
+                "slowest_rank": k.slowest,
+            }
+            for k in view.kernels
+        ],
+        "stragglers": [
+            {"rank": s.rank, "label": s.label, "kernel_ns": s.total_ns, "kernels": list(s.kernels)}
+            for s in view.stragglers
+        ],
+    }
