@@ -154,9 +154,15 @@ def test_text_view_of_a_summary() -> None:
              "median_ns": 1e5 * (13 - i) / i, "share": (13 - i) / 78}
             for i in range(1, 13)
         ],
-        "devices": [{"label": "rank0 device 1", "busy_ns": 2.5e9, "span_ns": 3e9}],
-        "ranks": {"stragglers": [{"rank": 5, "kernels": ["kernel_1"]}]},
-        "runs": {"read": 8},
+        "devices": {
+            "busy_ns": 4e9, "span_ns": 5e9, "idle_share": 0.2,
+            "devices": [{"source": "/job/rank0/results.csv", "device": 1, "busy_ns": 2.5e9,
+                         "span_ns": 3e9}, {"source": "/job/rank1/results.csv", "device": 1,
+                         "busy_ns": 1.5e9, "span_ns": 2e9}],
+        },
+        "ranks": {"ranks": [0, 1], "stragglers": [{"rank": 1, "label": "rank1 (pid 7)",
+                                                   "kernels": ["kernel_1"]}]},
+        "runs": {"read": [["/job/rank0/results.csv"], ["/job/rank1/results.csv"]]},
         "warnings": [{"code": "mixed-runs", "message": "not ranks of one job"}],
         "skipped": [{"run": ["/job/rank3/results.csv"], "reason": "/job/rank3/results.csv: is "
                      "empty; re-run the profiler; the file was never written"}],
@@ -168,7 +174,7 @@ def test_text_view_of_a_summary() -> None:
                                             "62.5", "44.4", "30"], strict=True)
     ]  # fmt: skip
     assert render_cluster_text(doc, width=100).splitlines() == [
-        "roofscope 0.1.0 · cluster summary · runs read: 8",
+        "roofscope 0.1.0 · cluster summary · runs read: 2",
         "runs skipped: 1 (--skip-unreadable)",
         "  skipped: /job/rank3/results.csv: is empty; re-run the profiler; the file was never "
         "written",
@@ -176,9 +182,11 @@ def test_text_view_of_a_summary() -> None:
         "─" * 100,
         *rows,
         "     other (2 kernels)" + " " * 40 + "230            3    3.8%" + " " * 14,
-        "Devices (busy of span):",
-        "  rank0 device 1: 2.5 s of 3 s",
-        "Straggler: rank 5 (kernel_1)",
+        "Devices: 2, busy 4 s of 5 s (20.0% idle)",
+        "  /job/rank0/results.csv device 1: 2.5 s of 3 s",
+        "  /job/rank1/results.csv device 1: 1.5 s of 2 s",
+        "Ranks: 2",
+        "  straggler: rank 1 (rank1 (pid 7)): kernel_1",
         "! [mixed-runs] not ranks of one job",
     ]
 

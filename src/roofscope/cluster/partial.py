@@ -47,8 +47,8 @@ def summary(p: Partial) -> dict[str, Any]:
             {"name": n, "calls": c, "total_ns": t, "share": t / grand if grand else None}
             for n, (c, t) in rows
         ],
-        "devices": [],
+        "devices": {"busy_ns": 0, "span_ns": 0, "idle_share": 0.0, "devices": []},
         "ranks": None,
-        "runs": {"read": p.runs},
+        "runs": {"read": [[] for _ in range(p.runs)]},
         "warnings": [],
     }

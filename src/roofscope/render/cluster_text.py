@@ -19,6 +19,7 @@ from roofscope.render.findings_text import wrapped
 from roofscope.render.numbers import cell, column_unit, duration, pct
 
 Doc = dict[str, Any]
+SHOWN_DEVICES = 8
 
 
 def render_cluster_text(
@@ -37,7 +38,7 @@ def render_cluster_text(
     )
     _header(console, doc)
     console.print(_kernels(list(doc.get("kernels") or []), top, console.width))
-    _devices(console, list(doc.get("devices") or []))
+    _devices(console, doc.get("devices"))
     _straggler(console, doc.get("ranks"))
     for w in doc.get("warnings") or []:
         text = f"[{w['code']}] {w['message']}" if isinstance(w, dict) else str(w)
@@ -95,22 +96,29 @@ def _other(rest: list[Doc], tscale: float) -> list[str | NameCell]:
     ]
 
 
-def _devices(console: Console, devices: list[Doc]) -> None:
-    if devices:
-        console.print("Devices (busy of span):")
-    for d in devices[:8]:
-        label = d.get("label") or d.get("device")
-        console.print(f"  {label}: {duration(d.get('busy_ns'))} of {duration(d.get('span_ns'))}")
-    if len(devices) > 8:
-        console.print(f"  … {len(devices) - 8} more (see --json)")
+def _devices(console: Console, devices: Doc | None) -> None:
+    """All devices' busy time of their span, then the first few devices one by one."""
+    listed = list((devices or {}).get("devices") or [])
+    if not devices or not listed:
+        return
+    console.print(
+        f"Devices: {len(listed)}, busy {duration(devices.get('busy_ns'))} of "
+        f"{duration(devices.get('span_ns'))} ({pct(devices.get('idle_share'))} idle)"
+    )
+    for d in listed[:SHOWN_DEVICES]:
+        where = f"{d.get('source')} device {'-' if d.get('device') is None else d['device']}"
+        console.print(f"  {where}: {duration(d.get('busy_ns'))} of {duration(d.get('span_ns'))}")
+    if len(listed) > SHOWN_DEVICES:
+        console.print(f"  … {len(listed) - SHOWN_DEVICES} more (see --json)")
 
 
 def _straggler(console: Console, ranks: Doc | None) -> None:
     if not ranks:
         return
-    stragglers = ranks.get("stragglers") or ([ranks["straggler"]] if ranks.get("straggler") else [])
-    if not stragglers:
-        console.print(f"Ranks: {len(ranks.get('totals_ns') or [])}; no straggler")
+    stragglers = list(ranks.get("stragglers") or [])
+    console.print(
+        f"Ranks: {len(ranks.get('ranks') or [])}" + ("" if stragglers else "; no straggler")
+    )
     for s in stragglers:
         kernels = ", ".join(s.get("kernels") or [])
-        console.print(f"Straggler: rank {s.get('rank')} ({kernels})")
+        console.print(f"  straggler: rank {s.get('rank')} ({s.get('label')}): {kernels}")
