@@ -16,6 +16,7 @@ from rich.table import Table
 from roofscope import __version__
 from roofscope.render.columns import NameCell, fitted_table, terminal_width
 from roofscope.render.findings_text import wrapped
+from roofscope.render.names import short_name
 from roofscope.render.numbers import cell, column_unit, duration, pct
 
 Doc = dict[str, Any]
@@ -120,5 +121,7 @@ def _straggler(console: Console, ranks: Doc | None) -> None:
         f"Ranks: {len(ranks.get('ranks') or [])}" + ("" if stragglers else "; no straggler")
     )
     for s in stragglers:
-        kernels = ", ".join(s.get("kernels") or [])
-        console.print(f"  straggler: rank {s.get('rank')} ({s.get('label')}): {kernels}")
+        kernels = ", ".join(short_name(k, 60) for k in s.get("kernels") or [])
+        wrapped(
+            console, f"straggler: rank {s.get('rank')} ({s.get('label')}): {kernels}", "  ", "    "
+        )
