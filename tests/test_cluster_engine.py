@@ -330,6 +330,37 @@ def test_a_path_a_worker_cannot_see(tmp_path: Path, cluster: Cluster) -> None:
 
 
 @needs_dask
+def test_a_worker_with_another_roofscope(
+    capsys: Cap, tmp_path: Path, cluster: Cluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(engine, "__version__", "0.0.1")  # this process; the workers: 0.1.0
+    rc, out, err = analyze_on(capsys, cluster, str(ranks(tmp_path)))
+    assert (rc, out) == (1, "")
+    line = error_line(err)
+    worker = line.removeprefix("the Dask worker ").split(" ")[0]
+    assert worker == min(cluster.worker_pids())
+    assert line == (
+        f"the Dask worker {worker} has roofscope 0.1.0, this process roofscope 0.0.1; install "
+        "the same on every worker (pip install 'roofscope[dask]==0.0.1')"
+    )
+
+
+@needs_dask
+def test_a_worker_without_roofscope(
+    tmp_path: Path, cluster: Cluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(engine, "DISTRIBUTION", "roofscope-on-no-worker")
+    with pytest.raises(engine.RoofscopeError) as refused:
+        partials([[str(TRACE)]], scheduler=cluster.address)
+    worker = str(refused.value).removeprefix("the Dask worker ").split(" ")[0]
+    assert worker == min(cluster.worker_pids())  # the first, by address
+    assert str(refused.value) == (
+        f"the Dask worker {worker} has no roofscope installed, this process roofscope 0.1.0; "
+        "install the same on every worker (pip install 'roofscope[dask]==0.1.0')"
+    )
+
+
+@needs_dask
 def test_no_scheduler_at_the_address(capsys: Cap, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(engine, "CONNECT_TIMEOUT", "1s")
     rc, out, err = run(capsys, "analyze", str(TRACE), "--scheduler", "tcp://127.0.0.1:9")

@@ -13,7 +13,8 @@ once per run, and returns the partial results in the runs' order, whatever order
 A run that cannot be read (the reader's one-line :class:`InputError`) stops the reduction,
 naming it, unless ``skip_unreadable``: then it is left out and returned as a :class:`Skipped`.
 A path a Dask worker cannot see is always an error naming the worker and the path: the runs
-a worker without the shared file system gets would otherwise be left out by chance.
+a worker without the shared file system gets would otherwise be left out by chance. So is a
+worker without this version of roofscope installed (checked before the tasks are sent).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from contextlib import closing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from roofscope import __version__
 from roofscope.cluster.partial import Partial, reduce_run
 from roofscope.errors import InputError, RoofscopeError
 from roofscope.readers.shards import default_jobs
@@ -40,6 +42,7 @@ Progress = Callable[[int, int], None]  # (runs done, runs in all)
 TASK_RETRIES = 2  # a task that raises (not a run that cannot be read) is tried again twice
 CONNECT_TIMEOUT = "20s"
 INSTALL = "pip install roofscope[dask]"
+DISTRIBUTION = "roofscope"  # the package whose version each Dask worker must have
 
 
 @dataclass(frozen=True)
@@ -87,8 +90,10 @@ def partials(
     every core), in this process when ``jobs`` is 1 or there is one run."""
     todo = [list(run) for run in runs]
     if scheduler:
-        with connect(scheduler) as client, closing(_on_dask(client, todo, fmt)) as done:
-            return _collect(done, todo, skip_unreadable, progress)
+        with connect(scheduler) as client:
+            check_workers(client)
+            with closing(_on_dask(client, todo, fmt)) as done:
+                return _collect(done, todo, skip_unreadable, progress)
     workers = min(default_jobs() if jobs is None else jobs, len(todo))
     if workers < 2:
         here = ((i, attempt(reduce_run, run, fmt)) for i, run in enumerate(todo))
@@ -140,6 +145,22 @@ def connect(address: str) -> Client:
             f"--scheduler {address}: no Dask scheduler answered ({why}); start one "
             "(`dask scheduler`) and its workers, or check the address"
         ) from None
+
+
+def check_workers(client: Client) -> None:
+    """Every worker has this roofscope installed: one line naming a worker that has none or
+    another version. (A worker that cannot unpickle the task breaks without a word; workers
+    that join later are not checked.)"""
+    from importlib.metadata import version
+
+    found = client.run(version, DISTRIBUTION, on_error="return")
+    for worker, got in sorted(found.items()):
+        if isinstance(got, BaseException) or got != __version__:
+            has = "no roofscope installed" if isinstance(got, BaseException) else f"roofscope {got}"
+            raise RoofscopeError(
+                f"the Dask worker {worker} has {has}, this process roofscope {__version__}; "
+                f"install the same on every worker (pip install 'roofscope[dask]=={__version__}')"
+            )
 
 
 def _on_dask(
