@@ -10,7 +10,9 @@ import typer
 
 from roofscope.cli import options as o
 from roofscope.cli.checkup import CheckupOptions, prepare, run_checkup
+from roofscope.cli.cluster import SCHEDULER_ENV, cluster_summary, refuse_without_rows
 from roofscope.cli.outputs import html_path, report_view, stem, write_charts
+from roofscope.errors import UsageError
 from roofscope.outfile import write_atomically
 from roofscope.report import with_lanes
 
@@ -19,11 +21,14 @@ def analyze(
     paths: Annotated[list[str], typer.Argument(help="Profiler output files or directories.")],
     fmt: o.Format = None,
     top: Annotated[
-        int,
+        int | None,
         typer.Option(
-            "--top", min=1, help="Kernels shown in the text table; the rest fold into 'other'."
+            "--top",
+            min=1,
+            help="Kernels shown in the text table; the rest fold into 'other' "
+            "(default 20; 10 with --scheduler).",
         ),
-    ] = 20,
+    ] = None,
     kernel: o.Kernel = None,
     device: o.Device = None,
     gap_us: o.GapUs = o.DEFAULT_GAP_US,
@@ -39,8 +44,38 @@ def analyze(
     force: o.Force = False,
     out: o.OutDir = None,
     jobs: o.Jobs = None,
+    scheduler: Annotated[
+        str | None,
+        typer.Option(
+            "--scheduler",
+            envvar=SCHEDULER_ENV,
+            help="Reduce each run (rank) on this Dask scheduler (tcp://HOST:PORT) and print "
+            "the cluster summary: kernels, devices, ranks.",
+        ),
+    ] = None,
+    skip_unreadable: Annotated[
+        bool,
+        typer.Option(
+            "--skip-unreadable",
+            help="With --scheduler: leave out the runs that cannot be read, and list them.",
+        ),
+    ] = False,
 ) -> None:
     """Baseline, hotspots and roofline of one profile (files of several processes merge)."""
+    if scheduler:
+        refuse_without_rows({
+            "--kernel": kernel, "--device": device, "--gpu": gpu, "--work": work,
+            "--ceilings": ceilings, "--peak-flops": peak_flops, "--peak-bw": peak_bw,
+            "--html": html, "--svg": svg, "--png": png, "--out": out, "--jobs": jobs,
+            "--gap-us": gap_us if gap_us != o.DEFAULT_GAP_US else None,
+        })  # fmt: skip
+        summary = cluster_summary(
+            paths, scheduler, fmt=fmt, skip_unreadable=skip_unreadable, as_json=as_json, top=top
+        )
+        sys.stdout.write(summary)
+        return
+    if skip_unreadable:
+        raise UsageError("--skip-unreadable applies to --scheduler only; add --scheduler ADDR")
     options = CheckupOptions(
         fmt=fmt, kernel=kernel, device=device, gap_us=gap_us, gpu=gpu, work=tuple(work or ()),
         ceilings=ceilings, peak_flops=peak_flops, peak_bw=peak_bw, jobs=jobs,
@@ -61,4 +96,4 @@ def analyze(
         charts = {"hotspots": hotspot_svg(report), "roofline": roofline_svg(report),
                   "timeline": timeline_svg(report)}  # fmt: skip
         write_charts(charts, svg, png, force=force, keep=keep)
-    sys.stdout.write(report_view(report, as_json=as_json, top=top))
+    sys.stdout.write(report_view(report, as_json=as_json, top=20 if top is None else top))

@@ -42,6 +42,32 @@ def load(
 
     Runs that stand alone (one per process of a many-rank job) are read one after another,
     or by ``jobs`` worker processes (default: every core) when there are enough of them."""
+    found, nested = _find(paths, fmt)
+    profile = _read(plan(found), progress, jobs)
+    runs.describe(profile, nested)
+    _refuse_implausible_counters(profile)
+    return profile
+
+
+def run_paths(paths: Sequence[str], *, fmt: str | None = None) -> list[list[str]]:
+    """The runs under ``paths`` as ``load`` reads them, each as the files to ``load`` it alone:
+    one list per independent run (rank), in the order of their paths; ``paths`` as one run
+    when they are one run or their runs depend on each other (a counter run). A file in a
+    folder that is empty or binary (a rank that died before writing) is a run of its own,
+    which ``load`` refuses: ``load`` of the folder would leave it out unnamed. Runs nested
+    below another run's folder are left out, as ``load`` leaves them out."""
+    damaged: list[Path] = []
+    found, _ = _find(paths, fmt, damaged)
+    units = shards.units(plan(found))
+    whole = [list(paths)] if units is None else [[str(f.head.path) for f, _ in u] for u in units]
+    return sorted([*whole, *([str(p)] for p in damaged)], key=lambda run: run[0])
+
+
+def _find(
+    paths: Sequence[str], fmt: str | None, damaged: list[Path] | None = None
+) -> tuple[list[Found], list[Path]]:
+    """The files recognised under ``paths``, and the folders of the nested runs left out;
+    the empty or binary files in its folders go to ``damaged``."""
     if not paths:
         raise InputError("roofscope", "no input path given", "pass a profile file or directory")
     forced = registry.by_name(fmt) if fmt else None
@@ -50,15 +76,12 @@ def load(
     for raw in paths:
         path = Path(raw)
         if is_folder(path):
-            kept, below = runs.outside_nested(_scan_dir(path, forced))
+            kept, below = runs.outside_nested(_scan_dir(path, forced, damaged))
             found += kept
             nested += [_shown(path, folder) for folder in below]
         else:
             found.append(_identify_file(read_head(path), forced))
-    profile = _read(plan(found), progress, jobs)
-    runs.describe(profile, nested)
-    _refuse_implausible_counters(profile)
-    return profile
+    return found, nested
 
 
 def _shown(root: Path, folder: Path) -> Path:
@@ -231,7 +254,7 @@ def _identify_file(head: Head, forced: Reader | None) -> Found:
 _POINT = "point at the folder rocprof/rocprofv3 wrote (results.csv, *_kernel_trace.csv, ...)"
 
 
-def _scan_dir(root: Path, forced: Reader | None) -> list[Found]:
+def _scan_dir(root: Path, forced: Reader | None, damaged: list[Path] | None = None) -> list[Found]:
     found: list[Found] = []
     unreadable: list[str] = []  # files named like profiler output that hold none
     for path in sorted(p for p in root.rglob("*") if p.is_file() and _CANDIDATE.search(p.name)):
@@ -241,6 +264,8 @@ def _scan_dir(root: Path, forced: Reader | None) -> list[Found]:
             found.append(item)
         elif head.kind in ("empty", "binary"):
             unreadable.append(f"{path.relative_to(root)} is {head.kind}")
+            if damaged is not None:
+                damaged.append(path)
     if not found:
         seen = f" ({'; '.join(unreadable[:3])})" if unreadable else ""
         raise InputError(

@@ -1,0 +1,127 @@
+"""The terminal view of a cluster summary (``analyze --scheduler``): runs read and skipped, the
+top kernels, the devices' busy time, the straggler, the warnings.
+
+It formats the summary document (``cluster.partial.summary`` plus the engine's ``skipped``)
+as it is; a field the document leaves out shows as ``-``.
+"""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from roofscope import __version__
+from roofscope.render.columns import NameCell, fitted_table, terminal_width
+from roofscope.render.findings_text import wrapped
+from roofscope.render.names import short_name
+from roofscope.render.numbers import cell, column_unit, duration, pct
+
+Doc = dict[str, Any]
+SHOWN_DEVICES = 8
+
+
+def render_cluster_text(
+    doc: Doc, *, top: int = 10, width: int | None = None, color: bool | None = None
+) -> str:
+    """The summary as text; colour only when asked (the CLI asks on a terminal)."""
+    buf = io.StringIO()
+    console = Console(
+        file=buf,
+        width=width or terminal_width(),
+        force_terminal=bool(color),
+        no_color=not color,
+        highlight=False,
+        emoji=False,
+        markup=False,
+    )
+    _header(console, doc)
+    console.print(_kernels(list(doc.get("kernels") or []), top, console.width))
+    _devices(console, doc.get("devices"))
+    _straggler(console, doc.get("ranks"))
+    for w in doc.get("warnings") or []:
+        text = f"[{w['code']}] {w['message']}" if isinstance(w, dict) else str(w)
+        wrapped(console, f"! {text}", "", "  ", style="yellow")
+    return buf.getvalue()
+
+
+def _header(console: Console, doc: Doc) -> None:
+    runs = doc.get("runs") or {}
+    skipped = list(doc.get("skipped") or [])
+    read = runs.get("read")
+    count = len(read) if isinstance(read, list) else read
+    console.print(f"roofscope {__version__} · cluster summary · runs read: {count}")
+    if skipped:
+        console.print(f"runs skipped: {len(skipped)} (--skip-unreadable)", style="yellow")
+    for s in skipped:
+        wrapped(console, f"skipped: {s['reason']}", "  ", "    ", style="yellow")
+
+
+def _kernels(kernels: list[Doc], top: int, width: int) -> Table:
+    shown = kernels[:top]
+    tscale, tunit = column_unit(k.get("total_ns") for k in shown)
+    mscale, munit = column_unit(k.get("median_ns") for k in shown)
+    headers = ["#", "Kernel", "Calls", f"Total [{tunit}]", "Share", f"Median [{munit}]"]
+    rows: list[tuple[list[str | NameCell], str | None]] = [
+        (
+            [
+                str(i),
+                NameCell((str(k["name"]),)),
+                f"{k['calls']:,}",
+                cell(k.get("total_ns"), tscale),
+                pct(k.get("share")),
+                cell(k.get("median_ns"), mscale),
+            ],
+            None,
+        )
+        for i, k in enumerate(shown, start=1)
+    ]
+    if len(kernels) > top:
+        rows.append((_other(kernels[top:], tscale), "dim"))
+    return fitted_table(headers, rows, width=width, name=1, drop=(5, 4))
+
+
+def _other(rest: list[Doc], tscale: float) -> list[str | NameCell]:
+    """The kernels past ``top``, as one row (their sums, where every one has the value)."""
+    totals = [k.get("total_ns") for k in rest]
+    shares = [k.get("share") for k in rest]
+    return [
+        "",
+        f"other ({len(rest)} kernels)",
+        f"{sum(k['calls'] for k in rest):,}",
+        cell(None if None in totals else sum(t or 0 for t in totals), tscale),
+        pct(None if None in shares else sum(s or 0 for s in shares)),
+        "",
+    ]
+
+
+def _devices(console: Console, devices: Doc | None) -> None:
+    """All devices' busy time of their span, then the first few devices one by one."""
+    listed = list((devices or {}).get("devices") or [])
+    if not devices or not listed:
+        return
+    console.print(
+        f"Devices: {len(listed)}, busy {duration(devices.get('busy_ns'))} of "
+        f"{duration(devices.get('span_ns'))} ({pct(devices.get('idle_share'))} idle)"
+    )
+    for d in listed[:SHOWN_DEVICES]:
+        where = f"{d.get('source')} device {'-' if d.get('device') is None else d['device']}"
+        console.print(f"  {where}: {duration(d.get('busy_ns'))} of {duration(d.get('span_ns'))}")
+    if len(listed) > SHOWN_DEVICES:
+        console.print(f"  … {len(listed) - SHOWN_DEVICES} more (see --json)")
+
+
+def _straggler(console: Console, ranks: Doc | None) -> None:
+    if not ranks:
+        return
+    stragglers = list(ranks.get("stragglers") or [])
+    console.print(
+        f"Ranks: {len(ranks.get('ranks') or [])}" + ("" if stragglers else "; no straggler")
+    )
+    for s in stragglers:
+        kernels = ", ".join(short_name(k, 60) for k in s.get("kernels") or [])
+        wrapped(
+            console, f"straggler: rank {s.get('rank')} ({s.get('label')}): {kernels}", "  ", "    "
+        )
