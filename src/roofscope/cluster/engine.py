@@ -166,11 +166,13 @@ def check_workers(client: Client) -> None:
 def _on_dask(
     client: Client, runs: list[list[str]], fmt: str | None
 ) -> Generator[tuple[int, Any], None, None]:
-    """One task per run, yielded as each ends; the tasks left are cancelled on the way out."""
+    """One task per run, yielded as each ends; the tasks left are cancelled on the way out.
+    The paths go as absolute paths: a worker runs in a folder of its own, and the job's files
+    are where the shared file system mounts them on every machine."""
     from distributed import as_completed
 
     futures = [
-        client.submit(on_worker, reduce_run, run, fmt, pure=False, retries=TASK_RETRIES)
+        client.submit(on_worker, reduce_run, _absolute(run), fmt, pure=False, retries=TASK_RETRIES)
         for run in runs
     ]
     index = {f.key: i for i, f in enumerate(futures)}
@@ -179,6 +181,10 @@ def _on_dask(
             yield index[future.key], _result(future, runs[index[future.key]])
     finally:
         client.cancel(futures)
+
+
+def _absolute(run: list[str]) -> list[str]:
+    return [os.path.abspath(p) for p in run]
 
 
 def _result(future: Any, run: list[str]) -> Any:
