@@ -380,3 +380,25 @@ def test_the_scheduler_from_the_environment(
     assert rc == 0, err
     assert kernels(json.loads(out)) == counted(TRACE, RANKS)
     assert len(cluster.log.done) - before == RANKS
+
+
+@needs_dask
+def test_dask_equals_the_local_analyze_with_its_straggler(
+    capsys: Cap, tmp_path: Path, cluster: Cluster
+) -> None:
+    """The acceptance check, literally: ``analyze DIR --scheduler ADDR --json`` against the
+    local ``analyze DIR --json`` of eight ranks, rank 5's laplacian 1.3x slower: per kernel
+    calls, totals, min and max exact, medians within the sketch's error, the same straggler."""
+    from tests.test_cluster_partial import assert_kernels_match
+
+    root = ranks(tmp_path, slow=1.3)
+    rc, out, err = run(capsys, "analyze", str(root), "--json")
+    assert rc == 0, err
+    local = json.loads(out)
+    rc, out, err = analyze_on(capsys, cluster, str(root), "--json")
+    assert rc == 0, err
+    dask = json.loads(out)
+    assert_kernels_match(local, dask)
+    (s,) = dask["ranks"]["stragglers"]
+    (want,) = local["ranks"]["stragglers"]
+    assert (s["rank"], s["kernels"]) == (want["rank"], want["kernels"]) == (5, want["kernels"])
