@@ -23,8 +23,9 @@ peak RSS (``VmHWM`` of /proc/self/status: that process only, not its workers):
   reference.
 
 Throughput is dispatches / wall seconds / workers (1, 2, 2). The partial contenders also
-report the merge cost: ``merge`` of the run's partials timed ``MERGE_ROUNDS`` times, per
-partial, and the pickled size of a partial (what a worker sends back). Without
+report the merge cost (the time to merge all partials less that to merge the first half,
+per partial of the second half: the cost of one more partial once the sketches are full) and
+the pickled size of a partial (what a worker sends back). Without
 ``roofscope.cluster`` (issue 24's parts A and B) only the analyze baselines run.
 """
 
@@ -47,7 +48,6 @@ sys.path.insert(0, str(HERE))
 from gen_ranks import generate  # noqa: E402
 
 KERNELS, STRAGGLER, SLOW = 300, 5, 1.2
-MERGE_ROUNDS = 20
 PARTIAL_MODES = {"partials-1": 1, "partials-2": 2, "dask-2": 2}
 ANALYZE_MODES = {"analyze-1": 1, "analyze-2": 2}
 MISSING = (
@@ -88,17 +88,22 @@ def child_partials(runs: list[list[str]], jobs: int, scheduler: str | None) -> d
     parts, skipped = partials(runs, jobs=jobs, scheduler=scheduler, skip_unreadable=False)
     reduced = time.perf_counter()
     merged = merge(parts)
+    merged_at = time.perf_counter()
     doc = summary(merged)
     wall = time.perf_counter() - start
+    half = len(parts) // 2
     t0 = time.perf_counter()
-    for _ in range(MERGE_ROUNDS):
-        merge(parts)
-    merge_s = (time.perf_counter() - t0) / MERGE_ROUNDS
+    merge(parts[:half])
+    t1 = time.perf_counter()
     sizes = [len(pickle.dumps(p)) for p in parts]
     return {
         "wall_s": wall,
         "reduce_s": reduced - start,
-        "merge_per_partial_s": merge_s / len(parts),
+        "merge_s": merged_at - reduced,
+        "summary_s": start + wall - merged_at,
+        # what merging the second half of the partials added: the cost of one more partial
+        "merge_per_partial_s": (merged_at - reduced - (t1 - t0)) / (len(parts) - half),
+        "merge_half_s": t1 - t0,
         "partial_bytes": statistics.mean(sizes),
         "merged_bytes": len(pickle.dumps(merged)),
         "dispatches": doc.get("dispatches"),
