@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from roofscope import __version__
-from roofscope.render.columns import NameCell, fitted_table, terminal_width
+from roofscope.render.columns import NameCell, fitted_table, text_console
 from roofscope.render.findings_text import wrapped
 from roofscope.render.names import short_name
 from roofscope.render.numbers import cell, column_unit, duration, pct
@@ -28,15 +28,7 @@ def render_cluster_text(
 ) -> str:
     """The summary as text; colour only when asked (the CLI asks on a terminal)."""
     buf = io.StringIO()
-    console = Console(
-        file=buf,
-        width=width or terminal_width(),
-        force_terminal=bool(color),
-        no_color=not color,
-        highlight=False,
-        emoji=False,
-        markup=False,
-    )
+    console = text_console(buf, width, color)
     _header(console, doc)
     console.print(_kernels(list(doc.get("kernels") or []), top, console.width))
     _devices(console, doc.get("devices"))

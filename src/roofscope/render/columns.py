@@ -10,12 +10,14 @@ distinct.
 
 from __future__ import annotations
 
+import io
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from rich import box
 from rich.cells import cell_len
+from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
@@ -104,6 +106,20 @@ def terminal_width() -> int:
     import shutil
 
     return max(MIN_WIDTH, shutil.get_terminal_size((120, 40)).columns)
+
+
+def text_console(buf: io.StringIO, width: int | None, color: bool | None) -> Console:
+    """A console writing plain text into ``buf`` at ``width`` (the terminal's when None),
+    colour only when asked: what every text report prints with."""
+    return Console(
+        file=buf,
+        width=width or terminal_width(),
+        force_terminal=bool(color),
+        no_color=not color,
+        highlight=False,
+        emoji=False,
+        markup=False,
+    )
 
 
 def _room(widths: list[int], shown: list[int], name: int, width: int) -> int:

@@ -12,7 +12,7 @@ from roofscope import __version__
 from roofscope.analysis.hotspots import KernelStats
 from roofscope.model.profile import InputFile, Runs
 from roofscope.model.schema import Role
-from roofscope.render.columns import NameCell, fitted_table, terminal_width
+from roofscope.render.columns import NameCell, fitted_table, text_console
 from roofscope.render.findings_text import findings_section, wrapped
 from roofscope.render.limiter_text import limiter_section
 from roofscope.render.metrics_text import metrics_section
@@ -41,15 +41,7 @@ def render_text(
 ) -> str:
     """The whole text report; colour only when asked or on a terminal (NO_COLOR honoured)."""
     buf = io.StringIO()
-    console = Console(
-        file=buf,
-        width=width or terminal_width(),
-        force_terminal=bool(color),
-        no_color=not color,
-        highlight=False,
-        emoji=False,
-        markup=False,
-    )
+    console = text_console(buf, width, color)
     _header(console, report)
     console.print(_table(report, top, console.width))
     if any(report.validity(k.name) for k in report.hotspots.kernels[:top]):
