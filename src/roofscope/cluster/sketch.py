@@ -12,7 +12,6 @@ the durations were split and merged, and merging is associative and commutative.
 
 from __future__ import annotations
 
-import copy
 import math
 from collections import Counter
 from collections.abc import Iterable
@@ -60,7 +59,11 @@ EMPTY = Durations(0, np.zeros(0, dtype=np.int64), None)
 
 def exact(values: Iterable[int]) -> Durations:
     """Durations from their values (turned into a sketch beyond the limit)."""
-    array = np.sort(np.fromiter(values, dtype=np.int64))
+    return _from_array(np.fromiter(values, dtype=np.int64))
+
+
+def _from_array(values: Ints) -> Durations:
+    array = np.sort(values)
     if array.size <= EXACT_LIMIT:
         return Durations(int(array.size), array, None)
     return from_bins(_bins_of(array))
@@ -88,11 +91,10 @@ def _bins_of(values: Ints) -> list[tuple[int | None, int]]:
 def merged(a: Durations, b: Durations) -> Durations:
     """Both distributions as one; neither is changed."""
     if a.exact is not None and b.exact is not None:
-        return exact(np.concatenate([a.exact, b.exact]).tolist())
+        return _from_array(np.concatenate([a.exact, b.exact]))
     sketch = DDSketch(RELATIVE_ACCURACY)
-    for part in (a, b):
-        other = part.sketch if part.sketch is not None else _as_sketch(part)
-        sketch.merge(copy.deepcopy(other))
+    for part in (a, b):  # DDSketch.merge copies the other's bins and leaves it as it was
+        sketch.merge(part.sketch if part.sketch is not None else _as_sketch(part))
     return Durations(a.count + b.count, None, sketch)
 
 
