@@ -73,7 +73,9 @@ def choose_device(run: RunInfo, gpu: str | None) -> DeviceChoice:
         pool = fits or [d for d in pool if not d.compute_units] or pool
         # no count fits: a partition the catalogue does not know (warned)
     said = " / ".join(n for n in (run.gpu, run.arch) if n)
-    units = f" with {run.compute_units} {_unit_word(run)}" if run.compute_units else ""
+    units = (
+        f" with {run.compute_units} {from_attributes.unit_name(run)}" if run.compute_units else ""
+    )
     if len(pool) == 1:
         scope = devices.scope_for(pool[0], run.compute_units)
         return DeviceChoice(pool[0], scope, f"profile: {said}{units}", None)
@@ -91,11 +93,6 @@ def choose_device(run: RunInfo, gpu: str | None) -> DeviceChoice:
         known = "the GPU is not known from the profile"
     problem = f"{known}; pass --gpu NAME{hint if names else ''}, or --peak-flops and --peak-bw"
     return DeviceChoice(None, "device", None, problem)
-
-
-def _unit_word(run: RunInfo) -> str:
-    """SMs on NVIDIA (an sm_XY arch), CUs on AMD."""
-    return "SMs" if (run.arch or "").startswith("sm_") else "CUs"
 
 
 def _named_by_user(run: RunInfo, gpu: str) -> DeviceChoice:

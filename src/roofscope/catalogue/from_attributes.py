@@ -89,9 +89,13 @@ def arch_of(run: Attributes) -> Arch | None:
 
 
 def unit_name(run: Attributes) -> str:
-    """What the profile's compute units are called: SMs (NVIDIA) or CUs (AMD)."""
+    """What the profile's compute units are called: SMs (NVIDIA) or CUs (AMD), by the arch
+    table, else by the arch's spelling (sm_XY, gfxNNN)."""
     arch = arch_of(run)
-    return f"{arch.unit}s" if arch else "compute units"
+    if arch is not None:
+        return f"{arch.unit}s"
+    name = (run.arch or "").lower()
+    return "SMs" if name.startswith("sm_") else "CUs" if name.startswith("gfx") else "compute units"
 
 
 def derive(run: Attributes) -> Derived:

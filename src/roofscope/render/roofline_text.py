@@ -38,9 +38,9 @@ def roofline_section(console: Console, report: Report, top: int) -> None:
         console.print(f"  ridge point of {r.main_ceiling}: {ridge}")
     by_source: dict[str, list[str]] = {}
     for c in r.ceilings:  # "measured: roofline.csv (HBMBw)": one line per file, not per column
-        cited = document(c.source)  # a catalogue value: its document, not where in it
-        base = c.source.rsplit(" (", 1)[0] if c.source.endswith(")") else c.source
-        base = cited if cited != c.source else base
+        base = document(c.source)  # a catalogue value: its document, not where in it
+        if base == c.source and base.endswith(")"):
+            base = base.rsplit(" (", 1)[0]
         base = vector_rates.SHORT if c.source.startswith(vector_rates.PREFIX) else base
         by_source.setdefault(base, []).append(f"{c.name} {si(c.value, c.unit_of_value)}")
     for source, shown in by_source.items():
