@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib.util import find_spec
 from pathlib import Path
+from subprocess import DEVNULL, Popen
 from typing import Any
 
 import pytest
@@ -126,7 +127,6 @@ def test_scheduler_without_distributed_says_how_to_get_it(
     [
         (["--html", "x.html"], "--html"),
         (["--kernel", "lap"], "--kernel"),
-        (["--jobs", "2"], "--jobs"),
     ],
 )
 def test_options_that_need_the_rows_are_refused(
@@ -135,6 +135,27 @@ def test_options_that_need_the_rows_are_refused(
     rc, out, err = run(capsys, "analyze", str(tmp_path), "--scheduler", "tcp://h:1", *extra)
     assert (rc, out) == (2, "")
     assert error_line(err).startswith(f"{option} needs the dispatch rows, which --scheduler")
+
+
+def test_scheduler_local_reads_on_this_machines_workers(capsys: Cap, tmp_path: Path) -> None:
+    """``--scheduler local --jobs 2``: the summary of local worker processes, no Dask; --jobs
+    with a Dask address is refused (it would not set the cluster's workers)."""
+    root = ranks(tmp_path)
+    rc, out, err = run(
+        capsys, "analyze", str(root), "--scheduler", "local", "--jobs", "2", "--json"
+    )
+    assert rc == 0, err
+    doc = json.loads(out)
+    assert doc["schema"] == "roofscope-cluster-summary/1"
+    assert kernels(doc) == counted(TRACE, RANKS)
+    here = json.loads(json.dumps(in_process(run_paths([str(root)]))))
+    assert doc == {"schema": "roofscope-cluster-summary/1", **here, "skipped": []}
+    rc, out, err = run(capsys, "analyze", str(root), "--scheduler", "tcp://h:1", "--jobs", "2")
+    assert (rc, out) == (2, "")
+    assert error_line(err) == (
+        "--jobs sets this machine's worker processes, and --scheduler tcp://h:1 runs on the "
+        "Dask cluster's workers; drop --jobs, or use --scheduler local"
+    )
 
 
 def test_skip_unreadable_without_scheduler_is_refused(capsys: Cap) -> None:
@@ -247,7 +268,8 @@ def test_cluster_summary_equals_the_in_process_one(
     doc = json.loads(out)
     assert kernels(doc) == counted(TRACE, RANKS)
     here = json.loads(json.dumps(in_process(run_paths([str(root)]))))
-    assert doc == {**here, "skipped": []}  # the whole summary: devices, ranks, medians too
+    # the whole summary: devices, ranks, medians too
+    assert doc == {"schema": "roofscope-cluster-summary/1", **here, "skipped": []}
     ran = cluster.log.done[before:]  # the scheduler ran one task per rank, on its workers
     assert len(ran) == RANKS and set(ran) <= set(cluster.worker_pids())
 
@@ -361,6 +383,39 @@ def test_a_worker_without_roofscope(
 
 
 @needs_dask
+def test_a_worker_that_joins_later_with_another_roofscope(
+    capsys: Cap, tmp_path: Path, cluster: Cluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The check before the tasks are sent misses a worker that joins after it: each task
+    checks its own worker's roofscope again."""
+    monkeypatch.setattr(engine, "check_workers", lambda client: None)  # joined after the check
+    monkeypatch.setattr(engine, "__version__", "0.0.1")  # this process; the workers: 0.1.0
+    rc, out, err = analyze_on(capsys, cluster, str(ranks(tmp_path)))
+    assert (rc, out) == (1, "")
+    line = error_line(err)
+    worker = line.removeprefix("the Dask worker ").split(" ")[0]
+    assert worker in cluster.worker_pids()
+    assert line == (
+        f"the Dask worker {worker} has roofscope 0.1.0, this process roofscope 0.0.1; install "
+        "the same on every worker (pip install 'roofscope[dask]==0.0.1')"
+    )
+
+
+@needs_dask
+def test_a_scheduler_without_workers(capsys: Cap, monkeypatch: pytest.MonkeyPatch) -> None:
+    from distributed import LocalCluster
+
+    monkeypatch.setattr(engine, "WORKER_WAIT", 1.0)
+    with LocalCluster(n_workers=0, processes=False, dashboard_address=":0") as empty:
+        rc, out, err = run(capsys, "analyze", str(TRACE), "--scheduler", empty.scheduler_address)
+    assert (rc, out) == (1, "")
+    assert error_line(err) == (
+        f"--scheduler {empty.scheduler_address}: the scheduler has had no worker for 1 s; start "
+        f"workers (`dask worker {empty.scheduler_address}`) or check that they reach it"
+    )
+
+
+@needs_dask
 def test_no_scheduler_at_the_address(capsys: Cap, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(engine, "CONNECT_TIMEOUT", "1s")
     rc, out, err = run(capsys, "analyze", str(TRACE), "--scheduler", "tcp://127.0.0.1:9")
@@ -402,3 +457,47 @@ def test_dask_equals_the_local_analyze_with_its_straggler(
     (s,) = dask["ranks"]["stragglers"]
     (want,) = local["ranks"]["stragglers"]
     assert (s["rank"], s["kernels"]) == (want["rank"], want["kernels"]) == (5, want["kernels"])
+
+
+def wait_for(path: Path, seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while not path.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert path.exists(), f"{path} was not written within {seconds} s"
+
+
+@needs_dask
+def test_the_dask_commands_with_a_scheduler_file_and_relative_paths(
+    capsys: Cap, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cluster started by hand as the README says (`dask scheduler --scheduler-file`, `dask
+    worker`) in a folder of its own; roofscope is given the scheduler file and the job as a
+    path relative to its own folder, which the workers, elsewhere, still read."""
+    dask = Path(sys.executable).with_name("dask")
+    if not dask.exists():
+        pytest.skip(f"no dask command beside {sys.executable}")
+    found, elsewhere = tmp_path / "scheduler.json", tmp_path / "cluster"
+    elsewhere.mkdir()
+    quiet: dict[str, Any] = {"cwd": elsewhere, "stdout": DEVNULL, "stderr": DEVNULL}
+    scheduler = Popen(
+        [dask, "scheduler", "--scheduler-file", found, "--host", "127.0.0.1", "--port", "0",
+         "--no-dashboard"], **quiet,
+    )  # fmt: skip
+    worker = None
+    try:
+        wait_for(found, 60)
+        worker = Popen(
+            [dask, "worker", "--scheduler-file", found, "--nthreads", "1", "--no-dashboard"],
+            **quiet,
+        )  # fmt: skip
+        ranks(tmp_path)
+        monkeypatch.chdir(tmp_path)
+        rc, out, err = run(capsys, "analyze", "job", "--scheduler", str(found), "--json")
+        assert rc == 0, err
+        assert kernels(json.loads(out)) == counted(TRACE, RANKS)
+        assert json.loads(out)["runs"]["read"][0] == [str(tmp_path / "job/rank0/results.csv")]
+    finally:
+        for p in (worker, scheduler):
+            if p is not None:
+                p.terminate()
+                p.wait(30)

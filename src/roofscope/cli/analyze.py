@@ -49,8 +49,9 @@ def analyze(
         typer.Option(
             "--scheduler",
             envvar=SCHEDULER_ENV,
-            help="Reduce each run (rank) on this Dask scheduler (tcp://HOST:PORT) and print "
-            "the cluster summary: kernels, devices, ranks.",
+            help="Reduce each run (rank) on this Dask scheduler (tcp://HOST:PORT, or its "
+            "--scheduler-file), or on this machine's worker processes ('local', with --jobs), "
+            "and print the cluster summary: kernels, devices, ranks.",
         ),
     ] = None,
     skip_unreadable: Annotated[
@@ -66,12 +67,13 @@ def analyze(
         refuse_without_rows({
             "--kernel": kernel, "--device": device, "--gpu": gpu, "--work": work,
             "--ceilings": ceilings, "--peak-flops": peak_flops, "--peak-bw": peak_bw,
-            "--html": html, "--svg": svg, "--png": png, "--out": out, "--jobs": jobs,
+            "--html": html, "--svg": svg, "--png": png, "--out": out,
             "--gap-us": gap_us if gap_us != o.DEFAULT_GAP_US else None,
         })  # fmt: skip
         summary = cluster_summary(
-            paths, scheduler, fmt=fmt, skip_unreadable=skip_unreadable, as_json=as_json, top=top
-        )
+            paths, scheduler, jobs=jobs, fmt=fmt, skip_unreadable=skip_unreadable,
+            as_json=as_json, top=top,
+        )  # fmt: skip
         sys.stdout.write(summary)
         return
     if skip_unreadable:

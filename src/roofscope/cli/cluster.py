@@ -1,8 +1,8 @@
 """``roofscope analyze DIR --scheduler ADDR``: the cluster summary of a job of many runs.
 
 The paths are split into runs as ``analyze`` reads them (``readers.load.run_paths``), each run
-is reduced on the Dask cluster (``cluster.engine.partials``) and the partials are merged
-(``cluster.partial``). The options that need the dispatch rows (charts, HTML, the roofline
+is reduced on the Dask cluster, or with ``--scheduler local`` on this machine's worker processes
+(``cluster.engine.partials``), and the partials are merged (``cluster.partial``). The options that need the dispatch rows (charts, HTML, the roofline
 and its work, the selection) are refused: the summary has kernels, devices and ranks only.
 """
 
@@ -19,6 +19,7 @@ from roofscope.errors import InputError, UsageError
 
 SCHEDULER_ENV = "ROOFSCOPE_SCHEDULER"
 TOP = 10  # kernels in the text table unless --top says otherwise
+SCHEMA = "roofscope-cluster-summary/1"  # the document's kind and version: raised on a change
 
 
 def refuse_without_rows(given: dict[str, Any]) -> None:
@@ -36,28 +37,35 @@ def cluster_summary(
     paths: Sequence[str],
     scheduler: str,
     *,
+    jobs: int | None = None,
     fmt: str | None,
     skip_unreadable: bool,
     as_json: bool,
     top: int | None,
 ) -> str:
     """The summary of the runs under ``paths`` reduced on ``scheduler``, as JSON or text."""
-    from roofscope.cluster.engine import partials
+    from roofscope.cluster.engine import LOCAL, partials
     from roofscope.cluster.partial import merge, summary
     from roofscope.readers.load import run_paths
 
+    if jobs is not None and scheduler != LOCAL:
+        raise UsageError(
+            f"--jobs sets this machine's worker processes, and --scheduler {scheduler} runs on "
+            "the Dask cluster's workers; drop --jobs, or use --scheduler local"
+        )
     runs = run_paths(paths, fmt=fmt)
     with _progress() as tick:
         parts, skipped = partials(
-            runs, scheduler=scheduler, skip_unreadable=skip_unreadable, progress=tick, fmt=fmt
-        )
+            runs, jobs=jobs, scheduler=scheduler, skip_unreadable=skip_unreadable,
+            progress=tick, fmt=fmt,
+        )  # fmt: skip
     if not parts:
         raise InputError(
             paths[0],
             f"none of its {len(runs)} runs could be read ({skipped[0].reason})",
             "pass the profilers' own output",
         )
-    doc = summary(merge(parts))
+    doc = {"schema": SCHEMA, **summary(merge(parts))}
     doc["skipped"] = [{"run": list(s.run), "reason": s.reason} for s in skipped]
     if as_json:
         return json.dumps(doc, indent=2) + "\n"

@@ -3,18 +3,22 @@ Dask cluster. Every engine runs the same task, :func:`roofscope.cluster.partial.
 once per run, and returns the partial results in the runs' order, whatever order they end in.
 
 - **In this process** (``jobs=1``): one run after another.
-- **Local worker processes** (``jobs > 1``): forked from a fork server, as the readers'
-  parallel reading (``readers/shards.py``) does, so no DuckDB thread state is copied.
-- **Dask** (``scheduler="tcp://HOST:PORT"``): ``distributed.Client(address)``, one task per
-  run; the workers read the paths themselves, from a file system they share. A worker that
-  dies is replaced by Dask and its run read again elsewhere (the scheduler's
-  ``allowed-failures``); a task that raises is retried twice.
+- **Local worker processes** (``jobs > 1``, or ``scheduler="local"``): forked from a fork
+  server, as the readers' parallel reading (``readers/shards.py``) does, so no DuckDB thread
+  state is copied.
+- **Dask** (``scheduler="tcp://HOST:PORT"``, or the path of the JSON file that ``dask
+  scheduler --scheduler-file`` writes): ``distributed.Client``, one task per run; the workers
+  read the paths themselves, from a file system they share. A worker that dies is replaced
+  by Dask and its run read again elsewhere (the scheduler's ``allowed-failures``); a task
+  that raises is retried twice. A scheduler that has no worker within ``WORKER_WAIT`` is an
+  error rather than a wait without end.
 
 A run that cannot be read (the reader's one-line :class:`InputError`) stops the reduction,
 naming it, unless ``skip_unreadable``: then it is left out and returned as a :class:`Skipped`.
 A path a Dask worker cannot see is always an error naming the worker and the path: the runs
 a worker without the shared file system gets would otherwise be left out by chance. So is a
-worker without this version of roofscope installed (checked before the tasks are sent).
+worker without this version of roofscope installed: checked before the tasks are sent, and
+again by each task, for the workers that join later.
 """
 
 from __future__ import annotations
@@ -41,6 +45,9 @@ Reduce = Callable[[list[str], str | None], Partial]
 Progress = Callable[[int, int], None]  # (runs done, runs in all)
 TASK_RETRIES = 2  # a task that raises (not a run that cannot be read) is tried again twice
 CONNECT_TIMEOUT = "20s"
+WORKER_WAIT = 60.0  # seconds a scheduler may have no worker before the analysis stops
+TASK = {"pure": False, "retries": TASK_RETRIES}  # every run is read, retried on a crash
+LOCAL = "local"  # --scheduler local: this machine's worker processes, no Dask
 INSTALL = "pip install roofscope[dask]"
 DISTRIBUTION = "roofscope"  # the package whose version each Dask worker must have
 
@@ -68,7 +75,15 @@ class _Unseen:
     path: str
 
 
-Outcome = Partial | _Failed | _Unseen
+@dataclass(frozen=True)
+class _Mismatch:
+    """What a Dask task returns on a worker whose roofscope is not the client's."""
+
+    worker: str
+    found: str | None  # its version; None: not installed
+
+
+Outcome = Partial | _Failed | _Unseen | _Mismatch
 
 
 class Unreadable(RoofscopeError):
@@ -89,7 +104,7 @@ def partials(
     On Dask when ``scheduler`` names one; else on ``jobs`` local worker processes (default:
     every core), in this process when ``jobs`` is 1 or there is one run."""
     todo = [list(run) for run in runs]
-    if scheduler:
+    if scheduler and scheduler != LOCAL:
         with connect(scheduler) as client:
             check_workers(client)
             with closing(_on_dask(client, todo, fmt)) as done:
@@ -117,19 +132,33 @@ def attempt(reduce: Reduce, run: list[str], fmt: str | None) -> Partial | _Faile
         return _Failed(str(exc))
 
 
-def on_worker(reduce: Reduce, run: list[str], fmt: str | None) -> Outcome:
-    """The Dask task: the run's paths checked as this worker sees them, then reduced."""
+def on_worker(reduce: Reduce, run: list[str], fmt: str | None, expected: str) -> Outcome:
+    """The Dask task: this worker's roofscope and the run's paths checked as this worker sees
+    them, then the run reduced."""
     from distributed import get_worker
 
+    found = installed()
+    if found != expected:
+        return _Mismatch(get_worker().address, found)
     for path in run:
         if not os.path.exists(path):
             return _Unseen(get_worker().address, path)
     return attempt(reduce, run, fmt)
 
 
+def installed(distribution: str = DISTRIBUTION) -> str | None:
+    """This machine's roofscope version as pip installed it (None: not installed)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(distribution)
+    except PackageNotFoundError:
+        return None
+
+
 def connect(address: str) -> Client:
-    """A client of the scheduler at ``address``; one line when distributed is missing or
-    nothing answers there."""
+    """A client of the scheduler at ``address`` (or named in the scheduler file there), with
+    a worker; one line when distributed is missing, nothing answers, or no worker joins."""
     try:
         from distributed import Client
     except ImportError:
@@ -137,30 +166,42 @@ def connect(address: str) -> Client:
             f"--scheduler {address}: running on Dask needs its distributed package; "
             f"install it with `{INSTALL}`"
         ) from None
+    where = {"scheduler_file": address} if os.path.isfile(address) else {"address": address}
     try:
-        return Client(address, timeout=CONNECT_TIMEOUT, set_as_default=False)
+        client = Client(**where, timeout=CONNECT_TIMEOUT, set_as_default=False)
     except (OSError, ValueError) as exc:
         why = " ".join(str(exc).split())[:160] or type(exc).__name__
         raise RoofscopeError(
             f"--scheduler {address}: no Dask scheduler answered ({why}); start one "
             "(`dask scheduler`) and its workers, or check the address"
         ) from None
+    try:
+        client.wait_for_workers(1, timeout=WORKER_WAIT)
+    except TimeoutError:
+        client.close()
+        raise RoofscopeError(
+            f"--scheduler {address}: the scheduler has had no worker for {WORKER_WAIT:g} s; "
+            f"start workers (`dask worker {address}`) or check that they reach it"
+        ) from None
+    return client
 
 
 def check_workers(client: Client) -> None:
     """Every worker has this roofscope installed: one line naming a worker that has none or
     another version. (A worker that cannot unpickle the task breaks without a word; workers
     that join later are not checked.)"""
-    from importlib.metadata import version
-
-    found = client.run(version, DISTRIBUTION, on_error="return")
+    found = client.run(installed, DISTRIBUTION, on_error="return")
     for worker, got in sorted(found.items()):
         if isinstance(got, BaseException) or got != __version__:
-            has = "no roofscope installed" if isinstance(got, BaseException) else f"roofscope {got}"
-            raise RoofscopeError(
-                f"the Dask worker {worker} has {has}, this process roofscope {__version__}; "
-                f"install the same on every worker (pip install 'roofscope[dask]=={__version__}')"
-            )
+            raise _version_error(worker, None if isinstance(got, BaseException) else got)
+
+
+def _version_error(worker: str, found: str | None) -> RoofscopeError:
+    has = "no roofscope installed" if found is None else f"roofscope {found}"
+    return RoofscopeError(
+        f"the Dask worker {worker} has {has}, this process roofscope {__version__}; "
+        f"install the same on every worker (pip install 'roofscope[dask]=={__version__}')"
+    )
 
 
 def _on_dask(
@@ -172,7 +213,7 @@ def _on_dask(
     from distributed import as_completed
 
     futures = [
-        client.submit(on_worker, reduce_run, _absolute(run), fmt, pure=False, retries=TASK_RETRIES)
+        client.submit(on_worker, reduce_run, _absolute(run), fmt, __version__, **TASK)
         for run in runs
     ]
     index = {f.key: i for i, f in enumerate(futures)}
@@ -211,6 +252,8 @@ def _collect(
     found: dict[int, Partial] = {}
     skipped: dict[int, Skipped] = {}
     for done, (i, outcome) in enumerate(outcomes, 1):
+        if isinstance(outcome, _Mismatch):
+            raise _version_error(outcome.worker, outcome.found)
         if isinstance(outcome, _Unseen):
             raise InputError(
                 outcome.path,
