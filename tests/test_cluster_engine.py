@@ -92,6 +92,28 @@ def test_in_process_and_local_workers_give_the_counted_kernels(tmp_path: Path) -
     assert kernels(summary(merge(two))) == counted(TRACE, RANKS)
 
 
+def test_merged_as_they_arrive_equals_merged_at_the_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``merged`` folds each partial in as its run ends (the client never holds them all) and
+    gives the partial that merging all of them at the end gives."""
+    root = ranks(tmp_path)
+    (root / "rank6" / "results.csv").write_bytes(b"")
+    runs = run_paths([str(root)])
+    parts, skipped = partials(runs, jobs=1, skip_unreadable=True)
+    held: list[int] = []  # runs in the merged partial, at each fold
+
+    def folding(two: list[Any]) -> Any:
+        held.append(len(two[0].runs))
+        return merge(two)
+
+    monkeypatch.setattr(engine, "merge", folding)
+    whole, skipped_too = engine.merged(runs, jobs=2, skip_unreadable=True)
+    assert whole is not None and summary(whole) == summary(merge(parts))
+    assert skipped_too == skipped and len(skipped) == 1
+    assert held == [1, 2, 3, 4, 5, 6]  # two partials at a time, seven runs read
+
+
 def test_a_run_that_cannot_be_read_stops_or_is_skipped(tmp_path: Path) -> None:
     root = ranks(tmp_path)
     damage(root / "rank3" / "results.csv")

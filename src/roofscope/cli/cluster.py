@@ -1,8 +1,9 @@
 """``roofscope analyze DIR --scheduler ADDR``: the cluster summary of a job of many runs.
 
-The paths are split into runs as ``analyze`` reads them (``readers.load.run_paths``), each run
-is reduced on the Dask cluster, or with ``--scheduler local`` on this machine's worker processes
-(``cluster.engine.partials``), and the partials are merged (``cluster.partial``). The options that need the dispatch rows (charts, HTML, the roofline
+The paths are split into runs as ``analyze`` reads them (``readers.load.run_paths``). Each
+run is reduced on the Dask cluster, or with ``--scheduler local`` on this machine's worker
+processes (``cluster.engine``), and the partials are merged as they arrive
+(``cluster.partial``). The options that need the dispatch rows (charts, HTML, the roofline
 and its work, the selection) are refused: the summary has kernels, devices and ranks only.
 """
 
@@ -44,8 +45,8 @@ def cluster_summary(
     top: int | None,
 ) -> str:
     """The summary of the runs under ``paths`` reduced on ``scheduler``, as JSON or text."""
-    from roofscope.cluster.engine import LOCAL, partials
-    from roofscope.cluster.partial import merge, summary
+    from roofscope.cluster.engine import LOCAL, merged
+    from roofscope.cluster.partial import summary
     from roofscope.readers.load import run_paths
 
     if jobs is not None and scheduler != LOCAL:
@@ -55,17 +56,17 @@ def cluster_summary(
         )
     runs = run_paths(paths, fmt=fmt)
     with _progress() as tick:
-        parts, skipped = partials(
+        whole, skipped = merged(
             runs, jobs=jobs, scheduler=scheduler, skip_unreadable=skip_unreadable,
             progress=tick, fmt=fmt,
         )  # fmt: skip
-    if not parts:
+    if whole is None:
         raise InputError(
             paths[0],
             f"none of its {len(runs)} runs could be read ({skipped[0].reason})",
             "pass the profilers' own output",
         )
-    doc = {"schema": SCHEMA, **summary(merge(parts))}
+    doc = {"schema": SCHEMA, **summary(whole)}
     doc["skipped"] = [{"run": list(s.run), "reason": s.reason} for s in skipped]
     if as_json:
         return json.dumps(doc, indent=2) + "\n"

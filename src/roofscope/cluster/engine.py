@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from roofscope import __version__
-from roofscope.cluster.partial import Partial, reduce_run
+from roofscope.cluster.partial import Partial, merge, reduce_run
 from roofscope.errors import InputError, RoofscopeError
 from roofscope.readers.shards import default_jobs
 
@@ -104,22 +104,62 @@ def partials(
     On Dask when ``scheduler`` names one; else on ``jobs`` local worker processes (default:
     every core), in this process when ``jobs`` is 1 or there is one run."""
     todo = [list(run) for run in runs]
+    found: dict[int, Partial] = {}
+    skipped: dict[int, Skipped] = {}
+    with closing(_outcomes(todo, jobs, scheduler, fmt)) as outcomes:
+        for i, got in _checked(outcomes, todo, skip_unreadable, progress):
+            if isinstance(got, Skipped):
+                skipped[i] = got
+            else:
+                found[i] = got
+    return [found[i] for i in sorted(found)], [skipped[i] for i in sorted(skipped)]
+
+
+def merged(
+    runs: Sequence[Run],
+    *,
+    jobs: int | None = None,
+    scheduler: str | None = None,
+    skip_unreadable: bool = False,
+    progress: Progress | None = None,
+    fmt: str | None = None,
+) -> tuple[Partial | None, list[Skipped]]:
+    """The runs' partials merged as each arrives (None when no run was read) and the runs
+    skipped: this process holds one merged partial and the one that just
+    arrived, never all of them. Merging is commutative and associative, so the order in which
+    the runs end does not change the result (``cluster/partial.py``)."""
+    todo = [list(run) for run in runs]
+    whole: Partial | None = None
+    skipped = {}
+    with closing(_outcomes(todo, jobs, scheduler, fmt)) as outcomes:
+        for i, got in _checked(outcomes, todo, skip_unreadable, progress):
+            if isinstance(got, Skipped):
+                skipped[i] = got
+            else:
+                whole = got if whole is None else merge([whole, got])
+    return whole, [skipped[i] for i in sorted(skipped)]
+
+
+def _outcomes(
+    todo: list[list[str]], jobs: int | None, scheduler: str | None, fmt: str | None
+) -> Generator[tuple[int, Any], None, None]:
+    """(index of the run, its outcome), as each run ends, on the engine the options name."""
     if scheduler and scheduler != LOCAL:
         with connect(scheduler) as client:
             check_workers(client)
             with closing(_on_dask(client, todo, fmt)) as done:
-                return _collect(done, todo, skip_unreadable, progress)
+                yield from done
+        return
     workers = min(default_jobs() if jobs is None else jobs, len(todo))
     if workers < 2:
-        here = ((i, attempt(reduce_run, run, fmt)) for i, run in enumerate(todo))
-        return _collect(here, todo, skip_unreadable, progress)
+        yield from ((i, attempt(reduce_run, run, fmt)) for i, run in enumerate(todo))
+        return
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(["roofscope.readers.load", "roofscope.cluster.partial"])
     with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
         futures = {pool.submit(attempt, reduce_run, run, fmt): i for i, run in enumerate(todo)}
         try:
-            done = ((futures[f], f.result()) for f in local_completed(futures))
-            return _collect(done, todo, skip_unreadable, progress)
+            yield from ((futures[f], f.result()) for f in local_completed(futures))
         finally:
             pool.shutdown(cancel_futures=True)
 
@@ -241,16 +281,14 @@ def _result(future: Any, run: list[str]) -> Any:
         ) from None
 
 
-def _collect(
+def _checked(
     outcomes: Iterator[tuple[int, Any]],
     runs: list[list[str]],
     skip_unreadable: bool,
     progress: Progress | None,
-) -> tuple[list[Partial], list[Skipped]]:
-    """The outcomes in the runs' order; raises at the first run that cannot be read or seen
-    (unless runs that cannot be read are skipped)."""
-    found: dict[int, Partial] = {}
-    skipped: dict[int, Skipped] = {}
+) -> Iterator[tuple[int, Partial | Skipped]]:
+    """Each run's partial, or its Skipped, as it ends; raises at the first run that cannot be
+    read or seen (unless runs that cannot be read are skipped)."""
     for done, (i, outcome) in enumerate(outcomes, 1):
         if isinstance(outcome, _Mismatch):
             raise _version_error(outcome.worker, outcome.found)
@@ -265,10 +303,7 @@ def _collect(
                 f"{outcome.reason} (run {i + 1} of {len(runs)}; --skip-unreadable "
                 "reads the others and lists it)"
             )
-        if isinstance(outcome, _Failed):
-            skipped[i] = Skipped(tuple(runs[i]), outcome.reason)
-        else:
-            found[i] = outcome
+        failed = isinstance(outcome, _Failed)
+        yield i, Skipped(tuple(runs[i]), outcome.reason) if failed else outcome
         if progress:
             progress(done, len(runs))
-    return [found[i] for i in sorted(found)], [skipped[i] for i in sorted(skipped)]
