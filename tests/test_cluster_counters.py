@@ -135,7 +135,7 @@ def test_rocprofv3_sums_over_random_splits(
     one, two = merged_in_random_order(root, seed)
     want = long_sums(which)
     assert_sums(by_raw_name(one), want)
-    assert one.counters == two.counters  # the same partial whatever the order
+    assert_sums(by_raw_name(two), want)  # another order: sums exact, rates to rounding
     header, rows = read_rows(which)
     per_dispatch = dispatch_groups(header, rows, "Dispatch_Id")
     assert sum(k.dispatches for k in one.counters.kernels.values()) == len(per_dispatch)
