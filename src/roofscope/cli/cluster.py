@@ -3,8 +3,10 @@
 The paths are split into runs as ``analyze`` reads them (``readers.load.run_paths``). Each
 run is reduced on the Dask cluster, or with ``--scheduler local`` on this machine's worker
 processes (``cluster.engine``), and the partials are merged as they arrive
-(``cluster.partial``). The options that need the dispatch rows (charts, HTML, the roofline
-and its work, the selection) are refused: the summary has kernels, devices and ranks only.
+(``cluster.partial``). The options that need the dispatch rows (charts, HTML, ``--work``
+rules, the selection) are refused, and so are ``--gpu`` and the ceilings options for now: the
+summary has kernels, devices, ranks, and the roofline of the kernels whose counters give work,
+on the device the runs name (``cluster.roof``).
 """
 
 from __future__ import annotations

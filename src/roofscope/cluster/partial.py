@@ -22,6 +22,7 @@ from functools import reduce
 
 from roofscope.analysis.timeline import timed_dispatches, timeline
 from roofscope.cluster import sketch
+from roofscope.cluster.counters import CounterPart, merged, reduce_counters
 from roofscope.cluster.summary import summary
 from roofscope.errors import InputError
 from roofscope.model.access import Relation, copies, named, query
@@ -90,6 +91,7 @@ class Partial:
     copies: dict[str, CopyPart] = field(default_factory=dict)  # by direction
     runs: tuple[RunPart, ...] = ()  # by paths
     warnings: dict[str, tuple[int, str]] = field(default_factory=dict)  # code: count, message
+    counters: CounterPart = field(default_factory=CounterPart)  # counter sums per kernel
 
 
 def reduce_run(paths: list[str], fmt: str | None = None) -> Partial:
@@ -123,6 +125,7 @@ def _reduce(profile: Profile, paths: tuple[str, ...]) -> Partial:
         copies=_copies(profile),
         runs=(RunPart(paths, profile.run, tuple(sorted(s.path for s in srcs))),),
         warnings=dict(sorted(warnings.items())),
+        counters=reduce_counters(profile),
     )
 
 
@@ -281,6 +284,7 @@ def _merge_two(a: Partial, b: Partial) -> Partial:
         copies=dict(sorted(copied.items())),
         runs=tuple(sorted([*a.runs, *b.runs], key=lambda r: r.paths)),
         warnings=dict(sorted(warnings.items())),
+        counters=merged(a.counters, b.counters),
     )
 
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from roofscope.analysis.hotspots import HOT_SHARE
 from roofscope.analysis.ranks import rank_order, spread_view
 from roofscope.cluster import sketch
+from roofscope.cluster.roof import counters_doc, roofline_doc
 from roofscope.readers.runs import RunSource, job_evidence
 
 if TYPE_CHECKING:
@@ -24,12 +25,13 @@ if TYPE_CHECKING:
 
 def summary(p: Partial) -> dict[str, Any]:
     """The summary of the runs merged in ``p``."""
+    kernels = _kernels(p)
     return {
         "sketch": {
             "exact_up_to": sketch.EXACT_LIMIT,
             "relative_accuracy": sketch.RELATIVE_ACCURACY,
         },
-        **_kernels(p),
+        **kernels,
         "devices": _devices(p),
         "ranks": _ranks(p),
         "copies": [{"direction": k, "count": c.count, "ns": c.ns} for k, c in p.copies.items()],
@@ -42,6 +44,8 @@ def summary(p: Partial) -> dict[str, Any]:
             {"code": code, "count": n, "message": message}
             for code, (n, message) in p.warnings.items()
         ],
+        "counters": counters_doc(p.counters),
+        "roofline": roofline_doc(p, [k["name"] for k in kernels["kernels"]]),
     }
 
 

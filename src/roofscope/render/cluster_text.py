@@ -1,5 +1,6 @@
 """The terminal view of a cluster summary (``analyze --scheduler``): runs read and skipped, the
-top kernels, the devices' busy time, the straggler, the warnings.
+top kernels, the devices' busy time, the straggler, the kernels on the roofline (where their
+counters give work), the warnings.
 
 It formats the summary document (``cluster.partial.summary`` plus the engine's ``skipped``)
 as it is; a field the document leaves out shows as ``-``.
@@ -17,7 +18,7 @@ from roofscope import __version__
 from roofscope.render.columns import NameCell, fitted_table, text_console
 from roofscope.render.findings_text import wrapped
 from roofscope.render.names import short_name
-from roofscope.render.numbers import cell, column_unit, duration, pct
+from roofscope.render.numbers import cell, column_unit, duration, number, pct, si
 
 Doc = dict[str, Any]
 SHOWN_DEVICES = 8
@@ -33,6 +34,7 @@ def render_cluster_text(
     console.print(_kernels(list(doc.get("kernels") or []), top, console.width))
     _devices(console, doc.get("devices"))
     _straggler(console, doc.get("ranks"))
+    _roofline(console, doc.get("roofline"), top)
     for w in doc.get("warnings") or []:
         text = f"[{w['code']}] {w['message']}" if isinstance(w, dict) else str(w)
         wrapped(console, f"! {text}", "", "  ", style="yellow")
@@ -117,3 +119,38 @@ def _straggler(console: Console, ranks: Doc | None) -> None:
         wrapped(
             console, f"straggler: rank {s.get('rank')} ({s.get('label')}): {kernels}", "  ", "    "
         )
+
+
+def _roofline(console: Console, roof: Doc | None, top: int) -> None:
+    """The kernels the counters place on the roofline, as the check-up's roofline table
+    (intensity and achieved rate at the limiting level, else HBM); nothing without them."""
+    kernels = list((roof or {}).get("kernels") or [])
+    if not roof or not kernels:
+        return
+    device = roof.get("device") or {}
+    where = device.get("name") or "GPU unknown"
+    if device.get("detected_from"):
+        where += f" ({device['detected_from']})"
+    wrapped(console, f"Roofline · {where}", "", "  ", style="bold")
+    if device.get("problem"):
+        console.print(f"  {device['problem']}.")
+    headers = ["Kernel", "AI [FLOP/B]", "Achieved", "Eff.", "Bound"]
+    rows = [(_roof_row(k), "bold red" if k.get("above_roof") else None) for k in kernels[:top]]
+    console.print(fitted_table(headers, rows, width=console.width, name=0, drop=(2,)))
+    if any(k.get("placed_by") == "iops" for k in kernels[:top]):
+        console.print("  kernels on an integer ceiling: AI in IOP/B, rates in IOP/s")
+
+
+def _roof_row(k: Doc) -> list[str | NameCell]:
+    level = k.get("limiting_level") or "hbm"
+    if k.get("placed_by") == "bandwidth":
+        achieved = si((k.get("achieved_bytes_s") or {}).get(level), "B/s")
+    else:
+        achieved = si(
+            k.get("achieved_flops_s"), "IOP/s" if k.get("placed_by") == "iops" else "FLOP/s"
+        )
+    bound = k.get("bound") or "-"
+    if bound == "memory" and k.get("limiting_level"):
+        bound = f"memory ({k['limiting_level']})"
+    ai = (k.get("ai") or {}).get(level)
+    return [NameCell((str(k["name"]),)), number(ai), achieved, pct(k.get("efficiency")), bound]

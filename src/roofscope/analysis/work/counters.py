@@ -106,17 +106,7 @@ def counter_work(profile: Profile, sources: Sequence[int]) -> dict[int, Work]:
     table = dispatch_counters(profile, sources)
     if table is None:
         return {}
-    arch = profile.run.arch or ""
-    # Nsight Compute metrics (``unit__counter.rollup``, work/nvidia.py); older ncu CSVs
-    # give no compute capability, so the names decide
-    if arch.startswith("sm_") or any("__" in n for n in table.counters.names()):
-        flops = evaluate(nvidia.flops_for(arch), table.counters)
-        nbytes = evaluate(nvidia.BYTES, table.counters)
-    else:
-        flops = evaluate(FLOPS, table.counters)
-        nbytes = evaluate(BYTES, table.counters)
-    if "hbm-read" in nbytes and "hbm-write" in nbytes:
-        nbytes["hbm"] = nbytes["hbm-read"] + nbytes["hbm-write"]
+    flops, nbytes = quantities(table.counters, profile.run.arch)
     dur = table.duration_ns
     out: dict[int, Work] = {}
     for name_id, mask in [*table.by_kernel(), (ALL, np.ones(table.size, dtype=bool))]:
@@ -129,6 +119,25 @@ def counter_work(profile: Profile, sources: Sequence[int]) -> dict[int, Work]:
             time_ns=float(np.nansum(np.where(mask, dur, 0.0))),
         )
     return out
+
+
+def quantities(counters: Counters, arch: str | None) -> tuple[dict[str, Array], dict[str, Array]]:
+    """FLOPs (IOPs) by compute ceiling name and bytes by memory level, as arrays aligned on
+    the counters' arrays; the quantities whose counters were not all collected are absent.
+    Every formula is linear in the counters (a sum of counters times constants), so the
+    quantity of summed counters is the sum of the quantities (cluster/roof.py relies on it)."""
+    arch = arch or ""
+    # Nsight Compute metrics (``unit__counter.rollup``, work/nvidia.py); older ncu CSVs
+    # give no compute capability, so the names decide
+    if arch.startswith("sm_") or any("__" in n for n in counters.names()):
+        flops = evaluate(nvidia.flops_for(arch), counters)
+        nbytes = evaluate(nvidia.BYTES, counters)
+    else:
+        flops = evaluate(FLOPS, counters)
+        nbytes = evaluate(BYTES, counters)
+    if "hbm-read" in nbytes and "hbm-write" in nbytes:
+        nbytes["hbm"] = nbytes["hbm-read"] + nbytes["hbm-write"]
+    return flops, nbytes
 
 
 def _mean_rates(

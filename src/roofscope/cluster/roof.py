@@ -1,0 +1,215 @@
+"""The roofline of the cluster summary, from the merged counter sums.
+
+The work formulas (``analysis.work.counters.quantities``) are linear in the counters, so a
+kernel's FLOPs and bytes are the formulas applied to its summed counters, and the mean of its
+per-dispatch rates the formulas applied to its summed per-dispatch counter rates, divided by
+its timed dispatches. Only the counters every dispatch with counters carries are used, as
+``analysis.counters.dispatch_counters`` does. The device is chosen from the runs' metadata
+(``analysis.device.choose_device``, as ``analyze`` does without ``--gpu``), with the measured
+ceilings the runs carry; the ranks of one job ran on one kind of GPU, and runs that name
+different ones get no roofline. The placing itself is ``analysis.roofline.roofline``.
+
+Left out against ``analyze``: counter runs scaled onto a trace, ``--work`` rules and
+``--ceilings``, and the limiter's correction of a bandwidth-placed kernel's bound (it needs
+the per-kernel metrics).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from roofscope.analysis.counters import Counters
+from roofscope.analysis.device import (
+    DeviceChoice,
+    catalogue_doubt,
+    choose_device,
+    from_profile_attributes,
+    gather_ceilings,
+)
+from roofscope.analysis.hotspots import Hotspots, KernelStats
+from roofscope.analysis.roofline import KernelRoofline, Roofline, roofline
+from roofscope.analysis.work.counters import quantities
+from roofscope.analysis.work.model import Work
+from roofscope.catalogue.ceilings import Ceiling, is_integer
+from roofscope.cluster.counters import CounterPart, KernelCounters, complete
+from roofscope.model.profile import RunInfo
+
+if TYPE_CHECKING:
+    from roofscope.cluster.partial import Partial
+
+
+@dataclass(frozen=True)
+class ClusterRoofline:
+    choice: DeviceChoice | None  # None: the runs name different GPUs
+    result: Roofline
+    problem: str | None  # why there is no roofline
+    doubt: str | None = None  # why the catalogue's ceilings may not fit (catalogue_doubt)
+
+
+def kernel_work(part: CounterPart, arch: str | None) -> dict[str, Work]:
+    """Work by kernel from its summed counters; kernels whose counters give neither FLOPs
+    nor bytes get none (``analysis.work.assign``)."""
+    used = complete(part)
+    out = {}
+    for name, k in part.kernels.items():
+        flops, nbytes = quantities(_columns(k, used, rates=False), arch)
+        if not flops and not nbytes:
+            continue
+        rates: dict[str, float] = {}
+        if k.timed:
+            f_rate, b_rate = quantities(_columns(k, used, rates=True), arch)
+            rates = {q: float(v[0]) / k.timed * 1e9 for q, v in {**f_rate, **b_rate}.items()}
+        out[name] = Work(
+            flops={q: float(v[0]) for q, v in flops.items()} or None,
+            bytes={q: float(v[0]) for q, v in nbytes.items()},
+            source="counters",
+            rates=rates,
+            dispatches=k.dispatches,
+            time_ns=float(k.time_ns),
+        )
+    return out
+
+
+def _columns(k: KernelCounters, used: set[str], *, rates: bool) -> Counters:
+    """One-element arrays: the kernel's summed counters (or summed per-dispatch rates)."""
+    return Counters(
+        {
+            n: np.array([c.rate_total if rates else float(c.total)], dtype=np.float64)
+            for n, c in k.counters.items()
+            if n in used
+        }
+    )
+
+
+def device_of(infos: Sequence[RunInfo]) -> tuple[DeviceChoice | None, RunInfo, str | None]:
+    """The device the runs ran on, chosen as ``analyze`` chooses it, the run info it was
+    chosen from, and why there is none where the runs name different GPUs."""
+    distinct = list(dict.fromkeys(infos))
+    choices = [from_profile_attributes(choose_device(i, None), i) for i in distinct]
+    named = sorted({c.name or "an unknown GPU" for c in choices})
+    if len(named) > 1:
+        return None, distinct[0], f"no roofline: the runs name different GPUs ({', '.join(named)})"
+    if not choices:
+        return None, RunInfo(), "no roofline: no run read"
+    return choices[0], distinct[0], None
+
+
+def cluster_roofline(p: Partial, order: Sequence[str]) -> ClusterRoofline:
+    """Every kernel with counter work on the roofline of the runs' device; ``order``: the
+    kernels as the summary lists them."""
+    choice, info, problem = device_of([r.info for r in p.runs])
+    ceilings = []
+    if choice is not None:
+        ceilings = gather_ceilings(choice, p.counters.ceilings, [])
+    work = kernel_work(p.counters, info.arch)
+    hot = Hotspots(tuple(_stats(name, p) for name in order), None, 0, None)
+    result = roofline(hot, work, ceilings)
+    if choice is not None and problem is None:
+        if not ceilings:
+            problem = f"no roofline: {choice.problem}" if choice.problem else "no ceilings known"
+        elif not work:
+            problem = "no roofline: no kernel has counters that give FLOPs or bytes"
+    doubt = catalogue_doubt(choice, info) if choice is not None else None
+    return ClusterRoofline(choice, result, problem, doubt)
+
+
+def _stats(name: str, p: Partial) -> KernelStats:
+    """What ``roofline`` reads of a kernel: its name, calls and total time."""
+    k = p.kernels[name]
+    total = k.total_ns if k.timed else None
+    return KernelStats(
+        name, k.raw_names, k.calls, total, mean_ns=None, median_ns=None, min_ns=None,
+        max_ns=None, std_ns=None, share=None, cumulative_share=None, hot=False,
+    )  # fmt: skip
+
+
+def roofline_doc(p: Partial, order: Sequence[str]) -> dict[str, Any]:
+    """The ``roofline`` section of the summary: the device, its ceilings, and each kernel with
+    counter work as ``analyze --json`` places it (SI units)."""
+    found = cluster_roofline(p, order)
+    c, r = found.choice, found.result
+    return {
+        "device": {
+            "name": c.name if c else None,
+            "key": c.device.key if c and c.device else None,
+            "arch": c.arch if c else None,
+            "scope": c.scope if c else None,
+            "detected_from": c.detected_from if c else None,
+            "problem": found.problem,
+            "doubt": found.doubt,
+        },
+        "main_ceiling": r.main_ceiling,
+        "ridge_flop_per_byte": r.ridge,
+        "ceilings": [_ceiling(x) for x in r.ceilings],
+        "kernels": [_kernel(k, p.counters.kernels[k.name]) for k in r.kernels],
+    }
+
+
+def _ceiling(c: Ceiling) -> dict[str, Any]:
+    return {
+        "name": c.name,
+        "kind": c.kind,
+        "value": c.value,
+        "unit": c.unit_of_value,
+        "source": c.source,
+        "origin": c.origin,
+        "scope": c.scope,
+    }
+
+
+def _kernel(k: KernelRoofline, sums: KernelCounters) -> dict[str, Any]:
+    """One kernel, with the keys of ``analyze --json``'s ``kernels[].roofline``."""
+    return {
+        "name": k.name,
+        "dispatches": sums.dispatches,
+        "time_s": k.time_s,
+        "work_source": k.work_source,
+        "flops": _total(k.flops, integer=False),
+        "iops": _total(k.flops, integer=True),
+        "flops_by_ceiling": k.flops,
+        "bytes": k.bytes,
+        "ai": k.intensity,
+        "achieved_flops_s": k.achieved_flops_s,
+        "achieved_bytes_s": k.achieved_bytes_s,
+        "dispatch_mean_rates_per_s": k.dispatch_mean_rates,
+        "attainable_flops_s": k.attainable_flops_s,
+        "efficiency": k.efficiency,
+        "bound": k.bound,
+        "ceiling": k.ceiling,
+        "limiting_level": k.limiting_level,
+        "placed_by": k.placed_by,
+        "above_roof": k.above_roof,
+        "missing_ceiling": k.missing_ceiling,
+    }
+
+
+def _total(by_ceiling: Mapping[str, float] | None, *, integer: bool) -> float | None:
+    values = [v for n, v in (by_ceiling or {}).items() if is_integer(n) == integer]
+    return sum(values) if values else None
+
+
+def counters_doc(part: CounterPart) -> list[dict[str, Any]]:
+    """Per kernel and counter: the sum and both aggregations, the ratio of sums (per second
+    of the dispatches that carry it) and the mean of per-dispatch rates (per second)."""
+    return [
+        {
+            "name": name,
+            "dispatches": k.dispatches,
+            "timed": k.timed,
+            "time_ns": k.time_ns,
+            "counters": {
+                n: {
+                    "total": c.total,
+                    "dispatches": c.dispatches,
+                    "time_weighted_per_s": c.total / c.time_ns * 1e9 if c.time_ns > 0 else None,
+                    "dispatch_mean_per_s": c.rate_total / c.timed * 1e9 if c.timed else None,
+                }
+                for n, c in k.counters.items()
+            },
+        }
+        for name, k in part.kernels.items()
+    ]
