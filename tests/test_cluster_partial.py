@@ -498,3 +498,28 @@ def test_kineto_records_merged_in_random_orders(seed: int) -> None:
         raw: dict(v) for k, v in got.shapes.items() for raw in got.kernels[k].raw_names
     } == shapes
     assert timeline_of(summary(got)) == binned_by_hand(intervals)
+
+
+def test_text_shows_sources_and_activity(tmp_path: Path) -> None:
+    """The header counts runs and, where they differ, dispatch sources; one line each for the
+    API calls and the copies, the largest three first (figures from the rocprofv3 files)."""
+    from roofscope.render.cluster_text import render_cluster_text
+
+    for name, path in V3_FILES.items():
+        shutil.copy(path, tmp_path / name)
+    doc = summary(reduce_run([str(tmp_path)]))
+    lines = render_cluster_text(doc, width=100).splitlines()
+    assert lines[0] == "roofscope 0.1.0 · cluster summary · runs read: 1"
+    assert lines[-4:] == [
+        "API calls (not kernel time): hipStreamCreateWithFlags: 4 call(s), 262 ms; "
+        "hipGetDeviceCount:",
+        "  1 call(s), 32.5 ms; hipHostMalloc: 12 call(s), 6.1 ms; … 14 more",
+        "Memory copies (not kernel time): MEMORY_COPY_DEVICE_TO_HOST: 2 call(s), 177 µs;",
+        "  MEMORY_COPY_HOST_TO_DEVICE: 2 call(s), 152 µs",
+    ]  # 2 copies each: 75,440 + 101,321 ns and 77,040 + 75,361 ns
+    doc["runs"]["sources"] = ["a/kernel_trace.csv", "b/kernel_trace.csv"]
+    assert (
+        render_cluster_text(doc, width=100)
+        .splitlines()[0]
+        .endswith("runs read: 1 (2 dispatch sources)")
+    )
