@@ -5,7 +5,10 @@ time-weighted share and cumulative share; statistics per dispatch are count-weig
 median is exact up to 1,000 timed dispatches of a kernel, else the sketch's (within 1 %,
 ``sketch.py``). Devices as ``analysis.timeline`` measures them, kept apart per dispatch
 source. The rank view is ``analysis.ranks``' own (:func:`spread_view`, :func:`rank_order`),
-made only where ``readers.runs`` finds the sources to be ranks of one job. Times in ns.
+made only where ``readers.runs`` finds the sources to be ranks of one job. Activity as the
+check-up lists it (``analysis.activity``; ``from`` says which records: ``summary``, ``trace``
+or ``packets``), each kernel's launch shapes by dispatches, and each device's busy ns per
+bin (``timeline``: bin i starts at i · ``bin_ns``; ``records.py``). Times in ns.
 """
 
 from __future__ import annotations
