@@ -101,12 +101,13 @@ def busy_part(profile: Profile) -> BusyBins:
     cols = query(
         profile,
         valid,
-        f"""SELECT {process} AS p, coalesce(device, -1) AS d, start_ns, end_ns
-        FROM d ORDER BY p, d, start_ns""",
-    ).fetchnumpy()
-    start = np.asarray(cols["start_ns"], dtype=np.int64)
-    end = np.asarray(cols["end_ns"], dtype=np.int64)
+        f"SELECT {process} AS p, coalesce(device, -1) AS d, start_ns, end_ns FROM d",
+    ).fetchnumpy()  # sorted here: half the time of DuckDB's ORDER BY, on rows mostly in order
     p, d = np.asarray(cols["p"], dtype=np.int64), np.asarray(cols["d"], dtype=np.int64)
+    start = np.asarray(cols["start_ns"], dtype=np.int64)
+    order = np.lexsort((start, d, p))
+    p, d, start = p[order], d[order], start[order]
+    end = np.asarray(cols["end_ns"], dtype=np.int64)[order]
     cuts = np.flatnonzero((p[1:] != p[:-1]) | (d[1:] != d[:-1])) + 1
     lanes = list(zip([0, *cuts.tolist()], [*cuts.tolist(), len(start)], strict=True))
     lanes = [(a, b) for a, b in lanes if a < b]
