@@ -3,10 +3,15 @@ inputs, and merging over random splits and orders (roofscope.cluster)."""
 
 from __future__ import annotations
 
+import csv
+import gzip
+import json
+import math
 import pickle
 import random
 import shutil
 import sqlite3
+from decimal import ROUND_HALF_EVEN, Decimal
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
@@ -260,3 +265,261 @@ def test_partial_pickles_and_empty_merge() -> None:
     assert summary(merge([]))["kernels"] == []
     with pytest.raises(ValueError, match="two partials"):
         merge([part, part])
+
+
+# -- activity, launch shapes and busy bins (cluster/records.py) ------------------------------
+
+V3 = DATA / "rocprofv3-layouts"  # one rocprofv3 run's outputs (gfx90a, rocm-systems samples)
+V3_FILES = {
+    "kernel_trace.csv": V3 / "2025-08_kernel_trace.csv",
+    "memory_copy_trace.csv": V3 / "memory_copy_trace.csv",
+    "hip_api_stats.csv": V3 / "hip_api_stats.csv",
+    "hip_domain_stats.csv": V3 / "hip_domain_stats.csv",
+}
+KINETO = sorted((DATA / "kineto").glob("*.json.gz"))
+
+
+def csv_rows(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+def split_v3(root: Path, cuts: list[int], rng: random.Random) -> list[Path]:
+    """The rocprofv3 run as ranks: the kernel rows cut into consecutive pieces, each copy
+    row given to one rank, each stats row to one or two ranks (a name in several ranks)."""
+    tables = {name: (path.read_text("utf-8").splitlines(keepends=True)) for name, path in
+              V3_FILES.items()}  # fmt: skip
+    kernel_rows = tables["kernel_trace.csv"][1:]
+    bounds = [0, *sorted(c for c in cuts if c < len(kernel_rows)), len(kernel_rows)]
+    pieces = [(a, b) for a, b in pairwise(bounds) if a < b]
+    given: dict[int, dict[str, list[str]]] = {i: {} for i in range(len(pieces))}
+    for i, (a, b) in enumerate(pieces):
+        given[i]["kernel_trace.csv"] = kernel_rows[a:b]
+    for name, lines in tables.items():
+        if name == "kernel_trace.csv":
+            continue
+        for row in lines[1:]:
+            ranks = {rng.randrange(len(pieces))}
+            if name != "memory_copy_trace.csv" and rng.random() < 0.5:
+                ranks.add(rng.randrange(len(pieces)))
+            for r in ranks:
+                given[r].setdefault(name, []).append(row)
+    folders = []
+    for i, files in given.items():
+        folder = root / f"rank{i}"
+        folder.mkdir()
+        for name, rows in files.items():
+            (folder / name).write_text(tables[name][0] + "".join(rows), "utf-8")
+        folders.append(folder)
+    return folders
+
+
+def v3_activity(folders: list[Path]) -> dict[tuple[str, str, str], tuple[int, float]]:
+    """Per (origin, kind, name): calls and total ns, summed from the files' own columns."""
+    out: dict[tuple[str, str, str], tuple[int, float]] = {}
+
+    def add(key: tuple[str, str, str], calls: int, ns: float) -> None:
+        c, t = out.get(key, (0, 0.0))
+        out[key] = (c + calls, t + ns)
+
+    for folder in folders:
+        for kind, name in (("api", "hip_api_stats.csv"), ("domain", "hip_domain_stats.csv")):
+            if (folder / name).exists():
+                for r in csv_rows(folder / name):
+                    add(("summary", kind, r["Name"]), int(r["Calls"]), float(r["TotalDurationNs"]))
+        if (folder / "memory_copy_trace.csv").exists():
+            for r in csv_rows(folder / "memory_copy_trace.csv"):
+                ns_ = int(r["End_Timestamp"]) - int(r["Start_Timestamp"])
+                add(("trace", "copy", r["Direction"]), 1, ns_)
+    return out
+
+
+def v3_shapes(folders: list[Path]) -> dict[str, dict[tuple[int | None, ...], int]]:
+    """Per kernel: (grid, workgroup, LDS, scratch, VGPR, AGPR, SGPR, wave size) -> dispatches;
+    grid and workgroup are the products of X, Y, Z; rocprofv3 writes no wave size."""
+    out: dict[str, dict[tuple[int | None, ...], int]] = {}
+    for folder in folders:
+        for r in csv_rows(folder / "kernel_trace.csv"):
+            grid = math.prod(int(r[f"Grid_Size_{a}"]) for a in "XYZ")
+            group = math.prod(int(r[f"Workgroup_Size_{a}"]) for a in "XYZ")
+            shape = (grid, group, *(int(r[c]) for c in (
+                "LDS_Block_Size", "Scratch_Size", "VGPR_Count", "Accum_VGPR_Count", "SGPR_Count"
+            )), None)  # fmt: skip
+            kernel = out.setdefault(r["Kernel_Name"], {})
+            kernel[shape] = kernel.get(shape, 0) + 1
+    return out
+
+
+Intervals = dict[tuple[str, int], list[tuple[int, int]]]
+
+
+def v3_intervals(folders: list[Path]) -> Intervals:
+    out: Intervals = {}
+    for folder in folders:
+        for r in csv_rows(folder / "kernel_trace.csv"):
+            agent = int(r["Agent_Id"].removeprefix("Agent "))
+            span = (int(r["Start_Timestamp"]), int(r["End_Timestamp"]))
+            out.setdefault((str(folder / "kernel_trace.csv"), agent), []).append(span)
+    return out
+
+
+def binned_by_hand(
+    intervals: Intervals,
+) -> tuple[int, dict[tuple[str, int], tuple[int, list[int]]]]:
+    """The bin width (each device's least power of two fitting its span in 1,024 bins, the
+    largest of those) and per device its first bin's start and busy ns per bin: the union of
+    its intervals cut at multiples of the width, one interval and one bin at a time."""
+    width = 1
+    for spans in intervals.values():
+        span = max(e for _, e in spans) - min(s for s, _ in spans)
+        while span > 1024 * width:
+            width *= 2
+    out = {}
+    for device, spans in intervals.items():
+        union: list[list[int]] = []
+        for s, e in sorted(spans):
+            if union and s <= union[-1][1]:
+                union[-1][1] = max(union[-1][1], e)
+            else:
+                union.append([s, e])
+        first = union[0][0] // width
+        last = max(union[-1][0], max(e for _, e in union) - 1) // width
+        bins = [0] * (last - first + 1)
+        for s, e in union:
+            for i in range(s // width, (e - 1) // width + 1 if e > s else s // width):
+                bins[i - first] += min(e, (i + 1) * width) - max(s, i * width)
+        out[device] = (first * width, bins)
+    return width, out
+
+
+def shapes_of(p: Partial) -> dict[str, dict[tuple[int | None, ...], int]]:
+    """The partial's shapes per raw name (each kernel here has one raw name)."""
+    return {p.kernels[k].raw_names[0]: dict(v) for k, v in p.shapes.items()}
+
+
+def timeline_of(doc: dict[str, Any]) -> tuple[int, dict[tuple[str, int], tuple[int, list[int]]]]:
+    t = doc["timeline"]
+    return t["bin_ns"], {
+        (d["source"], d["device"]): (d["start_ns"], d["busy_ns"]) for d in t["devices"]
+    }
+
+
+@settings(max_examples=8, deadline=None)
+@given(
+    cuts=st.lists(st.integers(1, 8), min_size=0, max_size=4, unique=True),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_v3_records_split_and_merged_in_random_orders(
+    tmp_path_factory: pytest.TempPathFactory, cuts: list[int], seed: int
+) -> None:
+    """A rocprofv3 run (9 dispatches, 4 copies, 17 API and 1 domain stats rows) split into
+    ranks, each reduced alone and merged in random orders: the activity, launch shapes and
+    busy bins equal those counted from the ranks' files by hand."""
+    rng = random.Random(seed)
+    folders = split_v3(tmp_path_factory.mktemp("v3"), cuts, rng)
+    parts = [reduce_run([str(f)]) for f in folders]
+    one, two = shuffled_merge(parts, rng), shuffled_merge(parts, rng)
+    want = v3_activity(folders)
+    for p in (one, two):
+        assert {k: (a.calls, float(a.total_ns)) for k, a in p.activity.items()} == want
+        assert shapes_of(p) == v3_shapes(folders)
+        assert timeline_of(summary(p)) == binned_by_hand(v3_intervals(folders))
+    assert summary(one) == summary(two)
+
+
+def test_v3_activity_is_the_checkups(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """One run: the summary's activity list is analyze's, in its order; the bins add up to
+    the device's busy time."""
+    for name, path in V3_FILES.items():
+        shutil.copy(path, tmp_path / name)
+    doc = run_json(capsys, str(tmp_path))
+    got = summary(reduce_run([str(tmp_path)]))
+    assert [(a["kind"], a["name"], a["calls"], a["total_ns"] / 1e9) for a in got["activity"]] == [
+        (a["kind"], a["name"], a["calls"], a["total_s"]) for a in doc["activity"]
+    ]
+    (device,) = got["devices"]["devices"]
+    (lane,) = got["timeline"]["devices"]
+    assert sum(lane["busy_ns"]) == device["busy_ns"] == ns(doc["summary"]["busy_s"])
+
+
+def kineto_events(path: Path) -> tuple[list[dict[str, Any]], int | None]:
+    """The trace's events (times exact, as written) and its devices' warp size: the one all
+    the devices it describes have, else 32 on CUDA (every NVIDIA GPU's)."""
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        doc = json.load(f, parse_float=Decimal)
+    sizes = {int(p["warpSize"]) for p in doc.get("deviceProperties") or []}
+    cuda = any(str(e.get("name", "")).startswith("cuda") for e in doc["traceEvents"])
+    return doc["traceEvents"], sizes.pop() if len(sizes) == 1 else 32 if cuda else None
+
+
+def kineto_ns(us: Decimal | int) -> int:
+    return int((Decimal(us) * 1000).to_integral_value(ROUND_HALF_EVEN))
+
+
+def kineto_expected(paths: list[Path]) -> tuple[Any, Any, Intervals]:
+    """Copies per name, launch shapes per raw kernel name, intervals per (file, device)."""
+    copies: dict[tuple[str, str, str], tuple[int, float]] = {}
+    shapes: dict[str, dict[tuple[int | None, ...], int]] = {}
+    intervals: Intervals = {}
+    for path in paths:
+        events, warp = kineto_events(path)
+        for e in events:
+            if e.get("ph") != "X" or "dur" not in e:
+                continue
+            start, dur = kineto_ns(e["ts"]), kineto_ns(e["dur"])
+            if e.get("cat") in ("gpu_memcpy", "gpu_memset"):
+                c, t = copies.get(("trace", "copy", e["name"]), (0, 0.0))
+                copies[("trace", "copy", e["name"])] = (c + 1, t + dur)
+            if e.get("cat") not in ("kernel", "Kernel"):
+                continue
+            args = e["args"]
+            block = math.prod(args["block"]) if "block" in args else None
+            grid = math.prod(args["grid"]) * block if block is not None else None
+            shape = (grid, block, args.get("shared memory"), None,
+                     args.get("registers per thread"), None, None, warp)  # fmt: skip
+            kernel = shapes.setdefault(e["name"], {})
+            kernel[shape] = kernel.get(shape, 0) + 1
+            spans = intervals.setdefault((str(path), int(args["device"])), [])
+            spans.append((start, start + dur))
+    return copies, shapes, intervals
+
+
+@settings(max_examples=6, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_kineto_records_merged_in_random_orders(seed: int) -> None:
+    """Three real Kineto traces (ROCm MI250 with runtime records and copies, CUDA A100 with
+    launch shapes) as three runs merged in random orders: copies, launch shapes and busy bins
+    equal those read from the JSON by hand (times as written, µs to ns exactly)."""
+    parts = [reduce_run([str(p)]) for p in KINETO]
+    got = shuffled_merge(parts, random.Random(seed))
+    copies, shapes, intervals = kineto_expected(KINETO)
+    assert {k: (a.calls, float(a.total_ns)) for k, a in got.activity.items()} == copies
+    assert {
+        raw: dict(v) for k, v in got.shapes.items() for raw in got.kernels[k].raw_names
+    } == shapes
+    assert timeline_of(summary(got)) == binned_by_hand(intervals)
+
+
+def test_text_shows_sources_and_activity(tmp_path: Path) -> None:
+    """The header counts runs and, where they differ, dispatch sources; one line each for the
+    API calls and the copies, the largest three first (figures from the rocprofv3 files)."""
+    from roofscope.render.cluster_text import render_cluster_text
+
+    for name, path in V3_FILES.items():
+        shutil.copy(path, tmp_path / name)
+    doc = summary(reduce_run([str(tmp_path)]))
+    lines = render_cluster_text(doc, width=100).splitlines()
+    assert lines[0] == "roofscope 0.1.0 · cluster summary · runs read: 1"
+    assert lines[-4:] == [
+        "API calls (not kernel time): hipStreamCreateWithFlags: 4 call(s), 262 ms; "
+        "hipGetDeviceCount:",
+        "  1 call(s), 32.5 ms; hipHostMalloc: 12 call(s), 6.1 ms; … 14 more",
+        "Memory copies (not kernel time): MEMORY_COPY_DEVICE_TO_HOST: 2 call(s), 177 µs;",
+        "  MEMORY_COPY_HOST_TO_DEVICE: 2 call(s), 152 µs",
+    ]  # 2 copies each: 75,440 + 101,321 ns and 77,040 + 75,361 ns
+    doc["runs"]["sources"] = ["a/kernel_trace.csv", "b/kernel_trace.csv"]
+    assert (
+        render_cluster_text(doc, width=100)
+        .splitlines()[0]
+        .endswith("runs read: 1 (2 dispatch sources)")
+    )

@@ -6,6 +6,8 @@ from dataclasses import dataclass, field, replace
 
 from duckdb import ColumnExpression
 
+from roofscope.analysis.activity import Activity
+from roofscope.analysis.activity import activity as activity_of
 from roofscope.analysis.checks import check
 from roofscope.analysis.device import (
     DeviceChoice,
@@ -33,20 +35,11 @@ from roofscope.diagnosis.findings import Finding
 from roofscope.diagnosis.limits import BUSY_PCT
 from roofscope.diagnosis.profiler import ProfilerRule, lead_with_profiler
 from roofscope.diagnosis.trust import standing
-from roofscope.model.access import activity, all_dispatches, is_empty, named, producer_rules, query
-from roofscope.model.access import copies as copies_of
+from roofscope.model.access import all_dispatches, is_empty, named, producer_rules, query
 from roofscope.model.profile import InputFile, Profile, RunInfo, Runs, Warning
 from roofscope.model.schema import Role
-from roofscope.model.selection import EVERYTHING, Selection, among, dispatches
+from roofscope.model.selection import EVERYTHING, Selection, among
 from roofscope.readers.barriers import MEANING
-
-
-@dataclass(frozen=True)
-class Activity:
-    kind: str  # api | copy | domain | barrier
-    name: str
-    calls: int
-    total_ns: float
 
 
 @dataclass(frozen=True)
@@ -178,7 +171,7 @@ def analyse(
     section, roof_warnings = _roofline(profile, hot, roof, {s.source for s in stamps if s.rounded})
     warnings = [*check(profile, stamps), *notes, *roof_warnings]
     times = timeline(profile, selection=selection, gap_threshold_ns=gap_threshold_ns)
-    activity = _activity(profile)
+    activity = activity_of(profile)
     copy_ns = sum(a.total_ns for a in activity if a.kind == "copy")
     on_roof = {k.name for k in section.result.kernels}
     studied = [k.name for k in hot.kernels if k.hot or k.name in on_roof]
@@ -303,40 +296,6 @@ def _only_in(profile: Profile, kernels: list[str], sources: set[int]) -> set[str
         profile, flagged, "SELECT kernel FROM d GROUP BY kernel HAVING bool_and(s)"
     ).fetchall()
     return {str(k) for (k,) in rows}
-
-
-def _activity(profile: Profile) -> tuple[Activity, ...]:
-    """API, domain and copy activity, but that of a later pass repeating the first's."""
-    counted = ~among("source", profile.sources(Role.PASS_REPEAT))
-    rows = query(
-        profile,
-        activity(profile).filter(counted),
-        """SELECT kind, name, sum(calls), sum(total_ns) FROM d
-        GROUP BY kind, name ORDER BY kind, sum(total_ns) DESC, name""",
-    )
-    out = [Activity(str(k), str(n), int(c), float(t)) for k, n, c, t in rows.fetchall()]
-    copies = query(
-        profile,
-        copies_of(profile).filter(counted),
-        """SELECT direction, count(*), sum(end_ns - start_ns)
-        FROM d GROUP BY direction ORDER BY 3 DESC""",
-    ).fetchall()
-    out += [Activity("copy", str(d), int(c), float(t or 0)) for d, c, t in copies]
-    return tuple(out + _barriers(profile))
-
-
-def _barriers(profile: Profile) -> list[Activity]:
-    """The barrier packets of the dispatch files, per name (valid durations summed)."""
-    sources = profile.sources(Role.BARRIERS)
-    if not sources:
-        return []
-    rows = query(
-        profile,
-        named(profile, dispatches(profile, sources=sources)),
-        """SELECT trim(trim(trim(raw_name), '"')), count(*),
-        sum(end_ns - start_ns) FILTER (end_ns >= start_ns) FROM d GROUP BY 1 ORDER BY 3 DESC, 1""",
-    )
-    return [Activity("barrier", str(n), int(c), float(t or 0)) for n, c, t in rows.fetchall()]
 
 
 def _merge(warnings: list[Warning]) -> list[Warning]:

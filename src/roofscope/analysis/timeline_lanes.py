@@ -130,12 +130,18 @@ def _lane(
     sorted by start)."""
     _, width, bins = axis
     per_kernel = clipped(start, end, codes, width, bins, kinds)
-    busy = clipped(*_union(start, end), np.zeros(1, dtype=np.int64), width, bins, 1)[:, 0]
+    busy = busy_per_bin(start, end, width, bins)
     holder = per_kernel.argmax(axis=1)
     held = per_kernel[np.arange(bins), holder]
     kernel = np.where(holder < named, holder, OTHER)
     kernel = np.where(busy > 0, kernel, IDLE)
     return tuple(busy.tolist()), tuple(kernel.tolist()), tuple(held.tolist())
+
+
+def busy_per_bin(start: Ints, end: Ints, width: int, bins: int) -> Ints:
+    """The length of the union of [start, end) (sorted by start) inside each bin [i·width,
+    (i+1)·width), i < ``bins``: overlapping intervals count once."""
+    return clipped(*_union(start, end), np.zeros(1, dtype=np.int64), width, bins, 1)[:, 0]
 
 
 def _union(start: Ints, end: Ints) -> tuple[Ints, Ints]:

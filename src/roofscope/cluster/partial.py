@@ -6,8 +6,10 @@ durations and their distribution (``sketch.py``: exact up to 1,000 dispatches, a
 1 % relative accuracy beyond); per device its busy time, span and gaps (``analysis.timeline``)
 with its first start, last end and dispatch count; per dispatch source (a rank) its kernel
 time per kernel, pid, recorded rank and span (what ``analysis.ranks`` and ``readers.runs``
-decide the rank view from); copies per direction; the run's facts and warnings. Rows never
-leave :func:`reduce_run`: every reduction is a DuckDB group-by.
+decide the rank view from); copies per direction; the run's facts and warnings; its
+activity records, launch shapes and busy time per bin (``records.py``). Rows never leave
+:func:`reduce_run`: every reduction is a DuckDB group-by, but the busy bins, a sweep of each
+device's sorted intervals in the worker (as the check-up's chart).
 
 :func:`merge` is associative and commutative: counts and sums add (integers, exact), minima
 and maxima compare, sketches add their bins, and every collection is kept sorted by key.
@@ -21,7 +23,7 @@ from dataclasses import dataclass, field
 from functools import reduce
 
 from roofscope.analysis.timeline import timed_dispatches, timeline
-from roofscope.cluster import sketch
+from roofscope.cluster import records, sketch
 from roofscope.cluster.counters import CounterPart, merged, reduce_counters
 from roofscope.cluster.summary import summary
 from roofscope.errors import InputError
@@ -92,6 +94,10 @@ class Partial:
     runs: tuple[RunPart, ...] = ()  # by paths
     warnings: dict[str, tuple[int, str]] = field(default_factory=dict)  # code: count, message
     counters: CounterPart = field(default_factory=CounterPart)  # counter sums per kernel
+    # records.py: activity (origin, kind, name), launch shapes per kernel, busy ns per bin
+    activity: dict[records.ActivityKey, records.ActivityPart] = field(default_factory=dict)
+    shapes: dict[str, dict[records.Shape, int]] = field(default_factory=dict)
+    busy: records.BusyBins = field(default_factory=records.BusyBins)
 
 
 def reduce_run(paths: list[str], fmt: str | None = None) -> Partial:
@@ -126,6 +132,9 @@ def _reduce(profile: Profile, paths: tuple[str, ...]) -> Partial:
         runs=(RunPart(paths, profile.run, tuple(sorted(s.path for s in srcs))),),
         warnings=dict(sorted(warnings.items())),
         counters=reduce_counters(profile),
+        activity=records.activity_part(profile),
+        shapes=records.shapes_part(profile),
+        busy=records.busy_part(profile),
     )
 
 
@@ -285,6 +294,9 @@ def _merge_two(a: Partial, b: Partial) -> Partial:
         runs=tuple(sorted([*a.runs, *b.runs], key=lambda r: r.paths)),
         warnings=dict(sorted(warnings.items())),
         counters=merged(a.counters, b.counters),
+        activity=records.merged_activity(a.activity, b.activity),
+        shapes=records.merged_shapes(a.shapes, b.shapes),
+        busy=records.merged_busy(a.busy, b.busy),
     )
 
 

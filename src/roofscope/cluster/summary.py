@@ -5,7 +5,10 @@ time-weighted share and cumulative share; statistics per dispatch are count-weig
 median is exact up to 1,000 timed dispatches of a kernel, else the sketch's (within 1 %,
 ``sketch.py``). Devices as ``analysis.timeline`` measures them, kept apart per dispatch
 source. The rank view is ``analysis.ranks``' own (:func:`spread_view`, :func:`rank_order`),
-made only where ``readers.runs`` finds the sources to be ranks of one job. Times in ns.
+made only where ``readers.runs`` finds the sources to be ranks of one job. Activity as the
+check-up lists it (``analysis.activity``; ``from`` says which records: ``summary``, ``trace``
+or ``packets``), each kernel's launch shapes by dispatches, and each device's busy ns per
+bin (``timeline``: bin i starts at i · ``bin_ns``; ``records.py``). Times in ns.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from roofscope.analysis.hotspots import HOT_SHARE
 from roofscope.analysis.ranks import rank_order, spread_view
 from roofscope.cluster import sketch
+from roofscope.cluster.records import ORIGINS, SHAPE_COLUMNS
 from roofscope.cluster.roof import counters_doc, roofline_doc
 from roofscope.readers.runs import RunSource, job_evidence
 
@@ -46,6 +50,52 @@ def summary(p: Partial) -> dict[str, Any]:
         ],
         "counters": counters_doc(p.counters),
         "roofline": roofline_doc(p, [k["name"] for k in kernels["kernels"]]),
+        "activity": _activity(p),
+        "launch_shapes": {
+            kernel: [
+                {**dict(zip(SHAPE_COLUMNS, s, strict=True)), "dispatches": n}
+                for s, n in found.items()
+            ]
+            for kernel, found in p.shapes.items()
+        },
+        "timeline": _timeline(p),
+    }
+
+
+def _activity(p: Partial) -> list[dict[str, Any]]:
+    """In the check-up's order: the producer's totals (by kind, then largest), the traced
+    copies, the barrier packets (largest first); totals rounded to a float once, merged."""
+    rank = {origin: i for i, origin in enumerate(ORIGINS)}
+    rows = sorted(
+        p.activity.items(),
+        key=lambda kv: (rank[kv[0][0]], kv[0][1], -kv[1].total_ns, kv[0][2]),
+    )
+    return [
+        {
+            "kind": kind,
+            "name": name,
+            "from": origin,
+            "calls": a.calls,
+            "total_ns": float(a.total_ns),
+        }
+        for (origin, kind, name), a in rows
+    ]
+
+
+def _timeline(p: Partial) -> dict[str, Any]:
+    """Busy ns per bin of each device; bin i starts at i · bin_ns (``records.py``)."""
+    width = p.busy.bin_ns
+    return {
+        "bin_ns": width,
+        "devices": [
+            {
+                "source": path,
+                "device": None if device == -1 else device,
+                "start_ns": b.first * width,
+                "busy_ns": b.busy_ns.tolist(),
+            }
+            for (path, device), b in p.busy.devices.items()
+        ],
     }
 
 

@@ -1,6 +1,6 @@
 """The terminal view of a cluster summary (``analyze --scheduler``): runs read and skipped, the
-top kernels, the devices' busy time, the straggler, the kernels on the roofline (where their
-counters give work), the warnings.
+top kernels, the devices' busy time, the API calls and copies, the straggler, the kernels on
+the roofline (where their counters give work), the warnings.
 
 It formats the summary document (``cluster.partial.summary`` plus the engine's ``skipped``)
 as it is; a field the document leaves out shows as ``-``.
@@ -22,6 +22,7 @@ from roofscope.render.numbers import cell, column_unit, duration, number, pct, s
 
 Doc = dict[str, Any]
 SHOWN_DEVICES = 8
+SHOWN_ACTIVITY = 3
 
 
 def render_cluster_text(
@@ -33,6 +34,7 @@ def render_cluster_text(
     _header(console, doc)
     console.print(_kernels(list(doc.get("kernels") or []), top, console.width))
     _devices(console, doc.get("devices"))
+    _activity(console, list(doc.get("activity") or []))
     _straggler(console, doc.get("ranks"))
     _roofline(console, doc.get("roofline"), top)
     for w in doc.get("warnings") or []:
@@ -44,9 +46,11 @@ def render_cluster_text(
 def _header(console: Console, doc: Doc) -> None:
     runs = doc.get("runs") or {}
     skipped = list(doc.get("skipped") or [])
-    read = runs.get("read")
+    read, sources = runs.get("read"), runs.get("sources")
     count = len(read) if isinstance(read, list) else read
-    console.print(f"roofscope {__version__} · cluster summary · runs read: {count}")
+    held = len(sources) if isinstance(sources, list) else sources
+    more = "" if held is None or held == count else f" ({held} dispatch sources)"
+    console.print(f"roofscope {__version__} · cluster summary · runs read: {count}{more}")
     if skipped:
         console.print(f"runs skipped: {len(skipped)} (--skip-unreadable)", style="yellow")
     for s in skipped:
@@ -105,6 +109,26 @@ def _devices(console: Console, devices: Doc | None) -> None:
         console.print(f"  {where}: {duration(d.get('busy_ns'))} of {duration(d.get('span_ns'))}")
     if len(listed) > SHOWN_DEVICES:
         console.print(f"  … {len(listed) - SHOWN_DEVICES} more (see --json)")
+
+
+def _activity(console: Console, rows: list[Doc]) -> None:
+    """One line per kind: the first SHOWN_ACTIVITY API calls and copies as the summary lists
+    them (largest first within each kind of record)."""
+    for kind, title in (("api", "API calls"), ("copy", "Memory copies")):
+        items = [a for a in rows if a.get("kind") == kind]
+        if not items:
+            continue
+        shown = [
+            f"{_cut(str(a['name']))}: {a['calls']:,}\u00a0call(s), {duration(a.get('total_ns'))}"
+            for a in items[:SHOWN_ACTIVITY]
+        ]
+        if len(items) > SHOWN_ACTIVITY:
+            shown.append(f"… {len(items) - SHOWN_ACTIVITY} more")
+        wrapped(console, f"{title} (not kernel time): {'; '.join(shown)}", "", "  ")
+
+
+def _cut(name: str, most: int = 48) -> str:
+    return name if len(name) <= most else name[: most - 1] + "…"
 
 
 def _straggler(console: Console, ranks: Doc | None) -> None:

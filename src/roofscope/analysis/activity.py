@@ -1,0 +1,80 @@
+"""What the GPU and its host did beside kernels: API calls, copies, domains and barrier packets.
+
+Three kinds of records, each listed as :class:`Activity` (kind, name, calls, total time):
+
+- :func:`summaries`: the producer's own totals (``api``, ``copy``, ``domain`` and
+  ``barrier`` stats files), per kind and name, largest first within a kind;
+- :func:`copy_records`: the memory copies traced one by one, per direction (``copy``),
+  largest first; their total is the sum of End - Begin;
+- :func:`barrier_records`: the barrier packets among a dispatch file's rows (rocprof v1,
+  ``readers/barriers.py``), per name, their valid durations summed.
+
+A later pass repeating the first's trace or stats (``Role.PASS_REPEAT``) is not counted.
+The check-up lists the three in that order (:func:`activity`); the cluster summary reduces
+each run with the same functions (``cluster/records.py``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from duckdb import Expression
+
+from roofscope.model.access import activity as activity_rows
+from roofscope.model.access import copies, named, query
+from roofscope.model.profile import Profile
+from roofscope.model.schema import Role
+from roofscope.model.selection import among, dispatches
+
+
+@dataclass(frozen=True)
+class Activity:
+    kind: str  # api | copy | domain | barrier
+    name: str
+    calls: int
+    total_ns: float
+
+
+def activity(profile: Profile) -> tuple[Activity, ...]:
+    """API, domain and copy activity, but that of a later pass repeating the first's."""
+    return summaries(profile) + copy_records(profile) + barrier_records(profile)
+
+
+def summaries(profile: Profile) -> tuple[Activity, ...]:
+    """The producer's activity totals, per kind and name (kind, then largest, then name)."""
+    rows = query(
+        profile,
+        activity_rows(profile).filter(_counted(profile)),
+        """SELECT kind, name, sum(calls), sum(total_ns) FROM d
+        GROUP BY kind, name ORDER BY kind, sum(total_ns) DESC, name""",
+    )
+    return tuple(Activity(str(k), str(n), int(c), float(t)) for k, n, c, t in rows.fetchall())
+
+
+def copy_records(profile: Profile) -> tuple[Activity, ...]:
+    """The traced copies per direction (largest first)."""
+    rows = query(
+        profile,
+        copies(profile).filter(_counted(profile)),
+        """SELECT direction, count(*), sum(end_ns - start_ns)
+        FROM d GROUP BY direction ORDER BY 3 DESC""",
+    ).fetchall()
+    return tuple(Activity("copy", str(d), int(c), float(t or 0)) for d, c, t in rows)
+
+
+def barrier_records(profile: Profile) -> tuple[Activity, ...]:
+    """The barrier packets of the dispatch files, per name (valid durations summed)."""
+    sources = profile.sources(Role.BARRIERS)
+    if not sources:
+        return ()
+    rows = query(
+        profile,
+        named(profile, dispatches(profile, sources=sources)),
+        """SELECT trim(trim(trim(raw_name), '"')), count(*),
+        sum(end_ns - start_ns) FILTER (end_ns >= start_ns) FROM d GROUP BY 1 ORDER BY 3 DESC, 1""",
+    )
+    return tuple(Activity("barrier", str(n), int(c), float(t or 0)) for n, c, t in rows.fetchall())
+
+
+def _counted(profile: Profile) -> Expression:
+    return ~among("source", profile.sources(Role.PASS_REPEAT))
