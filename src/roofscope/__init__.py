@@ -1,3 +1,78 @@
-"""roofscope: a full check-up of GPU programs from the files their profiler already wrote."""
+"""roofscope: a full check-up of GPU programs from the files their profiler already wrote.
+
+    import roofscope
+    report = roofscope.analyze("results.csv")      # what `roofscope analyze` reads
+    report.to_pandas()                              # one row per kernel (roofscope[notebook])
+    roofscope.compare("before/", "after/").gate(fail_if_slower=5)
+
+The names below load on first use, so ``import roofscope`` (and ``roofscope --version``)
+reads neither DuckDB nor numpy.
+"""
+
+from __future__ import annotations
+
+import sys
+from importlib import import_module
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+
+if TYPE_CHECKING:
+    from roofscope.api.comparison import Comparison
+    from roofscope.api.report import Report, Summary
+    from roofscope.api.run import analyze, compare
+    from roofscope.compare.gate import Verdict
+    from roofscope.errors import InputError, RoofscopeError, UsageError
+
+_WHERE = {
+    "analyze": "roofscope.api.run",
+    "compare": "roofscope.api.run",
+    "Report": "roofscope.api.report",
+    "Summary": "roofscope.api.report",
+    "Comparison": "roofscope.api.comparison",
+    "Verdict": "roofscope.compare.gate",
+    "InputError": "roofscope.errors",
+    "UsageError": "roofscope.errors",
+    "RoofscopeError": "roofscope.errors",
+}
+
+__all__ = [
+    "Comparison",
+    "InputError",
+    "Report",
+    "RoofscopeError",
+    "Summary",
+    "UsageError",
+    "Verdict",
+    "__version__",
+    "analyze",
+    "compare",
+]
+
+
+def __getattr__(name: str) -> Any:
+    """The public names, imported when first asked for (PEP 562)."""
+    if name not in _WHERE:
+        raise AttributeError(f"module 'roofscope' has no attribute {name!r}")
+    value = getattr(import_module(_WHERE[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
+
+class _Package(ModuleType):
+    """``roofscope.compare`` is the function: the subpackage of the same name (``compare/``)
+    is not bound over it when it loads; ``from roofscope.compare.gate import Verdict`` and
+    every other import of it work as before (they go through ``sys.modules``)."""
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if name == "compare" and isinstance(value, ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
