@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
+    from roofscope.api.cluster import ClusterSummary, cluster_summary
     from roofscope.api.comparison import Comparison
     from roofscope.api.report import Report, Summary
     from roofscope.api.run import analyze, compare
@@ -31,6 +32,8 @@ _WHERE = {
     "Report": "roofscope.api.report",
     "Summary": "roofscope.api.report",
     "Comparison": "roofscope.api.comparison",
+    "ClusterSummary": "roofscope.api.cluster",
+    "cluster_summary": "roofscope.api.cluster",
     "Verdict": "roofscope.compare.gate",
     "InputError": "roofscope.errors",
     "UsageError": "roofscope.errors",
@@ -38,6 +41,7 @@ _WHERE = {
 }
 
 __all__ = [
+    "ClusterSummary",
     "Comparison",
     "InputError",
     "Report",
@@ -47,6 +51,7 @@ __all__ = [
     "Verdict",
     "__version__",
     "analyze",
+    "cluster_summary",
     "compare",
 ]
 

@@ -46,20 +46,20 @@ def analyze(
     """The check-up of one profile (``roofscope analyze PATHS``): files of several processes
     merge. ``work``: ``NAME=FLOPS:BYTES[@DTYPE]`` rules or work files (TOML), one or many.
 
-    ``scheduler`` is refused for now: the cluster summary (``roofscope analyze --scheduler``)
-    has no dispatch rows, so none of a Report's roofline, findings or charts; run that command
-    with ``--json`` and read its document."""
+    ``scheduler`` is refused: the cluster summary (``analyze --scheduler``) has no dispatch
+    rows, so none of a Report's roofline, findings or charts; ``roofscope.cluster_summary``
+    gives it."""
     if scheduler is not None:
         raise UsageError(
             f"scheduler={scheduler!r}: the cluster summary has kernels, devices and ranks but "
-            "no roofline, findings or charts, so it is no Report; run `roofscope analyze "
-            "PATHS --scheduler ADDR --json` for it, or drop scheduler= to analyse here"
+            "no roofline, findings or charts, so it is no Report; call "
+            "roofscope.cluster_summary(*paths, scheduler=...) for it, or drop scheduler="
         )
     options = _options(
         gpu=gpu, work=work, ceilings=ceilings, peak_flops=peak_flops, peak_bw=peak_bw,
         kernel=kernel, device=device, jobs=jobs, fmt=fmt, gap_us=gap_us,
     )  # fmt: skip
-    checkup = check_up(_names(paths, "analyze"), prepare(options), progress=progress)
+    checkup = check_up(paths_of(paths, "analyze"), prepare(options), progress=progress)
     report = with_lanes(checkup.report, checkup.profile)  # the timeline chart's bins
     return Report(report, read=(*checkup.read, *options.files))
 
@@ -94,13 +94,14 @@ def compare(
     sides = side_gpus(gpu, base_gpu, new_gpu)
     settings = prepare(options)
     both = compare_sides(
-        _names([base, *base_runs], "compare"), _names([new, *new_runs], "compare"), settings,
+        paths_of([base, *base_runs], "compare"), paths_of([new, *new_runs], "compare"), settings,
         sides, check=lambda paths, s, label: check_up(paths, s, label=label, progress=progress),
     )  # fmt: skip
     return Comparison.of(both)
 
 
-def _names(paths: Sequence[Path], function: str) -> list[str]:
+def paths_of(paths: Sequence[Path], function: str) -> list[str]:
+    """The paths as strings; none, or one that is no path, is a UsageError."""
     if not paths:
         raise UsageError(f"{function}(): no profile given; pass a file or directory")
     bad = next((p for p in paths if not isinstance(p, str | os.PathLike)), None)

@@ -42,15 +42,36 @@ def cluster_summary(
     top: int | None,
 ) -> str:
     """The summary of the runs under ``paths`` reduced on ``scheduler``, as JSON or text."""
+    with _progress() as tick:
+        doc = cluster_document(
+            paths, scheduler, fmt=fmt, skip_unreadable=skip_unreadable, progress=tick
+        )
+    if as_json:
+        return json.dumps(doc, indent=2) + "\n"
+    from roofscope.render.cluster_text import render_cluster_text
+
+    color = sys.stdout.isatty() and "NO_COLOR" not in os.environ
+    return render_cluster_text(doc, top=TOP if top is None else top, color=color)
+
+
+def cluster_document(
+    paths: Sequence[str],
+    scheduler: str,
+    *,
+    fmt: str | None = None,
+    skip_unreadable: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+) -> dict[str, Any]:
+    """The cluster summary's document (``--json``); ``progress`` hears runs done / in all.
+    Prints nothing: ``analyze --scheduler`` and ``roofscope.cluster_summary`` call it."""
     from roofscope.cluster.engine import partials
     from roofscope.cluster.partial import merge, summary
     from roofscope.readers.load import run_paths
 
     runs = run_paths(paths, fmt=fmt)
-    with _progress() as tick:
-        parts, skipped = partials(
-            runs, scheduler=scheduler, skip_unreadable=skip_unreadable, progress=tick, fmt=fmt
-        )
+    parts, skipped = partials(
+        runs, scheduler=scheduler, skip_unreadable=skip_unreadable, progress=progress, fmt=fmt
+    )
     if not parts:
         raise InputError(
             paths[0],
@@ -59,12 +80,7 @@ def cluster_summary(
         )
     doc = summary(merge(parts))
     doc["skipped"] = [{"run": list(s.run), "reason": s.reason} for s in skipped]
-    if as_json:
-        return json.dumps(doc, indent=2) + "\n"
-    from roofscope.render.cluster_text import render_cluster_text
-
-    color = sys.stdout.isatty() and "NO_COLOR" not in os.environ
-    return render_cluster_text(doc, top=TOP if top is None else top, color=color)
+    return doc
 
 
 @contextmanager
