@@ -4,6 +4,7 @@ well-formed. Every corpus profile: ``tests/test_api_corpus.py``."""
 
 from __future__ import annotations
 
+import inspect
 import json
 import subprocess
 import sys
@@ -44,6 +45,14 @@ def test_import_is_light() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
     assert set(roofscope.__all__) <= set(dir(roofscope))
+
+
+def test_compare_is_the_function_and_the_package() -> None:
+    """``roofscope.compare`` (called) is the API's compare; its modules import as ever."""
+    import roofscope.compare.gate as gate_module
+
+    assert gate_module.Verdict is roofscope.Verdict
+    assert list(inspect.signature(roofscope.compare).parameters)[:2] == ["base", "new"]
 
 
 def test_report_is_the_cli_document(capsys: pytest.CaptureFixture[str]) -> None:

@@ -11,7 +11,7 @@ reads neither DuckDB nor numpy.
 
 from __future__ import annotations
 
-import sys
+import inspect
 from importlib import import_module
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -28,7 +28,6 @@ if TYPE_CHECKING:
 
 _WHERE = {
     "analyze": "roofscope.api.run",
-    "compare": "roofscope.api.run",
     "Report": "roofscope.api.report",
     "Summary": "roofscope.api.report",
     "Comparison": "roofscope.api.comparison",
@@ -69,15 +68,22 @@ def __dir__() -> list[str]:
     return sorted({*globals(), *__all__})
 
 
-class _Package(ModuleType):
-    """``roofscope.compare`` is the function: the subpackage of the same name (``compare/``)
-    is not bound over it when it loads; ``from roofscope.compare.gate import Verdict`` and
-    every other import of it work as before (they go through ``sys.modules``)."""
+class _CallablePackage(ModuleType):
+    """``roofscope.compare`` is two things: the package of the comparison's code
+    (``compare/``, which the import system binds to that name) and the API's function.
+    So the package, called, is the function: ``roofscope.compare(base, new, ...)``, while
+    ``import roofscope.compare.gate`` and the like work as for any package."""
 
-    def __setattr__(self, name: str, value: object) -> None:
-        if name == "compare" and isinstance(value, ModuleType):
-            return
-        super().__setattr__(name, value)
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        from roofscope.api.run import compare
+
+        return compare(*args, **kwargs)
+
+    @property
+    def __signature__(self) -> inspect.Signature:  # help and completion in notebooks
+        from roofscope.api.run import compare
+
+        return inspect.signature(compare)
 
 
-sys.modules[__name__].__class__ = _Package
+import_module("roofscope.compare").__class__ = _CallablePackage  # its __init__.py is empty

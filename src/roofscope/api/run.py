@@ -22,17 +22,17 @@ from roofscope.cli.checkup import (
 from roofscope.errors import UsageError
 from roofscope.report import with_lanes
 
-Path: TypeAlias = str | os.PathLike[str]
+AnyPath: TypeAlias = str | os.PathLike[str]
 Progress: TypeAlias = Callable[[str], None]  # hears the name of each file as it is read
 DEFAULT_GAP_US = DEFAULT_GAP_NS / 1000
 MAX_GAP_US = 1e12  # as --gap-us
 
 
 def analyze(
-    *paths: Path,
+    *paths: AnyPath,
     gpu: str | None = None,
     work: str | Sequence[str] = (),
-    ceilings: Path | None = None,
+    ceilings: AnyPath | None = None,
     peak_flops: float | None = None,
     peak_bw: float | None = None,
     kernel: str | None = None,
@@ -65,16 +65,16 @@ def analyze(
 
 
 def compare(
-    base: Path,
-    new: Path,
+    base: AnyPath,
+    new: AnyPath,
     *,
-    base_runs: Sequence[Path] = (),
-    new_runs: Sequence[Path] = (),
+    base_runs: Sequence[AnyPath] = (),
+    new_runs: Sequence[AnyPath] = (),
     gpu: str | None = None,
     base_gpu: str | None = None,
     new_gpu: str | None = None,
     work: str | Sequence[str] = (),
-    ceilings: Path | None = None,
+    ceilings: AnyPath | None = None,
     peak_flops: float | None = None,
     peak_bw: float | None = None,
     kernel: str | None = None,
@@ -100,13 +100,13 @@ def compare(
     return Comparison.of(both)
 
 
-def paths_of(paths: Sequence[Path], function: str) -> list[str]:
+def paths_of(paths: Sequence[AnyPath], function: str) -> list[str]:
     """The paths as strings; none, or one that is no path, is a UsageError."""
     if not paths:
         raise UsageError(f"{function}(): no profile given; pass a file or directory")
     bad = next((p for p in paths if not isinstance(p, str | os.PathLike)), None)
     if bad is not None:
-        raise UsageError(f"{function}(): {bad!r} is not a path; pass str or pathlib.Path")
+        raise UsageError(f"{function}(): {bad!r} is not a path; pass str or pathlib.AnyPath")
     return [os.fspath(p) for p in paths]
 
 
@@ -114,7 +114,7 @@ def _options(
     *,
     gpu: str | None,
     work: str | Sequence[str],
-    ceilings: Path | None,
+    ceilings: AnyPath | None,
     peak_flops: float | None,
     peak_bw: float | None,
     kernel: str | None,
