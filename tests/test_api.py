@@ -16,19 +16,13 @@ from xml.etree import ElementTree as ET
 import pytest
 
 import roofscope
-from roofscope.cli.app import main
 from tests.conftest import DEMO, SUMMARY
 from tests.test_compare import TRACE, compare_json, rewrite, scale, totals
+from tests.test_html import analyze_json
 
 COUNTERS = DEMO.parent / "openmp-collapse-mi300a"
 HOSTILE = ("<script>alert(1)</script>", "a<b>")
 SVG = "{http://www.w3.org/2000/svg}svg"
-
-
-def cli_json(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, Any]:
-    assert main(["analyze", *args, "--json"]) == 0
-    doc: dict[str, Any] = json.loads(capsys.readouterr().out)
-    return doc
 
 
 def hostile_profile(tmp_path: Path) -> Path:
@@ -58,7 +52,7 @@ def test_compare_is_the_function_and_the_package() -> None:
 def test_report_is_the_cli_document(capsys: pytest.CaptureFixture[str]) -> None:
     report = roofscope.analyze(COUNTERS)
     assert capsys.readouterr() == ("", "")  # the API prints nothing
-    doc = cli_json(capsys, str(COUNTERS))
+    doc = analyze_json(capsys, str(COUNTERS))
     assert report.to_dict() == doc
     assert report.to_json() == json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
     s = report.summary  # 3 kernels, 2 dispatches each (the workload's pmc_perf.csv)
@@ -108,7 +102,7 @@ def test_without_pandas(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_charts_are_the_cli_files(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     report = roofscope.analyze(COUNTERS)
-    cli_json(capsys, str(COUNTERS), "--svg", str(tmp_path))
+    analyze_json(capsys, str(COUNTERS), "--svg", str(tmp_path))
     assert report.hotspots_svg() == (tmp_path / "hotspots.svg").read_text()
     assert report.roofline_svg() == (tmp_path / "roofline.svg").read_text()
     assert report.timeline_svg() == (tmp_path / "timeline.svg").read_text()
