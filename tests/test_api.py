@@ -193,6 +193,8 @@ def test_compare_view_and_gate(tmp_path: Path) -> None:
     assert "Gate: none set" in "".join(parser.text)
     with pytest.raises(roofscope.UsageError, match="min_share=2"):
         cmp.gate(min_share=2)
+    with pytest.raises(roofscope.UsageError, match="is an input of this run"):
+        cmp.new[0].to_html(new)  # a side's report, too, never replaces an input
 
 
 def test_errors_are_raised_not_printed(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -36,8 +36,9 @@ class Comparison:
 
     @classmethod
     def of(cls, both: Compared) -> Comparison:
-        base = tuple(Report(r.report) for r in both.base)
-        return cls(both.comparison, base, tuple(Report(r.report) for r in both.new), both.read)
+        base = tuple(Report(r.report, both.read) for r in both.base)
+        new = tuple(Report(r.report, both.read) for r in both.new)
+        return cls(both.comparison, base, new, both.read)
 
     @property
     def kernels(self) -> tuple[KernelChange, ...]:
