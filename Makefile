@@ -21,8 +21,8 @@ demo: $(STAMP)
 test: $(STAMP) lint types unit
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests bench tools
-	$(BIN)/ruff format --check src tests bench tools
+	$(BIN)/ruff check src tests bench tools examples
+	$(BIN)/ruff format --check src tests bench tools examples
 
 types: $(STAMP)
 	$(BIN)/mypy

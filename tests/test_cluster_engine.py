@@ -307,6 +307,26 @@ def test_text_summary_on_the_cluster(capsys: Cap, tmp_path: Path, cluster: Clust
     assert f"{calls:,}" in lap.split() and f"{total / 1e9:.1f}" in lap.split()
 
 
+@needs_dask
+def test_cluster_summary_from_python(capsys: Cap, tmp_path: Path, cluster: Cluster) -> None:
+    """``roofscope.cluster_summary`` is ``analyze --scheduler --json``; its table has each
+    kernel's calls and time summed over the eight ranks by hand (``counted``)."""
+    import roofscope
+
+    root = ranks(tmp_path)
+    got = roofscope.cluster_summary(root, scheduler=cluster.address)
+    assert capsys.readouterr() == ("", "")  # nothing printed
+    rc, out, err = analyze_on(capsys, cluster, str(root), "--json")
+    assert rc == 0, err
+    assert got.to_json() == out and got.to_dict() == json.loads(out)
+    pytest.importorskip("pandas")
+    frame = got.to_pandas()
+    table = {n: (c, t) for n, c, t in zip(frame.name, frame.calls, frame.total_s, strict=True)}
+    assert table == {n: (c, t / 1e9) for n, (c, t) in counted(TRACE, RANKS).items()}
+    with pytest.raises(roofscope.UsageError, match=r"roofscope.cluster_summary\(\*paths"):
+        roofscope.analyze(root, scheduler=cluster.address)
+
+
 def kill_first_worker_seen(marks: Path, killed: list[int]) -> None:
     """SIGKILL the worker process that leaves the first mark (within 15 s)."""
     deadline = time.monotonic() + 15

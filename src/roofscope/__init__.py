@@ -1,3 +1,89 @@
-"""roofscope: a full check-up of GPU programs from the files their profiler already wrote."""
+"""roofscope: a full check-up of GPU programs from the files their profiler already wrote.
+
+    import roofscope
+    report = roofscope.analyze("results.csv")      # what `roofscope analyze` reads
+    report.to_pandas()                              # one row per kernel (roofscope[notebook])
+    roofscope.compare("before/", "after/").gate(fail_if_slower=5)
+
+The names below load on first use, so ``import roofscope`` (and ``roofscope --version``)
+reads neither DuckDB nor numpy.
+"""
+
+from __future__ import annotations
+
+import inspect
+from importlib import import_module
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+
+if TYPE_CHECKING:
+    from roofscope.api.cluster import ClusterSummary, cluster_summary
+    from roofscope.api.comparison import Comparison
+    from roofscope.api.report import Report, Summary
+    from roofscope.api.run import analyze, compare
+    from roofscope.compare.gate import Verdict
+    from roofscope.errors import InputError, RoofscopeError, UsageError
+
+_WHERE = {
+    "analyze": "roofscope.api.run",
+    "Report": "roofscope.api.report",
+    "Summary": "roofscope.api.report",
+    "Comparison": "roofscope.api.comparison",
+    "ClusterSummary": "roofscope.api.cluster",
+    "cluster_summary": "roofscope.api.cluster",
+    "Verdict": "roofscope.compare.gate",
+    "InputError": "roofscope.errors",
+    "UsageError": "roofscope.errors",
+    "RoofscopeError": "roofscope.errors",
+}
+
+__all__ = [
+    "ClusterSummary",
+    "Comparison",
+    "InputError",
+    "Report",
+    "RoofscopeError",
+    "Summary",
+    "UsageError",
+    "Verdict",
+    "__version__",
+    "analyze",
+    "cluster_summary",
+    "compare",
+]
+
+
+def __getattr__(name: str) -> Any:
+    """The public names, imported when first asked for (PEP 562)."""
+    if name not in _WHERE:
+        raise AttributeError(f"module 'roofscope' has no attribute {name!r}")
+    value = getattr(import_module(_WHERE[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
+
+class _CallablePackage(ModuleType):
+    """``roofscope.compare`` is two things: the package of the comparison's code
+    (``compare/``, which the import system binds to that name) and the API's function.
+    So the package, called, is the function: ``roofscope.compare(base, new, ...)``, while
+    ``import roofscope.compare.gate`` and the like work as for any package."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        from roofscope.api.run import compare
+
+        return compare(*args, **kwargs)
+
+    @property
+    def __signature__(self) -> inspect.Signature:  # help and completion in notebooks
+        from roofscope.api.run import compare
+
+        return inspect.signature(compare)
+
+
+import_module("roofscope.compare").__class__ = _CallablePackage  # its __init__.py is empty

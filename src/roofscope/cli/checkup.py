@@ -15,9 +15,11 @@ from pathlib import Path
 
 from roofscope.analysis.timeline import DEFAULT_GAP_NS
 from roofscope.analysis.work.spec import Rule, parse_inline, read_work_file
+from roofscope.catalogue import devices
 from roofscope.catalogue.ceilings import read_ceilings_file, user_ceilings
 from roofscope.cli.options import DEFAULT_GAP_US
 from roofscope.cli.words import worded
+from roofscope.compare.compare import Comparison, Run, compare, run_of
 from roofscope.errors import UsageError
 from roofscope.model.profile import Profile
 from roofscope.model.selection import EVERYTHING, EmptySelection, Selection, require_some
@@ -92,11 +94,23 @@ def prepare(options: CheckupOptions) -> Settings:
 def run_checkup(
     paths: Sequence[str], settings: Settings = Settings(), *, label: str | None = None
 ) -> Checkup:
-    """Read ``paths`` as one profile (files of several processes merge) and analyse it.
-    ``label`` (compare's ``baseline``, ``candidate``) and the first path lead the error of a
-    selection that keeps nothing of this profile."""
+    """``check_up``, with a spinner on stderr while a big input is read (a terminal only)."""
     with _progress(paths) as tick:
-        profile = load(paths, fmt=settings.fmt, progress=tick, jobs=settings.jobs)
+        return check_up(paths, settings, label=label, progress=tick)
+
+
+def check_up(
+    paths: Sequence[str],
+    settings: Settings = Settings(),
+    *,
+    label: str | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> Checkup:
+    """Read ``paths`` as one profile (files of several processes merge) and analyse it;
+    ``progress`` hears the name of each file as it is read. ``label`` (compare's ``baseline``,
+    ``candidate``) and the first path lead the error of a selection that keeps nothing of
+    this profile. Prints nothing: the commands and the Python API both call it."""
+    profile = load(paths, fmt=settings.fmt, progress=progress, jobs=settings.jobs)
     try:
         require_some(profile, settings.selection)
     except EmptySelection as exc:
@@ -107,6 +121,58 @@ def run_checkup(
         profile, selection=settings.selection, gap_threshold_ns=settings.gap_ns, roof=settings.roof
     )
     return Checkup(profile, report, (*paths, *(f.path for f in profile.inputs)))
+
+
+CheckUp = Callable[[Sequence[str], Settings, str], Checkup]  # paths, settings, side's label
+
+
+@dataclass(frozen=True)
+class Compared:
+    """Both sides checked up and compared: what ``compare`` renders and gates."""
+
+    comparison: Comparison
+    base: tuple[Run, ...]
+    new: tuple[Run, ...]
+    read: tuple[str, ...]  # every file read, both sides
+
+
+def compare_sides(
+    base: Sequence[str],
+    new: Sequence[str],
+    settings: Settings,
+    gpus: tuple[str | None, str | None] = (None, None),
+    *,
+    check: CheckUp | None = None,
+) -> Compared:
+    """Each run (path) of each side checked up by ``check`` (default ``check_up``), on its
+    side's GPU (``side_gpus``), then compared; labelled by each side's first path."""
+    check = check or (lambda paths, s, label: check_up(paths, s, label=label))
+    read: list[str] = []
+    sides = []
+    for label, paths, gpu in (("baseline", base, gpus[0]), ("candidate", new, gpus[1])):
+        runs = []
+        for path in paths:
+            checkup = check([path], settings.on_gpu(gpu), label)
+            read.extend(checkup.read)
+            runs.append(run_of(checkup.profile, checkup.report))
+        sides.append(tuple(runs))
+    cmp = compare(sides[0], sides[1], (base[0], new[0]))
+    return Compared(cmp, sides[0], sides[1], tuple(read))
+
+
+def side_gpus(
+    gpu: str | None, base_gpu: str | None, new_gpu: str | None
+) -> tuple[str | None, str | None]:
+    """Each side's ``--gpu`` override; a name the catalogue lacks is an error before reading."""
+    if gpu is not None and base_gpu is not None and new_gpu is not None:
+        raise UsageError(
+            f"--gpu {gpu!r} with both --base-gpu and --new-gpu: it would apply to neither side; "
+            "drop --gpu, or keep it for one side and drop that side's option"
+        )
+    for option, name in (("--base-gpu", base_gpu), ("--new-gpu", new_gpu)):
+        if name is not None and not devices.resolve(name):
+            raise UsageError(f"{option} {devices.not_found(name)}")
+    return base_gpu, new_gpu
 
 
 def work_rules(values: Sequence[str]) -> list[Rule]:

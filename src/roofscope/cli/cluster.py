@@ -47,6 +47,30 @@ def cluster_summary(
     top: int | None,
 ) -> str:
     """The summary of the runs under ``paths`` reduced on ``scheduler``, as JSON or text."""
+    with _progress() as tick:
+        doc = cluster_document(
+            paths, scheduler, jobs=jobs, fmt=fmt, skip_unreadable=skip_unreadable,
+            progress=tick,
+        )  # fmt: skip
+    if as_json:
+        return json.dumps(doc, indent=2) + "\n"
+    from roofscope.render.cluster_text import render_cluster_text
+
+    color = sys.stdout.isatty() and "NO_COLOR" not in os.environ
+    return render_cluster_text(doc, top=TOP if top is None else top, color=color)
+
+
+def cluster_document(
+    paths: Sequence[str],
+    scheduler: str,
+    *,
+    jobs: int | None = None,
+    fmt: str | None = None,
+    skip_unreadable: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+) -> dict[str, Any]:
+    """The cluster summary's document (``--json``); ``progress`` hears runs done / in all.
+    Prints nothing: ``analyze --scheduler`` and ``roofscope.cluster_summary`` call it."""
     from roofscope.cluster.engine import LOCAL, merged
     from roofscope.cluster.partial import summary
     from roofscope.readers.load import run_paths
@@ -57,11 +81,10 @@ def cluster_summary(
             "the Dask cluster's workers; drop --jobs, or use --scheduler local"
         )
     runs = run_paths(paths, fmt=fmt)
-    with _progress() as tick:
-        whole, skipped = merged(
-            runs, jobs=jobs, scheduler=scheduler, skip_unreadable=skip_unreadable,
-            progress=tick, fmt=fmt,
-        )  # fmt: skip
+    whole, skipped = merged(
+        runs, jobs=jobs, scheduler=scheduler, skip_unreadable=skip_unreadable,
+        progress=progress, fmt=fmt,
+    )  # fmt: skip
     if whole is None:
         raise InputError(
             paths[0],
@@ -70,12 +93,7 @@ def cluster_summary(
         )
     doc = {"schema": SCHEMA, **summary(whole)}
     doc["skipped"] = [{"run": list(s.run), "reason": s.reason} for s in skipped]
-    if as_json:
-        return json.dumps(doc, indent=2) + "\n"
-    from roofscope.render.cluster_text import render_cluster_text
-
-    color = sys.stdout.isatty() and "NO_COLOR" not in os.environ
-    return render_cluster_text(doc, top=TOP if top is None else top, color=color)
+    return doc
 
 
 @contextmanager

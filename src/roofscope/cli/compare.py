@@ -12,15 +12,12 @@ from typing import Annotated
 
 import typer
 
-from roofscope.catalogue import devices
 from roofscope.catalogue.ceilings import Ceiling
 from roofscope.cli import options as o
-from roofscope.cli.checkup import CheckupOptions, Settings, prepare, run_checkup
+from roofscope.cli.checkup import CheckupOptions, compare_sides, prepare, run_checkup, side_gpus
 from roofscope.cli.outputs import html_path, stem, write_charts
-from roofscope.compare.compare import Comparison, Run, run_of
-from roofscope.compare.compare import compare as compare_runs
+from roofscope.compare.compare import Comparison
 from roofscope.compare.gate import Verdict, gate
-from roofscope.errors import UsageError
 from roofscope.outfile import write_atomically
 
 EXIT_GATE_FAILED = 3
@@ -103,17 +100,18 @@ def compare(
     )  # fmt: skip
     sides = side_gpus(gpu, base_gpu, new_gpu)
     settings = prepare(options)
-    keep = [*options.files]
-    base_runs = _side("baseline", [base, *(base_run or [])], settings.on_gpu(sides[0]), keep)
-    new_runs = _side("candidate", [new, *(new_run or [])], settings.on_gpu(sides[1]), keep)
-    cmp = compare_runs(base_runs, new_runs, (base, new))
+    both = compare_sides(
+        [base, *(base_run or [])], [new, *(new_run or [])], settings, sides,
+        check=lambda paths, s, label: run_checkup(paths, s, label=label),
+    )  # fmt: skip
+    cmp, keep = both.comparison, [*options.files, *both.read]
     verdict = gate(
         cmp,
         fail_if_slower=fail_if_slower,
         fail_if_kernel_slower=fail_if_kernel_slower,
         min_share=min_share,
     )
-    base_roof, new_roof = base_runs[0].report.roofline, new_runs[0].report.roofline
+    base_roof, new_roof = both.base[0].report.roofline, both.new[0].report.roofline
     _write_files(
         cmp, verdict, base_roof.result.ceilings, new_roof.result.ceilings,
         (base_roof.choice.name or "baseline", new_roof.choice.name or "candidate"),
@@ -125,31 +123,6 @@ def compare(
     )
     if not verdict.passed:
         raise typer.Exit(EXIT_GATE_FAILED)
-
-
-def side_gpus(
-    gpu: str | None, base_gpu: str | None, new_gpu: str | None
-) -> tuple[str | None, str | None]:
-    """Each side's ``--gpu`` override; a name the catalogue lacks is an error before reading."""
-    if gpu is not None and base_gpu is not None and new_gpu is not None:
-        raise UsageError(
-            f"--gpu {gpu!r} with both --base-gpu and --new-gpu: it would apply to neither side; "
-            "drop --gpu, or keep it for one side and drop that side's option"
-        )
-    for option, name in (("--base-gpu", base_gpu), ("--new-gpu", new_gpu)):
-        if name is not None and not devices.resolve(name):
-            raise UsageError(f"{option} {devices.not_found(name)}")
-    return base_gpu, new_gpu
-
-
-def _side(label: str, paths: list[str], settings: Settings, keep: list[str]) -> list[Run]:
-    """Each run of one side, checked up; every file read joins ``keep``."""
-    runs = []
-    for path in paths:
-        checkup = run_checkup([path], settings, label=label)
-        keep.extend(checkup.read)
-        runs.append(run_of(checkup.profile, checkup.report))
-    return runs
 
 
 def _write_files(

@@ -54,19 +54,7 @@ def to_dict(report: Report) -> dict[str, Any]:
             "problem": report.metrics.problem,
         },
         "selection": {"kernel": report.selection.kernel, "device": report.selection.device},
-        "summary": {
-            "kernel_time_s": seconds(h.total_ns),
-            "dispatches": h.dispatches,
-            "kernels": len(h.kernels),
-            "kernels_for_80pct": h.kernels_for_80pct,
-            "wall_s": seconds(t.wall_ns) if t else None,
-            "busy_s": seconds(t.busy_ns) if t else None,
-            "idle_s": seconds(t.idle_ns) if t else None,
-            "idle_share": t.idle_share if t else None,
-            "gaps": t.gaps if t else None,
-            "gap_total_s": seconds(t.gap_ns) if t else None,
-            "gap_threshold_s": seconds(t.gap_threshold_ns) if t else None,
-        },
+        "summary": summary_dict(report),
         "devices": [
             {
                 "device": d.device,
@@ -118,6 +106,24 @@ def to_dict(report: Report) -> dict[str, Any]:
         "warnings": [
             {"code": w.code, "message": w.message, "count": w.count} for w in report.warnings
         ],
+    }
+
+
+def summary_dict(report: Report) -> dict[str, Any]:
+    """The document's ``summary``: kernel time and its timeline, in seconds."""
+    h, t = report.hotspots, report.timeline
+    return {
+        "kernel_time_s": seconds(h.total_ns),
+        "dispatches": h.dispatches,
+        "kernels": len(h.kernels),
+        "kernels_for_80pct": h.kernels_for_80pct,
+        "wall_s": seconds(t.wall_ns) if t else None,
+        "busy_s": seconds(t.busy_ns) if t else None,
+        "idle_s": seconds(t.idle_ns) if t else None,
+        "idle_share": t.idle_share if t else None,
+        "gaps": t.gaps if t else None,
+        "gap_total_s": seconds(t.gap_ns) if t else None,
+        "gap_threshold_s": seconds(t.gap_threshold_ns) if t else None,
     }
 
 

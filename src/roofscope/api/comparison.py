@@ -1,0 +1,148 @@
+"""``Comparison``: baseline against candidate, as ``roofscope compare`` shows and writes it."""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, overload
+
+from roofscope.api.report import Report
+from roofscope.catalogue.ceilings import Ceiling
+from roofscope.cli.checkup import Compared
+from roofscope.compare.compare import Comparison as Result
+from roofscope.compare.compare import EndToEnd, KernelChange
+from roofscope.compare.gate import Verdict, gate
+from roofscope.compare.quality import SideWarning
+from roofscope.errors import UsageError
+from roofscope.outfile import write_atomically
+
+if TYPE_CHECKING:
+    from pandas import DataFrame
+
+MAX_SLOWER_PCT = 1e6  # as the command's --fail-if-slower
+
+
+@dataclass(frozen=True, eq=False)
+class Comparison:
+    """What ``roofscope.compare`` returns. ``result`` is what the compare renderers read;
+    ``base`` and ``new`` are each side's runs, as reports."""
+
+    result: Result
+    base: tuple[Report, ...]
+    new: tuple[Report, ...]
+    read: tuple[str, ...] = ()  # every file read: never overwritten by ``to_html``
+
+    @classmethod
+    def of(cls, both: Compared) -> Comparison:
+        base = tuple(Report(r.report, both.read) for r in both.base)
+        new = tuple(Report(r.report, both.read) for r in both.new)
+        return cls(both.comparison, base, new, both.read)
+
+    @property
+    def kernels(self) -> tuple[KernelChange, ...]:
+        """Every kernel's change, biggest first; added and removed ones included."""
+        return self.result.kernels
+
+    @property
+    def end_to_end(self) -> EndToEnd:
+        return self.result.end_to_end
+
+    @property
+    def added(self) -> tuple[str, ...]:
+        return self.result.matching.added
+
+    @property
+    def removed(self) -> tuple[str, ...]:
+        return self.result.matching.removed
+
+    @property
+    def warnings(self) -> tuple[SideWarning, ...]:
+        return self.result.warnings
+
+    def gate(
+        self,
+        *,
+        fail_if_slower: float | None = None,
+        fail_if_kernel_slower: float | None = None,
+        min_share: float = 0.01,
+    ) -> Verdict:
+        """The CI gate's verdict (``--fail-if-slower`` etc.): thresholds in % slower."""
+        for name, pct in (("fail_if_slower", fail_if_slower),
+                          ("fail_if_kernel_slower", fail_if_kernel_slower)):  # fmt: skip
+            if pct is not None and not 0 <= pct <= MAX_SLOWER_PCT:
+                raise UsageError(f"{name}={pct!r}: expected a percentage from 0 to 1e6")
+        if not (0 <= min_share <= 1 and math.isfinite(min_share)):
+            raise UsageError(f"min_share={min_share!r}: expected a share from 0 to 1")
+        return gate(
+            self.result,
+            fail_if_slower=fail_if_slower,
+            fail_if_kernel_slower=fail_if_kernel_slower,
+            min_share=min_share,
+        )
+
+    def to_dict(self, verdict: Verdict | None = None) -> dict[str, Any]:
+        """The ``compare --json`` document; its gate is ``verdict`` (default: none set)."""
+        from roofscope.render.compare_out import compare_dict
+
+        return compare_dict(self.result, verdict or self.gate())
+
+    def to_json(self, verdict: Verdict | None = None) -> str:
+        from roofscope.render.compare_out import render_compare_json
+
+        return render_compare_json(self.result, verdict or self.gate())
+
+    @overload
+    def to_html(self, path: None = None, verdict: Verdict | None = None) -> str: ...
+    @overload
+    def to_html(self, path: str | os.PathLike[str], verdict: Verdict | None = None) -> None: ...
+    def to_html(
+        self, path: str | os.PathLike[str] | None = None, verdict: Verdict | None = None
+    ) -> str | None:
+        """The compare page (``--html``): returned, or written to ``path`` whole."""
+        from roofscope.render.html import render_compare_html
+
+        page = render_compare_html(self.result, verdict or self.gate(), *self._ceilings(),
+                                   self._gpus())  # fmt: skip
+        if path is None:
+            return page
+        write_atomically(Path(path), page, force=True, keep=self.read)
+        return None
+
+    def to_pandas(self) -> DataFrame:
+        """One row per kernel change: base_s, new_s, speedup and its 95 % interval (low,
+        high), beyond_noise, share_of_change, matched_by."""
+        from roofscope.api.frames import change_frame
+
+        return change_frame(self.to_dict())
+
+    def waterfall_svg(self) -> str:
+        """Each kernel's contribution to the change, from the baseline's total to the new."""
+        from roofscope.render.waterfall_chart import waterfall_svg
+
+        return waterfall_svg(self.result)
+
+    def movement_svg(self) -> str:
+        """Each kernel's move on the roofline; empty when none has roofline data both sides."""
+        from roofscope.render.compare_charts import movement_svg
+
+        return movement_svg(self.result, *self._ceilings(), self._gpus())
+
+    def _ceilings(self) -> tuple[tuple[Ceiling, ...], tuple[Ceiling, ...]]:
+        return self.base[0].roofline.ceilings, self.new[0].roofline.ceilings
+
+    def _gpus(self) -> tuple[str, str]:
+        return self.base[0].device.name or "baseline", self.new[0].device.name or "candidate"
+
+    def _repr_html_(self) -> str:
+        from roofscope.render.notebook import compare_fragment
+
+        return compare_fragment(self.result, self.gate(), self._ceilings(), self._gpus())
+
+    def __repr__(self) -> str:
+        e = self.end_to_end
+        return (
+            f"<roofscope.Comparison: {self.result.base_label} -> {self.result.new_label}, "
+            f"speedup {e.speedup}, {len(self.kernels)} kernel(s)>"
+        )

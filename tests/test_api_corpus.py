@@ -1,0 +1,65 @@
+"""``roofscope.analyze(path)`` on every corpus profile and demo: its ``to_dict()`` is the CLI's
+``analyze --json`` document (the committed digests of tests/data/json-digests.json, which
+tests/test_json_unchanged.py holds the CLI to), it refuses what the CLI refuses with the same
+line, and its ``to_pandas()`` has the document's kernels: name, calls and total_s.
+
+One analysis per profile, in worker processes (the profiles are independent)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from roofscope.errors import RoofscopeError
+from tests.conftest import SHARED_CORPUS
+from tests.test_json_unchanged import DIGESTS, _tool
+
+
+def _cell(value: Any) -> Any:
+    """A table cell as the JSON writes it: NaN (pandas' missing number) is null."""
+    return None if isinstance(value, float) and math.isnan(value) else value
+
+
+def checked(path: Path, corpus: Path) -> tuple[str, str | None]:
+    """(the digest of ``to_dict()``, or the refusal as the CLI words it; the first kernel
+    whose row in ``to_pandas()`` differs from the document, or None)."""
+    import roofscope
+    from roofscope.cli.words import worded
+
+    tool = _tool()
+    try:
+        report = roofscope.analyze(path)
+    except RoofscopeError as exc:
+        line = tool._portable(f"roofscope: error: {worded(exc)}", corpus).strip()
+        return f"exit {exc.exit_code}: {line.splitlines()[0]}", None
+    doc = report.to_dict()
+    text = json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    digest = hashlib.sha256(tool._portable(text, corpus).encode()).hexdigest()
+    frame = report.to_pandas()
+    rows = zip(frame["name"], frame["calls"], frame["total_s"], strict=True)
+    table = [(name, int(calls), _cell(total)) for name, calls, total in rows]
+    wanted = [(k["name"], k["calls"], k["total_s"]) for k in doc["kernels"]]
+    bad = next((f"{path}: {t} != {w}" for t, w in zip(table, wanted, strict=True) if t != w), None)
+    return digest, bad if len(table) == len(wanted) else f"{path}: {len(table)} rows"
+
+
+def test_every_profile_as_the_cli() -> None:
+    pytest.importorskip("pandas")
+    committed = json.loads(DIGESTS.read_text(encoding="utf-8"))
+    tool = _tool()
+    paths = tool.profiles(SHARED_CORPUS) if SHARED_CORPUS.is_dir() else sorted(tool.DEMO.iterdir())
+    with ProcessPoolExecutor(os.cpu_count() or 1, mp_context=get_context("spawn")) as pool:
+        results = list(pool.map(checked, paths, [SHARED_CORPUS] * len(paths)))
+    keys = [tool.key(p, SHARED_CORPUS) for p in paths]
+    differ = [k for k, (digest, _) in zip(keys, results, strict=True) if committed[k] != digest]
+    assert differ == []
+    assert [bad for _, bad in results if bad] == []
+    assert len(paths) == len(committed) or not SHARED_CORPUS.is_dir()
