@@ -294,10 +294,10 @@ def _warn_unread_counters(
     non-empty fields are compared with the ``kept`` counters first (no cast), per column only
     on a miss."""
     con = profile.con
-    fields = f"(SELECT generate_subscripts(_counters, 1) AS i, unnest(_counters) AS t FROM {stage})"
-    ((given,),) = con.execute(f"SELECT count(t) FROM {fields}").fetchall()
+    ((given,),) = con.execute(f"SELECT sum(list_count(_counters)) FROM {stage}").fetchall()
     if given == kept:
         return
+    fields = f"(SELECT generate_subscripts(_counters, 1) AS i, unnest(_counters) AS t FROM {stage})"
     bad = dict(
         con.execute(
             f"SELECT i, count(t) - count(TRY_CAST(t AS DOUBLE)) FROM {fields} GROUP BY i"
