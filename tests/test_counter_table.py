@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pytest
 
+from roofscope.analysis import counters
 from roofscope.analysis.counters import dispatch_counters
 from roofscope.model.profile import Profile
 from roofscope.model.schema import Role
@@ -37,7 +38,11 @@ def _profile() -> Profile:
     return profile
 
 
-def test_one_array_per_counter_every_dispatch_has() -> None:
+@pytest.mark.parametrize("batch", [1 << 16, 10, 1])  # dispatches fetched 3, 2 and 1 at a time
+def test_one_array_per_counter_every_dispatch_has(
+    batch: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(counters, "_BATCH_VALUES", batch)
     profile = _profile()
     table = dispatch_counters(profile, [0])
     assert table is not None

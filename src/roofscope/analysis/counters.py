@@ -123,6 +123,9 @@ def _dispatch_counters(profile: Profile, sources: Sequence[int]) -> DispatchCoun
     return DispatchCounters(counters, name_ids, duration)
 
 
+# values fetched at once: the dispatches are taken in slices of about this many values, so
+# that what DuckDB materialises and numpy holds beside the table stays small
+_BATCH_VALUES = 1 << 16
 _VALUES = """(SELECT counter, row_id, value FROM d
     WHERE value IS NOT NULL AND row_id IN (SELECT row_id FROM m))"""
 
@@ -140,16 +143,19 @@ def _table(
             profile, values_of, f"SELECT DISTINCT counter FROM {_VALUES} ORDER BY counter", m=mine
         ).fetchall()
     ]
-    cells = query(
-        profile,
-        values_of,
-        f"""SELECT n.k, v.row_id, v.value FROM {_VALUES} v
-        JOIN (SELECT unnest($1) AS counter, generate_subscripts($1, 1) - 1 AS k) n
-        USING (counter)""",
-        [names],
-        m=mine,
-    ).fetchnumpy()
     table = np.full((len(names), row_ids.size), np.nan)
-    column = np.searchsorted(row_ids, np.asarray(cells["row_id"], dtype=np.int64))
-    table[np.asarray(cells["k"], dtype=np.int64), column] = cells["value"]
+    step = max(1, _BATCH_VALUES // max(len(names), 1))
+    for start in range(0, row_ids.size, step):
+        part = row_ids[start : start + step]
+        cells = query(
+            profile,
+            values_of,
+            f"""SELECT n.k, v.row_id, v.value FROM {_VALUES} v
+            JOIN (SELECT unnest($1) AS counter, generate_subscripts($1, 1) - 1 AS k) n
+            USING (counter) WHERE v.row_id BETWEEN $2 AND $3""",
+            [names, int(part[0]), int(part[-1])],
+            m=mine,
+        ).fetchnumpy()
+        column = start + np.searchsorted(part, np.asarray(cells["row_id"], dtype=np.int64))
+        table[np.asarray(cells["k"], dtype=np.int64), column] = cells["value"]
     return names, table
