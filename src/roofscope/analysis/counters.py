@@ -2,7 +2,8 @@
 
 The model keeps counters long (``row_id``, ``counter``, ``value``); formulas want one array
 per counter, aligned on dispatches. :func:`dispatch_counters` builds that for the
-dispatches of some sources, with each dispatch's kernel (``name_id``) and duration. A
+dispatches of some sources, with each dispatch's kernel (``name_id``) and duration: once per
+profile and sources, as one (counter x dispatch) array that every analysis shares. A
 counter that some of these dispatches lack is left out entirely, so a formula that needs
 it raises :class:`Missing` instead of computing over holes.
 """
@@ -15,8 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from roofscope.model.access import Relation, query
 from roofscope.model.access import counters as counter_values
-from roofscope.model.access import query
 from roofscope.model.profile import Profile
 from roofscope.model.selection import dispatches
 
@@ -90,33 +91,71 @@ def evaluate(formulas: Mapping[str, Formula], counters: Counters) -> dict[str, A
 
 
 def dispatch_counters(profile: Profile, sources: Sequence[int]) -> DispatchCounters | None:
-    """The counters of these sources' dispatches; None when they have none."""
+    """The counters of these sources' dispatches; None when they have none. Built once per
+    profile and sources, and shared: the roofline's work, the metrics and the occupancy all
+    read the same arrays, which are read-only."""
     if not sources:
         return None
+    key = ("dispatch_counters", tuple(sources))
+    return profile.derived(key, lambda: _dispatch_counters(profile, sources))
+
+
+def _dispatch_counters(profile: Profile, sources: Sequence[int]) -> DispatchCounters | None:
     mine = dispatches(profile, sources=sources)
-    values_of = counter_values(profile)
     rows = query(
         profile,
         mine,
         """SELECT row_id, name_id, end_ns - start_ns AS dur FROM d
         WHERE row_id IN (SELECT row_id FROM c) ORDER BY row_id""",
-        c=values_of,
+        c=counter_values(profile),
     ).fetchnumpy()
     row_ids = np.asarray(rows["row_id"], dtype=np.int64)
     if row_ids.size == 0:
         return None
-    index = {int(r): i for i, r in enumerate(row_ids)}
-    columns: dict[str, Array] = {}
-    values = query(
-        profile,
-        values_of,
-        """SELECT counter, row_id, value FROM d
-        WHERE value IS NOT NULL AND row_id IN (SELECT row_id FROM m)""",
-        m=mine,
-    ).fetchall()
-    for counter, row_id, value in values:
-        column = columns.setdefault(str(counter), np.full(row_ids.size, np.nan))
-        column[index[int(row_id)]] = float(value)
-    counters = Counters({k: v for k, v in columns.items() if not np.isnan(v).any()})
+    names, table = _table(profile, mine, row_ids)
+    table.flags.writeable = False
+    whole = np.flatnonzero(~np.isnan(table).any(axis=1))  # counters every dispatch has
+    counters = Counters({names[i]: table[i] for i in map(int, whole)})
     duration = np.ma.filled(np.ma.asarray(rows["dur"]).astype(np.float64), np.nan)
-    return DispatchCounters(counters, np.asarray(rows["name_id"], dtype=np.int64), duration)
+    name_ids = np.asarray(rows["name_id"], dtype=np.int64)
+    for array in (duration, name_ids):
+        array.flags.writeable = False
+    return DispatchCounters(counters, name_ids, duration)
+
+
+# values fetched at once: the dispatches are taken in slices of about this many values, so
+# that what DuckDB materialises and numpy holds beside the table stays small
+_BATCH_VALUES = 1 << 16
+_VALUES = """(SELECT counter, row_id, value FROM d
+    WHERE value IS NOT NULL AND row_id IN (SELECT row_id FROM m))"""
+
+
+def _table(
+    profile: Profile, mine: Relation, row_ids: npt.NDArray[np.int64]
+) -> tuple[list[str], Array]:
+    """The counter names of these dispatches and their values, one row per counter and one
+    column per dispatch of ``row_ids`` (sorted); NaN where a dispatch lacks the counter. The
+    readers keep one value per dispatch and counter."""
+    values_of = counter_values(profile)
+    names = [
+        str(n)
+        for (n,) in query(
+            profile, values_of, f"SELECT DISTINCT counter FROM {_VALUES} ORDER BY counter", m=mine
+        ).fetchall()
+    ]
+    table = np.full((len(names), row_ids.size), np.nan)
+    step = max(1, _BATCH_VALUES // max(len(names), 1))
+    for start in range(0, row_ids.size, step):
+        part = row_ids[start : start + step]
+        cells = query(
+            profile,
+            values_of,
+            f"""SELECT n.k, v.row_id, v.value FROM {_VALUES} v
+            JOIN (SELECT unnest($1) AS counter, generate_subscripts($1, 1) - 1 AS k) n
+            USING (counter) WHERE v.row_id BETWEEN $2 AND $3""",
+            [names, int(part[0]), int(part[-1])],
+            m=mine,
+        ).fetchnumpy()
+        column = start + np.searchsorted(part, np.asarray(cells["row_id"], dtype=np.int64))
+        table[np.asarray(cells["k"], dtype=np.int64), column] = cells["value"]
+    return names, table

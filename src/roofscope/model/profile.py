@@ -36,13 +36,15 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import NewType
+from typing import NewType, TypeVar, cast
 
 import duckdb
 
 from roofscope.catalogue.ceilings import Ceiling
 from roofscope.model.names import normalise
 from roofscope.model.schema import DDL, Role, Table
+
+T = TypeVar("T")
 
 # An input's id: its index in ``Profile.inputs``, carried by the rows it gave (``source``).
 SourceId = NewType("SourceId", int)
@@ -122,6 +124,8 @@ class Profile:
     _views: dict[tuple[object, ...], duckdb.DuckDBPyRelation] = field(
         default_factory=dict, repr=False
     )
+    # values computed from the tables, built once (see :meth:`derived`)
+    _derived: dict[tuple[object, ...], object] = field(default_factory=dict, repr=False)
 
     @classmethod
     def empty(cls) -> Profile:
@@ -150,6 +154,7 @@ class Profile:
         on_timeline: bool = True,
     ) -> None:
         self.inputs.append(InputFile(path, fmt, rows, role, "", rank, on_timeline))
+        self._derived.clear()  # its rows are in: what was built from the tables is stale
 
     def has_input(self, path: Path) -> bool:
         """Whether the file at ``path`` was read already (as any role, under any spelling)."""
@@ -249,6 +254,16 @@ class Profile:
         if key not in self._views:
             self._views[key] = build()
         return self._views[key]
+
+    def derived(self, key: tuple[object, ...], build: Callable[[], T]) -> T:
+        """The value built for ``key`` before, else ``build()``'s: what several analyses
+        compute from the same tables (analysis/counters.py's per-dispatch counter table) is
+        computed once. ``key`` starts with the name of what is built, which decides its type.
+        A reader adding an input forgets them all, so none outlives the rows it was built on.
+        """
+        if key not in self._derived:
+            self._derived[key] = build()
+        return cast(T, self._derived[key])
 
     def count(self, table: str) -> int:
         ((n,),) = self.con.execute(f"SELECT count(*) FROM {table}").fetchall()

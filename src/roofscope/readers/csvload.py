@@ -183,7 +183,7 @@ def _append(
     stage = None
     if layout.counters:
         stage = f"stage{next(_ids)}"
-        con.execute(f"CREATE TEMP TABLE {stage} AS {inner}")
+        con.execute(f"CREATE TEMP TABLE {stage} AS {_staged(layout, key, from_sql)}")
         inner = f"SELECT * FROM {stage}"
     params = [code_ids] if code_ids else []
     con.execute(
@@ -191,12 +191,12 @@ def _append(
         params,
     )
     if stage:
-        ctr = ", ".join(f"TRY_CAST({ident(c)} AS DOUBLE) AS {ident(c)}" for c in layout.counters)
-        names = ", ".join(ident(c) for c in layout.counters)
         ((kept,),) = con.execute(
-            f"INSERT INTO counters SELECT row_id, counter, value FROM "
-            f"(UNPIVOT (SELECT {first} + rowid AS row_id, {ctr} FROM {stage}) "
-            f"ON {names} INTO NAME counter VALUE value)"
+            f"""INSERT INTO counters SELECT row_id, counter, value FROM
+            (SELECT {first} + rowid AS row_id, unnest($1::VARCHAR[]) AS counter,
+                TRY_CAST(unnest(_counters) AS DOUBLE) AS value FROM {stage})
+            WHERE value IS NOT NULL""",
+            [list(layout.counters)],
         ).fetchall()
         _warn_unread_counters(profile, stage, layout.counters, kept, where)
     rows = profile.count("dispatches") - first
@@ -275,6 +275,17 @@ def _warn_per_field(
         profile.warn(code, f"{path}: {what} ({fields}); {then}", count=sum(bad.values()))
 
 
+def _staged(layout: CsvLayout, key: str, from_sql: str) -> str:
+    """The rows of ``from_sql`` with their counter fields as one list, ``_counters``, in the
+    order of ``layout.counters``: a table of thousands of columns (rocprof-compute's 2,000
+    and more) costs a vector of each per row group, some 30 KiB a column even for a few
+    rows, where a list holds just its values."""
+    counters = set(layout.counters)
+    kept = "".join(f", {ident(c)}" for c, _ in layout.columns if c not in counters)
+    fields = ", ".join(ident(c) for c in layout.counters)
+    return f"SELECT {key} AS _k{kept}, [{fields}] AS _counters {from_sql}"
+
+
 def _warn_unread_counters(
     profile: Profile, stage: str, counters: Sequence[str], kept: int, path: Path
 ) -> None:
@@ -283,16 +294,20 @@ def _warn_unread_counters(
     non-empty fields are compared with the ``kept`` counters first (no cast), per column only
     on a miss."""
     con = profile.con
-    fields = ", ".join(f"count({ident(c)})" for c in counters)  # a sum in SQL nests too deep
-    if sum(con.execute(f"SELECT {fields} FROM {stage}").fetchone() or ()) == kept:
+    ((given,),) = con.execute(f"SELECT sum(list_count(_counters)) FROM {stage}").fetchall()
+    if given == kept:
         return
-    bad = ", ".join(f"count({ident(c)}) - count(TRY_CAST({ident(c)} AS DOUBLE))" for c in counters)
-    counts = con.execute(f"SELECT {bad} FROM {stage}").fetchone() or ()
+    fields = f"(SELECT generate_subscripts(_counters, 1) AS i, unnest(_counters) AS t FROM {stage})"
+    bad = dict(
+        con.execute(
+            f"SELECT i, count(t) - count(TRY_CAST(t AS DOUBLE)) FROM {fields} GROUP BY i"
+        ).fetchall()
+    )
     _warn_per_field(
         profile,
         "unread-counter",
         path,
-        dict(zip(counters, counts, strict=True)),
+        {c: int(bad.get(i, 0)) for i, c in enumerate(counters, start=1)},
         "counter fields that are not numbers",
         "those counters are absent for those dispatches, so the metrics over them are unknown "
         "there",

@@ -1,0 +1,77 @@
+"""The per-dispatch counter table every counter formula reads (analysis/counters.py): its
+values on a profile written by hand, and that it is built once per profile and sources."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from roofscope.analysis import counters
+from roofscope.analysis.counters import dispatch_counters
+from roofscope.model.profile import Profile
+from roofscope.model.schema import Role
+
+#          kernel start  end
+_ROWS = [("k", 0, 100), ("m", 150, 400), ("k", None, None), ("m", 500, 600)]
+# (row_id, counter, value), in no particular order; row 3 has no counters at all
+_VALUES = [
+    (2, "A", 3.0), (0, "A", 1.0), (1, "A", 2.0),
+    (0, "B", 10.0), (1, "B", None), (2, "B", 30.0),  # NULL: B is missing on row 1
+    (1, "C", 7.0),  # on one dispatch only
+    (0, "D", math.nan), (1, "D", 1.0), (2, "D", 1.0),  # NaN: no value on row 0
+    (1, "E", 0.5), (2, "E", 0.25), (0, "E", 4.0),
+]  # fmt: skip
+
+
+def _profile() -> Profile:
+    profile = Profile.empty()
+    ids = profile.name_ids(["k", "m"])
+    for name, start, end in _ROWS:
+        profile.con.execute(
+            "INSERT INTO dispatches (source, name_id, start_ns, end_ns) VALUES (0, ?, ?, ?)",
+            [ids[name], start, end],
+        )
+    profile.con.executemany("INSERT INTO counters VALUES (?, ?, ?)", _VALUES)
+    profile.add_input("synthetic", "test", len(_ROWS), Role.DISPATCHES)
+    return profile
+
+
+@pytest.mark.parametrize("batch", [1 << 16, 10, 1])  # dispatches fetched 3, 2 and 1 at a time
+def test_one_array_per_counter_every_dispatch_has(
+    batch: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(counters, "_BATCH_VALUES", batch)
+    profile = _profile()
+    table = dispatch_counters(profile, [0])
+    assert table is not None
+    ids = profile.name_ids(["k", "m"])
+    assert table.name_ids.tolist() == [ids["k"], ids["m"], ids["k"]]  # row 3: no counters
+    assert table.duration_ns[:2].tolist() == [100.0, 250.0] and math.isnan(table.duration_ns[2])
+    assert table.counters.names() == ["A", "E"]  # B, C and D lack a dispatch
+    assert table.counters["A"].tolist() == [1.0, 2.0, 3.0]
+    assert table.counters["E"].tolist() == [4.0, 0.5, 0.25]
+    assert [(n, m.tolist()) for n, m in table.by_kernel()] == [
+        (ids["k"], [True, False, True]),
+        (ids["m"], [False, True, False]),
+    ]
+
+
+def test_built_once_shared_read_only_and_renewed_by_a_new_input() -> None:
+    profile = _profile()
+    first = dispatch_counters(profile, [0])
+    assert first is not None and dispatch_counters(profile, [0]) is first
+    with pytest.raises(ValueError, match="read-only"):
+        first.counters["A"][0] = 5.0  # one analysis cannot change what another reads
+    with pytest.raises(ValueError, match="read-only"):
+        first.duration_ns[0] = 0.0
+    profile.con.executemany(
+        "INSERT INTO counters VALUES (?, 'F', ?)", [(r, 2.0 * r) for r in range(4)]
+    )
+    profile.add_input("pass", "test", len(_ROWS), Role.COUNTER_RUN)
+    again = dispatch_counters(profile, [0])
+    assert again is not None and again is not first
+    assert again.name_ids.size == 4 and again.counters.names() == ["F"]  # A and E lack row 3
+    np.testing.assert_array_equal(again.counters["F"], [0.0, 2.0, 4.0, 6.0])
+    assert dispatch_counters(profile, []) is None and dispatch_counters(profile, [1]) is None
