@@ -181,32 +181,36 @@ def _append(
     ]
     inner = f"SELECT {key} AS _k, * {from_sql}"
     stage = None
+    parts: list[Part] = []
     if layout.counters:
         stage = f"stage{next(_ids)}"
-        con.execute(f"CREATE TEMP TABLE {stage} AS {_staged(layout, key, from_sql)}")
+        parts = _stage(profile, stage, layout, key, from_sql, lazy_shapes)
         inner = f"SELECT * FROM {stage}"
     params = [code_ids] if code_ids else []
     con.execute(
         f"INSERT INTO dispatches ({', '.join(cols)}) SELECT {', '.join(exprs)} FROM ({inner})",
         params,
     )
-    if stage:
-        ((kept,),) = con.execute(
+    kept = 0
+    for table, names in parts:  # each part's rows are the stage's, in its order
+        ((n,),) = con.execute(
             f"""INSERT INTO counters SELECT row_id, counter, value FROM
             (SELECT {first} + rowid AS row_id, unnest($1::VARCHAR[]) AS counter,
-                TRY_CAST(unnest(_counters) AS DOUBLE) AS value FROM {stage})
+                TRY_CAST(unnest(_counters) AS DOUBLE) AS value FROM {table})
             WHERE value IS NOT NULL""",
-            [list(layout.counters)],
+            [list(names)],
         ).fetchall()
-        _warn_unread_counters(profile, stage, layout.counters, kept, where)
+        kept += n
+    if parts:
+        _warn_unread_counters(profile, parts, kept, where)
     rows = profile.count("dispatches") - first
     _resolve_overflow(profile, f"{source}, {source + 1}" if layout.barriers else str(source))
     if stage is None and lazy_shapes is not None:
         profile.defer(partial(_insert_shapes, profile, lazy_shapes, layout, source, where))
     else:
         _insert_shapes(profile, f"FROM {stage}" if stage else from_sql, layout, source, where)
-    if stage:
-        con.execute(f"DROP TABLE {stage}")
+    for table, _ in parts:  # the stage is the first
+        con.execute(f"DROP TABLE {table}")
     return rows
 
 
@@ -275,39 +279,83 @@ def _warn_per_field(
         profile.warn(code, f"{path}: {what} ({fields}); {then}", count=sum(bad.values()))
 
 
-def _staged(layout: CsvLayout, key: str, from_sql: str) -> str:
-    """The rows of ``from_sql`` with their counter fields as one list, ``_counters``, in the
-    order of ``layout.counters``: a table of thousands of columns (rocprof-compute's 2,000
-    and more) costs a vector of each per row group, some 30 KiB a column even for a few
-    rows, where a list holds just its values."""
-    counters = set(layout.counters)
-    kept = "".join(f", {ident(c)}" for c, _ in layout.columns if c not in counters)
-    fields = ", ".join(ident(c) for c in layout.counters)
+Part = tuple[str, Sequence[str]]  # a table and the counters in its list, _counters
+STAGE_BATCH = 128  # counter columns per pass over a wide CSV
+
+
+def _stage(
+    profile: Profile, stage: str, layout: CsvLayout, key: str, from_sql: str, again: str | None
+) -> list[Part]:
+    """Create ``stage``: the rows of ``from_sql`` with their counter fields as one list,
+    ``_counters``; return where each counter's fields are. A table of thousands of columns
+    (rocprof-compute's 2,000 and more) costs a vector of each per row group, some 30 KiB a
+    column even for a few rows, where a list holds just its values.
+
+    Scanning a CSV of 2,000 columns at once costs DuckDB about 110 MiB of buffers whatever its
+    rows (a 301-row file: 107 MiB for all its columns, 30 MiB for 200). So when ``again`` (the
+    same CSV, read without keeping its rejects) is given, the first pass keeps the first
+    ``STAGE_BATCH`` counters and every later pass the next ones, each in a table of its own
+    whose rows are the stage's in the same order: every pass reads the same columns besides
+    its counters, so the same lines are rejected. Where the row counts still differ, the
+    stage is made in one pass."""
+    con = profile.con
+    counters = list(layout.counters)
+    wide = again is not None and len(counters) > STAGE_BATCH
+    batches = [counters[i : i + STAGE_BATCH] for i in range(0, len(counters), STAGE_BATCH)]
+    first = batches[0] if wide else counters
+    con.execute(f"CREATE TEMP TABLE {stage} AS {_staged(layout, key, first, from_sql)}")
+    parts: list[Part] = [(stage, first)]
+    if not wide or again is None:
+        return parts
+    ((rows,),) = con.execute(f"SELECT count(*) FROM {stage}").fetchall()
+    for batch in batches[1:]:
+        table = f"{stage}_{len(parts)}"
+        parts.append((table, batch))
+        con.execute(f"CREATE TEMP TABLE {table} AS {_staged(layout, 'NULL', batch, again)}")
+        ((n,),) = con.execute(f"SELECT count(*) FROM {table}").fetchall()
+        if n != rows:  # lines the passes read differently: one pass after all
+            for t, _ in parts:
+                con.execute(f"DROP TABLE {t}")
+            con.execute(f"CREATE TEMP TABLE {stage} AS {_staged(layout, key, counters, from_sql)}")
+            return [(stage, counters)]
+    return parts
+
+
+def _staged(layout: CsvLayout, key: str, counters: Sequence[str], from_sql: str) -> str:
+    """The rows of ``from_sql``: the key, every column that is not a counter, and these
+    ``counters`` as one list, ``_counters``."""
+    every = set(layout.counters)
+    kept = "".join(f", {ident(c)}" for c, _ in layout.columns if c not in every)
+    fields = ", ".join(ident(c) for c in counters)
     return f"SELECT {key} AS _k{kept}, [{fields}] AS _counters {from_sql}"
 
 
-def _warn_unread_counters(
-    profile: Profile, stage: str, counters: Sequence[str], kept: int, path: Path
-) -> None:
+def _warn_unread_counters(profile: Profile, parts: list[Part], kept: int, path: Path) -> None:
     """The ``unread-counter`` warning: per counter column, the rows whose text is no number
     (``1,234`` re-saved by a spreadsheet, ``n/a``): those counters are absent there. The
     non-empty fields are compared with the ``kept`` counters first (no cast), per column only
     on a miss."""
     con = profile.con
-    ((given,),) = con.execute(f"SELECT sum(list_count(_counters)) FROM {stage}").fetchall()
+    count = "SELECT coalesce(sum(list_count(_counters)), 0) FROM "
+    given = sum(int(con.execute(count + t).fetchall()[0][0]) for t, _ in parts)
     if given == kept:
         return
-    fields = f"(SELECT generate_subscripts(_counters, 1) AS i, unnest(_counters) AS t FROM {stage})"
-    bad = dict(
-        con.execute(
-            f"SELECT i, count(t) - count(TRY_CAST(t AS DOUBLE)) FROM {fields} GROUP BY i"
-        ).fetchall()
-    )
+    bad: dict[str, int] = {}
+    for table, names in parts:
+        fields = (
+            f"(SELECT generate_subscripts(_counters, 1) AS i, unnest(_counters) AS t FROM {table})"
+        )
+        found = dict(
+            con.execute(
+                f"SELECT i, count(t) - count(TRY_CAST(t AS DOUBLE)) FROM {fields} GROUP BY i"
+            ).fetchall()
+        )
+        bad |= {c: int(found.get(i, 0)) for i, c in enumerate(names, start=1)}
     _warn_per_field(
         profile,
         "unread-counter",
         path,
-        {c: int(bad.get(i, 0)) for i, c in enumerate(counters, start=1)},
+        bad,
         "counter fields that are not numbers",
         "those counters are absent for those dispatches, so the metrics over them are unknown "
         "there",
