@@ -28,6 +28,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -212,30 +213,38 @@ def machine() -> str:
     mem_kib = int(Path("/proc/meminfo").read_text().split()[1])
     model = info.get("Model name", platform.processor()).strip()
     cores = info.get("CPU(s)", "?").strip()
-    return f"{model}, {cores} cores, {mem_kib / 2**20:.0f} GiB RAM"
+    guest = f" ({info['Hypervisor vendor'].strip()} guest)" if "Hypervisor vendor" in info else ""
+    return f"{model}, {cores} cores, {mem_kib / 2**20:.0f} GiB RAM{guest}"
 
 
 def section(results: list[Result], args: argparse.Namespace) -> str:
     when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     note = f" {args.note}" if args.note else ""
-    return (
-        f"{SECTION}\n\n"
-        f"`bench/peer_bench.py`, {when}, on {machine()}.{note}\n\n"
+    head = textwrap.fill(
+        f"`bench/peer_bench.py`, {when}, on {machine()}.{note}", 96, break_on_hyphens=False
+    )
+    about = textwrap.fill(
         "roofscope `analyze --json` against rocprof-compute 3.3.0 `analyze` (pandas 2.3.1, "
         "numpy 2.3.2) and HolisticTraceAnalysis 0.5.0 `get_gpu_kernel_breakdown` (pandas "
         "2.2.3, numpy 2.2.6, `include_last_profiler_step=True`, `HTA_DISABLE_NS_ROUNDING=1`), "
         f"{args.repeat} runs each taking turns: median wall seconds, largest peak RSS of the "
         "process tree (MiB, sampled every 10 ms), the ratios roofscope / peer, the issue's "
         "goal, and whether both name the same top kernel with the same calls and time and "
-        "the same total kernel time.\n\n"
-        f"{table(results)}\n"
+        "the same total kernel time.",
+        96,
+        break_on_hyphens=False,
+    )
+    workloads = textwrap.fill(
         "Workloads: the vcopy folders are rocprof-compute's test workloads (corpus "
         "amd/rocprof-compute-vcopy-2025); the MI300X GEMM workload is written by "
         "bench/gen_counter_workload.py (rocprof-compute's full MI300X counter set, per-channel "
         "TCC columns); the HTA traces are HTA's own test data (its repository's tests/data, "
         "corpus torch/hta-tests-data); the 1 M-event Kineto trace is written by "
-        "bench/kineto_bench.py.\n"
+        "bench/kineto_bench.py.",
+        96,
+        break_on_hyphens=False,
     )
+    return f"{SECTION}\n\n{head}\n\n{about}\n\n{table(results)}\n{workloads}\n"
 
 
 def parse_args() -> argparse.Namespace:
