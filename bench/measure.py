@@ -12,6 +12,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -48,11 +49,18 @@ def _tree_rss_kib(root: int) -> int:
     return sum(rss.get(p, 0) for p in tree)
 
 
-def run_one(name: str, cmd: list[str]) -> Run:
+def run_one(
+    name: str, cmd: list[str], *, stdout: IO[bytes] | None = None, env: dict[str, str] | None = None
+) -> Run:
+    """Run ``cmd`` from the repository root; its output goes to ``stdout`` (else nowhere),
+    ``env`` is added to this process's environment."""
     peak = [0]
+    full_env = None if env is None else {**os.environ, **env}
     with tempfile.TemporaryFile() as err:
         start = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, cwd=ROOT)
+        proc = subprocess.Popen(
+            cmd, stdout=stdout or subprocess.DEVNULL, stderr=err, cwd=ROOT, env=full_env
+        )
         done = threading.Event()
 
         def sample() -> None:

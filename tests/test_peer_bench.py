@@ -1,0 +1,112 @@
+"""bench/peer_report.py, the pure half of the peer bench: answers read from each tool's output,
+their comparison, the markdown table and the docs section. No peer is run; the outputs are
+cut from real runs (rocprof-compute 3.3.0 on the vcopy MI200 workload, HTA 0.5.0's
+breakdown printed as bench/peer_bench.py prints it)."""
+
+from __future__ import annotations
+
+import json
+
+from bench.peer_report import (
+    Answer,
+    Result,
+    differences,
+    from_hta,
+    from_rocprof_compute,
+    from_roofscope,
+    met,
+    table,
+    with_section,
+)
+
+# rocprof-compute 3.3.0 analyze -p vcopy/MI200: the top of its report, name wrapped by tabulate
+# (the second row, "other", is added here: reading stops at the first row)
+RPC = """\
+0. Top Stats
+0.1 Top Kernels
+╒════╤══════════════════════════════════════════╤═════════╤═══════════╤════════════╤══════════════╤════════╕
+│    │ Kernel_Name                              │   Count │   Sum(ns) │   Mean(ns) │   Median(ns) │    Pct │
+╞════╪══════════════════════════════════════════╪═════════╪═══════════╪════════════╪══════════════╪════════╡
+│  0 │ vecCopy(double*, double*, double*, int,  │    3.00 │  52320.00 │   17440.00 │     16320.00 │ 100.00 │
+│    │ int) [clone .kd]                         │         │           │            │              │        │
+├────┼──────────────────────────────────────────┼─────────┼───────────┼────────────┼──────────────┼────────┤
+│  1 │ other                                    │    1.00 │     10.00 │      10.00 │        10.00 │   0.02 │
+╘════╧══════════════════════════════════════════╧═════════╧═══════════╧════════════╧══════════════╧════════╛
+0.2 Dispatch List
+"""  # noqa: E501
+VCOPY = "vecCopy(double*, double*, double*, int, int) [clone .kd]"
+
+
+def roofscope_json(names: list[str], calls: int, total_s: float, kernel_time_s: float) -> str:
+    top = {"raw_names": names, "calls": calls, "total_s": total_s}
+    return json.dumps({"summary": {"kernel_time_s": kernel_time_s}, "kernels": [top]})
+
+
+def test_rocprof_compute_top_kernel_joins_the_wrapped_name() -> None:
+    answer = from_rocprof_compute(RPC)
+    assert answer.top == ("vecCopy(double*, double*, double*, int,int) [clone .kd]",)
+    assert (answer.calls, answer.top_ns, answer.total_ns) == (3, 52320, 52320)
+    assert answer.total_rel_tol == 0.005 / 100  # Pct printed to 0.01 %
+
+
+def test_rocprof_compute_total_is_sum_over_share() -> None:
+    text = RPC.replace("  52320.00 │", "  26160.00 │").replace(" 100.00 │", "  40.00 │")
+    answer = from_rocprof_compute(text)
+    assert (answer.top_ns, answer.total_ns) == (26160, 65400)  # 26160 / 0.4
+
+
+def test_roofscope_answer_from_json() -> None:
+    answer = from_roofscope(roofscope_json([VCOPY], 3, 5.232e-05, 5.232e-05))
+    assert answer == Answer((VCOPY,), 3, 52320, 52320)
+
+
+def test_hta_sums_ranks_and_leaves_out_copies_and_syncs() -> None:
+    rows = [
+        ["k1", 2, 10.5],
+        ["k2", 1, 7.25],
+        ["k1", 1, 3.0],  # rank 1
+        ["Memcpy HtoD (Pageable -> Device)", 16, 55503.0],
+        ["Stream Wait Event", 20, 10.0],
+    ]
+    answer = from_hta(json.dumps(rows))
+    assert answer == Answer(("k1",), 3, 13500, 20750)
+
+
+def test_answers_agree_when_names_differ_only_in_white_space() -> None:
+    ours = from_roofscope(roofscope_json(["x", VCOPY], 3, 5.232e-05, 5.232e-05))
+    assert differences(ours, from_rocprof_compute(RPC)) == []
+
+
+def test_each_difference_is_named() -> None:
+    ours = Answer(("a",), 3, 100, 1000)
+    peer = Answer(("b",), 4, 101, 1002, total_rel_tol=0.001)  # 1 ns allowed of 1002
+    assert differences(ours, peer) == [
+        "top kernel 'a' vs 'b'",
+        "calls 3 vs 4",
+        "top kernel 100 ns vs 101 ns",
+        "total 1000 ns vs 1002 ns",
+    ]
+    assert differences(ours, Answer(("a",), 3, 100, 1001, total_rel_tol=0.001)) == []
+
+
+def result(ours_s: list[float], peer_s: list[float], rss_goal: float | None) -> Result:
+    return Result("w", "HTA", ours_s, [100.0, 120.0], peer_s, [50.0, 100.0], 0.5, rss_goal, "yes")
+
+
+def test_table_gives_medians_largest_rss_and_whether_the_goal_is_met() -> None:
+    rows = [result([1.0, 3.0, 2.0], [4.0, 5.0, 9.0], None), result([3.0], [5.0], 1.1)]
+    assert table(rows).splitlines()[2:] == [
+        "| w | HTA | 2.00 | 120 | 5.00 | 100 | 0.40 | 1.20 | <= 0.50 | yes | yes |",
+        "| w | HTA | 3.00 | 120 | 5.00 | 100 | 0.60 | 1.20 | <= 0.50, RSS <= 1.1x | no | yes |",
+    ]
+    assert met(result([2.0], [4.0], 1.2)) and not met(result([2.0], [4.0], 1.1))
+
+
+def test_section_replaced_up_to_the_next_heading_or_appended() -> None:
+    doc = "# P\n\n## A\n\nold\n\n## Against the peers\n\nold table\n\n## Z\n\nz\n"
+    new = "## Against the peers\n\nnew\n"
+    want = "# P\n\n## A\n\nold\n\n## Against the peers\n\nnew\n\n## Z\n\nz\n"
+    assert with_section(doc, new) == want
+    assert with_section("# P\n\ntext\n", new) == "# P\n\ntext\n\n## Against the peers\n\nnew\n"
+    last = "# P\n\n## Against the peers\n\nold\n"
+    assert with_section(last, new) == "# P\n\n## Against the peers\n\nnew\n"
