@@ -8,20 +8,20 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from roofscope.catalogue import devices
-from roofscope.catalogue.ceilings import Ceiling
 from roofscope.cli import options as o
-from roofscope.cli.checkup import CheckupOptions, Settings, prepare, run_checkup
 from roofscope.cli.outputs import html_path, stem, write_charts
-from roofscope.compare.compare import Comparison, Run, run_of
-from roofscope.compare.compare import compare as compare_runs
-from roofscope.compare.gate import Verdict, gate
 from roofscope.errors import UsageError
 from roofscope.outfile import write_atomically
+
+if TYPE_CHECKING:
+    from roofscope.catalogue.ceilings import Ceiling
+    from roofscope.cli.checkup import Settings
+    from roofscope.compare.compare import Comparison, Run
+    from roofscope.compare.gate import Verdict
 
 EXIT_GATE_FAILED = 3
 MAX_SLOWER_PCT = 1e6  # 10,000 times slower; inf reached the JSON gate thresholds
@@ -95,6 +95,9 @@ def compare(
     out: o.OutDir = None,
 ) -> None:
     """Baseline against candidate: per-kernel and end-to-end speedup, and a gate for CI."""
+    from roofscope.cli.checkup import CheckupOptions, prepare  # DuckDB, numpy
+    from roofscope.compare.compare import compare as compare_runs
+    from roofscope.compare.gate import gate
     from roofscope.render.compare_out import render_compare_json, render_compare_text
 
     options = CheckupOptions(
@@ -131,6 +134,8 @@ def side_gpus(
     gpu: str | None, base_gpu: str | None, new_gpu: str | None
 ) -> tuple[str | None, str | None]:
     """Each side's ``--gpu`` override; a name the catalogue lacks is an error before reading."""
+    from roofscope.catalogue import devices
+
     if gpu is not None and base_gpu is not None and new_gpu is not None:
         raise UsageError(
             f"--gpu {gpu!r} with both --base-gpu and --new-gpu: it would apply to neither side; "
@@ -144,6 +149,9 @@ def side_gpus(
 
 def _side(label: str, paths: list[str], settings: Settings, keep: list[str]) -> list[Run]:
     """Each run of one side, checked up; every file read joins ``keep``."""
+    from roofscope.cli.checkup import run_checkup
+    from roofscope.compare.compare import run_of
+
     runs = []
     for path in paths:
         checkup = run_checkup([path], settings, label=label)
