@@ -31,6 +31,9 @@ from roofscope.readers.barriers import barrier_sql
 from roofscope.readers.duck_sql import ident, read_csv
 
 SAMPLE_ROWS = 20_000
+# what a strict scan raises at a row it cannot read (cut, extra field, bad UTF-8: invalid
+# input; text in a number column: conversion); any other error (an interrupt) stands
+BAD_ROW = (duckdb.InvalidInputException, duckdb.ConversionException)
 _ids = itertools.count()
 
 
@@ -127,7 +130,7 @@ def _scan(
     before = profile.count("dispatches")
     try:
         return append(f"FROM {_reader_sql(path, layout, rejects=None, strict=True)}"), []
-    except duckdb.Error:
+    except BAD_ROW:
         if profile.count("dispatches") != before:  # it failed past the scan: no bad row
             raise
         rows = append(f"FROM {_reader_sql(path, layout, rejects=tag)}")
