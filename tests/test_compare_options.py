@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 import typer
 
-from roofscope.cli.app import app, main
+from roofscope.cli.app import main
+from roofscope.cli.commands import app
 from tests.conftest import DATA, DEMO, SUMMARY, SUMMARY_WORK
 from tests.test_compare import compare_json, rewrite
 

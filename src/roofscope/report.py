@@ -169,7 +169,8 @@ def analyse(
     hot = hotspots(profile, selection=selection)
     stamps = timestamp_stamps(profile)
     section, roof_warnings = _roofline(profile, hot, roof, {s.source for s in stamps if s.rounded})
-    warnings = [*check(profile, stamps), *notes, *roof_warnings]
+    whole = hot if selection == EVERYTHING else None  # the checks look at the whole profile
+    warnings = [*check(profile, stamps, whole), *notes, *roof_warnings]
     times = timeline(profile, selection=selection, gap_threshold_ns=gap_threshold_ns)
     activity = activity_of(profile)
     copy_ns = sum(a.total_ns for a in activity if a.kind == "copy")

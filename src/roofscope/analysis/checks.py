@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from roofscope.analysis.hotspots import Hotspots
 from roofscope.analysis.rounding import Stamps, example, timestamp_stamps
 from roofscope.model.access import (
     activity,
@@ -49,15 +50,20 @@ CLOCKS_APART = 10  # wall across the inputs over the sum of their own spans
 # kernels the one id, so there a repeat is the same id, kernel and start
 CORRELATION_ID_FORMATS = frozenset({"nsys-gpu-trace", "nsys-sqlite", "kineto"})
 
+Traced = tuple[int, int | None]  # a kernel's dispatches and their total ns (None: none timed)
 
-def check(profile: Profile, stamps: list[Stamps] | None = None) -> list[Warning]:
+
+def check(
+    profile: Profile, stamps: list[Stamps] | None = None, hot: Hotspots | None = None
+) -> list[Warning]:
     """All checks over the whole profile (not the --kernel/--device selection); ``stamps``:
-    :func:`~roofscope.analysis.rounding.timestamp_stamps` of it, where already counted."""
+    :func:`~roofscope.analysis.rounding.timestamp_stamps` of it, where already counted;
+    ``hot``: its hotspots over the whole profile, where already counted."""
     return [
         *_durations(profile, timestamp_stamps(profile) if stamps is None else stamps),
         *_untimed(profile),
         *_duplicates(profile),
-        *_stats_agree(profile),
+        *_stats_agree(profile, hot),
         *_summary_totals(profile),
         *_mixed(profile),
         *_clocks_apart(profile),
@@ -284,11 +290,11 @@ def _repeated_ids(sources: Sequence[int], profile: Profile, key: str = "") -> in
     return int(n or 0)
 
 
-def _stats_agree(profile: Profile) -> list[Warning]:
+def _stats_agree(profile: Profile, hot: Hotspots | None) -> list[Warning]:
     checks = [i for i, f in enumerate(profile.inputs) if f.role == Role.CROSS_CHECK]
     if not checks:
         return []
-    traced_by_source = _traced(profile)
+    traced_by_source = (_traced_from(profile, hot) if hot else None) or _traced(profile)
     summarised: dict[int, list[tuple[str, int, float]]] = {}
     for source, kernel, calls, total in (
         named(profile, all_summaries(profile))
@@ -334,7 +340,21 @@ def _stats_agree(profile: Profile) -> list[Warning]:
     return out
 
 
-def _traced(profile: Profile) -> dict[int, dict[str, tuple[int, int | None]]]:
+def _traced_from(profile: Profile, hot: Hotspots) -> dict[int, dict[str, Traced]] | None:
+    """:func:`_traced` read off the whole profile's hotspots, where they are the same numbers:
+    one dispatch file and no kernel summary counted beside it (hotspots leave out the same
+    dispatches, End before Begin); None elsewhere."""
+    counted = profile.sources(Role.DISPATCHES)
+    if len(counted) != 1 or profile.sources(Role.KERNEL_SUMMARY):
+        return None
+    return {
+        counted[0]: {
+            k.name: (k.calls, None if k.total_ns is None else int(k.total_ns)) for k in hot.kernels
+        }
+    }
+
+
+def _traced(profile: Profile) -> dict[int, dict[str, Traced]]:
     """Per dispatch source and kernel: calls and total ns, as hotspots counts them (dispatches
     whose End precedes their Begin left out; no total when no dispatch has times)."""
     kept = dispatches(profile).filter("end_ns IS NULL OR start_ns IS NULL OR end_ns >= start_ns")
@@ -343,7 +363,7 @@ def _traced(profile: Profile) -> dict[int, dict[str, tuple[int, int | None]]]:
         .aggregate("source, kernel, count(*), sum(end_ns - start_ns)", "source, kernel")
         .fetchall()
     )
-    out: dict[int, dict[str, tuple[int, int | None]]] = {}
+    out: dict[int, dict[str, Traced]] = {}
     for source, kernel, calls, total in rows:
         out.setdefault(int(source), {})[str(kernel)] = (
             int(calls),

@@ -9,12 +9,10 @@ from typing import Annotated
 import typer
 
 from roofscope.cli import options as o
-from roofscope.cli.checkup import CheckupOptions, prepare, run_checkup
 from roofscope.cli.cluster import SCHEDULER_ENV, cluster_summary, refuse_without_rows
 from roofscope.cli.outputs import html_path, report_view, stem, write_charts
 from roofscope.errors import UsageError
 from roofscope.outfile import write_atomically
-from roofscope.report import with_lanes
 
 
 def analyze(
@@ -78,6 +76,9 @@ def analyze(
         return
     if skip_unreadable:
         raise UsageError("--skip-unreadable applies to --scheduler only; add --scheduler ADDR")
+    from roofscope.cli.checkup import CheckupOptions, prepare, run_checkup  # DuckDB, numpy
+    from roofscope.report import with_lanes
+
     options = CheckupOptions(
         fmt=fmt, kernel=kernel, device=device, gap_us=gap_us, gpu=gpu, work=tuple(work or ()),
         ceilings=ceilings, peak_flops=peak_flops, peak_bw=peak_bw, jobs=jobs,

@@ -2,7 +2,10 @@
 
 One module per command (``analyze``, ``compare``, ``measure``: profile and peaks, ``demo``,
 ``lists``: devices and formats) over one set of option definitions (``options``) and one
-check-up (``checkup.run_checkup``) that analyze, compare and profile run.
+check-up (``checkup.run_checkup``) that analyze, compare and profile run; ``commands``
+builds the Typer application from them.
+
+``roofscope --version`` answers before Typer loads; the rest loads only when a command needs it.
 
 Exit codes: 0 ok, 1 analysis or input error, 2 usage error, 3 the compare gate failed.
 """
@@ -11,56 +14,27 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from typing import Annotated
-
-import typer
 
 from roofscope import __version__
-from roofscope.cli.analyze import analyze
-from roofscope.cli.compare import compare
-from roofscope.cli.demo import demo
-from roofscope.cli.lists import devices, formats
-from roofscope.cli.measure import peaks, profile
-from roofscope.cli.words import worded
 from roofscope.errors import RoofscopeError
-
-app = typer.Typer(
-    add_completion=False,
-    no_args_is_help=True,
-    help="A full check-up of GPU programs from the files their profiler already wrote.",
-    pretty_exceptions_enable=False,
-)
-
-
-def _version(value: bool) -> None:
-    if value:
-        typer.echo(f"roofscope {__version__}")
-        raise typer.Exit()
-
-
-@app.callback()
-def _root(
-    version: Annotated[
-        bool,
-        typer.Option(
-            "--version", callback=_version, is_eager=True, help="Show the version and exit."
-        ),
-    ] = False,
-) -> None:
-    """roofscope reads rocprof/rocprofv3 output and reports the baseline and the hotspots."""
-
-
-for command in (analyze, profile, peaks, demo, compare, devices, formats):
-    app.command()(command)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit code instead of raising."""
     args = list(sys.argv[1:] if argv is None else argv)
+    if args == ["--version"]:  # the same line as the Typer option's, without loading Typer
+        sys.stdout.write(f"roofscope {__version__}\n")
+        return 0
+    import typer
+
+    from roofscope.cli.commands import app
+
     try:
         # without standalone mode, click returns the code of a typer.Exit (the gate's 3)
         code = app(args=args, prog_name="roofscope", standalone_mode=False)
     except RoofscopeError as exc:
+        from roofscope.cli.words import worded
+
         sys.stderr.write(f"roofscope: error: {worded(exc)}\n")
         return exc.exit_code
     except typer.Exit as exc:

@@ -8,17 +8,18 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from roofscope.catalogue.ceilings import Ceiling
 from roofscope.cli import options as o
-from roofscope.cli.checkup import CheckupOptions, compare_sides, prepare, run_checkup, side_gpus
 from roofscope.cli.outputs import html_path, stem, write_charts
-from roofscope.compare.compare import Comparison
-from roofscope.compare.gate import Verdict, gate
 from roofscope.outfile import write_atomically
+
+if TYPE_CHECKING:
+    from roofscope.catalogue.ceilings import Ceiling
+    from roofscope.compare.compare import Comparison
+    from roofscope.compare.gate import Verdict
 
 EXIT_GATE_FAILED = 3
 MAX_SLOWER_PCT = 1e6  # 10,000 times slower; inf reached the JSON gate thresholds
@@ -92,6 +93,14 @@ def compare(
     out: o.OutDir = None,
 ) -> None:
     """Baseline against candidate: per-kernel and end-to-end speedup, and a gate for CI."""
+    from roofscope.cli.checkup import (  # DuckDB, numpy
+        CheckupOptions,
+        compare_sides,
+        prepare,
+        run_checkup,
+        side_gpus,
+    )
+    from roofscope.compare.gate import gate
     from roofscope.render.compare_out import render_compare_json, render_compare_text
 
     options = CheckupOptions(

@@ -10,7 +10,6 @@ from typing import Annotated
 import typer
 
 from roofscope.cli import options as o
-from roofscope.cli.checkup import run_checkup
 from roofscope.cli.outputs import report_view
 from roofscope.errors import UsageError
 
@@ -31,6 +30,8 @@ def demo(
     """Run analyze on a real profile shipped with roofscope (AMD HPC training, MIT licence)."""
     if which not in FOLDERS:
         raise UsageError(f"demo {which!r}: choose one of {', '.join(FOLDERS)}")
+    from roofscope.cli.checkup import run_checkup  # DuckDB, numpy
+
     root = resources.files("roofscope") / "data" / "demo" / FOLDERS[which]
     with resources.as_file(root) as folder:
         report = run_checkup([str(Path(folder))]).report

@@ -9,7 +9,6 @@ from typing import Annotated
 import typer
 
 from roofscope.errors import UsageError
-from roofscope.readers import registry
 
 
 def devices(
@@ -44,5 +43,7 @@ def devices(
 
 def formats() -> None:
     """List the input formats roofscope recognises."""
+    from roofscope.readers import registry
+
     for reader in registry.readers():
         typer.echo(f"{reader.name:24} {reader.description}")

@@ -9,7 +9,6 @@ from typing import Annotated
 import typer
 
 from roofscope.cli import options as o
-from roofscope.cli.checkup import run_checkup
 from roofscope.cli.outputs import report_view
 from roofscope.errors import InputError, UsageError
 from roofscope.outfile import make_folder, refuse_existing
@@ -77,6 +76,8 @@ def profile(
                 f"check that the program launches GPU kernels (and --kernel matches); "
                 f"the output is kept in {folder}",
             )
+    from roofscope.cli.checkup import run_checkup  # DuckDB, numpy
+
     report = run_checkup([str(folder)]).report  # the check-up of what was just recorded
     sys.stdout.write(report_view(report, as_json=as_json))
 

@@ -11,10 +11,10 @@ from typing import Annotated
 
 import typer
 
-from roofscope.analysis.timeline import DEFAULT_GAP_NS
-
 MAX_GAP_US = 1e12  # 11.6 days; beyond it the threshold overflowed the integer nanoseconds
-DEFAULT_GAP_US = DEFAULT_GAP_NS / 1000
+# analysis.timeline.DEFAULT_GAP_NS in µs (tests/test_startup.py holds them equal): importing
+# the analysis would load DuckDB and numpy for every command's help
+DEFAULT_GAP_US = 10.0
 
 # -- what is read and analysed (analyze, compare: both sides) -------------------------------
 

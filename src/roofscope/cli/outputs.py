@@ -5,9 +5,12 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from roofscope.outfile import make_folder, write_atomically
-from roofscope.report import Report
+
+if TYPE_CHECKING:
+    from roofscope.report import Report
 
 
 def stem(path: str) -> str:

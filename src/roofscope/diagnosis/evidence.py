@@ -126,22 +126,21 @@ def _coverage(
     profile: Profile, kernels: list[str], wanted: dict[int, str]
 ) -> dict[str, tuple[int, int, int, int | None]]:
     """Per kernel: its counter values, activity counter values and non-zero ones, over its
-    dispatches and those of the counter runs; and its dispatches in the counter runs."""
+    dispatches and those of the counter runs; and its dispatches in the counter runs. One
+    grouped query over the trace and one over the counter runs, whatever the kernels."""
     in_runs = run_name_ids(profile, kernels)
-    runs = profile.sources(Role.COUNTER_RUN)
-    own: dict[str, list[int]] = {}
-    for i, k in sorted(wanted.items()):
-        own.setdefault(k, []).append(i)
+    own = kernel_counter_facts(profile, profile.sources(Role.DISPATCHES), list(wanted.items()))
+    runs = kernel_counter_facts(
+        profile,
+        profile.sources(Role.COUNTER_RUN),
+        [(i, kernel) for kernel, ids in in_runs.items() for i in ids],
+    )
     out = {}
     for kernel in kernels:
-        _, rows, activity, nonzero = counter_facts(
-            profile, profile.sources(Role.DISPATCHES), own.get(kernel, [])
-        )
+        _, rows, activity, nonzero = own.get(kernel, NO_FACTS)
         calls = None
         if kernel in in_runs:
-            calls, more_rows, more_activity, more_nonzero = counter_facts(
-                profile, runs, in_runs[kernel]
-            )
+            calls, more_rows, more_activity, more_nonzero = runs.get(kernel, NO_FACTS)
             rows, activity, nonzero = (
                 rows + more_rows,
                 activity + more_activity,
@@ -174,20 +173,36 @@ def counter_facts(
 ) -> tuple[int, int, int, int]:
     """Dispatches of these kernels in these sources, their counter values, the values of
     ``activity`` counters and the non-zero ones among those."""
-    if not sources or not name_ids:
-        return 0, 0, 0, 0
-    kernels = dispatches(profile, sources=sources, kernels=name_ids)
+    found = kernel_counter_facts(profile, sources, [(i, "") for i in name_ids], activity)
+    return found.get("", NO_FACTS)
+
+
+NO_FACTS = (0, 0, 0, 0)
+
+
+def kernel_counter_facts(
+    profile: Profile,
+    sources: Sequence[int],
+    kernels: Sequence[tuple[int, str]],
+    activity: Sequence[str] = ACTIVITY,
+) -> dict[str, tuple[int, int, int, int]]:
+    """:func:`counter_facts` of each kernel over its name ids, ``kernels`` giving (name id,
+    kernel) pairs, in one query (a kernel without dispatches there is left out)."""
+    if not sources or not kernels:
+        return {}
     values = counters(profile).project(
         ColumnExpression("row_id"),
         ColumnExpression("value"),
         ColumnExpression("counter").isin(*_constants(activity)).alias("active"),
     )
-    ((n, counted, active, nonzero),) = query(
+    rows = query(
         profile,
-        kernels,
-        """SELECT count(DISTINCT d.row_id), count(c.value), count(c.value) FILTER (c.active),
-        count(c.value) FILTER (c.active AND c.value <> 0)
-        FROM d LEFT JOIN c ON c.row_id = d.row_id""",
+        dispatches(profile, sources=sources),
+        """SELECT g.kernel, count(DISTINCT d.row_id), count(c.value),
+        count(c.value) FILTER (c.active), count(c.value) FILTER (c.active AND c.value <> 0)
+        FROM d JOIN (SELECT unnest($1::INTEGER[]) AS name_id, unnest($2::VARCHAR[]) AS kernel) g
+        USING (name_id) LEFT JOIN c ON c.row_id = d.row_id GROUP BY g.kernel""",
+        [[i for i, _ in kernels], [k for _, k in kernels]],
         c=values,
     ).fetchall()
-    return int(n or 0), int(counted or 0), int(active or 0), int(nonzero or 0)
+    return {str(k): (int(n), int(v), int(a), int(z)) for k, n, v, a, z in rows}

@@ -9,22 +9,30 @@ tools and versions join; the raw name is always kept beside it.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cache, lru_cache
+from typing import Any
 
 _SUFFIX = re.compile(r"(?:\s*\[clone \.kd\]|\s*\(\.kd\)|\.kd)$")
 
-try:  # libstdc++'s demangler, the same as c++filt
-    import cxxfilt as _cxxfilt
-except Exception:  # pragma: no cover - only where libstdc++ cannot be loaded
-    _cxxfilt = None
+
+@cache
+def _cxxfilt() -> Any:
+    """libstdc++'s demangler, the same as c++filt, loaded at the first mangled name: finding
+    the library costs some 25 ms that profiles of demangled names need not pay; None where
+    libstdc++ cannot be loaded."""
+    try:
+        import cxxfilt
+    except Exception:  # pragma: no cover - only where libstdc++ cannot be loaded
+        return None
+    return cxxfilt
 
 
 def demangle(symbol: str) -> str:
     """The demangled form of an Itanium ``_Z`` symbol, or the symbol itself."""
-    if _cxxfilt is None or not symbol.startswith("_Z"):
+    if not symbol.startswith("_Z") or (demangler := _cxxfilt()) is None:
         return symbol
     try:
-        return str(_cxxfilt.demangle(symbol, external_only=False))
+        return str(demangler.demangle(symbol, external_only=False))
     except Exception:
         return symbol
 

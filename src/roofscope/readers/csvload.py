@@ -17,7 +17,7 @@ runs only when an analysis asks for them.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -31,6 +31,9 @@ from roofscope.readers.barriers import barrier_sql
 from roofscope.readers.duck_sql import ident, read_csv
 
 SAMPLE_ROWS = 20_000
+# what a strict scan raises at a row it cannot read (cut, extra field, bad UTF-8: invalid
+# input; text in a number column: conversion); any other error (an interrupt) stands
+BAD_ROW = (duckdb.InvalidInputException, duckdb.ConversionException)
 _ids = itertools.count()
 
 
@@ -80,8 +83,8 @@ class LoadResult:
     rejected: list[Rejected]
 
 
-def _reader_sql(path: Path, layout: CsvLayout, *, rejects: str | None) -> str:
-    return read_csv(path, layout.columns, header=layout.header, rejects=rejects)
+def _reader_sql(path: Path, layout: CsvLayout, *, rejects: str | None, strict: bool = False) -> str:
+    return read_csv(path, layout.columns, header=layout.header, rejects=rejects, strict=strict)
 
 
 def load_dispatch_csv(profile: Profile, path: Path, layout: CsvLayout, source: int) -> LoadResult:
@@ -97,21 +100,41 @@ def load_dispatch_csv(profile: Profile, path: Path, layout: CsvLayout, source: i
     ids = profile.name_ids(sampled)
     enum = f"{tag}_names"
     con.execute(f"CREATE TYPE {enum} AS ENUM (SELECT unnest($1::VARCHAR[]))", [sampled])
+    append = partial(
+        _append,
+        profile,
+        layout=layout,
+        source=source,
+        key=f"TRY_CAST({name} AS {enum})",
+        code_ids=[ids[n] for n in sampled],
+        where=path,
+        lazy_shapes=f"FROM {_reader_sql(path, layout, rejects=None)}",
+    )
     try:
-        rows = _append(
-            profile,
-            f"FROM {_reader_sql(path, layout, rejects=tag)}",
-            layout,
-            source,
-            key=f"TRY_CAST({name} AS {enum})",
-            code_ids=[ids[n] for n in sampled],
-            where=path,
-            lazy_shapes=f"FROM {_reader_sql(path, layout, rejects=None)}",
-        )
-        rejected = _rejected(con, tag)
+        rows, rejected = _scan(profile, append, path, layout, tag)
     finally:
         con.execute(f"DROP TYPE IF EXISTS {enum}")
     return LoadResult(rows=rows, rejected=rejected)
+
+
+def _scan(
+    profile: Profile,
+    append: Callable[[str], int],
+    path: Path,
+    layout: CsvLayout,
+    tag: str,
+) -> tuple[int, list[Rejected]]:
+    """A clean file (most are) in one strict scan, some 10 % cheaper than one that keeps the
+    rows DuckDB rejects; its first bad row stops that scan whole (an INSERT inserts all or
+    nothing), and the file is scanned again keeping them, for rowfix."""
+    before = profile.count("dispatches")
+    try:
+        return append(f"FROM {_reader_sql(path, layout, rejects=None, strict=True)}"), []
+    except BAD_ROW:
+        if profile.count("dispatches") != before:  # it failed past the scan: no bad row
+            raise
+        rows = append(f"FROM {_reader_sql(path, layout, rejects=tag)}")
+        return rows, _rejected(profile.con, tag)
 
 
 def register_names(profile: Profile, path: Path, table: str) -> None:

@@ -1,16 +1,17 @@
 """The one registry of input formats: each reader says what it recognises and what it gives.
 
 Every format, CSV, JSON or SQLite, is a :class:`Reader` subclass in a module of its own, listed
-in :func:`readers`. Detection asks each reader, in that order, whether it knows a file's head
+in :data:`BUILT_IN`. Detection asks each reader, in that order, whether it knows a file's head
 (:mod:`~roofscope.readers.sniff`); the first that does reads the file, in the role the planner
 (:mod:`~roofscope.readers.plan`) gives it. A new format of roofscope's own is one new module and
-one line in :func:`readers` (docs/ARCHITECTURE.md, "Add an input format"); code outside
+one line in :data:`BUILT_IN` (docs/ARCHITECTURE.md, "Add an input format"); code outside
 roofscope adds its reader with :func:`add`, after the built-in ones.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator
+from importlib import import_module
 from pathlib import Path
 from typing import ClassVar
 
@@ -58,10 +59,38 @@ class Reader:
         raise NotImplementedError
 
 
-def readers() -> list[Reader]:
-    """Every format, in the order detection asks them: the built-in ones, then :data:`ADDED`."""
-    return [*_built_in(), *ADDED]
+def readers() -> Iterator[Reader]:
+    """Every format, in the order detection asks them: the built-in ones, then :data:`ADDED`.
+    A built-in reader's module is imported when the iteration reaches it, so that detecting a
+    rocprof CSV loads none of the Nsight, Kineto or rocpd readers."""
+    for module, reader in BUILT_IN:
+        yield getattr(import_module(f"roofscope.readers.{module}"), reader)()
+    yield from ADDED
 
+
+# The built-in readers as (module of roofscope.readers, class), in detection order; imported
+# by name: each reader module imports this one for Reader and the roles.
+BUILT_IN: tuple[tuple[str, str], ...] = (
+    ("rocprof_v1_csv", "RocprofV1Csv"),
+    ("rocprof_v1_stats", "RocprofV1Stats"),
+    ("rocprof_v1_json", "RocprofV1Json"),
+    ("rocprofv3", "KernelTrace"),
+    ("rocprofv3", "Stats"),
+    ("rocprofv3", "MemoryCopyTrace"),
+    ("rocprofv3_counters", "CounterCollection"),
+    ("rocprofv3_counters", "AgentInfo"),
+    ("summary_csv", "SummaryCsv"),
+    ("rocprof_compute", "Workload"),
+    ("rocprof_compute", "WorkloadCsv"),
+    ("rocpd", "Rocpd"),
+    ("kineto", "KinetoTrace"),
+    ("nsys_csv", "KernSum"),
+    ("nsys_trace", "GpuTrace"),
+    ("nsys_csv", "MemTimeSum"),
+    ("nsys_csv", "ApiSum"),
+    ("nsys_sqlite", "NsysSqlite"),
+    ("ncu_csv", "Ncu"),
+)
 
 # Readers added from outside roofscope (:func:`add`), asked after the built-in ones.
 ADDED: tuple[Reader, ...] = ()
@@ -77,47 +106,6 @@ def add(*new: Reader) -> None:
             raise ValueError(f"a reader named {reader.name!r} is registered already")
         taken.add(reader.name)
     ADDED = (*ADDED, *new)
-
-
-def _built_in() -> Sequence[Reader]:
-    # imported here: each reader module imports this one for Reader and the roles
-    from roofscope.readers import (
-        kineto,
-        ncu_csv,
-        nsys_csv,
-        nsys_sqlite,
-        nsys_trace,
-        rocpd,
-        rocprof_compute,
-        rocprof_v1_csv,
-        rocprof_v1_json,
-        rocprof_v1_stats,
-        rocprofv3,
-        rocprofv3_counters,
-        summary_csv,
-    )
-
-    return [
-        rocprof_v1_csv.RocprofV1Csv(),
-        rocprof_v1_stats.RocprofV1Stats(),
-        rocprof_v1_json.RocprofV1Json(),
-        rocprofv3.KernelTrace(),
-        rocprofv3.Stats(),
-        rocprofv3.MemoryCopyTrace(),
-        rocprofv3_counters.CounterCollection(),
-        rocprofv3_counters.AgentInfo(),
-        summary_csv.SummaryCsv(),
-        rocprof_compute.Workload(),
-        rocprof_compute.WorkloadCsv(),
-        rocpd.Rocpd(),
-        kineto.KinetoTrace(),
-        nsys_csv.KernSum(),
-        nsys_trace.GpuTrace(),
-        nsys_csv.MemTimeSum(),
-        nsys_csv.ApiSum(),
-        nsys_sqlite.NsysSqlite(),
-        ncu_csv.Ncu(),
-    ]
 
 
 def detect(head: Head) -> Reader | None:

@@ -4,8 +4,7 @@ report's kernel list) for the linked highlighting; every text is escaped."""
 
 from __future__ import annotations
 
-from html import escape
-
+from roofscope.render.escape import escape_text as escape_text
 from roofscope.render.font import SVG_FONT
 from roofscope.render.names import fit, shortened
 from roofscope.render.numbers import duration
@@ -14,11 +13,6 @@ from roofscope.render.roofline_chart import roofline_svg as roofline_svg
 from roofscope.report import Report
 
 HOT, COLD = "#d62728", "#9aa5b1"
-
-
-def escape_text(text: object) -> str:
-    """Untrusted text (kernel names) made safe inside HTML and SVG, attributes included."""
-    return escape(str(text), quote=True)
 
 
 _e = escape_text

@@ -8,7 +8,7 @@ import re
 from collections.abc import Sequence
 
 from roofscope.catalogue.ceilings import Ceiling
-from roofscope.render.charts import escape_text as _e
+from roofscope.render.escape import escape_text as _e
 from roofscope.render.layout import words
 
 SHORT = 48  # characters of a short name at most

@@ -66,10 +66,10 @@ def run_name_ids(profile: Profile, kernels: Sequence[str]) -> dict[str, list[int
     """The name ids under which counter runs recorded each traced kernel: its own name, or,
     when the counter run was made with ``--basenames`` (names without template arguments
     and parameters), its base name when no other traced kernel shares that base name."""
-    ids = kernel_name_ids(profile)
     runs = profile.sources(Role.COUNTER_RUN)
     if not runs:
         return {}
+    ids = kernel_name_ids(profile)
     recorded = named(profile, dispatches(profile, sources=runs)).project("kernel").distinct()
     in_runs = {str(k) for (k,) in recorded.fetchall()}
     bases: dict[str, list[str]] = {}

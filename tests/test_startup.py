@@ -1,0 +1,101 @@
+"""Start-up: each command imports only what it needs (issue 25).
+
+Each case runs ``python -m roofscope ...`` in a fresh interpreter and reads the modules
+loaded by its end: ``--version`` answers before Typer loads, the help loads neither DuckDB
+nor numpy, and ``analyze`` of a small file loads no renderer, reader, engine or library its
+output does not use.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from roofscope import __version__
+from roofscope.analysis.timeline import DEFAULT_GAP_NS
+from roofscope.cli.options import DEFAULT_GAP_US
+from tests.conftest import DATA
+
+ANALYSIS = {"duckdb", "numpy", "pandas", "pyarrow", "polars"}
+RICH_HEAVY = {"rich.console", "rich.table", "rich.text", "rich.markup", "rich.progress"}
+ELSEWHERE = {"jinja2", "vl_convert", "distributed", "dask", "matplotlib", "playwright"}
+SMALL = str(DATA / "rocprofv3-layouts" / "2025-08_kernel_trace.csv")
+
+
+def imported(*args: str) -> tuple[str, set[str]]:
+    """The stdout of ``python -m roofscope ARGS`` and every module loaded by its end."""
+    env = {**os.environ, "NO_COLOR": "1"}
+    done = subprocess.run(
+        [sys.executable, "-c", AS_MAIN, *args], capture_output=True, text=True, env=env, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    found = re.search(r"^modules: (.*)$", done.stderr, re.M)
+    assert found, done.stderr[-2000:]
+    return done.stdout, set(found.group(1).split())
+
+
+# ``python -m roofscope ARGS``, then the names in sys.modules (importlib.import_module, which
+# the reader registry uses, escapes -X importtime's log)
+AS_MAIN = """
+import runpy, sys
+try:
+    runpy.run_module("roofscope", run_name="__main__", alter_sys=True)
+finally:
+    sys.stderr.write("\\nmodules: " + " ".join(sorted(sys.modules)) + "\\n")
+"""
+
+
+def _loaded(modules: set[str], forbidden: set[str]) -> set[str]:
+    """The forbidden modules (or their submodules) among ``modules``."""
+    return {m for m in modules if m in forbidden or m.split(".")[0] in forbidden}
+
+
+def test_version_loads_no_library() -> None:
+    out, modules = imported("--version")
+    assert out == f"roofscope {__version__}\n"
+    assert _loaded(modules, ANALYSIS | RICH_HEAVY | ELSEWHERE | {"typer", "rich"}) == set()
+
+
+@pytest.mark.parametrize("args", [("--help",), ("analyze", "--help"), ("compare", "--help")])
+def test_help_loads_no_analysis(args: tuple[str, ...]) -> None:
+    """Typer formats its help with rich: that much of rich is the help's cost."""
+    out, modules = imported(*args)
+    assert "Usage: roofscope" in out
+    assert _loaded(modules, ANALYSIS | ELSEWHERE) == set()
+    assert not any(m.startswith("roofscope.") and m.split(".")[1] in _STAGES for m in modules)
+
+
+_STAGES = {"analysis", "readers", "model", "render", "report", "diagnosis", "catalogue"}
+
+
+def test_analyze_json_loads_no_renderer_it_does_not_use() -> None:
+    out, modules = imported("analyze", SMALL, "--json")
+    assert out.startswith("{")
+    assert _loaded(modules, RICH_HEAVY | ELSEWHERE | {"rich"}) == set()
+    assert _renderers(modules) == {"roofscope.render.json"}
+    other_readers = {"kineto", "nsys_sqlite", "nsys_csv", "ncu_csv", "rocpd", "rocprof_compute"}
+    assert {m for m in modules if m.split(".")[-1] in other_readers} == set()
+    assert "cxxfilt" not in modules  # no mangled name in it: the demangler stays unloaded
+
+
+def test_analyze_text_loads_no_chart_or_html() -> None:
+    out, modules = imported("analyze", SMALL)
+    assert "Kernel" in out or "kernel" in out
+    assert _loaded(modules, ELSEWHERE) == set()
+    drawn = {"html", "charts", "roofline_chart", "timeline_chart", "png", "json"}
+    assert {m for m in _renderers(modules) if m.split(".")[2] in drawn} == set()
+
+
+def _renderers(modules: set[str]) -> set[str]:
+    """The output formats loaded: the modules of render/ that write a whole document."""
+    formats = {"json", "text", "html", "charts", "png", "timeline_chart", "roofline_chart"}
+    return {m for m in modules if m.startswith("roofscope.render.") and m[17:] in formats}
+
+
+def test_option_default_matches_the_analysis() -> None:
+    """The CLI declares the gap default without importing the analysis (numpy, DuckDB)."""
+    assert DEFAULT_GAP_US * 1000 == DEFAULT_GAP_NS
