@@ -41,11 +41,14 @@ def test_import_is_light() -> None:
     assert set(roofscope.__all__) <= set(dir(roofscope))
 
 
-def test_compare_is_the_function_and_the_package() -> None:
-    """``roofscope.compare`` (called) is the API's compare; its modules import as ever."""
-    import roofscope.compare.gate as gate_module
+def test_compare_is_the_function() -> None:
+    """``roofscope.compare`` is the API's function, also once the comparison's own package
+    (``roofscope.verify``) is imported."""
+    import roofscope.verify.gate as gate_module
+    from roofscope.api.run import compare
 
     assert gate_module.Verdict is roofscope.Verdict
+    assert roofscope.compare is compare
     assert list(inspect.signature(roofscope.compare).parameters)[:2] == ["base", "new"]
 
 

@@ -10,8 +10,6 @@ from pathlib import Path
 import pytest
 
 from roofscope.cli.app import main
-from roofscope.compare.compare import compare, run_of
-from roofscope.compare.gate import gate
 from roofscope.readers.load import load
 from roofscope.render.compare_out import _row as compare_row
 from roofscope.render.compare_out import render_compare_text
@@ -19,6 +17,8 @@ from roofscope.render.names import short_name
 from roofscope.render.roofline_text import _row as roofline_row
 from roofscope.render.text import render_text
 from roofscope.report import analyse
+from roofscope.verify.compare import compare, run_of
+from roofscope.verify.gate import gate
 from tests.conftest import DATA, DEMO
 from tests.test_compare import TRACE, rewrite, scale
 

@@ -14,8 +14,8 @@ import jsonschema
 import pytest
 
 from roofscope.cli.app import main
-from roofscope.compare.quality import RUN_MIXING
 from roofscope.model.names import normalise
+from roofscope.verify.quality import RUN_MIXING
 from tests.conftest import DATA, DEMO, SHARED_CORPUS
 
 TRACE = DEMO / "results.csv"

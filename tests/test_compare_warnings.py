@@ -213,11 +213,11 @@ def test_which_codes_block_the_gate(code: str, passed: bool) -> None:
     """RUN_MIXING is the one set that blocks; any other warning is shown and passes."""
     from dataclasses import replace
 
-    from roofscope.compare.compare import compare, run_of
-    from roofscope.compare.gate import gate
-    from roofscope.compare.quality import SideWarning
     from roofscope.readers.load import load
     from roofscope.report import analyse
+    from roofscope.verify.compare import compare, run_of
+    from roofscope.verify.gate import gate
+    from roofscope.verify.quality import SideWarning
 
     profile = load([str(TRACE)])
     run = run_of(profile, analyse(profile))

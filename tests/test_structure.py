@@ -11,7 +11,7 @@ from pathlib import Path
 from roofscope.model.schema import Table
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "roofscope"
-STAGES = {"readers", "model", "analysis", "diagnosis", "compare", "render", "measure"}
+STAGES = {"readers", "model", "analysis", "diagnosis", "verify", "render", "measure"}
 STAGES |= {"catalogue", "cli", "cluster", "api"}
 
 

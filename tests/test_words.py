@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from roofscope.cli.app import main
-from roofscope.compare.compare import Interval
 from roofscope.render.compare_words import speedup_text
 from roofscope.render.names import fit, short_name, short_names
 from roofscope.render.numbers import (
@@ -21,6 +20,7 @@ from roofscope.render.numbers import (
     si,
     sig,
 )
+from roofscope.verify.compare import Interval
 from tests.conftest import DATA, SHARED_CORPUS
 from tests.test_compare import TRACE, rewrite, scale
 

@@ -11,9 +11,7 @@ reads neither DuckDB nor numpy.
 
 from __future__ import annotations
 
-import inspect
 from importlib import import_module
-from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
@@ -23,17 +21,18 @@ if TYPE_CHECKING:
     from roofscope.api.comparison import Comparison
     from roofscope.api.report import Report, Summary
     from roofscope.api.run import analyze, compare
-    from roofscope.compare.gate import Verdict
     from roofscope.errors import InputError, RoofscopeError, UsageError
+    from roofscope.verify.gate import Verdict
 
 _WHERE = {
     "analyze": "roofscope.api.run",
+    "compare": "roofscope.api.run",
     "Report": "roofscope.api.report",
     "Summary": "roofscope.api.report",
     "Comparison": "roofscope.api.comparison",
     "ClusterSummary": "roofscope.api.cluster",
     "cluster_summary": "roofscope.api.cluster",
-    "Verdict": "roofscope.compare.gate",
+    "Verdict": "roofscope.verify.gate",
     "InputError": "roofscope.errors",
     "UsageError": "roofscope.errors",
     "RoofscopeError": "roofscope.errors",
@@ -66,24 +65,3 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted({*globals(), *__all__})
-
-
-class _CallablePackage(ModuleType):
-    """``roofscope.compare`` is two things: the package of the comparison's code
-    (``compare/``, which the import system binds to that name) and the API's function.
-    So the package, called, is the function: ``roofscope.compare(base, new, ...)``, while
-    ``import roofscope.compare.gate`` and the like work as for any package."""
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        from roofscope.api.run import compare
-
-        return compare(*args, **kwargs)
-
-    @property
-    def __signature__(self) -> inspect.Signature:  # help and completion in notebooks
-        from roofscope.api.run import compare
-
-        return inspect.signature(compare)
-
-
-import_module("roofscope.compare").__class__ = _CallablePackage  # its __init__.py is empty

@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING, Any, overload
 from roofscope.api.report import Report
 from roofscope.catalogue.ceilings import Ceiling
 from roofscope.cli.checkup import Compared
-from roofscope.compare.compare import Comparison as Result
-from roofscope.compare.compare import EndToEnd, KernelChange
-from roofscope.compare.gate import Verdict, gate
-from roofscope.compare.quality import SideWarning
 from roofscope.errors import UsageError
 from roofscope.outfile import write_atomically
+from roofscope.verify.compare import Comparison as Result
+from roofscope.verify.compare import EndToEnd, KernelChange
+from roofscope.verify.gate import Verdict, gate
+from roofscope.verify.quality import SideWarning
 
 if TYPE_CHECKING:
     from pandas import DataFrame

@@ -106,7 +106,7 @@ def paths_of(paths: Sequence[AnyPath], function: str) -> list[str]:
         raise UsageError(f"{function}(): no profile given; pass a file or directory")
     bad = next((p for p in paths if not isinstance(p, str | os.PathLike)), None)
     if bad is not None:
-        raise UsageError(f"{function}(): {bad!r} is not a path; pass str or pathlib.AnyPath")
+        raise UsageError(f"{function}(): {bad!r} is not a path; pass a str or pathlib.Path")
     return [os.fspath(p) for p in paths]
 
 

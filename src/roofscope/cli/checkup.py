@@ -19,13 +19,13 @@ from roofscope.catalogue import devices
 from roofscope.catalogue.ceilings import read_ceilings_file, user_ceilings
 from roofscope.cli.options import DEFAULT_GAP_US
 from roofscope.cli.words import worded
-from roofscope.compare.compare import Comparison, Run, compare, run_of
 from roofscope.errors import UsageError
 from roofscope.model.profile import Profile
 from roofscope.model.selection import EVERYTHING, EmptySelection, Selection, require_some
 from roofscope.readers.load import load
 from roofscope.readers.sniff import size_if_file
 from roofscope.report import DEFAULTS, Report, RooflineOptions, analyse
+from roofscope.verify.compare import Comparison, Run, compare, run_of
 
 PROGRESS_BYTES = 64 << 20
 

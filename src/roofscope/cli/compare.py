@@ -18,8 +18,8 @@ from roofscope.outfile import write_atomically
 
 if TYPE_CHECKING:
     from roofscope.catalogue.ceilings import Ceiling
-    from roofscope.compare.compare import Comparison
-    from roofscope.compare.gate import Verdict
+    from roofscope.verify.compare import Comparison
+    from roofscope.verify.gate import Verdict
 
 EXIT_GATE_FAILED = 3
 MAX_SLOWER_PCT = 1e6  # 10,000 times slower; inf reached the JSON gate thresholds
@@ -100,8 +100,8 @@ def compare(
         run_checkup,
         side_gpus,
     )
-    from roofscope.compare.gate import gate
     from roofscope.render.compare_out import render_compare_json, render_compare_text
+    from roofscope.verify.gate import gate
 
     options = CheckupOptions(
         fmt=fmt, kernel=kernel, device=device, gap_us=gap_us, gpu=gpu, work=tuple(work or ()),

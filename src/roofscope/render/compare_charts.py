@@ -8,7 +8,6 @@ import math
 from collections.abc import Sequence
 
 from roofscope.catalogue.ceilings import Ceiling
-from roofscope.compare.compare import Comparison
 from roofscope.render.bandwidth_strip import StripMark, bandwidth_strip, strip_height
 from roofscope.render.chart_labels import Box, circle_box, place, text_width
 from roofscope.render.charts import escape_text as _e
@@ -16,6 +15,7 @@ from roofscope.render.font import SVG_FONT
 from roofscope.render.logplot import LogPlot
 from roofscope.render.numbers import si
 from roofscope.render.roof_lines import RoofStyle, Segment, crosses, draw_roof, roof_segments
+from roofscope.verify.compare import Comparison
 
 BASE_ROOF = RoofStyle("#8c8c8c", "", "ceiling base")
 NEW_ROOF = RoofStyle("#c05a00", "", "ceiling new")

@@ -4,9 +4,6 @@ from __future__ import annotations
 
 from xml.etree import ElementTree as ET
 
-from roofscope.compare.compare import Comparison
-from roofscope.compare.gate import Verdict
-from roofscope.compare.quality import SideWarning
 from roofscope.render.compare_words import (
     block_reason,
     check_reason,
@@ -18,6 +15,9 @@ from roofscope.render.compare_words import (
 )
 from roofscope.render.names import shortened
 from roofscope.render.numbers import duration
+from roofscope.verify.compare import Comparison
+from roofscope.verify.gate import Verdict
+from roofscope.verify.quality import SideWarning
 
 
 def junit(cmp: Comparison, verdict: Verdict) -> str:

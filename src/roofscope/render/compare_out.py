@@ -11,9 +11,6 @@ from rich.console import Console
 from rich.text import Text
 
 from roofscope import __version__
-from roofscope.compare.compare import Comparison, Interval, KernelChange
-from roofscope.compare.gate import Verdict
-from roofscope.compare.quality import SideWarning
 from roofscope.render.columns import NameCell, fitted_table, terminal_width
 from roofscope.render.compare_words import (
     NO_GATE,
@@ -30,6 +27,9 @@ from roofscope.render.findings_text import wrapped
 from roofscope.render.json import seconds
 from roofscope.render.names import short_names
 from roofscope.render.numbers import duration, number, pct, ratio
+from roofscope.verify.compare import Comparison, Interval, KernelChange
+from roofscope.verify.gate import Verdict
+from roofscope.verify.quality import SideWarning
 
 SCHEMA_VERSION = "1"
 

@@ -3,10 +3,10 @@ side's data-quality warnings labelled with their side."""
 
 from __future__ import annotations
 
-from roofscope.compare.compare import Interval
-from roofscope.compare.gate import Check, Verdict
-from roofscope.compare.quality import SideWarning
 from roofscope.render.numbers import ratio, ratio_range
+from roofscope.verify.compare import Interval
+from roofscope.verify.gate import Check, Verdict
+from roofscope.verify.quality import SideWarning
 
 
 def speedup_text(speedup: float | None, interval: Interval | None) -> str:

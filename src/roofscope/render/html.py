@@ -12,8 +12,6 @@ from roofscope import __version__
 from roofscope.analysis.ranks import STRAGGLER_EXCESS
 from roofscope.analysis.roofline import KernelRoofline
 from roofscope.catalogue.ceilings import Ceiling
-from roofscope.compare.compare import Comparison
-from roofscope.compare.gate import Verdict
 from roofscope.diagnosis.findings import Finding
 from roofscope.diagnosis.profiler import FINDING_KINDS
 from roofscope.render.charts import (
@@ -49,6 +47,8 @@ from roofscope.render.timeline_chart import timeline_svg
 from roofscope.render.waterfall_chart import waterfall_svg
 from roofscope.render.zoom import zoom_script
 from roofscope.report import Report
+from roofscope.verify.compare import Comparison
+from roofscope.verify.gate import Verdict
 
 STYLE = """
 body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1800px}

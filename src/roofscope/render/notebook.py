@@ -6,8 +6,6 @@ chart's tooltips are its SVG ``<title>``s. Kernel names are escaped as everywher
 from __future__ import annotations
 
 from roofscope.catalogue.ceilings import Ceiling
-from roofscope.compare.compare import Comparison
-from roofscope.compare.gate import Verdict
 from roofscope.diagnosis.findings import Finding
 from roofscope.render.charts import escape_text as _e
 from roofscope.render.charts import hotspot_svg, roofline_svg
@@ -18,6 +16,8 @@ from roofscope.render.numbers import duration
 from roofscope.render.text import gpu_title
 from roofscope.render.waterfall_chart import waterfall_svg
 from roofscope.report import Report
+from roofscope.verify.compare import Comparison
+from roofscope.verify.gate import Verdict
 
 STYLE = (
     "<style>.roofscope svg{max-width:100%;height:auto}.roofscope .charts{display:flex;"

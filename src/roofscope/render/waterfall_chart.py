@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from roofscope.compare.compare import Comparison
 from roofscope.render.charts import escape_text as _e
 from roofscope.render.font import SVG_FONT
 from roofscope.render.names import fit, short_name
 from roofscope.render.numbers import duration
 from roofscope.render.time_axis import ticks
+from roofscope.verify.compare import Comparison
 
 WIDTH, LEFT, RIGHT, TOP, ROW = 760, 250, 130, 34, 22
 ZOOM_BELOW = 0.25  # spread of the levels / larger total under which the axis is zoomed

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from roofscope.compare.compare import Comparison, Interval
-from roofscope.compare.quality import SideWarning
+from roofscope.verify.compare import Comparison, Interval
+from roofscope.verify.quality import SideWarning
 
 
 @dataclass(frozen=True)

@@ -25,12 +25,12 @@ import numpy as np
 import numpy.typing as npt
 
 from roofscope.analysis.roofline import KernelRoofline
-from roofscope.compare.match import Matching, Shape, match
-from roofscope.compare.quality import SideWarning, side_warnings
 from roofscope.model.access import launches, named, query
 from roofscope.model.profile import Profile
 from roofscope.model.selection import among, dispatches
 from roofscope.report import Report
+from roofscope.verify.match import Matching, Shape, match
+from roofscope.verify.quality import SideWarning, side_warnings
 
 BOOTSTRAP_MAX = 20_000
 SPREAD_MIN_SHARE = 0.01  # kernels below this share of the time may lack a spread
