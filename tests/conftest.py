@@ -1,9 +1,15 @@
 from __future__ import annotations
 
+import io
 import json
+import os
 import sqlite3
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import redirect_stderr, redirect_stdout
+from multiprocessing import get_context
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -30,6 +36,27 @@ def run_json(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, Any]:
     out, err = capsys.readouterr()
     assert code == 0, err
     doc: dict[str, Any] = json.loads(out)
+    return doc
+
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+def on_every_core(function: Callable[[T], R], items: Sequence[T]) -> list[R]:
+    """``function`` over ``items`` in worker processes, one per core, in order: for the tests
+    that analyse every corpus profile (``function`` must be a module-level function)."""
+    with ProcessPoolExecutor(os.cpu_count() or 1, mp_context=get_context("spawn")) as pool:
+        return list(pool.map(function, items))
+
+
+def analyze_doc(args: Sequence[str]) -> dict[str, Any]:
+    """``roofscope analyze ARGS --json`` in this process, parsed (for ``on_every_core``)."""
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = main(["analyze", *args, "--json"])
+    assert code == 0, (args, err.getvalue())
+    doc: dict[str, Any] = json.loads(out.getvalue())
     return doc
 
 
