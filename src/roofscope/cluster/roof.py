@@ -16,7 +16,7 @@ the per-kernel metrics).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -34,9 +34,10 @@ from roofscope.analysis.hotspots import Hotspots, KernelStats
 from roofscope.analysis.roofline import KernelRoofline, Roofline, roofline
 from roofscope.analysis.work.counters import quantities
 from roofscope.analysis.work.model import Work
-from roofscope.catalogue.ceilings import Ceiling, is_integer
+from roofscope.catalogue.ceilings import Ceiling
 from roofscope.cluster.counters import CounterPart, KernelCounters, complete
 from roofscope.model.profile import RunInfo
+from roofscope.render.json import kernel_roofline
 
 if TYPE_CHECKING:
     from roofscope.cluster.partial import Partial
@@ -167,29 +168,8 @@ def _kernel(k: KernelRoofline, sums: KernelCounters) -> dict[str, Any]:
         "name": k.name,
         "dispatches": sums.dispatches,
         "time_s": k.time_s,
-        "work_source": k.work_source,
-        "flops": _total(k.flops, integer=False),
-        "iops": _total(k.flops, integer=True),
-        "flops_by_ceiling": k.flops,
-        "bytes": k.bytes,
-        "ai": k.intensity,
-        "achieved_flops_s": k.achieved_flops_s,
-        "achieved_bytes_s": k.achieved_bytes_s,
-        "dispatch_mean_rates_per_s": k.dispatch_mean_rates,
-        "attainable_flops_s": k.attainable_flops_s,
-        "efficiency": k.efficiency,
-        "bound": k.bound,
-        "ceiling": k.ceiling,
-        "limiting_level": k.limiting_level,
-        "placed_by": k.placed_by,
-        "above_roof": k.above_roof,
-        "missing_ceiling": k.missing_ceiling,
+        **(kernel_roofline(k) or {}),
     }
-
-
-def _total(by_ceiling: Mapping[str, float] | None, *, integer: bool) -> float | None:
-    values = [v for n, v in (by_ceiling or {}).items() if is_integer(n) == integer]
-    return sum(values) if values else None
 
 
 def counters_doc(part: CounterPart) -> list[dict[str, Any]]:

@@ -84,7 +84,7 @@ def to_dict(report: Report) -> dict[str, Any]:
                 "communication": k.communication,
                 "validity": list(report.validity(k.name)),
                 "profiler_rules": [asdict(r) for r in report.profiler_rules.get(k.name, ())],
-                "roofline": _kernel_roofline(roof.get(k.name)),
+                "roofline": kernel_roofline(roof.get(k.name)),
                 "limiter": _limiter(report.limiters.get(k.name)),
                 **_kernel_metrics(report.metrics.kernels.get(k.name)),
             }
@@ -189,7 +189,8 @@ def _traffic(whole: Work | None) -> dict[str, Any] | None:
     }
 
 
-def _kernel_roofline(k: KernelRoofline | None) -> dict[str, Any] | None:
+def kernel_roofline(k: KernelRoofline | None) -> dict[str, Any] | None:
+    """One kernel's ``kernels[].roofline`` (the cluster summary's roofline rows too)."""
     if k is None:
         return None
     return {
