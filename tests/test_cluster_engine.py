@@ -543,3 +543,20 @@ def test_the_dask_commands_with_a_scheduler_file_and_relative_paths(
             if p is not None:
                 p.terminate()
                 p.wait(30)
+
+
+def test_a_long_device_line_wraps_under_its_indent() -> None:
+    from roofscope.render.cluster_text import render_cluster_text
+
+    source = "/scratch/project/job-2026-12-04/rank0000/out/pmc_perf.csv"
+    doc = {
+        "devices": {"busy_ns": 55_500, "span_ns": 1_100_000, "idle_share": 0.95,
+                    "devices": [{"source": source, "device": 0, "busy_ns": 55_500,
+                                 "span_ns": 1_100_000}]},
+    }  # fmt: skip
+    lines = render_cluster_text(doc, width=80).splitlines()
+    at = lines.index(f"  {source} device 0:")  # 73 columns, then the rest under its indent
+    assert lines[at + 1 :] == ["    55.5 µs of 1.1 ms"]
+    lines = render_cluster_text(doc, width=60).splitlines()  # the path alone is 61 wide
+    at = lines.index(f"  {source}")
+    assert lines[at + 1 :] == ["    device 0: 55.5 µs of 1.1 ms"]

@@ -106,7 +106,8 @@ def _devices(console: Console, devices: Doc | None) -> None:
     )
     for d in listed[:SHOWN_DEVICES]:
         where = f"{d.get('source')} device {'-' if d.get('device') is None else d['device']}"
-        console.print(f"  {where}: {duration(d.get('busy_ns'))} of {duration(d.get('span_ns'))}")
+        busy = f"{duration(d.get('busy_ns'))}\u00a0of\u00a0{duration(d.get('span_ns'))}"
+        wrapped(console, f"{where}: {busy}", "  ", "    ")
     if len(listed) > SHOWN_DEVICES:
         console.print(f"  … {len(listed) - SHOWN_DEVICES} more (see --json)")
 
