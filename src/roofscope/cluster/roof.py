@@ -34,10 +34,9 @@ from roofscope.analysis.hotspots import Hotspots, KernelStats
 from roofscope.analysis.roofline import KernelRoofline, Roofline, roofline
 from roofscope.analysis.work.counters import quantities
 from roofscope.analysis.work.model import Work
-from roofscope.catalogue.ceilings import Ceiling
 from roofscope.cluster.counters import CounterPart, KernelCounters, complete
 from roofscope.model.profile import RunInfo
-from roofscope.render.json import kernel_roofline
+from roofscope.render.json import ceiling_dict, kernel_roofline
 
 if TYPE_CHECKING:
     from roofscope.cluster.partial import Partial
@@ -145,20 +144,8 @@ def roofline_doc(p: Partial, order: Sequence[str]) -> dict[str, Any]:
         },
         "main_ceiling": r.main_ceiling,
         "ridge_flop_per_byte": r.ridge,
-        "ceilings": [_ceiling(x) for x in r.ceilings],
+        "ceilings": [ceiling_dict(x) for x in r.ceilings],
         "kernels": [_kernel(k, p.counters.kernels[k.name]) for k in r.kernels],
-    }
-
-
-def _ceiling(c: Ceiling) -> dict[str, Any]:
-    return {
-        "name": c.name,
-        "kind": c.kind,
-        "value": c.value,
-        "unit": c.unit_of_value,
-        "source": c.source,
-        "origin": c.origin,
-        "scope": c.scope,
     }
 
 

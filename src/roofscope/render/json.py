@@ -18,7 +18,7 @@ from roofscope.analysis.metrics.per_kernel import KernelMetrics
 from roofscope.analysis.ranks import RankView
 from roofscope.analysis.roofline import KernelRoofline
 from roofscope.analysis.work.model import Work
-from roofscope.catalogue.ceilings import is_integer
+from roofscope.catalogue.ceilings import Ceiling, is_integer
 from roofscope.diagnosis.findings import Finding
 from roofscope.report import Barriers, Report, RooflineSection
 
@@ -150,21 +150,23 @@ def _device(section: RooflineSection) -> dict[str, Any]:
         "problem": section.problem,
         "main_ceiling": r.main_ceiling,
         "ridge_flop_per_byte": r.ridge,
-        "ceilings": [
-            {
-                "name": c.name,
-                "kind": c.kind,
-                "dtype": c.dtype,
-                "engine": c.unit,
-                "level": c.level,
-                "value": c.value,
-                "unit": c.unit_of_value,
-                "source": c.source,
-                "origin": c.origin,
-                "scope": c.scope,
-            }
-            for c in r.ceilings
-        ],
+        "ceilings": [ceiling_dict(c) for c in r.ceilings],
+    }
+
+
+def ceiling_dict(c: Ceiling) -> dict[str, Any]:
+    """One ceiling as ``device.ceilings[]`` writes it (the cluster summary's too)."""
+    return {
+        "name": c.name,
+        "kind": c.kind,
+        "dtype": c.dtype,
+        "engine": c.unit,
+        "level": c.level,
+        "value": c.value,
+        "unit": c.unit_of_value,
+        "source": c.source,
+        "origin": c.origin,
+        "scope": c.scope,
     }
 
 
