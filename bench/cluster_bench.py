@@ -11,8 +11,9 @@ per rank grow. Then, taking turns, each contender runs ``--repeat`` times in a f
 process that is the merging process, and reports its own wall time around the work and its own
 peak RSS (``VmHWM`` of /proc/self/status: that process only, not its workers):
 
-- ``partials-1``: ``roofscope.cluster.engine.partials(runs, jobs=1)`` (every run reduced in
-  the merging process), then ``partial.merge`` and ``summary``;
+- ``partials-1``: ``roofscope.cluster.engine.merged(runs, jobs=1)`` (every run reduced in
+  the merging process, each partial merged as it arrives, as ``analyze --scheduler`` does),
+  then ``summary``;
 - ``partials-2``: the same with ``jobs=2`` (two local worker processes);
 - ``dask-2``: the same with ``scheduler=`` the address of a ``distributed.LocalCluster(
   n_workers=2, threads_per_worker=1)`` that this script starts once, before the first
@@ -23,9 +24,9 @@ peak RSS (``VmHWM`` of /proc/self/status: that process only, not its workers):
   reference.
 
 Throughput is dispatches / wall seconds / workers (1, 2, 2). The partial contenders also
-report the merge cost (the time to merge all partials less that to merge the first half,
-per partial of the second half: the cost of one more partial once the sketches are full) and
-the pickled size of a partial (what a worker sends back). Without
+report the merge cost (the mean time of one merge call over the second half of the runs,
+once the merged partial holds half of them: the cost of one more partial) and the pickled
+size of a partial (what a worker sends back). Without
 ``roofscope.cluster`` (issue 24's parts A and B) only the analyze baselines run.
 """
 
@@ -67,45 +68,55 @@ def _peak_rss_mb() -> float:
     raise RuntimeError("no VmHWM in /proc/self/status")
 
 
-def cluster_api() -> tuple[Any, Any, Any]:
-    """``(engine.partials, merge, summary)``; ImportError naming what is missing."""
+def cluster_api() -> tuple[Any, Any]:
+    """``(engine, summary)``; ImportError naming what is missing."""
     from roofscope.cluster import engine, partial
+    from roofscope.cluster.summary import summary
 
-    summary = getattr(partial, "summary", None)
-    if summary is None:
-        from roofscope.cluster.summary import summary
-    for module, name in ((engine, "partials"), (partial, "merge"), (partial, "reduce_run")):
+    for module, name in ((engine, "merged"), (engine, "merge"), (partial, "reduce_run")):
         if not hasattr(module, name):
             raise ImportError(f"{module.__name__}.{name}")
-    return engine.partials, partial.merge, summary
+    return engine, summary
 
 
 def child_partials(runs: list[list[str]], jobs: int, scheduler: str | None) -> dict[str, Any]:
+    """``engine.merged`` as ``analyze --scheduler`` runs it: each partial merged as it
+    arrives. Every merge call is timed, and the first few arriving partials pickled (outside
+    the wall time) for their size."""
     import pickle
 
-    partials, merge, summary = cluster_api()
+    engine, summary = cluster_api()
+    merge = engine.merge
+    costs: list[float] = []
+    sizes: list[int] = []
+    aside = 0.0  # seconds spent pickling, taken out of the wall time
+
+    def timed(parts: list[Any]) -> Any:
+        nonlocal aside
+        if len(sizes) < 3:
+            t = time.perf_counter()
+            sizes.append(len(pickle.dumps(parts[-1])))
+            aside += time.perf_counter() - t
+        t = time.perf_counter()
+        out = merge(parts)
+        costs.append(time.perf_counter() - t)
+        return out
+
+    engine.merge = timed
     start = time.perf_counter()
-    parts, skipped = partials(runs, jobs=jobs, scheduler=scheduler, skip_unreadable=False)
+    whole, skipped = engine.merged(runs, jobs=jobs, scheduler=scheduler)
     reduced = time.perf_counter()
-    merged = merge(parts)
-    merged_at = time.perf_counter()
-    doc = summary(merged)
-    wall = time.perf_counter() - start
-    half = len(parts) // 2
-    t0 = time.perf_counter()
-    merge(parts[:half])
-    t1 = time.perf_counter()
-    sizes = [len(pickle.dumps(p)) for p in parts]
+    doc = summary(whole)
+    wall = time.perf_counter() - start - aside
+    late = costs[len(costs) // 2 :] or costs
     return {
         "wall_s": wall,
-        "reduce_s": reduced - start,
-        "merge_s": merged_at - reduced,
-        "summary_s": start + wall - merged_at,
-        # what merging the second half of the partials added: the cost of one more partial
-        "merge_per_partial_s": (merged_at - reduced - (t1 - t0)) / (len(parts) - half),
-        "merge_half_s": t1 - t0,
+        "merge_s": sum(costs),
+        "summary_s": time.perf_counter() - reduced,
+        # the cost of one more partial once the merged one holds half the runs
+        "merge_per_partial_s": statistics.mean(late),
         "partial_bytes": statistics.mean(sizes),
-        "merged_bytes": len(pickle.dumps(merged)),
+        "merged_bytes": len(pickle.dumps(whole)),
         "dispatches": doc.get("dispatches"),
         "skipped": len(skipped),
         "stragglers": [s.get("rank") for s in (doc.get("ranks") or {}).get("stragglers", [])],
