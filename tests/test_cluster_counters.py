@@ -302,3 +302,58 @@ def test_runs_on_different_gpus_get_no_ceilings() -> None:
     # dispatch carries is left out (as analysis.counters.dispatch_counters does), so no hbm
     (k,) = got["kernels"]
     assert set(k["ai"]) == {"l2", "vl1d"} and k["efficiency"] is None
+
+
+# -- the user's device and ceilings ---------------------------------------------------------
+
+USER_ROOFS = [  # file, its dispatch column, files kept beside, options, kernels given a bound
+    # gfx1151 is not in the catalogue: --peak-bw gives it an hbm ceiling; its 17 kernels count
+    # hbm-read bytes only, which no hbm ceiling places (analyze's own rule), so no bound
+    (FETCH, "Dispatch_Id", (), ("--peak-bw", "1.6e12"), 0),
+    # MI300A's runs, placed on the MI300X instead: its catalogue ceilings, not the MI300A's
+    (OP2 / "pmc_perf.csv", "Dispatch_ID", ("sysinfo.csv",), ("--gpu", "mi300x"), 3),
+    (OP2 / "pmc_perf.csv", "Dispatch_ID", ("sysinfo.csv",), ("--peak-flops", "1e14"), 3),
+]
+
+
+@pytest.mark.parametrize(
+    ("path", "key", "keep", "options", "bound"), USER_ROOFS, ids=lambda v: getattr(v, "name", "")
+)
+def test_gpu_and_ceilings_options_place_the_cluster_roofline_as_analyze(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    path: Path,
+    key: str,
+    keep: tuple[str, ...],
+    options: tuple[str, ...],
+    bound: int,
+) -> None:
+    """``--gpu``, ``--peak-flops``, ``--peak-bw`` with ``--scheduler``: the roofline that
+    ``analyze`` draws with the same options from the rows."""
+    root = split(path, key, tmp_path / "job", [7, 19], keep)
+    doc = run_json(capsys, str(root), *options)
+    got = run_json(capsys, str(root), "--scheduler", "local", "--jobs", "1", *options)
+    assert_roofline_matches(doc, got)
+    assert sum(k["bound"] is not None for k in got["roofline"]["kernels"]) == bound
+    option, value = options
+    ceilings = {c["source"]: c["value"] for c in got["roofline"]["ceilings"]}
+    if option == "--gpu":
+        assert got["roofline"]["device"]["name"] == "Instinct MI300X"
+        assert got["roofline"]["device"]["detected_from"] == "--gpu"
+    else:  # the user's own value, as given
+        assert ceilings[f"user: {option}"] == float(value)
+
+
+def test_cluster_summary_api_takes_the_gpu_and_ceilings(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """``roofscope.cluster_summary(..., gpu=, peak_flops=)``: the command's roofline."""
+    import roofscope
+
+    root = split(OP2 / "pmc_perf.csv", "Dispatch_ID", tmp_path / "job", [5], ("sysinfo.csv",))
+    options = ("--gpu", "mi300x", "--peak-flops", "1e14")
+    want = run_json(capsys, str(root), "--scheduler", "local", "--jobs", "1", *options)
+    got = roofscope.cluster_summary(root, scheduler="local", jobs=1, gpu="mi300x", peak_flops=1e14)
+    assert got.to_dict()["roofline"] == want["roofline"]
+    ceilings = {c["source"]: c["value"] for c in want["roofline"]["ceilings"]}
+    assert ceilings["user: --peak-flops"] == 1e14

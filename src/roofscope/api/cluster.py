@@ -1,6 +1,7 @@
 """``cluster_summary``: ``roofscope analyze PATHS --scheduler ADDR`` from Python. Each run
 (rank) is reduced on the Dask cluster and the partials merged; the summary has kernels,
-devices and ranks, not the dispatch rows, so no roofline, findings or charts (a ``Report``)."""
+devices, ranks and the roofline from the summed counters, not the dispatch rows, so no
+metrics, findings or charts (a ``Report``)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from roofscope.api.run import paths_of
+from roofscope.cli.checkup import CheckupOptions, prepare
 from roofscope.cli.cluster import cluster_document
 
 if TYPE_CHECKING:
@@ -52,15 +54,23 @@ def cluster_summary(
     fmt: str | None = None,
     skip_unreadable: bool = False,
     progress: Callable[[int, int], None] | None = None,
+    gpu: str | None = None,
+    ceilings: str | os.PathLike[str] | None = None,
+    peak_flops: float | None = None,
+    peak_bw: float | None = None,
 ) -> ClusterSummary:
     """The runs under ``paths``, each reduced on the Dask scheduler at ``scheduler``
     (``tcp://HOST:PORT`` or its scheduler file; ``pip install 'roofscope[dask]'``), or with
     ``scheduler="local"`` on ``jobs`` worker processes of this machine. ``skip_unreadable``:
     leave out the runs that cannot be read (listed in ``skipped``); ``progress`` hears runs
-    done / all."""
+    done / all; ``gpu`` and the ceilings place the roofline as ``analyze``'s do."""
     names = paths_of(paths, "cluster_summary")
+    options = CheckupOptions(
+        gpu=gpu, ceilings=None if ceilings is None else os.fspath(ceilings),
+        peak_flops=peak_flops, peak_bw=peak_bw,
+    )  # fmt: skip
     doc = cluster_document(
         names, scheduler, jobs=jobs, fmt=fmt, skip_unreadable=skip_unreadable,
-        progress=progress,
+        progress=progress, roof=prepare(options).roof,
     )  # fmt: skip
     return ClusterSummary(doc)

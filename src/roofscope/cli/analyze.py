@@ -63,14 +63,16 @@ def analyze(
     """Baseline, hotspots and roofline of one profile (files of several processes merge)."""
     if scheduler:
         refuse_without_rows({
-            "--kernel": kernel, "--device": device, "--gpu": gpu, "--work": work,
-            "--ceilings": ceilings, "--peak-flops": peak_flops, "--peak-bw": peak_bw,
-            "--html": html, "--svg": svg, "--png": png, "--out": out,
+            "--kernel": kernel, "--device": device, "--work": work, "--html": html,
+            "--svg": svg, "--png": png, "--out": out,
             "--gap-us": gap_us if gap_us != o.DEFAULT_GAP_US else None,
         })  # fmt: skip
+        from roofscope.cli.checkup import CheckupOptions, prepare
+
+        given = CheckupOptions(gpu=gpu, ceilings=ceilings, peak_flops=peak_flops, peak_bw=peak_bw)
         summary = cluster_summary(
             paths, scheduler, jobs=jobs, fmt=fmt, skip_unreadable=skip_unreadable,
-            as_json=as_json, top=top,
+            as_json=as_json, top=top, roof=prepare(given).roof,
         )  # fmt: skip
         sys.stdout.write(summary)
         return

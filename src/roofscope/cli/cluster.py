@@ -4,9 +4,9 @@ The paths are split into runs as ``analyze`` reads them (``readers.load.run_path
 run is reduced on the Dask cluster, or with ``--scheduler local`` on this machine's worker
 processes (``cluster.engine``), and the partials are merged as they arrive
 (``cluster.partial``). The options that need the dispatch rows (charts, HTML, ``--work``
-rules, the selection) are refused, and so are ``--gpu`` and the ceilings options for now: the
-summary has kernels, devices, ranks, and the roofline of the kernels whose counters give work,
-on the device the runs name (``cluster.roof``).
+rules, the selection) are refused: the summary has kernels, devices, ranks, and the roofline
+of the kernels whose counters give work, on the device the runs name or ``--gpu`` names, with
+the user's ceilings (``cluster.roof``).
 """
 
 from __future__ import annotations
@@ -16,9 +16,12 @@ import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from roofscope.errors import InputError, UsageError
+
+if TYPE_CHECKING:
+    from roofscope.report import RooflineOptions
 
 SCHEDULER_ENV = "ROOFSCOPE_SCHEDULER"
 TOP = 10  # kernels in the text table unless --top says otherwise
@@ -45,12 +48,13 @@ def cluster_summary(
     skip_unreadable: bool,
     as_json: bool,
     top: int | None,
+    roof: RooflineOptions | None = None,
 ) -> str:
     """The summary of the runs under ``paths`` reduced on ``scheduler``, as JSON or text."""
     with _progress() as tick:
         doc = cluster_document(
             paths, scheduler, jobs=jobs, fmt=fmt, skip_unreadable=skip_unreadable,
-            progress=tick,
+            progress=tick, roof=roof,
         )  # fmt: skip
     if as_json:
         return json.dumps(doc, indent=2) + "\n"
@@ -68,12 +72,15 @@ def cluster_document(
     fmt: str | None = None,
     skip_unreadable: bool = False,
     progress: Callable[[int, int], None] | None = None,
+    roof: RooflineOptions | None = None,
 ) -> dict[str, Any]:
-    """The cluster summary's document (``--json``); ``progress`` hears runs done / in all.
-    Prints nothing: ``analyze --scheduler`` and ``roofscope.cluster_summary`` call it."""
+    """The cluster summary's document (``--json``); ``progress`` hears runs done / in all;
+    ``roof``: the user's ``--gpu`` and ceilings. Prints nothing: ``analyze --scheduler`` and
+    ``roofscope.cluster_summary`` call it."""
     from roofscope.cluster.engine import LOCAL, merged
     from roofscope.cluster.partial import summary
     from roofscope.readers.load import run_paths
+    from roofscope.report import DEFAULTS
 
     if jobs is not None and scheduler != LOCAL:
         raise UsageError(
@@ -91,7 +98,7 @@ def cluster_document(
             f"none of its {len(runs)} runs could be read ({skipped[0].reason})",
             "pass the profilers' own output",
         )
-    doc = {"schema": SCHEMA, **summary(whole)}
+    doc = {"schema": SCHEMA, **summary(whole, roof or DEFAULTS)}
     doc["skipped"] = [{"run": list(s.run), "reason": s.reason} for s in skipped]
     return doc
 

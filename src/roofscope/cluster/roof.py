@@ -7,11 +7,13 @@ its timed dispatches. Only the counters every dispatch with counters carries are
 ``analysis.counters.dispatch_counters`` does. The device is chosen from the runs' metadata
 (``analysis.device.choose_device``, as ``analyze`` does without ``--gpu``), with the measured
 ceilings the runs carry; the ranks of one job ran on one kind of GPU, and runs that name
-different ones get no roofline. The placing itself is ``analysis.roofline.roofline``.
+different ones get no roofline. ``--gpu`` names the device instead, and the user's ceilings
+(``--peak-flops``, ``--peak-bw``, ``--ceilings``) replace the catalogue's of the same name, as
+in ``analyze`` (``analysis.device.gather_ceilings``). The placing itself is
+``analysis.roofline.roofline``.
 
-Left out against ``analyze``: counter runs scaled onto a trace, ``--work`` rules and
-``--ceilings``, and the limiter's correction of a bandwidth-placed kernel's bound (it needs
-the per-kernel metrics).
+Left out against ``analyze``: counter runs scaled onto a trace, ``--work`` rules, and the
+limiter's correction of a bandwidth-placed kernel's bound (it needs the per-kernel metrics).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from roofscope.analysis.work.model import Work
 from roofscope.cluster.counters import CounterPart, KernelCounters, complete
 from roofscope.model.profile import RunInfo
 from roofscope.render.json import ceiling_dict, kernel_roofline
+from roofscope.report import DEFAULTS, RooflineOptions
 
 if TYPE_CHECKING:
     from roofscope.cluster.partial import Partial
@@ -85,11 +88,14 @@ def _columns(k: KernelCounters, used: set[str], *, rates: bool) -> Counters:
     )
 
 
-def device_of(infos: Sequence[RunInfo]) -> tuple[DeviceChoice | None, RunInfo, str | None]:
-    """The device the runs ran on, chosen as ``analyze`` chooses it, the run info it was
-    chosen from, and why there is none where the runs name different GPUs."""
+def device_of(
+    infos: Sequence[RunInfo], gpu: str | None = None
+) -> tuple[DeviceChoice | None, RunInfo, str | None]:
+    """The device the runs ran on (``gpu``: the user's ``--gpu``), chosen as ``analyze``
+    chooses it, the run info it was chosen from, and why there is none where the runs name
+    different GPUs."""
     distinct = list(dict.fromkeys(infos))
-    choices = [from_profile_attributes(choose_device(i, None), i) for i in distinct]
+    choices = [from_profile_attributes(choose_device(i, gpu), i) for i in distinct]
     named = sorted({c.name or "an unknown GPU" for c in choices})
     if len(named) > 1:
         return None, distinct[0], f"no roofline: the runs name different GPUs ({', '.join(named)})"
@@ -98,13 +104,15 @@ def device_of(infos: Sequence[RunInfo]) -> tuple[DeviceChoice | None, RunInfo, s
     return choices[0], distinct[0], None
 
 
-def cluster_roofline(p: Partial, order: Sequence[str]) -> ClusterRoofline:
+def cluster_roofline(
+    p: Partial, order: Sequence[str], roof: RooflineOptions = DEFAULTS
+) -> ClusterRoofline:
     """Every kernel with counter work on the roofline of the runs' device; ``order``: the
-    kernels as the summary lists them."""
-    choice, info, problem = device_of([r.info for r in p.runs])
+    kernels as the summary lists them; ``roof``: the user's ``--gpu`` and ceilings."""
+    choice, info, problem = device_of([r.info for r in p.runs], roof.gpu)
     ceilings = []
     if choice is not None:
-        ceilings = gather_ceilings(choice, p.counters.ceilings, [])
+        ceilings = gather_ceilings(choice, p.counters.ceilings, roof.ceilings)
     work = kernel_work(p.counters, info.arch)
     hot = Hotspots(tuple(_stats(name, p) for name in order), None, 0, None)
     result = roofline(hot, work, ceilings)
@@ -127,10 +135,12 @@ def _stats(name: str, p: Partial) -> KernelStats:
     )  # fmt: skip
 
 
-def roofline_doc(p: Partial, order: Sequence[str]) -> dict[str, Any]:
+def roofline_doc(
+    p: Partial, order: Sequence[str], roof: RooflineOptions = DEFAULTS
+) -> dict[str, Any]:
     """The ``roofline`` section of the summary: the device, its ceilings, and each kernel with
     counter work as ``analyze --json`` places it (SI units)."""
-    found = cluster_roofline(p, order)
+    found = cluster_roofline(p, order, roof)
     c, r = found.choice, found.result
     return {
         "device": {

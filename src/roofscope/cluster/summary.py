@@ -22,13 +22,15 @@ from roofscope.cluster import sketch
 from roofscope.cluster.records import ORIGINS, SHAPE_COLUMNS
 from roofscope.cluster.roof import counters_doc, roofline_doc
 from roofscope.readers.runs import RunSource, job_evidence
+from roofscope.report import DEFAULTS, RooflineOptions
 
 if TYPE_CHECKING:
     from roofscope.cluster.partial import KernelPart, Partial
 
 
-def summary(p: Partial) -> dict[str, Any]:
-    """The summary of the runs merged in ``p``."""
+def summary(p: Partial, roof: RooflineOptions = DEFAULTS) -> dict[str, Any]:
+    """The summary of the runs merged in ``p``; ``roof``: the user's ``--gpu`` and ceilings
+    for its roofline (``roof.py``)."""
     kernels = _kernels(p)
     return {
         "sketch": {
@@ -49,7 +51,7 @@ def summary(p: Partial) -> dict[str, Any]:
             for code, (n, message) in p.warnings.items()
         ],
         "counters": counters_doc(p.counters),
-        "roofline": roofline_doc(p, [k["name"] for k in kernels["kernels"]]),
+        "roofline": roofline_doc(p, [k["name"] for k in kernels["kernels"]], roof),
         "activity": _activity(p),
         "launch_shapes": {
             kernel: [
