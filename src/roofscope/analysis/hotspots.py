@@ -49,8 +49,8 @@ class Hotspots:
 
 
 @dataclass(frozen=True)
-class _Partial:
-    """Mergeable per-kernel aggregate."""
+class Aggregate:
+    """Mergeable per-kernel aggregate (also what the cluster summary's partials give)."""
 
     calls: int
     timed: int
@@ -65,10 +65,15 @@ class _Partial:
 
 def hotspots(profile: Profile, *, selection: Selection = EVERYTHING) -> Hotspots:
     """Per-kernel statistics sorted by total time (calls where times are unknown)."""
-    merged: dict[str, list[_Partial]] = {}
+    merged: dict[str, list[Aggregate]] = {}
     for kernel, part in [*_from_dispatches(profile, selection), *_from_summary(profile, selection)]:
         merged.setdefault(kernel, []).append(part)
-    rows = [(kernel, _merge(parts)) for kernel, parts in merged.items()]
+    return ranked([(kernel, _merge(parts)) for kernel, parts in merged.items()])
+
+
+def ranked(rows: list[tuple[str, Aggregate]]) -> Hotspots:
+    """The kernels by total time (calls where times are unknown), with their shares and the
+    hot ones: those that make the first ``HOT_SHARE`` of the time."""
     known = [p.total for _, p in rows if p.total is not None]
     grand = sum(known) if known and len(known) == len(rows) else None
     rows.sort(key=lambda r: (-(r[1].total or 0), -r[1].calls, r[0]))
@@ -84,7 +89,7 @@ def hotspots(profile: Profile, *, selection: Selection = EVERYTHING) -> Hotspots
 
 
 def _stats(
-    kernel: str, p: _Partial, share: float | None, cum: float | None, hot: bool
+    kernel: str, p: Aggregate, share: float | None, cum: float | None, hot: bool
 ) -> KernelStats:
     mean = p.total / p.timed if p.total is not None and p.timed else None
     std = None
@@ -108,7 +113,7 @@ def _stats(
     )
 
 
-def _from_dispatches(profile: Profile, selection: Selection) -> list[tuple[str, _Partial]]:
+def _from_dispatches(profile: Profile, selection: Selection) -> list[tuple[str, Aggregate]]:
     selected = dispatches(profile, selection)
     rows = query(
         profile,
@@ -142,7 +147,7 @@ def _from_dispatches(profile: Profile, selection: Selection) -> list[tuple[str, 
         out.append(
             (
                 kernel,
-                _Partial(
+                Aggregate(
                     int(calls),
                     int(timed),
                     int(total) if timed_ok else None,
@@ -164,7 +169,7 @@ def _raw_names_used(profile: Profile, selected: Relation) -> set[str]:
     return {str(r[0]) for r in rows}
 
 
-def _from_summary(profile: Profile, selection: Selection) -> list[tuple[str, _Partial]]:
+def _from_summary(profile: Profile, selection: Selection) -> list[tuple[str, Aggregate]]:
     rows = (
         named(profile, summary(profile, selection))
         .project("kernel, raw_name, calls, total_ns, min_ns, max_ns, std_ns, median_ns")
@@ -180,11 +185,11 @@ def _from_summary(profile: Profile, selection: Selection) -> list[tuple[str, _Pa
         elif calls == 1 and total is not None:
             sumsq = total * total
         total_v = int(total) if total is not None and float(total).is_integer() else total
-        out.append((str(kernel), _Partial(calls, calls, total_v, lo, hi, sumsq, median, (raw,))))
+        out.append((str(kernel), Aggregate(calls, calls, total_v, lo, hi, sumsq, median, (raw,))))
     return out
 
 
-def _merge(parts: list[_Partial]) -> _Partial:
+def _merge(parts: list[Aggregate]) -> Aggregate:
     if len(parts) == 1:
         return parts[0]
     totals = [p.total for p in parts]
@@ -192,7 +197,7 @@ def _merge(parts: list[_Partial]) -> _Partial:
     los = [p.minimum for p in parts if p.minimum is not None]
     his = [p.maximum for p in parts if p.maximum is not None]
     raw = tuple(sorted({r for p in parts for r in p.raw}))
-    return _Partial(
+    return Aggregate(
         calls=sum(p.calls for p in parts),
         timed=sum(p.timed for p in parts),
         total=None if None in totals else sum(t for t in totals if t is not None),

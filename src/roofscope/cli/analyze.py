@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from roofscope.cli import options as o
-from roofscope.cli.cluster import SCHEDULER_ENV, cluster_summary, refuse_without_rows
+from roofscope.cli.cluster import SCHEDULER_ENV, Charts, cluster_summary, refuse_without_rows
 from roofscope.cli.outputs import html_path, report_view, stem, write_charts
 from roofscope.errors import UsageError
 from roofscope.outfile import write_atomically
@@ -63,8 +63,7 @@ def analyze(
     """Baseline, hotspots and roofline of one profile (files of several processes merge)."""
     if scheduler:
         refuse_without_rows({
-            "--kernel": kernel, "--device": device, "--work": work, "--html": html,
-            "--svg": svg, "--png": png, "--out": out,
+            "--kernel": kernel, "--device": device, "--work": work, "--html": html, "--out": out,
             "--gap-us": gap_us if gap_us != o.DEFAULT_GAP_US else None,
         })  # fmt: skip
         from roofscope.cli.checkup import CheckupOptions, prepare
@@ -73,6 +72,7 @@ def analyze(
         summary = cluster_summary(
             paths, scheduler, jobs=jobs, fmt=fmt, skip_unreadable=skip_unreadable,
             as_json=as_json, top=top, roof=prepare(given).roof,
+            charts=Charts(svg, png, force, tuple(given.files)),
         )  # fmt: skip
         sys.stdout.write(summary)
         return

@@ -16,11 +16,14 @@ import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from roofscope.errors import InputError, UsageError
 
 if TYPE_CHECKING:
+    from roofscope.cluster.engine import Skipped
+    from roofscope.cluster.partial import Partial
     from roofscope.report import RooflineOptions
 
 SCHEDULER_ENV = "ROOFSCOPE_SCHEDULER"
@@ -39,6 +42,16 @@ def refuse_without_rows(given: dict[str, Any]) -> None:
             )
 
 
+@dataclass(frozen=True)
+class Charts:
+    """``--svg DIR`` / ``--png DIR`` and ``--force``: where the cluster's charts go."""
+
+    svg: str | None = None
+    png: str | None = None
+    force: bool = False
+    keep: tuple[str, ...] = ()  # the option files read (--ceilings): never overwritten
+
+
 def cluster_summary(
     paths: Sequence[str],
     scheduler: str,
@@ -49,13 +62,25 @@ def cluster_summary(
     as_json: bool,
     top: int | None,
     roof: RooflineOptions | None = None,
+    charts: Charts = Charts(),
 ) -> str:
-    """The summary of the runs under ``paths`` reduced on ``scheduler``, as JSON or text."""
+    """The summary of the runs under ``paths`` reduced on ``scheduler``, as JSON or text;
+    its kernel-time chart and roofline plot written where ``charts`` says."""
+    from roofscope.report import DEFAULTS
+
     with _progress() as tick:
-        doc = cluster_document(
+        whole, skipped, read = merged_job(
             paths, scheduler, jobs=jobs, fmt=fmt, skip_unreadable=skip_unreadable,
-            progress=tick, roof=roof,
+            progress=tick,
         )  # fmt: skip
+    doc = document(whole, skipped, roof or DEFAULTS)
+    if charts.svg or charts.png:
+        from roofscope.cli.outputs import write_charts
+        from roofscope.cluster.charts import cluster_charts
+
+        drawn = cluster_charts(whole, roof or DEFAULTS)
+        keep = [*read, *charts.keep]
+        write_charts(drawn, charts.svg, charts.png, force=charts.force, keep=keep)
     if as_json:
         return json.dumps(doc, indent=2) + "\n"
     from roofscope.render.cluster_text import render_cluster_text
@@ -75,12 +100,30 @@ def cluster_document(
     roof: RooflineOptions | None = None,
 ) -> dict[str, Any]:
     """The cluster summary's document (``--json``); ``progress`` hears runs done / in all;
-    ``roof``: the user's ``--gpu`` and ceilings. Prints nothing: ``analyze --scheduler`` and
-    ``roofscope.cluster_summary`` call it."""
-    from roofscope.cluster.engine import LOCAL, merged
-    from roofscope.cluster.partial import summary
-    from roofscope.readers.load import run_paths
+    ``roof``: the user's ``--gpu`` and ceilings. Prints nothing: ``roofscope.cluster_summary``
+    calls it."""
     from roofscope.report import DEFAULTS
+
+    whole, skipped, _ = merged_job(
+        paths, scheduler, jobs=jobs, fmt=fmt, skip_unreadable=skip_unreadable,
+        progress=progress,
+    )  # fmt: skip
+    return document(whole, skipped, roof or DEFAULTS)
+
+
+def merged_job(
+    paths: Sequence[str],
+    scheduler: str,
+    *,
+    jobs: int | None,
+    fmt: str | None,
+    skip_unreadable: bool,
+    progress: Callable[[int, int], None] | None,
+) -> tuple[Partial, list[Skipped], list[str]]:
+    """The runs under ``paths`` reduced on ``scheduler`` and merged, the runs skipped, and
+    every path of every run."""
+    from roofscope.cluster.engine import LOCAL, merged
+    from roofscope.readers.load import run_paths
 
     if jobs is not None and scheduler != LOCAL:
         raise UsageError(
@@ -98,7 +141,14 @@ def cluster_document(
             f"none of its {len(runs)} runs could be read ({skipped[0].reason})",
             "pass the profilers' own output",
         )
-    doc = {"schema": SCHEMA, **summary(whole, roof or DEFAULTS)}
+    return whole, skipped, [path for run in runs for path in run]
+
+
+def document(whole: Partial, skipped: list[Skipped], roof: RooflineOptions) -> dict[str, Any]:
+    """The ``--json`` document of the merged runs."""
+    from roofscope.cluster.partial import summary
+
+    doc = {"schema": SCHEMA, **summary(whole, roof)}
     doc["skipped"] = [{"run": list(s.run), "reason": s.reason} for s in skipped]
     return doc
 

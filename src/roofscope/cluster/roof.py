@@ -32,7 +32,7 @@ from roofscope.analysis.device import (
     from_profile_attributes,
     gather_ceilings,
 )
-from roofscope.analysis.hotspots import Hotspots, KernelStats
+from roofscope.analysis.hotspots import Hotspots
 from roofscope.analysis.roofline import KernelRoofline, Roofline, roofline
 from roofscope.analysis.work.counters import quantities
 from roofscope.analysis.work.model import Work
@@ -105,16 +105,15 @@ def device_of(
 
 
 def cluster_roofline(
-    p: Partial, order: Sequence[str], roof: RooflineOptions = DEFAULTS
+    p: Partial, hot: Hotspots, roof: RooflineOptions = DEFAULTS
 ) -> ClusterRoofline:
-    """Every kernel with counter work on the roofline of the runs' device; ``order``: the
-    kernels as the summary lists them; ``roof``: the user's ``--gpu`` and ceilings."""
+    """Every kernel with counter work on the roofline of the runs' device; ``hot``: the
+    kernels of ``p`` ranked (``cluster.hot``); ``roof``: the user's ``--gpu`` and ceilings."""
     choice, info, problem = device_of([r.info for r in p.runs], roof.gpu)
     ceilings = []
     if choice is not None:
         ceilings = gather_ceilings(choice, p.counters.ceilings, roof.ceilings)
     work = kernel_work(p.counters, info.arch)
-    hot = Hotspots(tuple(_stats(name, p) for name in order), None, 0, None)
     result = roofline(hot, work, ceilings)
     if choice is not None and problem is None:
         if not ceilings:
@@ -125,22 +124,10 @@ def cluster_roofline(
     return ClusterRoofline(choice, result, problem, doubt)
 
 
-def _stats(name: str, p: Partial) -> KernelStats:
-    """What ``roofline`` reads of a kernel: its name, calls and total time."""
-    k = p.kernels[name]
-    total = k.total_ns if k.timed else None
-    return KernelStats(
-        name, k.raw_names, k.calls, total, mean_ns=None, median_ns=None, min_ns=None,
-        max_ns=None, std_ns=None, share=None, cumulative_share=None, hot=False,
-    )  # fmt: skip
-
-
-def roofline_doc(
-    p: Partial, order: Sequence[str], roof: RooflineOptions = DEFAULTS
-) -> dict[str, Any]:
+def roofline_doc(p: Partial, hot: Hotspots, roof: RooflineOptions = DEFAULTS) -> dict[str, Any]:
     """The ``roofline`` section of the summary: the device, its ceilings, and each kernel with
     counter work as ``analyze --json`` places it (SI units)."""
-    found = cluster_roofline(p, order, roof)
+    found = cluster_roofline(p, hot, roof)
     c, r = found.choice, found.result
     return {
         "device": {

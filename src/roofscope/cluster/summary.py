@@ -13,12 +13,12 @@ bin (``timeline``: bin i starts at i · ``bin_ns``; ``records.py``). Times in ns
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING, Any
 
-from roofscope.analysis.hotspots import HOT_SHARE
+from roofscope.analysis.hotspots import Hotspots, KernelStats
 from roofscope.analysis.ranks import rank_order, spread_view
 from roofscope.cluster import sketch
+from roofscope.cluster.hot import hotspots_of
 from roofscope.cluster.records import ORIGINS, SHAPE_COLUMNS
 from roofscope.cluster.roof import counters_doc, roofline_doc
 from roofscope.readers.runs import RunSource, job_evidence
@@ -31,13 +31,13 @@ if TYPE_CHECKING:
 def summary(p: Partial, roof: RooflineOptions = DEFAULTS) -> dict[str, Any]:
     """The summary of the runs merged in ``p``; ``roof``: the user's ``--gpu`` and ceilings
     for its roofline (``roof.py``)."""
-    kernels = _kernels(p)
+    hot = hotspots_of(p)
     return {
         "sketch": {
             "exact_up_to": sketch.EXACT_LIMIT,
             "relative_accuracy": sketch.RELATIVE_ACCURACY,
         },
-        **kernels,
+        **_kernels(p, hot),
         "devices": _devices(p),
         "ranks": _ranks(p),
         "copies": [{"direction": k, "count": c.count, "ns": c.ns} for k, c in p.copies.items()],
@@ -51,7 +51,7 @@ def summary(p: Partial, roof: RooflineOptions = DEFAULTS) -> dict[str, Any]:
             for code, (n, message) in p.warnings.items()
         ],
         "counters": counters_doc(p.counters),
-        "roofline": roofline_doc(p, [k["name"] for k in kernels["kernels"]], roof),
+        "roofline": roofline_doc(p, hot, roof),
         "activity": _activity(p),
         "launch_shapes": {
             kernel: [
@@ -101,45 +101,30 @@ def _timeline(p: Partial) -> dict[str, Any]:
     }
 
 
-def _kernels(p: Partial) -> dict[str, Any]:
-    rows = sorted(p.kernels.items(), key=lambda kv: (-kv[1].total_ns, -kv[1].calls, kv[0]))
-    timed_all = all(k.timed for _, k in rows)
-    grand = sum(k.total_ns for _, k in rows) if rows and timed_all else None
-    out, cumulative = [], 0.0
-    for name, k in rows:
-        share = k.total_ns / grand if grand else None
-        hot = share is not None and cumulative < HOT_SHARE
-        cumulative += share or 0.0
-        out.append(_kernel(name, k, share, cumulative if share is not None else None, hot))
+def _kernels(p: Partial, hot: Hotspots) -> dict[str, Any]:
     return {
-        "total_ns": grand,
-        "dispatches": sum(k.calls for _, k in rows),
-        "kernels_for_80pct": sum(k["hot"] for k in out) if grand else None,
-        "kernels": out,
+        "total_ns": hot.total_ns,
+        "dispatches": hot.dispatches,
+        "kernels_for_80pct": hot.kernels_for_80pct,
+        "kernels": [_kernel(k, p.kernels[k.name]) for k in hot.kernels],
     }
 
 
-def _kernel(
-    name: str, k: KernelPart, share: float | None, cumulative: float | None, hot: bool
-) -> dict[str, Any]:
-    mean = k.total_ns / k.timed if k.timed else None
-    std = None
-    if mean is not None and k.timed > 1:
-        std = math.sqrt(max(0.0, (k.sumsq_ns2 - k.timed * mean * mean) / (k.timed - 1)))
+def _kernel(k: KernelStats, part: KernelPart) -> dict[str, Any]:
     return {
-        "name": name,
+        "name": k.name,
         "raw_names": list(k.raw_names),
         "calls": k.calls,
-        "total_ns": k.total_ns if k.timed else None,
-        "mean_ns": mean,
-        "median_ns": k.durations.quantile(0.5),
-        "median_exact": k.durations.exact is not None,
+        "total_ns": k.total_ns,
+        "mean_ns": k.mean_ns,
+        "median_ns": k.median_ns,
+        "median_exact": part.durations.exact is not None,
         "min_ns": k.min_ns,
         "max_ns": k.max_ns,
-        "std_ns": std,
-        "share": share,
-        "cumulative_share": cumulative,
-        "hot": hot,
+        "std_ns": k.std_ns,
+        "share": k.share,
+        "cumulative_share": k.cumulative_share,
+        "hot": k.hot,
     }
 
 

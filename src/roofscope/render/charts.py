@@ -4,11 +4,15 @@ report's kernel list) for the linked highlighting; every text is escaped."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from roofscope.analysis.hotspots import KernelStats
 from roofscope.render.escape import escape_text as escape_text
 from roofscope.render.font import SVG_FONT
 from roofscope.render.names import fit, shortened
 from roofscope.render.numbers import duration
 from roofscope.render.roofline_chart import drawn_on_roofline as drawn_on_roofline
+from roofscope.render.roofline_chart import roofline_plot as roofline_plot
 from roofscope.render.roofline_chart import roofline_svg as roofline_svg
 from roofscope.report import Report
 
@@ -19,9 +23,14 @@ _e = escape_text
 
 
 def hotspot_svg(report: Report, top: int = 20) -> str:
+    """The report's kernel-time chart (``hotspot_bars``)."""
+    return hotspot_bars(report.hotspots.kernels, top)
+
+
+def hotspot_bars(ranked: Sequence[KernelStats], top: int = 20) -> str:
     """Horizontal bars of the top kernels by time (hotspots red), the rest folded into
-    'other', and the cumulative share as a line."""
-    kernels = list(report.hotspots.kernels)
+    'other', and the cumulative share as a line; ``ranked``: the hotspots' kernels."""
+    kernels = list(ranked)
     shown, rest = kernels[:top], kernels[top:]
     rows = [(i, k.name, k.share or 0.0, k.hot, k.calls, k.mean_ns) for i, k in enumerate(shown)]
     if rest:

@@ -7,11 +7,12 @@ FLOPs go to the bandwidth strip beneath. Every element of a kernel carries ``dat
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from html import escape
 
-from roofscope.analysis.roofline import KernelRoofline
+from roofscope.analysis.hotspots import KernelStats
+from roofscope.analysis.roofline import KernelRoofline, Roofline
 from roofscope.render.bandwidth_strip import StripMark, bandwidth_strip, strip_height
 from roofscope.render.chart_labels import Box, Grid, circle_box, leader_end, place
 from roofscope.render.font import SVG_FONT
@@ -44,15 +45,26 @@ class Point:
 
 
 def roofline_svg(report: Report) -> str:
-    section = report.roofline.result
-    index = {k.name: i for i, k in enumerate(report.hotspots.kernels)}
-    shares = {k.name: k.share or 0.0 for k in report.hotspots.kernels}
+    """The report's roofline plot (``roofline_plot``)."""
+    return roofline_plot(report.roofline.result, report.hotspots.kernels, report.validity)
+
+
+def roofline_plot(
+    section: Roofline,
+    ranked: Sequence[KernelStats],
+    validity: Callable[[str], tuple[str, ...]] = lambda _: (),
+) -> str:
+    """The kernels of ``section`` as points under its ceilings, sized by their share of
+    ``ranked`` (the hotspots' kernels); ``validity``: a kernel's validity findings, whose
+    points the axes may leave out."""
+    index = {k.name: i for i, k in enumerate(ranked)}
+    shares = {k.name: k.share or 0.0 for k in ranked}
     points = _points(section.kernels, index, shares)
     strip = [
         _strip_mark(k, index.get(k.name, -1), shares.get(k.name, 0.0)) for k in section.kernels
     ]
     marks = [m for m in strip if m is not None]
-    doubt = {p.k.name: report.validity(p.k.name) for p in points}
+    doubt = {p.k.name: validity(p.k.name) for p in points}
     sound = [p for p in points if not doubt[p.k.name]] or points
     plot = _axes(sound, points, [c.value for c in section.ceilings if c.kind == "compute"])
     clipped = [
