@@ -12,12 +12,14 @@ and on the errors.
 from __future__ import annotations
 
 import csv
+import gc
 import json
 import os
 import signal
 import sys
 import threading
 import time
+import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib.util import find_spec
@@ -102,9 +104,14 @@ def test_merged_as_they_arrive_equals_merged_at_the_end(
     runs = run_paths([str(root)])
     parts, skipped = partials(runs, jobs=1, skip_unreadable=True)
     held: list[int] = []  # runs in the merged partial, at each fold
+    arrived: list[weakref.ref[Any]] = []
+    alive: list[int] = []  # partials that arrived before this one and are still in memory
 
     def folding(two: list[Any]) -> Any:
         held.append(len(two[0].runs))
+        arrived.append(weakref.ref(two[1]))
+        gc.collect()
+        alive.append(sum(r() is not None for r in arrived[:-1]))
         return merge(two)
 
     monkeypatch.setattr(engine, "merge", folding)
@@ -112,6 +119,8 @@ def test_merged_as_they_arrive_equals_merged_at_the_end(
     assert whole is not None and summary(whole) == summary(merge(parts))
     assert skipped_too == skipped and len(skipped) == 1
     assert held == [1, 2, 3, 4, 5, 6]  # two partials at a time, seven runs read
+    # the worker processes' futures let go of their results (a Future keeps its own)
+    assert alive == [0] * 6
 
 
 def test_a_run_that_cannot_be_read_stops_or_is_skipped(tmp_path: Path) -> None:

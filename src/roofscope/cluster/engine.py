@@ -159,7 +159,9 @@ def _outcomes(
     with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
         futures = {pool.submit(attempt, reduce_run, run, fmt): i for i, run in enumerate(todo)}
         try:
-            yield from ((futures[f], f.result()) for f in local_completed(futures))
+            for f in local_completed(futures):
+                # a Future keeps its result: let go of it, or every partial stays held here
+                yield futures.pop(f), f.result()
         finally:
             pool.shutdown(cancel_futures=True)
 
