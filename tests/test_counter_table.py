@@ -12,6 +12,7 @@ from roofscope.analysis import counters
 from roofscope.analysis.counters import dispatch_counters
 from roofscope.model.profile import Profile
 from roofscope.model.schema import Role
+from tests.conftest import insert_counters
 
 #          kernel start  end
 _ROWS = [("k", 0, 100), ("m", 150, 400), ("k", None, None), ("m", 500, 600)]
@@ -33,7 +34,7 @@ def _profile() -> Profile:
             "INSERT INTO dispatches (source, name_id, start_ns, end_ns) VALUES (0, ?, ?, ?)",
             [ids[name], start, end],
         )
-    profile.con.executemany("INSERT INTO counters VALUES (?, ?, ?)", _VALUES)
+    insert_counters(profile, _VALUES)
     profile.add_input("synthetic", "test", len(_ROWS), Role.DISPATCHES)
     return profile
 
@@ -66,9 +67,7 @@ def test_built_once_shared_read_only_and_renewed_by_a_new_input() -> None:
         first.counters["A"][0] = 5.0  # one analysis cannot change what another reads
     with pytest.raises(ValueError, match="read-only"):
         first.duration_ns[0] = 0.0
-    profile.con.executemany(
-        "INSERT INTO counters VALUES (?, 'F', ?)", [(r, 2.0 * r) for r in range(4)]
-    )
+    insert_counters(profile, [(r, "F", 2.0 * r) for r in range(4)])
     profile.add_input("pass", "test", len(_ROWS), Role.COUNTER_RUN)
     again = dispatch_counters(profile, [0])
     assert again is not None and again is not first

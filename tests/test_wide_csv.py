@@ -18,7 +18,7 @@ import pytest
 
 from roofscope.readers import csvload
 from roofscope.readers.load import load
-from tests.conftest import DATA
+from tests.conftest import DATA, NAMED_COUNTERS
 
 SOURCE = DATA / "rocprof-compute-mi300a"
 FIXED = 12  # Dispatch_ID ... Correlation_ID: the columns before the counters
@@ -47,7 +47,7 @@ def stored(folder: Path) -> tuple[set[tuple[int, str, float]], list[str]]:
     source = next(i for i, f in enumerate(profile.inputs) if f.path.endswith("pmc_perf.csv"))
     try:
         found = profile.con.execute(
-            """SELECT d.dispatch_id, c.counter, c.value FROM counters c
+            f"""SELECT d.dispatch_id, c.counter, c.value FROM {NAMED_COUNTERS} c
             JOIN dispatches d ON d.rowid = c.row_id WHERE d.source = ?""",
             [source],
         ).fetchall()

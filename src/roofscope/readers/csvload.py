@@ -216,12 +216,13 @@ def _append(
     )
     kept = 0
     for table, names in parts:  # each part's rows are the stage's, in its order
+        ids = profile.counter_ids(names)
         ((n,),) = con.execute(
-            f"""INSERT INTO counters SELECT row_id, counter, value FROM
-            (SELECT {first} + rowid AS row_id, unnest($1::VARCHAR[]) AS counter,
+            f"""INSERT INTO counters SELECT row_id, counter_id, value FROM
+            (SELECT {first} + rowid AS row_id, unnest($1::INTEGER[]) AS counter_id,
                 TRY_CAST(unnest(_counters) AS DOUBLE) AS value FROM {table})
             WHERE value IS NOT NULL""",
-            [list(names)],
+            [[ids[c] for c in names]],
         ).fetchall()
         kept += n
     if parts:
