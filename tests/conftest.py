@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 import pytest
 
 from roofscope.cli.app import main
+from roofscope.model.profile import Profile
 
 DATA = Path(__file__).parent / "data"
 DEMO = Path(__file__).parents[1] / "src" / "roofscope" / "data" / "demo" / "finite-difference"
@@ -28,6 +29,18 @@ SUMMARY_WORK = [
     "--work", "softmax=4.0e9:6.4e8",
 ]  # fmt: skip
 PEAKS = ["--peak-flops", "22.6e12", "--peak-bw", "1.6e12"]
+# the model's counter values by name (its counters table keeps the id of each name), for SQL
+NAMED_COUNTERS = (
+    "(SELECT row_id, counter, value FROM counters JOIN counter_names USING (counter_id))"
+)
+
+
+def insert_counters(profile: Profile, rows: Sequence[tuple[int, str, float | None]]) -> None:
+    """Insert counter values given as (row id, counter name, value) into ``profile``."""
+    ids = profile.counter_ids(counter for _, counter, _ in rows)
+    profile.con.executemany(
+        "INSERT INTO counters VALUES (?, ?, ?)", [(r, ids[c], v) for r, c, v in rows]
+    )
 
 
 def run_json(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from roofscope.readers.load import load
-from tests.conftest import DATA, DEMO, rocpd_table
+from tests.conftest import DATA, DEMO, NAMED_COUNTERS, rocpd_table
 from tests.test_bad_inputs import analyze_ok, error_line, run, warnings_by_code
 from tests.test_nsys import KERNELS as NSYS_KERNELS
 from tests.test_nsys import build_export
@@ -819,7 +819,8 @@ def test_header_names_with_quotes(tmp_path: Path) -> None:
         csv.writer(f).writerows(rows)
     profile = load([str(path)])
     got = profile.con.execute(
-        "SELECT counter, count(*), min(value), max(value) FROM counters GROUP BY 1 ORDER BY 1"
+        f"SELECT counter, count(*), min(value), max(value) FROM {NAMED_COUNTERS} "
+        "GROUP BY 1 ORDER BY 1"
     ).fetchall()
     n = len(rows) - 1
     assert sorted(got) == sorted((k, n, float(v), float(v)) for k, v in extra.items())

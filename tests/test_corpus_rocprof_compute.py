@@ -26,7 +26,7 @@ from roofscope.model.names import normalise
 from roofscope.model.profile import Profile, RunInfo
 from roofscope.readers.load import load
 from roofscope.readers.sysinfo_csv import read_sysinfo
-from tests.conftest import DATA, SHARED_CORPUS, run_json
+from tests.conftest import DATA, NAMED_COUNTERS, SHARED_CORPUS, run_json
 
 CORPUS = SHARED_CORPUS / "amd"
 VCOPY = CORPUS / "rocprof-compute-vcopy-2025"
@@ -108,14 +108,15 @@ def analysed(profile: Profile, sql: str) -> list[tuple[Any, ...]]:
 def counters_of(profile: Profile, name: str) -> dict[int, float]:
     rows = analysed(
         profile,
-        "SELECT d.dispatch_id, c.value FROM counters c JOIN dispatches d ON d.rowid = c.row_id "
+        f"SELECT d.dispatch_id, c.value FROM {NAMED_COUNTERS} c "
+        "JOIN dispatches d ON d.rowid = c.row_id "
         f"WHERE {{where}} AND c.counter = '{name}'",
     )
     return {int(i): float(v) for i, v in rows}
 
 
 def counter_names(profile: Profile) -> set[str]:
-    rows = profile.con.execute("SELECT DISTINCT counter FROM counters").fetchall()
+    rows = profile.con.execute(f"SELECT DISTINCT counter FROM {NAMED_COUNTERS}").fetchall()
     return {str(r[0]) for r in rows}
 
 
@@ -234,7 +235,7 @@ def test_rocpd_long_table_one_dispatch_per_id() -> None:
     assert got == want
     stored = analysed(
         profile,
-        "SELECT d.dispatch_id, c.counter, c.value FROM counters c "
+        f"SELECT d.dispatch_id, c.counter, c.value FROM {NAMED_COUNTERS} c "
         "JOIN dispatches d ON d.rowid = c.row_id WHERE {where}",
     )
     assert {(int(i), str(n)): float(v) for i, n, v in stored} == values

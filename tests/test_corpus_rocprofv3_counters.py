@@ -21,7 +21,7 @@ from roofscope.cli.app import main
 from roofscope.errors import InputError
 from roofscope.model.profile import Profile
 from roofscope.readers.load import load
-from tests.conftest import DATA, run_json
+from tests.conftest import DATA, NAMED_COUNTERS, run_json
 
 COUNTERS = DATA / "rocprofv3-counters"
 LAYOUTS = sorted(COUNTERS.glob("20*_counter_collection.csv"))
@@ -49,7 +49,7 @@ def loaded_counters(profile: Profile, source: int) -> dict[int, dict[str, float]
     """The same, from the model: counters joined to their dispatch rows of one source."""
     out: dict[int, dict[str, float]] = defaultdict(dict)
     for dispatch, counter, value in profile.con.execute(
-        """SELECT d.dispatch_id, c.counter, c.value FROM counters c
+        f"""SELECT d.dispatch_id, c.counter, c.value FROM {NAMED_COUNTERS} c
         JOIN dispatches d ON d.rowid = c.row_id WHERE d.source = ?""",
         [source],
     ).fetchall():

@@ -30,7 +30,7 @@ from typing import Any
 import pytest
 
 from roofscope.readers.load import load
-from tests.conftest import DATA, SHARED_CORPUS, run_json
+from tests.conftest import DATA, NAMED_COUNTERS, SHARED_CORPUS, run_json
 
 MI300X = DATA / "rocprof-compute-mi300x-rocpd" / "pmc_perf.csv"
 STALL = DATA / "rocprofv3-counters" / "gfx1151_stall_counter_collection.csv"
@@ -218,7 +218,8 @@ def test_pass_with_other_dispatches_is_named(capsys: Cap, tmp_path: Path) -> Non
     profile = load([str(tmp_path)])
     third = set(sorted({r[NAME] for r in body})[2::3])
     on_first = {c for (c,) in profile.con.execute(
-        "SELECT DISTINCT c.counter FROM counters c JOIN dispatches d ON d.rowid = c.row_id "
+        f"SELECT DISTINCT c.counter FROM {NAMED_COUNTERS} c "
+        "JOIN dispatches d ON d.rowid = c.row_id "
         "WHERE d.source = 0").fetchall()}  # fmt: skip
     assert on_first == {r[NAME] for r in body} - third
 

@@ -1,5 +1,6 @@
 """The per-dispatch counter table every counter formula reads (analysis/counters.py): its
-values on a profile written by hand, and that it is built once per profile and sources."""
+values on a profile written by hand, and that it is built once per profile and sources; the
+name ids of the kernels in counter runs (analysis/work/assign.py), built once per kernels."""
 
 from __future__ import annotations
 
@@ -10,8 +11,12 @@ import pytest
 
 from roofscope.analysis import counters
 from roofscope.analysis.counters import dispatch_counters
+from roofscope.analysis.work import assign
 from roofscope.model.profile import Profile
 from roofscope.model.schema import Role
+from roofscope.readers.load import load
+from roofscope.report import analyse
+from tests.conftest import DATA, insert_counters
 
 #          kernel start  end
 _ROWS = [("k", 0, 100), ("m", 150, 400), ("k", None, None), ("m", 500, 600)]
@@ -33,7 +38,7 @@ def _profile() -> Profile:
             "INSERT INTO dispatches (source, name_id, start_ns, end_ns) VALUES (0, ?, ?, ?)",
             [ids[name], start, end],
         )
-    profile.con.executemany("INSERT INTO counters VALUES (?, ?, ?)", _VALUES)
+    insert_counters(profile, _VALUES)
     profile.add_input("synthetic", "test", len(_ROWS), Role.DISPATCHES)
     return profile
 
@@ -66,12 +71,28 @@ def test_built_once_shared_read_only_and_renewed_by_a_new_input() -> None:
         first.counters["A"][0] = 5.0  # one analysis cannot change what another reads
     with pytest.raises(ValueError, match="read-only"):
         first.duration_ns[0] = 0.0
-    profile.con.executemany(
-        "INSERT INTO counters VALUES (?, 'F', ?)", [(r, 2.0 * r) for r in range(4)]
-    )
+    insert_counters(profile, [(r, "F", 2.0 * r) for r in range(4)])
     profile.add_input("pass", "test", len(_ROWS), Role.COUNTER_RUN)
     again = dispatch_counters(profile, [0])
     assert again is not None and again is not first
     assert again.name_ids.size == 4 and again.counters.names() == ["F"]  # A and E lack row 3
     np.testing.assert_array_equal(again.counters["F"], [0.0, 2.0, 4.0, 6.0])
     assert dispatch_counters(profile, []) is None and dispatch_counters(profile, [1]) is None
+
+
+def test_run_name_ids_built_once_per_kernels(monkeypatch: pytest.MonkeyPatch) -> None:
+    """stencils: a trace of 13 kernels and a counter run (bankconflicts.csv) of the same
+    program. The work asks for all 13 kernels; the metrics and the diagnosis both for the
+    8 they study, which are looked up once."""
+    profile = load([str(DATA / "rocprofv1-mi250x" / "stencils")])
+    built: list[tuple[str, ...]] = []
+    real = assign._run_name_ids
+    monkeypatch.setattr(
+        assign, "_run_name_ids", lambda p, kernels: built.append(tuple(kernels)) or real(p, kernels)
+    )
+    analyse(profile)
+    assert sorted(len(kernels) for kernels in built) == [8, 13]
+    studied = next(kernels for kernels in built if len(kernels) == 8)
+    ids = dict(profile.con.execute("SELECT kernel, name_id FROM names").fetchall())
+    assert assign.run_name_ids(profile, studied) == {k: [ids[k]] for k in studied}
+    assert len(built) == 2  # the call above was answered from the cache

@@ -24,7 +24,7 @@ from roofscope.analysis.metrics.machine import Machine, machine_for
 from roofscope.catalogue import devices
 from roofscope.model.profile import Profile
 from roofscope.readers.load import load
-from tests.conftest import DATA, SHARED_CORPUS
+from tests.conftest import DATA, SHARED_CORPUS, insert_counters
 
 MI100 = SHARED_CORPUS / "amd" / "omniperf-v1-2022" / "Axes1" / "mi100"
 MI200 = SHARED_CORPUS / "amd" / "omniperf-v1-2022" / "Axes1" / "mi200"
@@ -301,9 +301,7 @@ def _synthetic() -> Profile:
         )
         for counter, value in zip(counters, values, strict=True):
             if value is not None:
-                profile.con.execute(
-                    "INSERT INTO counters VALUES (?, ?, ?)", [row_id, counter, value]
-                )
+                insert_counters(profile, [(row_id, counter, value)])
     return profile
 
 

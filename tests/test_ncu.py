@@ -23,7 +23,7 @@ from roofscope.readers import ncu_units
 from roofscope.readers.ncu_csv import Ncu
 from roofscope.readers.ncu_units import parse_number, unit_factor
 from roofscope.readers.sniff import read_head
-from tests.conftest import DATA, SHARED_CORPUS
+from tests.conftest import DATA, NAMED_COUNTERS, SHARED_CORPUS
 
 NCU = DATA / "ncu"
 CORPUS = SHARED_CORPUS / "nvidia"
@@ -98,7 +98,8 @@ def dispatches(profile: Profile) -> list[tuple[int, int, int | None, int | None]
 
 def counters(profile: Profile, dispatch_id: int = 0) -> dict[str, float]:
     rows = profile.con.execute(
-        """SELECT c.counter, c.value FROM counters c JOIN dispatches d ON d.rowid = c.row_id
+        f"""SELECT c.counter, c.value FROM {NAMED_COUNTERS} c
+        JOIN dispatches d ON d.rowid = c.row_id
         WHERE d.dispatch_id = ?""",
         [dispatch_id],
     ).fetchall()

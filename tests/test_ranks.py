@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import shutil
 import sqlite3
+from collections import Counter
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
@@ -14,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from roofscope.analysis.hotspots import Hotspots
-from tests.conftest import DEMO, rocpd_table, run_json
+from tests.conftest import DATA, DEMO, NAMED_COUNTERS, rocpd_table, run_json
 from tests.test_compare import TRACE, rewrite, scale, totals
 
 
@@ -196,6 +198,42 @@ def test_parallel_read_equals_one_after_another(
     assert calls == [2]
     assert two == one
     assert len(one["ranks"]["ranks"]) == (6 if layout == "rocpd" else 8)
+
+
+def test_parallel_read_keeps_counter_names(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each worker numbers the counter names it meets from 0 (rank1's SQ_WAVES is its second
+    name, the profile's first); the merge gives every name the profile's one id, so each
+    value keeps its name, as one process reading the ranks in turn gives them."""
+    import roofscope.readers.load as loader
+    from roofscope.readers.load import load
+
+    monkeypatch.setattr(loader, "PARALLEL_MIN_BYTES", 0)
+    with (DATA / "rocprofv1-mi250x" / "laplacian" / "results.csv").open(newline="") as f:
+        header, *rows = list(csv.reader(f))
+    given = {"rank0": {"SQ_WAVES": 3, "GRBM_COUNT": 5}, "rank1": {"TA_BUSY": 7, "SQ_WAVES": 11}}
+    for rank, counters in given.items():
+        (tmp_path / rank).mkdir()
+        with (tmp_path / rank / "results.csv").open("w", newline="") as f:
+            csv.writer(f).writerows(
+                [header + list(counters), *(r + [str(v) for v in counters.values()] for r in rows)]
+            )
+    want = Counter(
+        {
+            (rank, c, float(v)): len(rows)
+            for rank, counters in given.items()
+            for c, v in counters.items()
+        }
+    )
+    for jobs in (1, 2):
+        profile = load([str(tmp_path)], jobs=jobs)
+        got = Counter(
+            (Path(profile.inputs[int(s)].path).parent.name, str(c), float(v))
+            for s, c, v in profile.con.execute(
+                f"""SELECT d.source, c.counter, c.value FROM {NAMED_COUNTERS} c
+                JOIN dispatches d ON d.rowid = c.row_id"""
+            ).fetchall()
+        )
+        assert got == want, jobs
 
 
 def test_parallel_statistics_over_random_splits(

@@ -22,7 +22,7 @@ from roofscope.model.schema import Role
 from roofscope.readers import rocpd, sqlite_file
 from roofscope.readers.load import load
 from roofscope.readers.sniff import read_head
-from tests.conftest import SHARED_CORPUS, rocpd_table, run_json
+from tests.conftest import NAMED_COUNTERS, SHARED_CORPUS, rocpd_table, run_json
 
 DB = SHARED_CORPUS / "amd" / "synthetic-rocpd-mi250x" / "finite-difference_results.db"
 V1 = SHARED_CORPUS / "amd" / "hpctraining-rocprofv1-mi250x" / "finite-difference"
@@ -162,7 +162,7 @@ def test_copies_apart_and_counters(tmp_path: Path, capsys: pytest.CaptureFixture
     ]
     assert [f.role for f in profile.inputs] == ["dispatches", "cross-check", "copies"]
     counters = profile.con.execute(
-        """SELECT d.dispatch_id, c.counter, c.value FROM counters c
+        f"""SELECT d.dispatch_id, c.counter, c.value FROM {NAMED_COUNTERS} c
         JOIN dispatches d ON d.rowid = c.row_id"""
     ).fetchall()
     assert counters == [(2, "SQ_WAVES", 7.0)]

@@ -18,7 +18,7 @@ import pytest
 
 from roofscope.readers import csvload
 from roofscope.readers.load import load
-from tests.conftest import DATA
+from tests.conftest import DATA, NAMED_COUNTERS
 
 SOURCE = DATA / "rocprof-compute-mi300a"
 FIXED = 12  # Dispatch_ID ... Correlation_ID: the columns before the counters
@@ -47,7 +47,7 @@ def stored(folder: Path) -> tuple[set[tuple[int, str, float]], list[str]]:
     source = next(i for i, f in enumerate(profile.inputs) if f.path.endswith("pmc_perf.csv"))
     try:
         found = profile.con.execute(
-            """SELECT d.dispatch_id, c.counter, c.value FROM counters c
+            f"""SELECT d.dispatch_id, c.counter, c.value FROM {NAMED_COUNTERS} c
             JOIN dispatches d ON d.rowid = c.row_id WHERE d.source = ?""",
             [source],
         ).fetchall()
@@ -144,3 +144,14 @@ def test_passes_that_disagree_fall_back_to_one(
     found, _ = stored(folder)
     names = {c for _, c, _ in found}
     assert found == expected(rows, names) and len(names) > 2000
+
+
+def test_a_wide_file_hands_freed_memory_back() -> None:
+    """Reading a file of more than ``STAGE_BATCH`` counter columns sets DuckDB to hand the
+    buffers each pass frees back to the system (1 MiB, against its default of 512 MiB); a
+    narrow file (rocprof v1, 0 counters) keeps the default."""
+    setting = "SELECT current_setting('allocator_bulk_deallocation_flush_threshold')"
+    wide = load([str(SOURCE)]).con.execute(setting).fetchone()
+    narrow = load([str(DATA / "rocprofv1-mi250x" / "laplacian")]).con.execute(setting).fetchone()
+    assert wide == ("1.0 MiB",)
+    assert narrow == ("512.0 MiB",)

@@ -16,8 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from roofscope.model.access import Relation, query
-from roofscope.model.access import counters as counter_values
+from roofscope.model.access import Relation, counter_names, counter_values, query
 from roofscope.model.profile import Profile
 from roofscope.model.selection import dispatches
 
@@ -126,7 +125,7 @@ def _dispatch_counters(profile: Profile, sources: Sequence[int]) -> DispatchCoun
 # values fetched at once: the dispatches are taken in slices of about this many values, so
 # that what DuckDB materialises and numpy holds beside the table stays small
 _BATCH_VALUES = 1 << 16
-_VALUES = """(SELECT counter, row_id, value FROM d
+_VALUES = """(SELECT counter_id, row_id, value FROM d
     WHERE value IS NOT NULL AND row_id IN (SELECT row_id FROM m))"""
 
 
@@ -137,12 +136,18 @@ def _table(
     column per dispatch of ``row_ids`` (sorted); NaN where a dispatch lacks the counter. The
     readers keep one value per dispatch and counter."""
     values_of = counter_values(profile)
-    names = [
-        str(n)
-        for (n,) in query(
-            profile, values_of, f"SELECT DISTINCT counter FROM {_VALUES} ORDER BY counter", m=mine
-        ).fetchall()
-    ]
+    found = query(
+        profile,
+        values_of,
+        f"""SELECT counter_id, counter FROM n
+        WHERE counter_id IN (SELECT counter_id FROM {_VALUES}) ORDER BY counter""",
+        n=counter_names(profile),
+        m=mine,
+    ).fetchnumpy()
+    names = [str(n) for n in found["counter"]]
+    ids = np.asarray(found["counter_id"], dtype=np.int64)
+    index = np.zeros(int(ids.max()) + 1 if ids.size else 1, dtype=np.int64)
+    index[ids] = np.arange(ids.size)  # a counter id's row in the table
     table = np.full((len(names), row_ids.size), np.nan)
     step = max(1, _BATCH_VALUES // max(len(names), 1))
     for start in range(0, row_ids.size, step):
@@ -150,12 +155,10 @@ def _table(
         cells = query(
             profile,
             values_of,
-            f"""SELECT n.k, v.row_id, v.value FROM {_VALUES} v
-            JOIN (SELECT unnest($1) AS counter, generate_subscripts($1, 1) - 1 AS k) n
-            USING (counter) WHERE v.row_id BETWEEN $2 AND $3""",
-            [names, int(part[0]), int(part[-1])],
+            f"SELECT counter_id, row_id, value FROM {_VALUES} WHERE row_id BETWEEN $1 AND $2",
+            [int(part[0]), int(part[-1])],
             m=mine,
         ).fetchnumpy()
         column = start + np.searchsorted(part, np.asarray(cells["row_id"], dtype=np.int64))
-        table[np.asarray(cells["k"], dtype=np.int64), column] = cells["value"]
+        table[index[np.asarray(cells["counter_id"], dtype=np.int64)], column] = cells["value"]
     return names, table

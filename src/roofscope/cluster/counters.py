@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from roofscope.catalogue.ceilings import Ceiling
-from roofscope.model.access import counters, named, query
+from roofscope.model.access import counter_names, counter_values, named, query
 from roofscope.model.profile import Profile
 from roofscope.model.selection import dispatches
 
@@ -79,25 +79,26 @@ class CounterPart:
 _PER_DISPATCH = """SELECT kernel, count(*), count(*) FILTER (end_ns - start_ns > 0),
     coalesce(sum(end_ns - start_ns), 0) FROM d WHERE row_id IN (SELECT row_id FROM c)
     GROUP BY kernel"""
-_PER_COUNTER = f"""SELECT kernel, counter,
+_PER_COUNTER = f"""SELECT kernel, counter_id,
     bool_and(value = trunc(value) AND abs(value) < {INTEGRAL_BELOW}),
     sum(CASE WHEN abs(value) < {INTEGRAL_BELOW} THEN value::HUGEINT END), fsum(value),
     coalesce(fsum(value / (end_ns - start_ns)) FILTER (end_ns - start_ns > 0), 0),
     count(*), count(*) FILTER (end_ns - start_ns > 0), coalesce(sum(end_ns - start_ns), 0)
-    FROM d JOIN c USING (row_id) WHERE value IS NOT NULL GROUP BY kernel, counter"""
+    FROM d JOIN c USING (row_id) WHERE value IS NOT NULL GROUP BY kernel, counter_id"""
 
 
 def reduce_counters(profile: Profile) -> CounterPart:
     """The counter sums of the profile's counted dispatches, per kernel (group-bys)."""
     rel = named(profile, dispatches(profile))
-    values = counters(profile)
+    values = counter_values(profile)
+    names = dict(query(profile, counter_names(profile), "SELECT * FROM d").fetchall())
     sums: dict[str, dict[str, CounterSum]] = {}
-    for kernel, name, integral, exact, inexact, rates, n, timed, time_ns in query(
+    for kernel, counter_id, integral, exact, inexact, rates, n, timed, time_ns in query(
         profile, rel, _PER_COUNTER, c=values
     ).fetchall():
         total: Number = int(exact) if integral else float(inexact)
         found = CounterSum(total, float(rates), int(n), int(timed), int(time_ns))
-        sums.setdefault(str(kernel), {})[str(name)] = found
+        sums.setdefault(str(kernel), {})[str(names[counter_id])] = found
     kernels = {
         str(k): KernelCounters(int(n), int(t), int(ns), dict(sorted(sums.get(str(k), {}).items())))
         for k, n, t, ns in query(profile, rel, _PER_DISPATCH, c=values).fetchall()

@@ -16,7 +16,10 @@ A :class:`Profile` holds its data in a DuckDB connection:
     row; a reader may defer filling this table until an analysis asks for it
     (:meth:`Profile.launches`), which keeps a large trace's load to one scan.
 ``counters``
-    long table of per-dispatch counter values (``row_id``, ``counter``, ``value``).
+    long table of per-dispatch counter values (``row_id``, ``counter_id``, ``value``): a
+    wide counter run holds hundreds of thousands of them, so the counter is an id.
+``counter_names``
+    one row per distinct counter name: ``counter_id``, ``counter``.
 ``kernel_summary``
     per-kernel totals when the input is already aggregated (a stats file).
 ``activity_summary``
@@ -33,7 +36,7 @@ A :class:`Profile` holds its data in a DuckDB connection:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import NewType, TypeVar, cast
@@ -212,6 +215,48 @@ class Profile:
             )
             known.update({raw: first + i for i, raw in enumerate(new)})
         return {n: known[n] for n in wanted}
+
+    def counter_ids(self, counters: Iterable[str]) -> dict[str, int]:
+        """Ids for counter names, registering the ones not seen before."""
+        wanted = list(dict.fromkeys(counters))
+        if not wanted:
+            return {}
+        known = dict(
+            self.con.execute(
+                "SELECT counter, counter_id FROM counter_names "
+                "WHERE counter IN (SELECT unnest($1::VARCHAR[]))",
+                [wanted],
+            ).fetchall()
+        )
+        new = [n for n in wanted if n not in known]
+        if new:
+            (first,) = self.con.execute(
+                "SELECT coalesce(max(counter_id) + 1, 0) FROM counter_names"
+            ).fetchone() or (0,)
+            self.con.execute(
+                "INSERT INTO counter_names SELECT $1 + generate_subscripts($2, 1) - 1, unnest($2)",
+                [first, new],
+            )
+            known.update({name: first + i for i, name in enumerate(new)})
+        return {n: known[n] for n in wanted}
+
+    def insert_counters(self, rows: str, counters: Sequence[str]) -> None:
+        """Insert the rows of the query ``rows`` (``row_id``, ``counter`` by name, ``value``)
+        into ``counters``, in their order; ``counters`` holds every name they use. Each name
+        becomes its id through an ENUM of the names (a lookup, no join to reorder rows)."""
+        ids = self.counter_ids(counters)
+        if not ids:
+            return
+        enum = "counter_enum"
+        self.con.execute(f"CREATE TYPE {enum} AS ENUM (SELECT unnest($1::VARCHAR[]))", [list(ids)])
+        try:
+            self.con.execute(
+                f"""INSERT INTO counters SELECT row_id,
+                list_extract($1::INTEGER[], enum_code(counter::{enum}) + 1), value FROM ({rows})""",
+                [list(ids.values())],
+            )
+        finally:
+            self.con.execute(f"DROP TYPE {enum}")
 
     def defer(self, fill: Callable[[], None]) -> None:
         """Run ``fill`` (which fills ``launches``) only when an analysis needs launch shapes."""

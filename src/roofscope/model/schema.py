@@ -16,6 +16,7 @@ class Table(StrEnum):
     DISPATCHES = "dispatches"
     LAUNCHES = "launches"
     COUNTERS = "counters"
+    COUNTER_NAMES = "counter_names"
     KERNEL_SUMMARY = "kernel_summary"
     ACTIVITY_SUMMARY = "activity_summary"
     COPIES = "copies"
@@ -74,7 +75,8 @@ CREATE TABLE {Table.NAMES} (name_id INTEGER PRIMARY KEY, raw_name VARCHAR UNIQUE
 CREATE TABLE {Table.DISPATCHES} ({_columns(DISPATCH_COLUMNS)});
 CREATE TABLE {Table.LAUNCHES} (source SMALLINT, name_id INTEGER, {_columns(LAUNCH_COLUMNS)},
     dispatches BIGINT);
-CREATE TABLE {Table.COUNTERS} (row_id BIGINT, counter VARCHAR, value DOUBLE);
+CREATE TABLE {Table.COUNTERS} (row_id BIGINT, counter_id INTEGER, value DOUBLE);
+CREATE TABLE {Table.COUNTER_NAMES} (counter_id INTEGER, counter VARCHAR);
 CREATE TABLE {Table.KERNEL_SUMMARY} ({_columns(SUMMARY_COLUMNS)});
 CREATE TABLE {Table.ACTIVITY_SUMMARY} (source INTEGER, kind VARCHAR, name VARCHAR, calls BIGINT,
     total_ns DOUBLE);

@@ -113,9 +113,10 @@ def _refuse_implausible_counters(profile: Profile) -> None:
     """A counter beyond :data:`PLAUSIBLE_COUNT` (or infinite) is damage, and every formula
     over it would overflow: refused in one line naming the file of its dispatch."""
     found = profile.con.execute(
-        f"""SELECT c.counter, c.value, d.source FROM counters c
-        JOIN dispatches d ON d.rowid = c.row_id
-        WHERE NOT isnan(c.value) AND abs(c.value) > {PLAUSIBLE_COUNT} LIMIT 1"""
+        f"""SELECT n.counter, f.value, f.source FROM (SELECT c.counter_id, c.value, d.source
+            FROM counters c JOIN dispatches d ON d.rowid = c.row_id
+            WHERE NOT isnan(c.value) AND abs(c.value) > {PLAUSIBLE_COUNT} LIMIT 1) f
+        JOIN counter_names n USING (counter_id)"""
     ).fetchall()
     if found:
         counter, value, source = found[0]

@@ -188,12 +188,13 @@ def _insert_counters(profile: Profile, first: int, launches: list[Launch]) -> No
     rows = [(first + k, c, v) for k, x in enumerate(launches) for c, v in x.metrics.items()]
     if rows:
         row_ids, names, values = zip(*rows, strict=True)
+        ids = profile.counter_ids(names)
         arrays = {
             "row_id": np.array(row_ids, dtype=np.int64),
-            "counter": np.array(names, dtype=object),
+            "counter_id": np.array([ids[n] for n in names], dtype=np.int64),
             "value": np.array(values, dtype=np.float64),
         }
-        _insert(profile, "counters", "row_id, counter, value", arrays)
+        _insert(profile, "counters", "row_id, counter_id, value", arrays)
 
 
 def _insert_rules(profile: Profile, first: int, launches: list[Launch]) -> None:

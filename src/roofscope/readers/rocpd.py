@@ -198,10 +198,12 @@ def _has_counters(con: sqlite3.Connection) -> bool:
 def _insert_counters(con: sqlite3.Connection, profile: Profile, path: Path, first: int) -> None:
     _stage(con, profile, "counters_collection", _COUNTER_COLUMNS, f"{_STAGE}_c")
     duck = profile.con
-    duck.execute(
-        f"""INSERT INTO counters SELECT {first} + d.k, c.counter, c.value
+    found = duck.execute(f"SELECT DISTINCT counter FROM {_STAGE}_c WHERE counter IS NOT NULL")
+    profile.insert_counters(
+        f"""SELECT {first} + d.k AS row_id, c.counter, c.value
         FROM {_STAGE}_c c JOIN {_STAGE}_n d USING (guid, dispatch_id, agent)
-        WHERE c.counter IS NOT NULL AND c.value IS NOT NULL ORDER BY 1, 2"""
+        WHERE c.counter IS NOT NULL AND c.value IS NOT NULL ORDER BY 1, 2""",
+        sorted(str(r[0]) for r in found.fetchall()),
     )
     orphans = profile.count(
         f"""{_STAGE}_c c WHERE NOT EXISTS (SELECT 1 FROM {_STAGE}_n d

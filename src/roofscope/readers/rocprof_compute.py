@@ -125,11 +125,14 @@ def _insert_long(profile: Profile, path: Path, tag: str, *, fmt: str, role: Role
         FROM {tag}_d d JOIN names n ON n.raw_name = d.raw ORDER BY d.k"""
     )
     joined = " AND ".join(f"r.{c} IS NOT DISTINCT FROM d.{c}" for c in _LONG_KEY)
-    con.execute(
-        f"""INSERT INTO counters SELECT {first} + d.k, r.counter, arg_max(r.value, r.rowid)
+    found = con.execute(f"SELECT DISTINCT counter FROM {tag}_rows WHERE counter IS NOT NULL")
+    counters = sorted(str(r[0]) for r in found.fetchall())
+    profile.insert_counters(
+        f"""SELECT {first} + d.k AS row_id, r.counter, arg_max(r.value, r.rowid) AS value
         FROM {tag}_rows r JOIN {tag}_d d ON {joined}
         WHERE r.counter IS NOT NULL AND r.value IS NOT NULL
-        GROUP BY d.k, r.counter ORDER BY 1, 2"""
+        GROUP BY d.k, r.counter ORDER BY 1, 2""",
+        counters,
     )
     shape = "grid_size, workgroup_size, lds_bytes, scratch_bytes, arch_vgpr, accum_vgpr, sgpr"
     con.execute(
@@ -138,8 +141,7 @@ def _insert_long(profile: Profile, path: Path, tag: str, *, fmt: str, role: Role
         FROM {tag}_d d JOIN names n ON n.raw_name = d.raw GROUP BY ALL"""
     )
     _report_long(profile, path, tag, fmt=fmt, role=role)
-    found = con.execute(f"SELECT DISTINCT counter FROM {tag}_rows WHERE counter IS NOT NULL")
-    return {str(r[0]) for r in found.fetchall()}
+    return set(counters)
 
 
 def _report_long(profile: Profile, path: Path, tag: str, *, fmt: str, role: Role) -> None:
@@ -214,12 +216,13 @@ def attach_counter_run(
         if problem:
             _skip(profile, path, problem)
             return
-        con.execute(
-            f"""INSERT INTO counters SELECT d.rowid, u.counter, u.value
+        profile.insert_counters(
+            f"""SELECT d.rowid AS row_id, u.counter, u.value
             FROM (UNPIVOT {tag} ON {", ".join(ident(c) for c in new)}
                   INTO NAME counter VALUE value) u
             JOIN dispatches d ON d.source = {source} AND d.dispatch_id = u._id
-            ORDER BY d.rowid"""
+            ORDER BY d.rowid""",
+            new,
         )
     finally:
         con.execute(f"DROP TABLE {tag}")

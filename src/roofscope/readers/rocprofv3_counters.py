@@ -141,9 +141,10 @@ def _insert(profile: Profile, path: Path, tag: str, pid: int | None) -> int:
         d.dispatch_id, d.start_ns, d.end_ns
         FROM {tag}_d d JOIN names n ON n.raw_name = d.raw ORDER BY d.k"""
     )
-    con.execute(
-        f"""INSERT INTO counters SELECT {first} + k, counter, sum(value) FROM {tag}_k
-        WHERE counter IS NOT NULL AND value IS NOT NULL GROUP BY k, counter ORDER BY 1, 2"""
+    profile.insert_counters(
+        f"""SELECT {first} + k AS row_id, counter, sum(value) AS value FROM {tag}_k
+        WHERE counter IS NOT NULL AND value IS NOT NULL GROUP BY k, counter ORDER BY 1, 2""",
+        _counters(profile, tag),
     )
     con.execute(
         f"""INSERT INTO launches (source, name_id, {_SHAPE}, dispatches)
@@ -202,14 +203,22 @@ def _join_pass(profile: Profile, path: Path, tag: str, first: int) -> bool:
     if differ:
         _warn_unmatched(profile, path, Path(profile.inputs[first].path), differ[0])
         return False
-    con.execute(
-        f"""INSERT INTO counters SELECT t.row_id, r.counter, sum(r.value)
+    profile.insert_counters(
+        f"""SELECT t.row_id, r.counter, sum(r.value) AS value
         FROM ({mine}) m JOIN ({theirs}) t USING (kernel, i) JOIN {tag}_k r ON r.k = m.k
         WHERE r.counter IS NOT NULL AND r.value IS NOT NULL
-        AND r.counter NOT IN (SELECT counter FROM counters WHERE row_id = t.row_id)
-        GROUP BY t.row_id, r.counter ORDER BY 1, 2"""
+        AND r.counter NOT IN (SELECT n.counter FROM counters c
+            JOIN counter_names n USING (counter_id) WHERE c.row_id = t.row_id)
+        GROUP BY t.row_id, r.counter ORDER BY 1, 2""",
+        _counters(profile, tag),
     )
     return True
+
+
+def _counters(profile: Profile, tag: str) -> list[str]:
+    """The counter names of the file staged as ``tag``."""
+    found = profile.con.execute(f"SELECT DISTINCT counter FROM {tag}_k WHERE counter IS NOT NULL")
+    return sorted(str(r[0]) for r in found.fetchall())
 
 
 def _warn_unmatched(

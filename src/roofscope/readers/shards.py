@@ -58,6 +58,7 @@ class Shard:
     """What a worker read: its tables and what it learnt, in the Profile's own terms."""
 
     names: Columns
+    counter_names: Columns
     tables: dict[str, Columns]
     inputs: list[InputFile]
     run: RunInfo
@@ -114,6 +115,7 @@ def export(profile: Profile) -> Shard:
     con = profile.con
     return Shard(
         names=con.execute("SELECT name_id, raw_name FROM names").fetchnumpy(),
+        counter_names=con.execute("SELECT counter_id, counter FROM counter_names").fetchnumpy(),
         tables={t: con.execute(f"SELECT * FROM {t}").fetchnumpy() for t in _TABLES},
         inputs=list(profile.inputs),
         run=profile.run,
@@ -123,16 +125,24 @@ def export(profile: Profile) -> Shard:
     )
 
 
+def _remap(old: npt.NDArray[Any], names: list[str], ids: dict[str, int]) -> npt.NDArray[np.int64]:
+    """The profile's id of each of a shard's ids (indexed by the shard's id)."""
+    before = np.asarray(old, dtype=np.int64)
+    remap = np.zeros(int(before.max()) + 1 if before.size else 1, dtype=np.int64)
+    remap[before] = [ids[n] for n in names]
+    return remap
+
+
 def absorb(profile: Profile, shard: Shard) -> None:
-    """Append a shard to ``profile``: sources after the profile's, names by raw name,
+    """Append a shard to ``profile``: sources after the profile's, names by raw name (and
+    counter names by name),
     counter rows after its dispatches."""
     con = profile.con
     source_base, row_base = profile.begin_input(), profile.count("dispatches")
     raw = [str(r) for r in shard.names["raw_name"]]
-    ids = profile.name_ids(raw)
-    old = np.asarray(shard.names["name_id"], dtype=np.int64)
-    remap = np.zeros(int(old.max()) + 1 if old.size else 1, dtype=np.int64)
-    remap[old] = [ids[r] for r in raw]
+    remap = _remap(shard.names["name_id"], raw, profile.name_ids(raw))
+    counters = [str(c) for c in shard.counter_names["counter"]]
+    recount = _remap(shard.counter_names["counter_id"], counters, profile.counter_ids(counters))
     for table, columns in shard.tables.items():
         if not len(next(iter(columns.values()))):
             continue
@@ -141,6 +151,8 @@ def absorb(profile: Profile, shard: Shard) -> None:
             fixed["source"] = fixed["source"] + source_base
         if table in _NAMED:
             fixed["name_id"] = remap[fixed["name_id"]]
+        if table == "counters":
+            fixed["counter_id"] = recount[fixed["counter_id"]]
         if table in ("counters", "producer_rules"):
             fixed["row_id"] = fixed["row_id"] + row_base
         con.register("shard_rows", fixed)

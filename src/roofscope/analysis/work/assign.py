@@ -4,7 +4,7 @@ from that run's calls to the trace's."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from roofscope.analysis.hotspots import Hotspots
 from roofscope.analysis.work.counters import ALL, counter_work
@@ -62,10 +62,17 @@ def kernel_work(
     return out, whole, warnings
 
 
-def run_name_ids(profile: Profile, kernels: Sequence[str]) -> dict[str, list[int]]:
+def run_name_ids(profile: Profile, kernels: Sequence[str]) -> Mapping[str, list[int]]:
     """The name ids under which counter runs recorded each traced kernel: its own name, or,
     when the counter run was made with ``--basenames`` (names without template arguments
-    and parameters), its base name when no other traced kernel shares that base name."""
+    and parameters), its base name when no other traced kernel shares that base name.
+    Built once per profile and kernels (the metrics and the diagnosis ask for the same
+    ones), and shared: read-only."""
+    key = ("run_name_ids", tuple(kernels))
+    return profile.derived(key, lambda: _run_name_ids(profile, kernels))
+
+
+def _run_name_ids(profile: Profile, kernels: Sequence[str]) -> dict[str, list[int]]:
     runs = profile.sources(Role.COUNTER_RUN)
     if not runs:
         return {}
