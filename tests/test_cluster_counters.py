@@ -25,6 +25,7 @@ from roofscope.cluster.partial import Partial, merge, reduce_run, summary
 from roofscope.render.cluster_text import render_cluster_text
 from tests.conftest import DATA, run_json
 from tests.test_cluster_partial import runs_of, shuffled_merge
+from tests.test_compare import TRACE
 
 V3 = DATA / "rocprofv3-counters"
 FETCH = V3 / "gfx1151_fetch_counter_collection.csv"  # 34 dispatches, FETCH_SIZE, timestamps
@@ -399,3 +400,39 @@ def test_cluster_roofline_plot_keeps_a_kernel_analyze_doubts(
     assert (doubted.count('class="point"'), doubted.count('class="point clipped"')) == (2, 1)
     assert (drawn.count('class="point"'), drawn.count('class="point clipped"')) == (3, 0)
     assert "warm-up" in doubted and "warm-up" not in drawn
+
+
+def test_work_rules_over_the_launch_shapes_as_analyze(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """``--work`` with ``--scheduler``: each rule evaluated over the launch shapes the partials
+    counted. Eight ranks of the demo's laplacian trace (1,001 laplacian dispatches each, grid
+    134,217,728), rank 3's grid halved: two shapes, as analyze sees them in the rows."""
+    root = tmp_path / "job"
+    header, rows = read_rows(TRACE)
+    grid = header.index("grd")
+    for r in range(8):
+        (root / f"rank{r}").mkdir(parents=True)
+        with (root / f"rank{r}" / "results.csv").open("w", newline="", encoding="utf-8") as f:
+            out = [list(row) for row in rows]
+            for row in out:
+                if r == 3 and "laplacian" in row[1]:
+                    row[grid] = str(int(row[grid]) // 2)
+            csv.writer(f).writerows([header, *out])
+    work = tmp_path / "work.toml"
+    work.write_text(
+        '[[kernel]]\nmatch = "laplacian"\nflops = "9 * grid_size"\nbytes = "16 * grid_size"\n\n'
+        '[[kernel]]\nmatch = "test_function"\nper = "total"\nflops = "1e9"\nbytes = "2e9"\n',
+        encoding="utf-8",
+    )
+    options = ("--work", str(work), "--peak-flops", "1e14", "--peak-bw", "1.6e12")
+    doc = run_json(capsys, str(root), *options)
+    got = run_json(capsys, str(root), "--scheduler", "local", "--jobs", "1", *options)
+    assert_roofline_matches(doc, got)
+    kernels = {k["name"]: k for k in got["roofline"]["kernels"]}
+    lap = next(k for name, k in kernels.items() if name.startswith("void laplacian_kernel"))
+    grids = 7 * 1001 * 134_217_728 + 1001 * 67_108_864  # by hand from the file: one grid
+    assert lap["flops"] == 9 * grids and lap["bytes"] == {"hbm": 16 * grids}
+    assert lap["work_source"] == f"{work} [[kernel]] #1"
+    test = next(k for name, k in kernels.items() if name.startswith("void test_function"))
+    assert (test["flops"], test["bytes"]) == (1e9, {"hbm": 2e9})  # per = "total": as given

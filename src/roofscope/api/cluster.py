@@ -8,7 +8,7 @@ from __future__ import annotations
 import copy
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -55,6 +55,7 @@ def cluster_summary(
     skip_unreadable: bool = False,
     progress: Callable[[int, int], None] | None = None,
     gpu: str | None = None,
+    work: str | Sequence[str] = (),
     ceilings: str | os.PathLike[str] | None = None,
     peak_flops: float | None = None,
     peak_bw: float | None = None,
@@ -63,11 +64,12 @@ def cluster_summary(
     (``tcp://HOST:PORT`` or its scheduler file; ``pip install 'roofscope[dask]'``), or with
     ``scheduler="local"`` on ``jobs`` worker processes of this machine. ``skip_unreadable``:
     leave out the runs that cannot be read (listed in ``skipped``); ``progress`` hears runs
-    done / all; ``gpu`` and the ceilings place the roofline as ``analyze``'s do."""
+    done / all; ``gpu``, ``work`` and the ceilings place the roofline as ``analyze``'s do."""
     names = paths_of(paths, "cluster_summary")
     options = CheckupOptions(
-        gpu=gpu, ceilings=None if ceilings is None else os.fspath(ceilings),
-        peak_flops=peak_flops, peak_bw=peak_bw,
+        gpu=gpu, work=(work,) if isinstance(work, str) else tuple(work),
+        ceilings=None if ceilings is None else os.fspath(ceilings), peak_flops=peak_flops,
+        peak_bw=peak_bw,
     )  # fmt: skip
     doc = cluster_document(
         names, scheduler, jobs=jobs, fmt=fmt, skip_unreadable=skip_unreadable,

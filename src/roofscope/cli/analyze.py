@@ -63,12 +63,15 @@ def analyze(
     """Baseline, hotspots and roofline of one profile (files of several processes merge)."""
     if scheduler:
         refuse_without_rows({
-            "--kernel": kernel, "--device": device, "--work": work, "--html": html, "--out": out,
+            "--kernel": kernel, "--device": device, "--html": html, "--out": out,
             "--gap-us": gap_us if gap_us != o.DEFAULT_GAP_US else None,
         })  # fmt: skip
         from roofscope.cli.checkup import CheckupOptions, prepare
 
-        given = CheckupOptions(gpu=gpu, ceilings=ceilings, peak_flops=peak_flops, peak_bw=peak_bw)
+        given = CheckupOptions(
+            gpu=gpu, work=tuple(work or ()), ceilings=ceilings, peak_flops=peak_flops,
+            peak_bw=peak_bw,
+        )  # fmt: skip
         summary = cluster_summary(
             paths, scheduler, jobs=jobs, fmt=fmt, skip_unreadable=skip_unreadable,
             as_json=as_json, top=top, roof=prepare(given).roof,

@@ -3,10 +3,11 @@
 The paths are split into runs as ``analyze`` reads them (``readers.load.run_paths``). Each
 run is reduced on the Dask cluster, or with ``--scheduler local`` on this machine's worker
 processes (``cluster.engine``), and the partials are merged as they arrive
-(``cluster.partial``). The options that need the dispatch rows (charts, HTML, ``--work``
-rules, the selection) are refused: the summary has kernels, devices, ranks, and the roofline
-of the kernels whose counters give work, on the device the runs name or ``--gpu`` names, with
-the user's ceilings (``cluster.roof``).
+(``cluster.partial``). The options that need the dispatch rows (HTML, the selection, the
+gap threshold) are refused: the summary has kernels, devices, ranks, and the roofline of the
+kernels whose counters or ``--work`` rules give work, on the device the runs name or ``--gpu``
+names, with the user's ceilings (``cluster.roof``); ``--svg``/``--png`` draw its kernel-time
+chart and roofline plot (``cluster.charts``).
 """
 
 from __future__ import annotations

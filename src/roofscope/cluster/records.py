@@ -34,6 +34,7 @@ import numpy.typing as npt
 from roofscope.analysis.activity import barrier_records, copy_records, summaries
 from roofscope.analysis.timeline import timed_dispatches
 from roofscope.analysis.timeline_lanes import busy_per_bin
+from roofscope.analysis.work.spec import LAUNCH_FIELDS
 from roofscope.model.access import launches, named, query
 from roofscope.model.profile import Profile
 from roofscope.model.schema import Role
@@ -41,10 +42,7 @@ from roofscope.model.selection import EVERYTHING
 
 Ints = npt.NDArray[np.int64]
 BINS = 1024
-SHAPE_COLUMNS = (
-    "grid_size", "workgroup_size", "lds_bytes", "scratch_bytes", "arch_vgpr", "accum_vgpr",
-    "sgpr", "wave_size",
-)  # fmt: skip
+SHAPE_COLUMNS = LAUNCH_FIELDS  # what --work rules evaluate over (analysis.work.spec)
 ORIGINS = ("summary", "trace", "packets")  # the check-up's order of the activity records
 
 Shape = tuple[int | None, ...]  # the values of SHAPE_COLUMNS

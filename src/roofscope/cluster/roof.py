@@ -9,11 +9,13 @@ its timed dispatches. Only the counters every dispatch with counters carries are
 ceilings the runs carry; the ranks of one job ran on one kind of GPU, and runs that name
 different ones get no roofline. ``--gpu`` names the device instead, and the user's ceilings
 (``--peak-flops``, ``--peak-bw``, ``--ceilings``) replace the catalogue's of the same name, as
-in ``analyze`` (``analysis.device.gather_ceilings``). The placing itself is
+in ``analyze`` (``analysis.device.gather_ceilings``). The user's ``--work`` rules come first,
+evaluated over each kernel's launch shapes and their dispatch counts (``records.py``), which
+is what ``analysis.work.assign`` evaluates them over. The placing itself is
 ``analysis.roofline.roofline``.
 
-Left out against ``analyze``: counter runs scaled onto a trace, ``--work`` rules, and the
-limiter's correction of a bandwidth-placed kernel's bound (it needs the per-kernel metrics).
+Left out against ``analyze``: counter runs scaled onto a trace, and the limiter's correction
+of a bandwidth-placed kernel's bound (it needs the per-kernel metrics).
 """
 
 from __future__ import annotations
@@ -34,9 +36,12 @@ from roofscope.analysis.device import (
 )
 from roofscope.analysis.hotspots import Hotspots
 from roofscope.analysis.roofline import KernelRoofline, Roofline, roofline
+from roofscope.analysis.work.assign import rule_work
 from roofscope.analysis.work.counters import quantities
 from roofscope.analysis.work.model import Work
+from roofscope.analysis.work.spec import Rule
 from roofscope.cluster.counters import CounterPart, KernelCounters, complete
+from roofscope.cluster.records import SHAPE_COLUMNS
 from roofscope.model.profile import RunInfo
 from roofscope.render.json import ceiling_dict, kernel_roofline
 from roofscope.report import DEFAULTS, RooflineOptions
@@ -77,6 +82,20 @@ def kernel_work(part: CounterPart, arch: str | None) -> dict[str, Work]:
     return out
 
 
+def ruled_work(p: Partial, hot: Hotspots, rules: Sequence[Rule]) -> dict[str, Work]:
+    """Work by the user's rules (``--work``): the first rule that matches a kernel, over the
+    launch shapes the partials counted, as ``analysis.work.assign`` does over the rows."""
+    out = {}
+    for k in hot.kernels:
+        rule = next((r for r in rules if r.matches(k.name)), None)
+        if rule is not None:
+            shapes = sorted(p.shapes.get(k.name, {}).items(), key=lambda s: repr(s[0]))
+            launches = [{**dict(zip(SHAPE_COLUMNS, s, strict=True)), "dispatches": n}
+                        for s, n in shapes]  # fmt: skip
+            out[k.name] = rule_work(rule, launches, k.calls)
+    return out
+
+
 def _columns(k: KernelCounters, used: set[str], *, rates: bool) -> Counters:
     """One-element arrays: the kernel's summed counters (or summed per-dispatch rates)."""
     return Counters(
@@ -113,7 +132,7 @@ def cluster_roofline(
     ceilings = []
     if choice is not None:
         ceilings = gather_ceilings(choice, p.counters.ceilings, roof.ceilings)
-    work = kernel_work(p.counters, info.arch)
+    work = {**kernel_work(p.counters, info.arch), **ruled_work(p, hot, roof.rules)}
     result = roofline(hot, work, ceilings)
     if choice is not None and problem is None:
         if not ceilings:
@@ -142,15 +161,23 @@ def roofline_doc(p: Partial, hot: Hotspots, roof: RooflineOptions = DEFAULTS) ->
         "main_ceiling": r.main_ceiling,
         "ridge_flop_per_byte": r.ridge,
         "ceilings": [ceiling_dict(x) for x in r.ceilings],
-        "kernels": [_kernel(k, p.counters.kernels[k.name]) for k in r.kernels],
+        "kernels": [_kernel(k, _dispatches(p, k)) for k in r.kernels],
     }
 
 
-def _kernel(k: KernelRoofline, sums: KernelCounters) -> dict[str, Any]:
+def _dispatches(p: Partial, k: KernelRoofline) -> int:
+    """The dispatches a kernel's work is of: those with counters, or all of them (a ``--work``
+    rule)."""
+    sums = p.counters.kernels.get(k.name)
+    by_counters = sums is not None and (k.work_source or "").startswith("counters")
+    return sums.dispatches if by_counters and sums is not None else p.kernels[k.name].calls
+
+
+def _kernel(k: KernelRoofline, dispatches: int) -> dict[str, Any]:
     """One kernel, with the keys of ``analyze --json``'s ``kernels[].roofline``."""
     return {
         "name": k.name,
-        "dispatches": sums.dispatches,
+        "dispatches": dispatches,
         "time_s": k.time_s,
         **(kernel_roofline(k) or {}),
     }

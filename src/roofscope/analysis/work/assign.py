@@ -115,6 +115,12 @@ def _from_rule(profile: Profile, rule: Rule, name_ids: list[int], calls: int) ->
             .fetchall()
         )
         launches = [dict(zip([*LAUNCH_FIELDS, "dispatches"], r, strict=True)) for r in rows]
+    return rule_work(rule, launches, calls)
+
+
+def rule_work(rule: Rule, launches: Sequence[Mapping[str, float | None]], calls: int) -> Work:
+    """A kernel's work by ``rule``, over its ``launches`` (each distinct launch shape with its
+    ``dispatches``) and ``calls``; a rule that cannot be evaluated is an input error."""
     try:
         flops, nbytes = evaluate_rule(rule, launches, calls)
     except ExprError as e:
