@@ -108,14 +108,14 @@ def child_partials(runs: list[list[str]], jobs: int, scheduler: str | None) -> d
     reduced = time.perf_counter()
     doc = summary(whole)
     wall = time.perf_counter() - start - aside
-    late = costs[len(costs) // 2 :] or costs
+    late = costs[len(costs) // 2 :] or costs  # none on Dask: its workers merge
     return {
         "wall_s": wall,
         "merge_s": sum(costs),
         "summary_s": time.perf_counter() - reduced,
         # the cost of one more partial once the merged one holds half the runs
-        "merge_per_partial_s": statistics.mean(late),
-        "partial_bytes": statistics.mean(sizes),
+        "merge_per_partial_s": statistics.mean(late) if late else None,
+        "partial_bytes": statistics.mean(sizes) if sizes else None,
         "merged_bytes": len(pickle.dumps(whole)),
         "dispatches": doc.get("dispatches"),
         "skipped": len(skipped),
@@ -209,8 +209,9 @@ def table(results: list[dict[str, Any]]) -> str:
             lines.append(f"| {r['dispatches']:,} | {r['mode']} | | {r['failed']} | | | | |")
             continue
         rate = r["dispatches"] / r["wall_s"] / r["workers"]
-        merge = f"{1e3 * r['merge_per_partial_s']:.2f}" if "merge_per_partial_s" in r else ""
-        size = f"{r['partial_bytes'] / 1024:.0f}" if "partial_bytes" in r else ""
+        per = r.get("merge_per_partial_s")
+        merge = "" if per is None else f"{1e3 * per:.2f}"
+        size = f"{r['partial_bytes'] / 1024:.0f}" if r.get("partial_bytes") else ""
         lines.append(
             f"| {r['dispatches']:,} | {r['mode']} | {r['workers']} | {r['wall_s']:.1f} "
             f"| {rate:,.0f} | {r['peak_rss_mb']:.0f} | {merge} | {size} |"

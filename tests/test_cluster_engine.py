@@ -251,12 +251,15 @@ class TaskLog:
 
     def __init__(self, scheduler: Any) -> None:
         self.scheduler = scheduler
-        self.done: list[str] = []
+        self.done: list[str] = []  # the worker of each run's task
+        self.merged: list[str] = []  # the worker of each merge of two partials
 
     def transition(self, key: Any, start: str, finish: str, *args: Any, **kwargs: Any) -> None:
         name = key[0] if isinstance(key, tuple) else str(key)
         if finish == "memory" and name.startswith("on_worker-"):
             self.done.append(str(kwargs.get("worker")))
+        if finish == "memory" and name.startswith("_merge_pair-"):
+            self.merged.append(str(kwargs.get("worker")))
 
 
 @dataclass
@@ -293,7 +296,7 @@ def test_cluster_summary_equals_the_in_process_one(
     capsys: Cap, tmp_path: Path, cluster: Cluster
 ) -> None:
     root = ranks(tmp_path)
-    before = len(cluster.log.done)
+    before, merges = len(cluster.log.done), len(cluster.log.merged)
     rc, out, err = analyze_on(capsys, cluster, str(root), "--json")
     assert rc == 0, err
     doc = json.loads(out)
@@ -303,6 +306,8 @@ def test_cluster_summary_equals_the_in_process_one(
     assert doc == {"schema": "roofscope-cluster-summary/1", **here, "skipped": []}
     ran = cluster.log.done[before:]  # the scheduler ran one task per rank, on its workers
     assert len(ran) == RANKS and set(ran) <= set(cluster.worker_pids())
+    merged = cluster.log.merged[merges:]  # and the merges too: 8 partials, 7 merges of two
+    assert len(merged) == RANKS - 1 and set(merged) <= set(cluster.worker_pids())
 
 
 @needs_dask
@@ -569,3 +574,30 @@ def test_a_long_device_line_wraps_under_its_indent() -> None:
     lines = render_cluster_text(doc, width=60).splitlines()  # the path alone is 61 wide
     at = lines.index(f"  {source}")
     assert lines[at + 1 :] == ["    device 0: 55.5 µs of 1.1 ms"]
+
+
+@dataclass(frozen=True)
+class Node:
+    """A stand-in for a Dask future: the leaves under it and its depth of merges."""
+
+    leaves: tuple[int, ...]
+    depth: int = 0
+
+    @property
+    def client(self) -> Any:
+        return self
+
+    def submit(self, fn: Any, a: Node, b: Node, **_: Any) -> Node:
+        return Node(a.leaves + b.leaves, 1 + max(a.depth, b.depth))
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 7, 8, 9, 1000])
+def test_the_merges_on_dask_make_a_tree(n: int) -> None:
+    """Every partial in the root once; no partial merged more than ceil(log2 n) times, where
+    merging each into one as they arrive would merge the first n - 1 times."""
+    tree = engine._Tree()
+    for i in range(n):
+        tree.add(Node((i,)))
+    root = tree.root()
+    assert sorted(root.leaves) == list(range(n))
+    assert root.depth == (n - 1).bit_length()  # ceil(log2 n)

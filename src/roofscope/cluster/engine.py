@@ -8,10 +8,11 @@ once per run, and returns the partial results in the runs' order, whatever order
   state is copied.
 - **Dask** (``scheduler="tcp://HOST:PORT"``, or the path of the JSON file that ``dask
   scheduler --scheduler-file`` writes): ``distributed.Client``, one task per run; the workers
-  read the paths themselves, from a file system they share. A worker that dies is replaced
-  by Dask and its run read again elsewhere (the scheduler's ``allowed-failures``); a task
-  that raises is retried twice. A scheduler that has no worker within ``WORKER_WAIT`` is an
-  error rather than a wait without end.
+  read the paths themselves, from a file system they share, and merge the partials in
+  pairs, so that this process neither merges them all nor holds more than the result. A
+  worker that dies is replaced by Dask and its run read again elsewhere (the scheduler's
+  ``allowed-failures``); a task that raises is retried twice. A scheduler that has no
+  worker within ``WORKER_WAIT`` is an error rather than a wait without end.
 
 A run that cannot be read (the reader's one-line :class:`InputError`) stops the reduction,
 naming it, unless ``skip_unreadable``: then it is left out and returned as a :class:`Skipped`.
@@ -28,7 +29,7 @@ import os
 from collections.abc import Callable, Generator, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures import as_completed as local_completed
-from contextlib import closing
+from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -83,6 +84,13 @@ class _Mismatch:
     found: str | None  # its version; None: not installed
 
 
+@dataclass(frozen=True)
+class _Remote:
+    """A partial held by a Dask worker: its future."""
+
+    future: Any
+
+
 Outcome = Partial | _Failed | _Unseen | _Mismatch
 
 
@@ -106,12 +114,12 @@ def partials(
     todo = [list(run) for run in runs]
     found: dict[int, Partial] = {}
     skipped: dict[int, Skipped] = {}
-    with closing(_outcomes(todo, jobs, scheduler, fmt)) as outcomes:
+    with _session(scheduler) as client, closing(_outcomes(todo, jobs, client, fmt)) as outcomes:
         for i, got in _checked(outcomes, todo, skip_unreadable, progress):
             if isinstance(got, Skipped):
                 skipped[i] = got
             else:
-                found[i] = got
+                found[i] = _result(got.future, todo[i]) if isinstance(got, _Remote) else got
     return [found[i] for i in sorted(found)], [skipped[i] for i in sorted(skipped)]
 
 
@@ -125,30 +133,78 @@ def merged(
     fmt: str | None = None,
 ) -> tuple[Partial | None, list[Skipped]]:
     """The runs' partials merged as each arrives (None when no run was read) and the runs
-    skipped: this process holds one merged partial and the one that just
-    arrived, never all of them. Merging is commutative and associative, so the order in which
-    the runs end does not change the result (``cluster/partial.py``)."""
+    skipped: this process holds one merged partial and the one that just arrived, never all
+    of them; on Dask the workers merge them in pairs (``_Tree``) and this process fetches
+    the one result. Merging is commutative and associative, so the order in which the runs
+    end does not change the result (``cluster/partial.py``)."""
     todo = [list(run) for run in runs]
     whole: Partial | None = None
+    tree = _Tree()
     skipped = {}
-    with closing(_outcomes(todo, jobs, scheduler, fmt)) as outcomes:
+    with _session(scheduler) as client, closing(_outcomes(todo, jobs, client, fmt)) as outcomes:
         for i, got in _checked(outcomes, todo, skip_unreadable, progress):
             if isinstance(got, Skipped):
                 skipped[i] = got
+            elif isinstance(got, _Remote):
+                tree.add(got.future)
             else:
                 whole = got if whole is None else merge([whole, got])
+        if tree.levels:  # on Dask: the last merges, and the one partial fetched
+            whole = _result(tree.root(), ["the merged partials"])
     return whole, [skipped[i] for i in sorted(skipped)]
 
 
+class _Tree:
+    """The partials of a Dask run merged on the workers, as a binary counter merges: two of
+    one level make one of the next, so merges of disjoint pairs run at once on different
+    workers and no partial is merged more than log2(runs) times. The client holds futures
+    only; a worker lost with a merged partial has it made again from its lineage."""
+
+    def __init__(self) -> None:
+        self.levels: dict[int, Any] = {}  # level: the one future waiting for its pair
+
+    def add(self, future: Any, level: int = 0) -> None:
+        while level in self.levels:
+            future = _merge_on_worker(self.levels.pop(level), future)
+            level += 1
+        self.levels[level] = future
+
+    def root(self) -> Any:
+        """One future for every partial added (the levels left, merged)."""
+        futures = [self.levels[k] for k in sorted(self.levels)]
+        root = futures[0]
+        for f in futures[1:]:
+            root = _merge_on_worker(root, f)
+        return root
+
+
+def _merge_on_worker(a: Any, b: Any) -> Any:
+    return a.client.submit(_merge_pair, a, b, **TASK)
+
+
+def _merge_pair(a: Partial, b: Partial) -> Partial:
+    return merge([a, b])
+
+
+@contextmanager
+def _session(scheduler: str | None) -> Iterator[Client | None]:
+    """The Dask client the runs go to, its workers checked; None off Dask."""
+    if not scheduler or scheduler == LOCAL:
+        yield None
+        return
+    with connect(scheduler) as client:
+        check_workers(client)
+        yield client
+
+
 def _outcomes(
-    todo: list[list[str]], jobs: int | None, scheduler: str | None, fmt: str | None
+    todo: list[list[str]], jobs: int | None, client: Client | None, fmt: str | None
 ) -> Generator[tuple[int, Any], None, None]:
-    """(index of the run, its outcome), as each run ends, on the engine the options name."""
-    if scheduler and scheduler != LOCAL:
-        with connect(scheduler) as client:
-            check_workers(client)
-            with closing(_on_dask(client, todo, fmt)) as done:
-                yield from done
+    """(index of the run, its outcome), as each run ends: on Dask when ``client`` is given,
+    else in this process or on local worker processes."""
+    if client is not None:
+        with closing(_on_dask(client, todo, fmt)) as done:
+            yield from done
         return
     workers = min(default_jobs() if jobs is None else jobs, len(todo))
     if workers < 2:
@@ -254,16 +310,26 @@ def _on_dask(
     are where the shared file system mounts them on every machine."""
     from distributed import as_completed
 
-    futures = [
-        client.submit(on_worker, reduce_run, _absolute(run), fmt, __version__, **TASK)
-        for run in runs
-    ]
-    index = {f.key: i for i, f in enumerate(futures)}
+    futures = {
+        i: client.submit(on_worker, reduce_run, _absolute(run), fmt, __version__, **TASK)
+        for i, run in enumerate(runs)
+    }
+    kinds = {client.submit(_kind, f, pure=False): i for i, f in futures.items()}
+    index = {f.key: i for f, i in kinds.items()}
     try:
-        for future in as_completed(futures, loop=client.loop):
-            yield index[future.key], _result(future, runs[index[future.key]])
+        for kind in as_completed(list(kinds), loop=client.loop):
+            i = index[kind.key]
+            found = _result(kind, runs[i])
+            future = futures.pop(i)  # from here on the merges hold it, while they need it
+            yield i, _Remote(future) if found is None else found
     finally:
-        client.cancel(futures)
+        client.cancel(list(futures.values()))
+
+
+def _kind(outcome: Outcome) -> Outcome | None:
+    """On the worker: None for a partial (it stays there, to be merged there), else the
+    outcome (a few bytes) for the client to check."""
+    return None if isinstance(outcome, Partial) else outcome
 
 
 def _absolute(run: list[str]) -> list[str]:
@@ -288,9 +354,9 @@ def _checked(
     runs: list[list[str]],
     skip_unreadable: bool,
     progress: Progress | None,
-) -> Iterator[tuple[int, Partial | Skipped]]:
-    """Each run's partial, or its Skipped, as it ends; raises at the first run that cannot be
-    read or seen (unless runs that cannot be read are skipped)."""
+) -> Iterator[tuple[int, Partial | _Remote | Skipped]]:
+    """Each run's partial (on Dask: where it is), or its Skipped, as it ends; raises at the
+    first run that cannot be read or seen (unless runs that cannot be read are skipped)."""
     for done, (i, outcome) in enumerate(outcomes, 1):
         if isinstance(outcome, _Mismatch):
             raise _version_error(outcome.worker, outcome.found)
