@@ -80,6 +80,8 @@ def test_analyze_json_loads_no_renderer_it_does_not_use() -> None:
     other_readers = {"kineto", "nsys_sqlite", "nsys_csv", "ncu_csv", "rocpd", "rocprof_compute"}
     assert {m for m in modules if m.split(".")[-1] in other_readers} == set()
     assert "cxxfilt" not in modules  # no mangled name in it: the demangler stays unloaded
+    # one process reads one profile and compares nothing
+    assert _loaded(modules, {"multiprocessing", "concurrent", "roofscope.verify"}) == set()
 
 
 def test_analyze_text_loads_no_chart_or_html() -> None:

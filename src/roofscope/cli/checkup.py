@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from roofscope.analysis.timeline import DEFAULT_GAP_NS
 from roofscope.analysis.work.spec import Rule, parse_inline, read_work_file
@@ -25,7 +26,9 @@ from roofscope.model.selection import EVERYTHING, EmptySelection, Selection, req
 from roofscope.readers.load import load
 from roofscope.readers.sniff import size_if_file
 from roofscope.report import DEFAULTS, Report, RooflineOptions, analyse
-from roofscope.verify.compare import Comparison, Run, compare, run_of
+
+if TYPE_CHECKING:
+    from roofscope.verify.compare import Comparison, Run
 
 PROGRESS_BYTES = 64 << 20
 
@@ -146,6 +149,8 @@ def compare_sides(
 ) -> Compared:
     """Each run (path) of each side checked up by ``check`` (default ``check_up``), on its
     side's GPU (``side_gpus``), then compared; labelled by each side's first path."""
+    from roofscope.verify.compare import compare, run_of  # analyze never compares
+
     check = check or (lambda paths, s, label: check_up(paths, s, label=label))
     read: list[str] = []
     sides = []

@@ -16,10 +16,8 @@ batch's tables, which a Profile would hold anyway.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -92,6 +90,9 @@ def read_parallel(
     batches: Sequence[Sequence[Planned]], jobs: int, read: Callable[[Sequence[Planned]], Profile]
 ) -> Iterator[Shard]:
     """Each batch read by ``read`` in a worker and exported, yielded in order."""
+    import multiprocessing  # with the pool: a profile read in one process loads neither
+    from concurrent.futures import ProcessPoolExecutor
+
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(["roofscope.readers.load"])
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
