@@ -436,3 +436,23 @@ def test_work_rules_over_the_launch_shapes_as_analyze(
     assert lap["work_source"] == f"{work} [[kernel]] #1"
     test = next(k for name, k in kernels.items() if name.startswith("void test_function"))
     assert (test["flops"], test["bytes"]) == (1e9, {"hbm": 2e9})  # per = "total": as given
+
+
+def test_a_counter_run_beside_a_trace_is_named_not_left_out_silently(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Two ranks of the laplacian trace, each with its rocprof --pmc pass beside it: analyze
+    places the four kernels with the pass's counters scaled onto the trace; the cluster summary
+    does not reduce counter runs, and says so once per run in a warning."""
+    folder = PMC.parent
+    for r in range(2):
+        (tmp_path / f"rank{r}").mkdir()
+        for name in ("results.csv", PMC.name):
+            (tmp_path / f"rank{r}" / name).write_bytes((folder / name).read_bytes())
+    doc = run_json(capsys, str(tmp_path))
+    sources = {k["roofline"]["work_source"] for k in doc["kernels"] if k["roofline"]}
+    assert sources == {"counters (counter run)"} and len(doc["kernels"]) == 4
+    got = run_json(capsys, str(tmp_path), "--scheduler", "local", "--jobs", "1")
+    assert got["roofline"]["kernels"] == []
+    warned = {w["code"]: w for w in got["warnings"]}["counter-run-left-out"]
+    assert warned["count"] == 2 and "analyze a run without --scheduler" in warned["message"]

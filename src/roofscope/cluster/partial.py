@@ -28,7 +28,7 @@ from roofscope.cluster.counters import CounterPart, merged, reduce_counters
 from roofscope.cluster.summary import summary
 from roofscope.errors import InputError
 from roofscope.model.access import Relation, copies, named, query
-from roofscope.model.profile import Profile, RunInfo
+from roofscope.model.profile import Profile, RunInfo, Warning
 from roofscope.model.schema import Role
 from roofscope.model.selection import EVERYTHING, dispatches
 from roofscope.readers.load import load
@@ -121,7 +121,7 @@ def _reduce(profile: Profile, paths: tuple[str, ...]) -> Partial:
         )
     srcs = _sources(profile)
     warnings: dict[str, tuple[int, str]] = {}
-    for w in profile.warnings:
+    for w in [*profile.warnings, *_left_out(profile)]:
         count, message = warnings.get(w.code, (0, w.message))
         warnings[w.code] = (count + w.count, min(message, w.message))
     return Partial(
@@ -136,6 +136,19 @@ def _reduce(profile: Profile, paths: tuple[str, ...]) -> Partial:
         shapes=records.shapes_part(profile),
         busy=records.busy_part(profile),
     )
+
+
+COUNTER_RUN_LEFT_OUT = (
+    "counter runs beside a trace (a rocprof --pmc pass) are not reduced: analyze scales "
+    "their counters onto the trace's calls for the roofline, the cluster summary leaves "
+    "those kernels off it; analyze a run without --scheduler for its roofline"
+)
+
+
+def _left_out(profile: Profile) -> list[Warning]:
+    """What the partial does not hold that ``analyze`` would use: counter runs (counted)."""
+    runs = len(profile.sources(Role.COUNTER_RUN))
+    return [Warning("counter-run-left-out", COUNTER_RUN_LEFT_OUT, runs)] if runs else []
 
 
 _DURATIONS = """SELECT kernel, raw_name, end_ns - start_ns AS dur FROM d

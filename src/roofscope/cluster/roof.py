@@ -14,8 +14,9 @@ evaluated over each kernel's launch shapes and their dispatch counts (``records.
 is what ``analysis.work.assign`` evaluates them over. The placing itself is
 ``analysis.roofline.roofline``.
 
-Left out against ``analyze``: counter runs scaled onto a trace, and the limiter's correction
-of a bandwidth-placed kernel's bound (it needs the per-kernel metrics).
+Left out against ``analyze``: counter runs scaled onto a trace (each run that has one says
+so in a ``counter-run-left-out`` warning, ``partial.py``), and the limiter's correction of a
+bandwidth-placed kernel's bound (it needs the per-kernel metrics).
 """
 
 from __future__ import annotations
