@@ -135,3 +135,16 @@ def test_names_normalise_across_tools() -> None:
         "double, double)"
     )
     assert normalise("_Zbroken") == "_Zbroken"
+
+
+def test_std_of_long_kernels_is_exact(tmp_path: Path) -> None:
+    """Three 1 s dispatches of 1,000,000,001, ...002 and ...003 ns: the sample standard
+    deviation is exactly 1 ns (statistics.stdev agrees). Their squares sum to 3.0e18, above
+    2^53, where a float sum of squares keeps no unit digit and (Σx² - n·mean²) cancels to
+    rounding noise; the sums of integer durations are integers, so the variance is too."""
+    begins = [0, 2_000_000_000, 4_000_000_000]
+    rows = [("long(int)", 0, b, b + 1_000_000_001 + i) for i, b in enumerate(begins)]
+    profile = load([str(write_trace(tmp_path / "results.csv", rows))])
+    (k,) = hotspots(profile).kernels
+    assert statistics.stdev([1_000_000_001, 1_000_000_002, 1_000_000_003]) == 1.0
+    assert k.std_ns == 1.0

@@ -94,7 +94,7 @@ def _stats(
     mean = p.total / p.timed if p.total is not None and p.timed else None
     std = None
     if p.sumsq is not None and mean is not None and p.timed > 1:
-        std = math.sqrt(max(0.0, (p.sumsq - p.timed * mean * mean) / (p.timed - 1)))
+        std = _std(p.timed, p.total, p.sumsq, mean)
     return KernelStats(
         kernel,
         p.raw,
@@ -113,13 +113,24 @@ def _stats(
     )
 
 
+def _std(n: int, total: float | None, sumsq: float, mean: float) -> float:
+    """The sample standard deviation of ``n`` values from their sum and sum of squares. Of
+    integer durations (dispatches: both sums exact integers) it is computed in integers,
+    (n·Σx² - (Σx)²) / (n(n-1)), so neither rounding nor the order of a parallel sum moves it
+    (Σx² of 1 s kernels is above 2^53, where a float sum drops the variance); of a summary's
+    float moments, as before."""
+    if isinstance(total, int) and isinstance(sumsq, int):
+        return math.sqrt(max(0, n * sumsq - total * total) / (n * (n - 1)))
+    return math.sqrt(max(0.0, (sumsq - n * mean * mean) / (n - 1)))
+
+
 def _from_dispatches(profile: Profile, selection: Selection) -> list[tuple[str, Aggregate]]:
     selected = dispatches(profile, selection)
     rows = query(
         profile,
         selected,
         """SELECT k.kid, count(*), count(dur), sum(dur), min(dur), max(dur),
-               sum(dur::DOUBLE * dur), median(dur), arg_min(dur, start_ns)
+               sum(dur::HUGEINT * dur), median(dur), arg_min(dur, start_ns)
         FROM (SELECT name_id, start_ns, end_ns - start_ns AS dur FROM d
               WHERE end_ns IS NULL OR start_ns IS NULL OR end_ns >= start_ns) x
         JOIN (SELECT name_id, dense_rank() OVER (ORDER BY kernel) AS kid FROM n) k
@@ -153,7 +164,7 @@ def _from_dispatches(profile: Profile, selection: Selection) -> list[tuple[str, 
                     int(total) if timed_ok else None,
                     lo if timed_ok else None,
                     hi if timed_ok else None,
-                    float(sumsq) if timed_ok else None,
+                    int(sumsq) if timed_ok else None,
                     median if timed_ok else None,
                     tuple(raws),
                     first if timed_ok else None,
