@@ -1,7 +1,7 @@
 """``cluster_summary``: ``roofscope analyze PATHS --scheduler ADDR`` from Python. Each run
 (rank) is reduced on the Dask cluster and the partials merged; the summary has kernels,
-devices, ranks and the roofline from the summed counters, not the dispatch rows, so no
-metrics, findings or charts (a ``Report``)."""
+devices, ranks, the roofline from the summed counters and the findings, not the dispatch
+rows, so no counter metrics or HTML (a ``Report``)."""
 
 from __future__ import annotations
 

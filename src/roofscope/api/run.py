@@ -47,12 +47,11 @@ def analyze(
     merge. ``work``: ``NAME=FLOPS:BYTES[@DTYPE]`` rules or work files (TOML), one or many.
 
     ``scheduler`` is refused: the cluster summary (``analyze --scheduler``) has no dispatch
-    rows, so none of a Report's metrics, findings or charts; ``roofscope.cluster_summary``
-    gives it."""
+    rows, so no Report's counter metrics; ``roofscope.cluster_summary`` gives it."""
     if scheduler is not None:
         raise UsageError(
-            f"scheduler={scheduler!r}: the cluster summary has kernels, devices, ranks and a "
-            "roofline but no metrics, findings or charts, so it is no Report; call "
+            f"scheduler={scheduler!r}: the cluster summary has kernels, devices, ranks, a "
+            "roofline and findings but no counter metrics, so it is no Report; call "
             "roofscope.cluster_summary(*paths, scheduler=...) for it, or drop scheduler="
         )
     options = _options(

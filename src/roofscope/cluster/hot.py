@@ -30,6 +30,7 @@ def hotspots_of(p: Partial) -> Hotspots:
                     sumsq=k.sumsq_ns2,
                     median=k.durations.quantile(0.5),
                     raw=k.raw_names,
+                    first=None if k.first is None else k.first[1],
                 ),
             )
             for name, k in p.kernels.items()

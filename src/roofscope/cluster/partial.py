@@ -22,12 +22,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import reduce
 
+from roofscope.analysis.input_wait import loader_idle_ns
 from roofscope.analysis.timeline import timed_dispatches, timeline
 from roofscope.cluster import records, sketch
 from roofscope.cluster.counters import CounterPart, merged, reduce_counters
 from roofscope.cluster.summary import summary
+from roofscope.diagnosis.diagnose import short_dispatches
+from roofscope.diagnosis.evidence import KernelFacts, counter_collected, kernel_facts
 from roofscope.errors import InputError
-from roofscope.model.access import Relation, copies, named, query
+from roofscope.model.access import Relation, copies, has_counters, named, query
 from roofscope.model.profile import Profile, RunInfo, Warning
 from roofscope.model.schema import Role
 from roofscope.model.selection import EVERYTHING, dispatches
@@ -46,6 +49,8 @@ class KernelPart:
     max_ns: int | None
     raw_names: tuple[str, ...]
     durations: sketch.Durations
+    # the first timed dispatch by Begin: (Begin, duration), as analysis.hotspots' first_ns
+    first: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -98,6 +103,12 @@ class Partial:
     activity: dict[records.ActivityKey, records.ActivityPart] = field(default_factory=dict)
     shapes: dict[str, dict[records.Shape, int]] = field(default_factory=dict)
     busy: records.BusyBins = field(default_factory=records.BusyBins)
+    # what the diagnosis reads beyond these (diagnosis.evidence.ProgramView)
+    short: int = 0  # dispatches under diagnosis.rules.SHORT_NS
+    loader_idle_ns: int | None = None  # idle inside data-loader steps; None: no such steps
+    counter_formats: tuple[str, ...] = ()  # of the timeline's files whose dispatches carry counters
+    has_counters: bool = False  # counters anywhere, counter runs too (model.access.has_counters)
+    facts: dict[str, KernelFacts] = field(default_factory=dict)  # counter coverage, by kernel
 
 
 def reduce_run(paths: list[str], fmt: str | None = None) -> Partial:
@@ -120,12 +131,14 @@ def _reduce(profile: Profile, paths: tuple[str, ...]) -> Partial:
             "(rocprofv3 --kernel-trace, rocprof --hip-trace)",
         )
     srcs = _sources(profile)
+    timed = any(s.span is not None for s in srcs)  # the check-up's timeline exists
     warnings: dict[str, tuple[int, str]] = {}
     for w in [*profile.warnings, *_left_out(profile)]:
         count, message = warnings.get(w.code, (0, w.message))
         warnings[w.code] = (count + w.count, min(message, w.message))
+    kernels = _kernels(profile)
     return Partial(
-        kernels=_kernels(profile),
+        kernels=kernels,
         devices=_devices(profile),
         sources=tuple(sorted(srcs, key=lambda s: s.path)),
         copies=_copies(profile),
@@ -135,7 +148,26 @@ def _reduce(profile: Profile, paths: tuple[str, ...]) -> Partial:
         activity=records.activity_part(profile),
         shapes=records.shapes_part(profile),
         busy=records.busy_part(profile),
+        short=short_dispatches(profile, EVERYTHING),
+        loader_idle_ns=loader_idle_ns(profile),
+        counter_formats=_counter_formats(profile) if timed else (),
+        has_counters=has_counters(profile),
+        facts=_facts(profile, list(kernels)),
     )
+
+
+def _facts(profile: Profile, kernels: list[str]) -> dict[str, KernelFacts]:
+    """The counter coverage of each kernel that has some (``evidence.kernel_facts``); the
+    summary figures are left out, as a run of summaries is refused."""
+    if not has_counters(profile):
+        return {}
+    found = kernel_facts(profile, kernels)
+    return {k: f for k, f in sorted(found.items()) if f != KernelFacts()}
+
+
+def _counter_formats(profile: Profile) -> tuple[str, ...]:
+    found = counter_collected(profile)
+    return tuple(found.split(", ")) if found else ()
 
 
 COUNTER_RUN_LEFT_OUT = (
@@ -151,7 +183,7 @@ def _left_out(profile: Profile) -> list[Warning]:
     return [Warning("counter-run-left-out", COUNTER_RUN_LEFT_OUT, runs)] if runs else []
 
 
-_DURATIONS = """SELECT kernel, raw_name, end_ns - start_ns AS dur FROM d
+_DURATIONS = """SELECT kernel, raw_name, start_ns, end_ns - start_ns AS dur FROM d
     WHERE end_ns IS NULL OR start_ns IS NULL OR end_ns >= start_ns"""  # as analysis.hotspots
 _TIMED = f"SELECT kernel, dur FROM ({_DURATIONS}) x WHERE dur IS NOT NULL"
 _SMALL = f"SELECT kernel FROM ({_TIMED}) y GROUP BY kernel HAVING count(*) <= {sketch.EXACT_LIMIT}"
@@ -164,12 +196,13 @@ def _kernels(profile: Profile) -> dict[str, KernelPart]:
         rel,
         f"""SELECT kernel, count(*), count(dur), coalesce(sum(dur), 0),
         coalesce(sum(dur::HUGEINT * dur), 0), min(dur), max(dur),
-        list(DISTINCT raw_name ORDER BY raw_name)
+        list(DISTINCT raw_name ORDER BY raw_name), min(start_ns) FILTER (dur IS NOT NULL),
+        arg_min(dur, (start_ns, dur)) FILTER (dur IS NOT NULL)
         FROM ({_DURATIONS}) x GROUP BY kernel""",
     ).fetchall()
     durations = _durations(profile, rel)
     out = {}
-    for kernel, calls, timed, total, sumsq, lo, hi, raws in rows:
+    for kernel, calls, timed, total, sumsq, lo, hi, raws, start, first in rows:
         name = str(kernel)
         out[name] = KernelPart(
             int(calls),
@@ -180,6 +213,7 @@ def _kernels(profile: Profile) -> dict[str, KernelPart]:
             None if hi is None else int(hi),
             tuple(str(r) for r in raws),
             durations.get(name, sketch.EMPTY),
+            None if start is None or first is None else (int(start), int(first)),
         )
     return dict(sorted(out.items()))
 
@@ -310,7 +344,29 @@ def _merge_two(a: Partial, b: Partial) -> Partial:
         activity=records.merged_activity(a.activity, b.activity),
         shapes=records.merged_shapes(a.shapes, b.shapes),
         busy=records.merged_busy(a.busy, b.busy),
+        short=a.short + b.short,
+        loader_idle_ns=_sum_known(a.loader_idle_ns, b.loader_idle_ns),
+        counter_formats=tuple(sorted({*a.counter_formats, *b.counter_formats})),
+        has_counters=a.has_counters or b.has_counters,
+        facts=_facts_merged(a.facts, b.facts),
     )
+
+
+def _facts_merged(a: dict[str, KernelFacts], b: dict[str, KernelFacts]) -> dict[str, KernelFacts]:
+    out = dict(a)
+    for kernel, f in b.items():
+        g = out.get(kernel, KernelFacts())
+        out[kernel] = KernelFacts(
+            g.counter_rows + f.counter_rows,
+            g.activity_counters + f.activity_counters,
+            g.nonzero_activity + f.nonzero_activity,
+            _sum_known(g.counter_run_calls, f.counter_run_calls),
+        )
+    return dict(sorted(out.items()))
+
+
+def _sum_known(a: int | None, b: int | None) -> int | None:
+    return a if b is None else b if a is None else a + b
 
 
 def _kernel_merged(a: KernelPart, b: KernelPart) -> KernelPart:
@@ -325,4 +381,5 @@ def _kernel_merged(a: KernelPart, b: KernelPart) -> KernelPart:
         max(his) if his else None,
         tuple(sorted({*a.raw_names, *b.raw_names})),
         sketch.merged(a.durations, b.durations),
+        min((f for f in (a.first, b.first) if f is not None), default=None),
     )

@@ -144,10 +144,9 @@ def cluster_roofline(
     return ClusterRoofline(choice, result, problem, doubt)
 
 
-def roofline_doc(p: Partial, hot: Hotspots, roof: RooflineOptions = DEFAULTS) -> dict[str, Any]:
+def roofline_doc(p: Partial, found: ClusterRoofline) -> dict[str, Any]:
     """The ``roofline`` section of the summary: the device, its ceilings, and each kernel with
-    counter work as ``analyze --json`` places it (SI units)."""
-    found = cluster_roofline(p, hot, roof)
+    work as ``analyze --json`` places it (SI units); ``found``: ``cluster_roofline(p, ...)``."""
     c, r = found.choice, found.result
     return {
         "device": {

@@ -16,12 +16,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from roofscope.analysis.hotspots import Hotspots, KernelStats
-from roofscope.analysis.ranks import rank_order, spread_view
 from roofscope.cluster import sketch
+from roofscope.cluster.diagnosis import cluster_findings
 from roofscope.cluster.hot import hotspots_of
+from roofscope.cluster.ranks import job_of, rank_view_of
 from roofscope.cluster.records import ORIGINS, SHAPE_COLUMNS
-from roofscope.cluster.roof import counters_doc, roofline_doc
-from roofscope.readers.runs import RunSource, job_evidence
+from roofscope.cluster.roof import cluster_roofline, counters_doc, roofline_doc
+from roofscope.render.json import finding_dict
 from roofscope.report import DEFAULTS, RooflineOptions
 
 if TYPE_CHECKING:
@@ -32,6 +33,7 @@ def summary(p: Partial, roof: RooflineOptions = DEFAULTS) -> dict[str, Any]:
     """The summary of the runs merged in ``p``; ``roof``: the user's ``--gpu`` and ceilings
     for its roofline (``roof.py``)."""
     hot = hotspots_of(p)
+    found = cluster_roofline(p, hot, roof)
     return {
         "sketch": {
             "exact_up_to": sketch.EXACT_LIMIT,
@@ -44,14 +46,15 @@ def summary(p: Partial, roof: RooflineOptions = DEFAULTS) -> dict[str, Any]:
         "runs": {
             "read": [list(r.paths) for r in p.runs],
             "sources": [s.path for s in p.sources],
-            "job": _job(p),
+            "job": job_of(p),
         },
         "warnings": [
             {"code": code, "count": n, "message": message}
             for code, (n, message) in p.warnings.items()
         ],
         "counters": counters_doc(p.counters),
-        "roofline": roofline_doc(p, hot, roof),
+        "roofline": roofline_doc(p, found),
+        "findings": [finding_dict(f) for f in cluster_findings(p, hot, found)],
         "activity": _activity(p),
         "launch_shapes": {
             kernel: [
@@ -157,27 +160,11 @@ def _devices(p: Partial) -> dict[str, Any]:
     }
 
 
-def _job(p: Partial) -> str | None:
-    found = [RunSource(s.path, s.rank, s.pid, s.span) for s in p.sources]
-    return job_evidence(found) if len(found) > 1 else None
-
-
 def _ranks(p: Partial) -> dict[str, Any] | None:
-    """As ``analysis.ranks.rank_view``: None for one source, several formats, or sources that
-    are not ranks of one job."""
-    srcs = p.sources
-    if len(srcs) < 2 or len({s.format for s in srcs}) > 1 or _job(p) is None:
+    """As ``analyze --json``'s ``ranks`` (``cluster.ranks``)."""
+    view = rank_view_of(p)
+    if view is None:
         return None
-    order, numbers = rank_order(
-        [s.rank for s in srcs], [s.timed_pid for s in srcs], [s.path for s in srcs]
-    )
-    ordered = [srcs[i] for i in order]
-    per_kernel: dict[str, list[float]] = {}
-    for r, s in enumerate(ordered):
-        for kernel, total in s.kernel_ns.items():
-            per_kernel.setdefault(kernel, [0.0] * len(ordered))[r] = float(total)
-    labels = tuple(f"{s.path} (pid {'-' if s.timed_pid is None else s.timed_pid})" for s in ordered)
-    view = spread_view(per_kernel, numbers, labels)
     return {
         "ranks": list(view.ranks),
         "labels": list(view.labels),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from roofscope.analysis.hotspots import Hotspots, KernelStats
@@ -51,21 +52,36 @@ def diagnose(given: Inputs) -> list[Finding]:
     """Validity checks, then kernel rules, per studied kernel; then the program rules
     (diagnosis/registry.py), ranked by what fixing them could save."""
     roofs = {k.name: k for k in given.roof.kernels}
-    studied = [k for k in given.hot.kernels if k.hot or k.name in roofs]  # or on the roofline
+    studied = studied_kernels(given.hot, given.roof)
     facts = kernel_facts(given.profile, [k.name for k in studied])
     has_counters = has_counters_in(given.profile)
+    views = [
+        _kernel_view(given, k, roofs.get(k.name), facts.get(k.name, KernelFacts()), has_counters)
+        for k in studied
+    ]
+    return judged(views, _program_view(given, has_counters), given.roof)
+
+
+def studied_kernels(hot: Hotspots, roof: Roofline) -> list[KernelStats]:
+    """The kernels the diagnosis looks at: the hot ones, and those on the roofline."""
+    on_roof = {k.name for k in roof.kernels}
+    return [k for k in hot.kernels if k.hot or k.name in on_roof]
+
+
+def judged(views: Sequence[KernelView], program: ProgramView, roof: Roofline) -> list[Finding]:
+    """The registry's checks and rules on each kernel's view, then on the program's, ranked
+    by what fixing them could save. A kernel's verdicts are left out when a validity
+    finding that is no caveat says its numbers are wrong."""
     rules = registry.RULES  # read at each call: code outside roofscope may add rules
     findings: list[Finding] = []
-    for stats in studied:
-        known = facts.get(stats.name, KernelFacts())
-        view = _kernel_view(given, stats, roofs.get(stats.name), known, has_counters)
+    for view in views:
         problems = run(rules.validity, view)
         findings += problems
         if any(p.rule not in CAVEATS for p in problems):
             continue
         verdicts = run(rules.kernel, view)
-        findings += temper_kernel(verdicts, view.roof, given.roof, stats.calls)
-    findings += run(rules.program, _program_view(given, has_counters))
+        findings += temper_kernel(verdicts, view.roof, roof, view.stats.calls)
+    findings += run(rules.program, program)
     return ranked(findings)
 
 
@@ -105,13 +121,13 @@ def _program_view(given: Inputs, has_counters: bool) -> ProgramView:
         counter_run=counter_collected(profile) if t else None,
         loader_idle_ns=loader_idle_ns(profile, selection) if t else None,
         communication_ns=sum(k.total_ns or 0 for k in hot.kernels if k.communication),
-        short_dispatches=_short_dispatches(profile, selection) + from_summary,
+        short_dispatches=short_dispatches(profile, selection) + from_summary,
         short_from_summary=from_summary,
         ranks=given.ranks,
     )
 
 
-def _short_dispatches(profile: Profile, selection: Selection) -> int:
+def short_dispatches(profile: Profile, selection: Selection) -> int:
     short = dispatches(profile, selection).filter(
         f"end_ns >= start_ns AND end_ns - start_ns < {SHORT_NS}"
     )

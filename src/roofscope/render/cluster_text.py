@@ -1,6 +1,7 @@
 """The terminal view of a cluster summary (``analyze --scheduler``): runs read and skipped, the
 top kernels, the devices' busy time, the API calls and copies, the straggler, the kernels on
-the roofline (where their counters give work), the warnings.
+the roofline (where their counters give work), the findings as the check-up shows them, the
+warnings.
 
 It formats the summary document (``cluster.partial.summary`` plus the engine's ``skipped``)
 as it is; a field the document leaves out shows as ``-``.
@@ -15,8 +16,9 @@ from rich.console import Console
 from rich.table import Table
 
 from roofscope import __version__
+from roofscope.diagnosis.findings import Finding
 from roofscope.render.columns import NameCell, fitted_table, text_console
-from roofscope.render.findings_text import wrapped
+from roofscope.render.findings_text import findings_section, wrapped
 from roofscope.render.names import short_name
 from roofscope.render.numbers import cell, column_unit, duration, number, pct, si
 
@@ -37,10 +39,22 @@ def render_cluster_text(
     _activity(console, list(doc.get("activity") or []))
     _straggler(console, doc.get("ranks"))
     _roofline(console, doc.get("roofline"), top)
+    if "findings" in doc:
+        findings_section(console, [_finding(f) for f in doc["findings"]], top)
     for w in doc.get("warnings") or []:
         text = f"[{w['code']}] {w['message']}" if isinstance(w, dict) else str(w)
         wrapped(console, f"! {text}", "", "  ", style="yellow")
     return buf.getvalue()
+
+
+def _finding(f: Doc) -> Finding:
+    """A finding of the document (``render.json.finding_dict``) as the check-up's view takes
+    it."""
+    return Finding(
+        f["rule"], f["kernel"], f["kind"], f["severity"], f["summary"], f["prescription"],
+        dict(f.get("evidence") or {}), dict(f.get("thresholds") or {}), f.get("gain_share"),
+        f.get("formula"),
+    )  # fmt: skip
 
 
 def _header(console: Console, doc: Doc) -> None:

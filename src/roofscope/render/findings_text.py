@@ -4,26 +4,27 @@ from __future__ import annotations
 
 import re
 import textwrap
+from collections.abc import Sequence
 
 from rich.console import Console
 from rich.text import Text
 
 from roofscope.diagnosis.findings import Finding
 from roofscope.render.names import fit, short_names
-from roofscope.report import Report
 
 _GLUE = re.compile(r"(?<=\d) (?=[^\s\d(\[·→-])")
 STYLE = {"high": "bold red", "medium": "yellow", "low": "dim"}
 
 
-def findings_section(console: Console, report: Report, top: int) -> None:
-    if not report.findings:
+def findings_section(console: Console, findings: Sequence[Finding], top: int) -> None:
+    """The findings, ranked: validity first, then by what fixing them could save."""
+    if not findings:
         console.print("Findings: none (no hot kernel is far below or near its roof, or no work).")
         return
     console.print(
         Text("Findings (validity first, then by what fixing it could save):", style="bold")
     )
-    shown = _grouped(list(report.findings))
+    shown = _grouped(list(findings))
     labels = _labels([f for f, _ in shown[:top]])
     for i, (f, others) in enumerate(shown[:top], start=1):
         alike = f" and {others} more kernel(s) alike" if others else ""

@@ -102,7 +102,7 @@ def to_dict(report: Report) -> dict[str, Any]:
         },
         "barriers": _barriers(report.barriers),
         "ranks": _ranks(report.ranks),
-        "findings": [_finding(f) for f in report.findings],
+        "findings": [finding_dict(f) for f in report.findings],
         "warnings": [
             {"code": w.code, "message": w.message, "count": w.count} for w in report.warnings
         ],
@@ -315,7 +315,7 @@ def _ranks(view: RankView | None) -> dict[str, Any] | None:
     }
 
 
-def _finding(f: Finding) -> dict[str, Any]:
+def finding_dict(f: Finding) -> dict[str, Any]:
     return {
         "rule": f.rule,
         "kernel": f.kernel,
