@@ -70,8 +70,7 @@ def run_name_ids(profile: Profile, kernels: Sequence[str]) -> dict[str, list[int
     if not runs:
         return {}
     ids = kernel_name_ids(profile)
-    recorded = named(profile, dispatches(profile, sources=runs)).project("kernel").distinct()
-    in_runs = {str(k) for (k,) in recorded.fetchall()}
+    in_runs = profile.derived(("run_kernels",), lambda: _run_kernels(profile, runs))
     bases: dict[str, list[str]] = {}
     for kernel in kernels:
         bases.setdefault(base_name(kernel), []).append(kernel)
@@ -84,12 +83,24 @@ def run_name_ids(profile: Profile, kernels: Sequence[str]) -> dict[str, list[int
     return out
 
 
+def _run_kernels(profile: Profile, runs: Sequence[int]) -> set[str]:
+    """The kernels the counter runs recorded (once per profile: the work, the metrics and
+    the diagnosis's evidence all ask)."""
+    recorded = named(profile, dispatches(profile, sources=runs)).project("kernel").distinct()
+    return {str(k) for (k,) in recorded.fetchall()}
+
+
 def _known(w: Work) -> bool:
     """Counters that give some FLOPs or bytes (not only, say, LDS bank conflicts)."""
     return w.flops is not None or bool(w.bytes)
 
 
 def kernel_name_ids(profile: Profile) -> dict[str, list[int]]:
+    """The name ids of each kernel (normalised name), read once per profile; read-only."""
+    return profile.derived(("kernel_name_ids",), lambda: _kernel_name_ids(profile))
+
+
+def _kernel_name_ids(profile: Profile) -> dict[str, list[int]]:
     ids: dict[str, list[int]] = {}
     every = query(profile, names(profile), "SELECT name_id, kernel FROM d").fetchall()
     for name_id, kernel in every:
