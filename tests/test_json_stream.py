@@ -4,6 +4,7 @@ events decoded at once where the text allows, and errors that name the same plac
 
 from __future__ import annotations
 
+import gc
 import io
 import json
 from decimal import Decimal
@@ -13,7 +14,7 @@ import pytest
 
 from roofscope.errors import InputError
 from roofscope.readers import json_stream
-from roofscope.readers.json_stream import EventStream
+from roofscope.readers.json_stream import EventStream, paused_gc
 
 
 def tricky_events(n: int) -> list[str]:
@@ -87,3 +88,19 @@ def test_a_trace_cut_short_after_a_boundary_says_so() -> None:
     cut = text[: text.index('{"ph"', len(text) // 2) + 3]
     with pytest.raises(InputError, match="the trace was cut short"):
         stream(cut)
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_the_collector_is_paused_and_given_back(enabled: bool) -> None:
+    """Paused while the events are read, as it was after, whether they read or not."""
+    was = gc.isenabled()
+    try:
+        gc.enable() if enabled else gc.disable()
+        with paused_gc():
+            assert not gc.isenabled()
+        assert gc.isenabled() == enabled
+        with pytest.raises(InputError), paused_gc():
+            stream(document(tricky_events(3))[:-40])
+        assert gc.isenabled() == enabled
+    finally:
+        gc.enable() if was else gc.disable()

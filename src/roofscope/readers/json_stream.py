@@ -6,6 +6,7 @@ JSON breaks, or say where the file was cut short."""
 
 from __future__ import annotations
 
+import gc
 import gzip
 import io
 import json
@@ -41,6 +42,21 @@ def open_text(path: Path, *, gzipped: bool) -> Iterator[TextIO]:
         raise InputError(str(path), f"cannot be read ({exc})", "check its permissions") from None
     with io.TextIOWrapper(raw, encoding="utf-8-sig", errors="replace") as text:
         yield text
+
+
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """Python's cyclic garbage collector paused (unless it was already): the events are
+    acyclic dicts and lists, freed by their reference counts, while the collector's passes
+    over every object allocated since the last cost 60 ms of the 0.7 s analyze of the HTA
+    ns_resolution trace (68,692 events)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 class EventStream:

@@ -24,7 +24,7 @@ from roofscope.errors import InputError
 from roofscope.model.profile import Profile
 from roofscope.model.schema import Role
 from roofscope.readers.batches import Kind, column, fits, name_ids, registered
-from roofscope.readers.json_stream import EventStream, open_text
+from roofscope.readers.json_stream import EventStream, open_text, paused_gc
 from roofscope.readers.kineto_meta import (
     BEYOND,
     LOADER,
@@ -379,7 +379,8 @@ class KinetoTrace(Reader):
     def read(self, path: Path, head: Head, profile: Profile, *, role: Role) -> None:
         _create_stage(profile)
         try:
-            self._read(path, head, profile, role)
+            with paused_gc():
+                self._read(path, head, profile, role)
         finally:
             for suffix in ("", "_m", "_w"):
                 profile.con.execute(f"DROP TABLE IF EXISTS {_STAGE}{suffix}")
