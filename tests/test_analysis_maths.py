@@ -54,16 +54,25 @@ rows_strategy = st.lists(
 )
 
 
-@settings(max_examples=40, deadline=None)
-@given(rows=rows_strategy, in_order=st.booleans(), chunk=st.sampled_from([1, 3, 1 << 20]))
+@settings(max_examples=80, deadline=None)  # 40 a path, as before the sorted fetch
+@given(
+    rows=rows_strategy,
+    in_order=st.booleans(),
+    chunk=st.sampled_from([1, 3, 1 << 20]),
+    sorted_rows=st.sampled_from([0, 1 << 16]),
+)
 def test_busy_is_the_union_of_intervals(
-    tmp_path_factory: object, rows: list[Row], in_order: bool, chunk: int
+    tmp_path_factory: object, rows: list[Row], in_order: bool, chunk: int, sorted_rows: int
 ) -> None:
-    """Rows in start order are swept as they come, others after a sort; in chunks of any size."""
+    """Rows in start order are swept as they come, others after a sort; in chunks of any size;
+    or (up to SORTED_ROWS rows) all from one sorted fetch."""
     folder = tmp_path_factory.mktemp("t")  # type: ignore[attr-defined]
     written = sorted(rows, key=lambda r: r[2]) if in_order else rows
     profile = load([str(write_trace(folder / "results.csv", written))])
-    with patch("roofscope.analysis.timeline.CHUNK_ROWS", chunk):
+    with (
+        patch("roofscope.analysis.timeline.CHUNK_ROWS", chunk),
+        patch("roofscope.analysis.timeline.SORTED_ROWS", sorted_rows),
+    ):
         t = timeline(profile, gap_threshold_ns=1)
     assert t is not None
     for d in t.devices:

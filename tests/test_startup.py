@@ -101,3 +101,26 @@ def _renderers(modules: set[str]) -> set[str]:
 def test_option_default_matches_the_analysis() -> None:
     """The CLI declares the gap default without importing the analysis (numpy, DuckDB)."""
     assert DEFAULT_GAP_US * 1000 == DEFAULT_GAP_NS
+
+
+# ``python -m roofscope ARGS``, then the OpenBLAS thread setting it ran with
+BLAS_AT_EXIT = """
+import os, runpy, sys
+try:
+    runpy.run_module("roofscope", run_name="__main__", alter_sys=True)
+finally:
+    sys.stderr.write("\\nblas: " + os.environ.get("OPENBLAS_NUM_THREADS", "unset") + "\\n")
+"""
+
+
+@pytest.mark.parametrize(("given", "used"), [(None, "1"), ("3", "3")])
+def test_analyze_runs_numpy_on_one_blas_thread(given: str | None, used: str) -> None:
+    """OpenBLAS's thread per core spins at numpy's import; a user's own setting is kept."""
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    env |= {"OPENBLAS_NUM_THREADS": given} if given else {}
+    done = subprocess.run(
+        [sys.executable, "-c", BLAS_AT_EXIT, "analyze", SMALL, "--json"],
+        capture_output=True, text=True, env=env, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stderr.endswith(f"\nblas: {used}\n")

@@ -51,6 +51,9 @@ class Timeline:
 
 
 CHUNK_ROWS = 1 << 20  # rows fetched at a time: memory stays bounded at any trace size
+# up to this many rows one fetch sorted by start costs less than a fetch in row order that may
+# find them out of order (and sort them in a table of their own, five statements in all)
+SORTED_ROWS = 1 << 16
 
 
 def timeline(
@@ -67,7 +70,7 @@ def timeline(
     if not devices:
         return None
     rows = sum(int(hi) - int(lo) + 1 for _, _, lo, hi, _, _ in devices)
-    if len(devices) > 1 and rows <= CHUNK_ROWS:  # many small groups: one sorted fetch
+    if rows <= SORTED_ROWS or (len(devices) > 1 and rows <= CHUNK_ROWS):
         per_device = _sweep_together(profile, valid, process, gap_threshold_ns)
     else:
         per_device = [

@@ -31,8 +31,8 @@ def named(profile: Profile, relation: Relation) -> Relation:
 
 
 def has_counters(profile: Profile) -> bool:
-    """Whether any dispatch carries counter values."""
-    return profile.count(Table.COUNTERS) > 0
+    """Whether any dispatch carries counter values (asked once per profile)."""
+    return profile.derived(("has_counters",), lambda: profile.count(Table.COUNTERS) > 0)
 
 
 def counters(profile: Profile) -> Relation:

@@ -10,6 +10,7 @@ tracing was off, and the remedy is to switch it on. Both are an empty profile: a
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections.abc import Iterable
 
@@ -111,9 +112,12 @@ ROCPD_WIDEN = (
 LAUNCHES = ("LaunchKernel", "GraphLaunch", "ModuleLaunch", "LaunchCooperative", "ExtLaunch")
 
 
+_LAUNCH = re.compile("|".join(map(re.escape, LAUNCHES)))
+
+
 def is_launch(name: str) -> bool:
-    """Whether an API call of this name launches kernels."""
-    return any(k in name for k in LAUNCHES)
+    """Whether an API call of this name launches kernels (one of LAUNCHES is in it)."""
+    return _LAUNCH.search(name) is not None
 
 
 def launch_sql(column: str) -> str:

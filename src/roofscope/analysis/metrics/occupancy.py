@@ -186,6 +186,12 @@ def theoretical(profile: Profile, arch: str | None = None) -> dict[int, Occupanc
     workgroup size (older rocprofv3 traces) are left out: nothing can be said of them.
     """
     target = arch_of(profile, arch)
+    return profile.derived(("theoretical", target), lambda: _theoretical(profile, target))
+
+
+def _theoretical(profile: Profile, target: str) -> dict[int, Occupancy]:
+    """:func:`theoretical`, computed (once per profile and arch: the metrics and achieved
+    occupancy both read it)."""
     sources = profile.sources(Role.DISPATCHES)
     if not sources:
         return {}

@@ -30,21 +30,15 @@ def kernel_work(
         if rule is not None:
             out[k.name] = _from_rule(profile, rule, ids.get(k.name, []), k.calls)
     traced = counter_work(profile, profile.sources(Role.DISPATCHES))
-    passes = [counter_work(profile, [s]) for s in profile.sources(Role.COUNTER_RUN)]
     calls = {k.name: k.calls for k in hot.kernels}
-    in_runs = run_name_ids(profile, list(calls)) if any(passes) else {}
+    runs = _RunWork(profile, list(calls))
     for kernel, name_ids in ids.items():
         if kernel in out or kernel not in calls:
             continue
         traced_here = [traced[i] for i in name_ids if i in traced and _known(traced[i])]
-        per_pass = [
-            _sum(found, "counters (counter run)")
-            for run in passes
-            if (found := [run[i] for i in in_runs.get(kernel, []) if i in run and _known(run[i])])
-        ]
         if traced_here:
             out[kernel] = _sum(traced_here, "counters")
-        elif per_pass:
+        elif per_pass := runs.of(kernel):
             out[kernel] = _per_call(per_pass).scaled(calls[kernel], "counters (counter run)")
     warnings = []
     measured = [w for w in out.values() if w.source.startswith("counters")]
@@ -58,8 +52,37 @@ def kernel_work(
                 len(measured),
             )
         )
-    whole = traced.get(ALL) or next((p[ALL] for p in passes if ALL in p), None)
+    whole = traced.get(ALL) or next((p[ALL] for p in runs.passes if ALL in p), None)
     return out, whole, warnings
+
+
+class _RunWork:
+    """The counter runs' work per name id, one dict per run, read when first asked: only a
+    kernel whose own dispatches carry no counters (or a trace without any) needs it."""
+
+    def __init__(self, profile: Profile, kernels: list[str]) -> None:
+        self.profile, self.kernels = profile, kernels
+        self._passes: list[dict[int, Work]] | None = None
+        self._in_runs: Mapping[str, list[int]] = {}
+
+    @property
+    def passes(self) -> list[dict[int, Work]]:
+        if self._passes is None:
+            runs = self.profile.sources(Role.COUNTER_RUN)
+            self._passes = [counter_work(self.profile, [s]) for s in runs]
+            if any(self._passes):
+                self._in_runs = run_name_ids(self.profile, self.kernels)
+        return self._passes
+
+    def of(self, kernel: str) -> list[Work]:
+        """The kernel's work in each run that counted it (its name ids there)."""
+        passes = self.passes  # reads the runs (and their name ids) the first time
+        ids = self._in_runs.get(kernel, [])
+        return [
+            _sum(found, "counters (counter run)")
+            for run in passes
+            if (found := [run[i] for i in ids if i in run and _known(run[i])])
+        ]
 
 
 def run_name_ids(profile: Profile, kernels: Sequence[str]) -> Mapping[str, list[int]]:
@@ -77,8 +100,7 @@ def _run_name_ids(profile: Profile, kernels: Sequence[str]) -> dict[str, list[in
     if not runs:
         return {}
     ids = kernel_name_ids(profile)
-    recorded = named(profile, dispatches(profile, sources=runs)).project("kernel").distinct()
-    in_runs = {str(k) for (k,) in recorded.fetchall()}
+    in_runs = profile.derived(("run_kernels",), lambda: _run_kernels(profile, runs))
     bases: dict[str, list[str]] = {}
     for kernel in kernels:
         bases.setdefault(base_name(kernel), []).append(kernel)
@@ -91,12 +113,24 @@ def _run_name_ids(profile: Profile, kernels: Sequence[str]) -> dict[str, list[in
     return out
 
 
+def _run_kernels(profile: Profile, runs: Sequence[int]) -> set[str]:
+    """The kernels the counter runs recorded (once per profile: the work, the metrics and
+    the diagnosis's evidence all ask)."""
+    recorded = named(profile, dispatches(profile, sources=runs)).project("kernel").distinct()
+    return {str(k) for (k,) in recorded.fetchall()}
+
+
 def _known(w: Work) -> bool:
     """Counters that give some FLOPs or bytes (not only, say, LDS bank conflicts)."""
     return w.flops is not None or bool(w.bytes)
 
 
 def kernel_name_ids(profile: Profile) -> dict[str, list[int]]:
+    """The name ids of each kernel (normalised name), read once per profile; read-only."""
+    return profile.derived(("kernel_name_ids",), lambda: _kernel_name_ids(profile))
+
+
+def _kernel_name_ids(profile: Profile) -> dict[str, list[int]]:
     ids: dict[str, list[int]] = {}
     every = query(profile, names(profile), "SELECT name_id, kernel FROM d").fetchall()
     for name_id, kernel in every:
