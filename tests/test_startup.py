@@ -8,22 +8,28 @@ output does not use.
 
 from __future__ import annotations
 
+import csv
+import json
 import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
+import duckdb
 import pytest
 
 from roofscope import __version__
 from roofscope.analysis.timeline import DEFAULT_GAP_NS
 from roofscope.cli.options import DEFAULT_GAP_US
-from tests.conftest import DATA
+from roofscope.model.names import normalise
+from tests.conftest import DATA, DEMO
 
 ANALYSIS = {"duckdb", "numpy", "pandas", "pyarrow", "polars"}
 RICH_HEAVY = {"rich.console", "rich.table", "rich.text", "rich.markup", "rich.progress"}
 ELSEWHERE = {"jinja2", "vl_convert", "distributed", "dask", "matplotlib", "playwright"}
 SMALL = str(DATA / "rocprofv3-layouts" / "2025-08_kernel_trace.csv")
+DEMO_TRACE = DEMO / "results.csv"
 
 
 def imported(*args: str) -> tuple[str, set[str]]:
@@ -38,14 +44,17 @@ def imported(*args: str) -> tuple[str, set[str]]:
     return done.stdout, set(found.group(1).split())
 
 
-# ``python -m roofscope ARGS``, then the names in sys.modules (importlib.import_module, which
-# the reader registry uses, escapes -X importtime's log)
+# ``python -m roofscope ARGS`` (its main: the console script's os._exit would skip the rest),
+# then the names in sys.modules (importlib.import_module, which the reader registry uses,
+# escapes -X importtime's log)
 AS_MAIN = """
-import runpy, sys
+import sys
+from roofscope.cli.app import main
 try:
-    runpy.run_module("roofscope", run_name="__main__", alter_sys=True)
+    code = main(sys.argv[1:])
 finally:
     sys.stderr.write("\\nmodules: " + " ".join(sorted(sys.modules)) + "\\n")
+raise SystemExit(code)
 """
 
 
@@ -105,11 +114,13 @@ def test_option_default_matches_the_analysis() -> None:
 
 # ``python -m roofscope ARGS``, then the OpenBLAS thread setting it ran with
 BLAS_AT_EXIT = """
-import os, runpy, sys
+import os, sys
+from roofscope.cli.app import main
 try:
-    runpy.run_module("roofscope", run_name="__main__", alter_sys=True)
+    code = main(sys.argv[1:])
 finally:
     sys.stderr.write("\\nblas: " + os.environ.get("OPENBLAS_NUM_THREADS", "unset") + "\\n")
+raise SystemExit(code)
 """
 
 
@@ -124,3 +135,38 @@ def test_analyze_runs_numpy_on_one_blas_thread(given: str | None, used: str) -> 
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stderr.endswith(f"\nblas: {used}\n")
+
+
+def test_the_console_script_flushes_closes_and_exits_with_the_code(tmp_path: Path) -> None:
+    """``python -m roofscope`` leaves by os._exit once the output is out: the whole JSON
+    (the demo trace's 4 kernels, counted from its CSV), the exit code of an error with its
+    one line, and a reader that stops early (``| head``) gets no traceback."""
+    env = {**os.environ, "NO_COLOR": "1"}
+    cmd = [sys.executable, "-m", "roofscope", "analyze"]
+    done = subprocess.run([*cmd, str(DEMO_TRACE), "--json"], capture_output=True, env=env)
+    assert done.returncode == 0 and done.stderr == b""
+    with DEMO_TRACE.open(newline="") as f:
+        names = {normalise(r["KernelName"]) for r in csv.DictReader(f)}
+    assert {k["name"] for k in json.loads(done.stdout)["kernels"]} == names and len(names) == 4
+    missing = subprocess.run([*cmd, str(tmp_path / "none.csv")], capture_output=True, env=env)
+    assert missing.returncode == 1 and missing.stdout == b""
+    assert missing.stderr.decode().count("\n") == 1
+    assert missing.stderr.startswith(b"roofscope: error: ")
+    with subprocess.Popen(
+        [*cmd, str(DEMO_TRACE), "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+    ) as proc:
+        assert proc.stdout is not None and proc.stderr is not None
+        assert proc.stdout.read(10) == b'{\n  "schem'
+        proc.stdout.close()
+        err = proc.stderr.read()
+        assert proc.wait(timeout=60) in (0, 1) and b"Traceback" not in err
+
+
+def test_close_all_closes_every_open_profile() -> None:
+    from roofscope.model.profile import OPEN, Profile, close_all
+
+    profile = Profile.empty()
+    assert profile.con in OPEN
+    close_all()
+    with pytest.raises(duckdb.ConnectionException):
+        profile.con.execute("SELECT 1")

@@ -1,4 +1,4 @@
-from roofscope.cli.app import main
+from roofscope.cli.app import run
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run()

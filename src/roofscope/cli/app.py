@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from roofscope import __version__
 from roofscope.errors import RoofscopeError
@@ -52,6 +53,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(f"roofscope: error: {exc.format_message()}\n")  # type: ignore[attr-defined]
         return 2
     return code if isinstance(code, int) else 0
+
+
+def run() -> NoReturn:
+    """The console script (and ``python -m roofscope``): :func:`main`, then, once its output
+    is flushed and every profile's DuckDB connection closed, out of the process without
+    tearing the interpreter down: freeing every module and object at exit took about 40 ms
+    of each command (0.53 to 0.49 s on HTA's trace_filter). An exception main lets through
+    takes the ordinary way out, with its traceback."""
+    code = main()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BrokenPipeError:  # the reader went away (| head): nothing left to say
+        pass
+    if "roofscope.model.profile" in sys.modules:
+        from roofscope.model.profile import close_all
+
+        close_all()
+    os._exit(code)
 
 
 def _one_blas_thread() -> None:

@@ -36,6 +36,7 @@ A :class:`Profile` holds its data in a DuckDB connection:
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -111,6 +112,17 @@ class Warning:
     count: int = 1
 
 
+# every profile's connection while it lives: the command line's fast exit closes them
+# (close_all), so an in-memory database that spilled to disk removes its temporary files
+OPEN: weakref.WeakSet[duckdb.DuckDBPyConnection] = weakref.WeakSet()
+
+
+def close_all() -> None:
+    """Close the DuckDB connection of every profile still open."""
+    for con in list(OPEN):
+        con.close()
+
+
 @dataclass
 class Profile:
     """Tables in DuckDB plus what was read and what was noticed while reading."""
@@ -133,6 +145,7 @@ class Profile:
     @classmethod
     def empty(cls) -> Profile:
         con = duckdb.connect()
+        OPEN.add(con)
         con.execute("SET preserve_insertion_order = true")
         con.execute(DDL)
         return cls(con=con)
