@@ -1,15 +1,17 @@
 """The cluster summary's charts: the kernel-time bars and the roofline plot, drawn by the
-check-up's own renderers from the merged partials (``cluster.hot``, ``cluster.roof``).
+check-up's own renderers from the merged partials (``cluster.hot``, ``cluster.roof``), the
+roofline's points set aside from its axes by the same validity findings as the check-up's
+(``cluster.diagnosis``).
 
 The timeline chart is not drawn: its lanes split each device's busy time by kernel, which the
-partials' bins (busy ns per bin per device) do not keep. The roofline's points carry no
-validity findings (the cluster summary makes none), so none is left off its axes.
+partials' bins (busy ns per bin per device) do not keep.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from roofscope.cluster.diagnosis import cluster_findings
 from roofscope.cluster.hot import hotspots_of
 from roofscope.cluster.roof import cluster_roofline
 from roofscope.render.charts import hotspot_bars, roofline_plot
@@ -24,7 +26,11 @@ def cluster_charts(p: Partial, roof: RooflineOptions) -> dict[str, str]:
     names them."""
     hot = hotspots_of(p)
     found = cluster_roofline(p, hot, roof)
+    doubts: dict[str, tuple[str, ...]] = {}
+    for f in cluster_findings(p, hot, found):
+        if f.kind == "validity" and f.kernel is not None:
+            doubts[f.kernel] = (*doubts.get(f.kernel, ()), f.rule)
     return {
         "hotspots": hotspot_bars(hot.kernels),
-        "roofline": roofline_plot(found.result, hot.kernels),
+        "roofline": roofline_plot(found.result, hot.kernels, lambda k: doubts.get(k, ())),
     }
