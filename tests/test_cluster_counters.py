@@ -358,6 +358,10 @@ def test_cluster_summary_api_takes_the_gpu_and_ceilings(
     assert got.to_dict()["roofline"] == want["roofline"]
     ceilings = {c["source"]: c["value"] for c in want["roofline"]["ceilings"]}
     assert ceilings["user: --peak-flops"] == 1e14
+    # the options checked as roofscope.analyze checks them (api/run.py options_of)
+    for bad, message in (({"jobs": 0}, "jobs=0: expected"), ({"peak_bw": -1.0}, "peak_bw=-1.0")):
+        with pytest.raises(roofscope.UsageError, match=message):
+            roofscope.cluster_summary(root, scheduler="local", **bad)
 
 
 # -- the charts ------------------------------------------------------------------------------

@@ -12,8 +12,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from roofscope.api.run import paths_of
-from roofscope.cli.checkup import CheckupOptions, prepare
+from roofscope.api.run import DEFAULT_GAP_US, options_of, paths_of
+from roofscope.cli.checkup import prepare
 from roofscope.cli.cluster import cluster_document
 
 if TYPE_CHECKING:
@@ -66,10 +66,9 @@ def cluster_summary(
     leave out the runs that cannot be read (listed in ``skipped``); ``progress`` hears runs
     done / all; ``gpu``, ``work`` and the ceilings place the roofline as ``analyze``'s do."""
     names = paths_of(paths, "cluster_summary")
-    options = CheckupOptions(
-        gpu=gpu, work=(work,) if isinstance(work, str) else tuple(work),
-        ceilings=None if ceilings is None else os.fspath(ceilings), peak_flops=peak_flops,
-        peak_bw=peak_bw,
+    options = options_of(
+        gpu=gpu, work=work, ceilings=ceilings, peak_flops=peak_flops, peak_bw=peak_bw,
+        kernel=None, device=None, jobs=jobs, fmt=fmt, gap_us=DEFAULT_GAP_US,
     )  # fmt: skip
     doc = cluster_document(
         names, scheduler, jobs=jobs, fmt=fmt, skip_unreadable=skip_unreadable,

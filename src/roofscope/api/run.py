@@ -54,7 +54,7 @@ def analyze(
             "roofline and findings but no counter metrics, so it is no Report; call "
             "roofscope.cluster_summary(*paths, scheduler=...) for it, or drop scheduler="
         )
-    options = _options(
+    options = options_of(
         gpu=gpu, work=work, ceilings=ceilings, peak_flops=peak_flops, peak_bw=peak_bw,
         kernel=kernel, device=device, jobs=jobs, fmt=fmt, gap_us=gap_us,
     )  # fmt: skip
@@ -86,7 +86,7 @@ def compare(
     """Baseline against candidate (``roofscope compare BASE NEW``); ``base_runs`` and
     ``new_runs``: more runs of a side (``--base-run``, ``--new-run``). The gate is
     ``Comparison.gate(...)``."""
-    options = _options(
+    options = options_of(
         gpu=gpu, work=work, ceilings=ceilings, peak_flops=peak_flops, peak_bw=peak_bw,
         kernel=kernel, device=device, jobs=jobs, fmt=fmt, gap_us=gap_us,
     )  # fmt: skip
@@ -109,7 +109,7 @@ def paths_of(paths: Sequence[AnyPath], function: str) -> list[str]:
     return [os.fspath(p) for p in paths]
 
 
-def _options(
+def options_of(
     *,
     gpu: str | None,
     work: str | Sequence[str],
