@@ -114,8 +114,8 @@ def partials(
     todo = [list(run) for run in runs]
     found: dict[int, Partial] = {}
     skipped: dict[int, Skipped] = {}
-    with _session(scheduler) as client, closing(_outcomes(todo, jobs, client, fmt)) as outcomes:
-        for i, got in _checked(outcomes, todo, skip_unreadable, progress):
+    with _reduced(todo, jobs, scheduler, fmt, skip_unreadable, progress) as done:
+        for i, got in done:
             if isinstance(got, Skipped):
                 skipped[i] = got
             else:
@@ -141,8 +141,8 @@ def merged(
     whole: Partial | None = None
     tree = _Tree()
     skipped = {}
-    with _session(scheduler) as client, closing(_outcomes(todo, jobs, client, fmt)) as outcomes:
-        for i, got in _checked(outcomes, todo, skip_unreadable, progress):
+    with _reduced(todo, jobs, scheduler, fmt, skip_unreadable, progress) as done:
+        for i, got in done:
             if isinstance(got, Skipped):
                 skipped[i] = got
             elif isinstance(got, _Remote):
@@ -184,6 +184,22 @@ def _merge_on_worker(a: Any, b: Any) -> Any:
 
 def _merge_pair(a: Partial, b: Partial) -> Partial:
     return merge([a, b])
+
+
+@contextmanager
+def _reduced(
+    todo: list[list[str]],
+    jobs: int | None,
+    scheduler: str | None,
+    fmt: str | None,
+    skip_unreadable: bool,
+    progress: Progress | None,
+) -> Iterator[Iterator[tuple[int, Partial | _Remote | Skipped]]]:
+    """Each run's partial (on Dask: where it is) or its Skipped, as it ends (``_checked``),
+    on the engine the options name; the Dask client stays open until the block ends, for
+    the merges and fetches made in it."""
+    with _session(scheduler) as client, closing(_outcomes(todo, jobs, client, fmt)) as outcomes:
+        yield _checked(outcomes, todo, skip_unreadable, progress)
 
 
 @contextmanager
