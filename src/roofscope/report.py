@@ -31,7 +31,7 @@ from roofscope.analysis.work.model import Work
 from roofscope.analysis.work.spec import Rule
 from roofscope.catalogue.ceilings import Ceiling
 from roofscope.diagnosis.diagnose import Inputs, diagnose
-from roofscope.diagnosis.findings import Finding
+from roofscope.diagnosis.findings import Finding, validity_of
 from roofscope.diagnosis.limits import BUSY_PCT
 from roofscope.diagnosis.profiler import ProfilerRule, lead_with_profiler
 from roofscope.diagnosis.trust import standing
@@ -107,8 +107,8 @@ class Report:
     lanes: TimelineLanes | None = None  # the timeline's bins, made for the charts (with_lanes)
 
     def validity(self, kernel: str) -> tuple[str, ...]:
-        """The validity findings (rule names) about one kernel: shown beside its numbers."""
-        return tuple(f.rule for f in self.findings if f.kind == "validity" and f.kernel == kernel)
+        """The validity findings (rule names) about one kernel (``validity_of``)."""
+        return validity_of(self.findings, kernel)
 
 
 COLOURED_KERNELS = 10  # the hot kernels the timeline tells apart; the rest are 'other'

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from roofscope.cluster.diagnosis import cluster_findings
 from roofscope.cluster.hot import hotspots_of
 from roofscope.cluster.roof import cluster_roofline
+from roofscope.diagnosis.findings import validity_of
 from roofscope.render.charts import hotspot_bars, roofline_plot
 
 if TYPE_CHECKING:
@@ -26,11 +27,8 @@ def cluster_charts(p: Partial, roof: RooflineOptions) -> dict[str, str]:
     names them."""
     hot = hotspots_of(p)
     found = cluster_roofline(p, hot, roof)
-    doubts: dict[str, tuple[str, ...]] = {}
-    for f in cluster_findings(p, hot, found):
-        if f.kind == "validity" and f.kernel is not None:
-            doubts[f.kernel] = (*doubts.get(f.kernel, ()), f.rule)
+    findings = cluster_findings(p, hot, found)
     return {
         "hotspots": hotspot_bars(hot.kernels),
-        "roofline": roofline_plot(found.result, hot.kernels, lambda k: doubts.get(k, ())),
+        "roofline": roofline_plot(found.result, hot.kernels, lambda k: validity_of(findings, k)),
     }

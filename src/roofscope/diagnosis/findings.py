@@ -41,6 +41,12 @@ class Finding:
         return 1 / (1 - self.gain_share)
 
 
+def validity_of(findings: Iterable[Finding], kernel: str) -> tuple[str, ...]:
+    """The validity findings (rule names) about one kernel: shown beside its numbers, and
+    setting its point aside from the roofline's axes."""
+    return tuple(f.rule for f in findings if f.kind == "validity" and f.kernel == kernel)
+
+
 def kernel_gain(share: float | None, efficiency: float | None) -> tuple[float | None, str | None]:
     """``share * (1 - efficiency)`` and the formula with its numbers."""
     if share is None or efficiency is None:
