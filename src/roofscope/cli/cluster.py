@@ -25,6 +25,7 @@ from roofscope.errors import InputError, UsageError
 if TYPE_CHECKING:
     from roofscope.cluster.engine import Skipped
     from roofscope.cluster.partial import Partial
+    from roofscope.cluster.summary import Examined
     from roofscope.report import RooflineOptions
 
 SCHEDULER_ENV = "ROOFSCOPE_SCHEDULER"
@@ -67,6 +68,7 @@ def cluster_summary(
 ) -> str:
     """The summary of the runs under ``paths`` reduced on ``scheduler``, as JSON or text;
     its kernel-time chart and roofline plot written where ``charts`` says."""
+    from roofscope.cluster.summary import examine
     from roofscope.report import DEFAULTS
 
     with _progress() as tick:
@@ -74,12 +76,13 @@ def cluster_summary(
             paths, scheduler, jobs=jobs, fmt=fmt, skip_unreadable=skip_unreadable,
             progress=tick,
         )  # fmt: skip
-    doc = document(whole, skipped, roof or DEFAULTS)
+    seen = examine(whole, roof or DEFAULTS)
+    doc = document(whole, skipped, seen)
     if charts.svg or charts.png:
         from roofscope.cli.outputs import write_charts
         from roofscope.cluster.charts import cluster_charts
 
-        drawn = cluster_charts(whole, roof or DEFAULTS)
+        drawn = cluster_charts(seen)
         keep = [*read, *charts.keep]
         write_charts(drawn, charts.svg, charts.png, force=charts.force, keep=keep)
     if as_json:
@@ -103,13 +106,14 @@ def cluster_document(
     """The cluster summary's document (``--json``); ``progress`` hears runs done / in all;
     ``roof``: the user's ``--gpu`` and ceilings. Prints nothing: ``roofscope.cluster_summary``
     calls it."""
+    from roofscope.cluster.summary import examine
     from roofscope.report import DEFAULTS
 
     whole, skipped, _ = merged_job(
         paths, scheduler, jobs=jobs, fmt=fmt, skip_unreadable=skip_unreadable,
         progress=progress,
     )  # fmt: skip
-    return document(whole, skipped, roof or DEFAULTS)
+    return document(whole, skipped, examine(whole, roof or DEFAULTS))
 
 
 def merged_job(
@@ -145,11 +149,11 @@ def merged_job(
     return whole, skipped, [path for run in runs for path in run]
 
 
-def document(whole: Partial, skipped: list[Skipped], roof: RooflineOptions) -> dict[str, Any]:
-    """The ``--json`` document of the merged runs."""
-    from roofscope.cluster.partial import summary
+def document(whole: Partial, skipped: list[Skipped], seen: Examined) -> dict[str, Any]:
+    """The ``--json`` document of the merged runs, ``seen`` by ``cluster.summary.examine``."""
+    from roofscope.cluster.summary import summary_of
 
-    doc = {"schema": SCHEMA, **summary(whole, roof)}
+    doc = {"schema": SCHEMA, **summary_of(whole, seen)}
     doc["skipped"] = [{"run": list(s.run), "reason": s.reason} for s in skipped]
     return doc
 

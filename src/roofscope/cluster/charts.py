@@ -11,24 +11,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from roofscope.cluster.diagnosis import cluster_findings
-from roofscope.cluster.hot import hotspots_of
-from roofscope.cluster.roof import cluster_roofline
 from roofscope.diagnosis.findings import validity_of
 from roofscope.render.charts import hotspot_bars, roofline_plot
 
 if TYPE_CHECKING:
-    from roofscope.cluster.partial import Partial
-    from roofscope.report import RooflineOptions
+    from roofscope.cluster.summary import Examined
 
 
-def cluster_charts(p: Partial, roof: RooflineOptions) -> dict[str, str]:
-    """``hotspots`` and ``roofline`` SVG of the runs merged in ``p``, as ``analyze --svg``
-    names them."""
-    hot = hotspots_of(p)
-    found = cluster_roofline(p, hot, roof)
-    findings = cluster_findings(p, hot, found)
+def cluster_charts(seen: Examined) -> dict[str, str]:
+    """``hotspots`` and ``roofline`` SVG of the merged runs ``seen`` by
+    ``summary.examine``, as ``analyze --svg`` names them."""
+    hot, found = seen.hot.kernels, seen.roofline.result
     return {
-        "hotspots": hotspot_bars(hot.kernels),
-        "roofline": roofline_plot(found.result, hot.kernels, lambda k: validity_of(findings, k)),
+        "hotspots": hotspot_bars(hot),
+        "roofline": roofline_plot(found, hot, lambda k: validity_of(seen.findings, k)),
     }

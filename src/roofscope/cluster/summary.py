@@ -13,6 +13,7 @@ bin (``timeline``: bin i starts at i · ``bin_ns``; ``records.py``). Times in ns
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from roofscope.analysis.hotspots import Hotspots, KernelStats
@@ -21,7 +22,8 @@ from roofscope.cluster.diagnosis import cluster_findings
 from roofscope.cluster.hot import hotspots_of
 from roofscope.cluster.ranks import job_of, rank_view_of
 from roofscope.cluster.records import ORIGINS, SHAPE_COLUMNS
-from roofscope.cluster.roof import cluster_roofline, counters_doc, roofline_doc
+from roofscope.cluster.roof import ClusterRoofline, cluster_roofline, counters_doc, roofline_doc
+from roofscope.diagnosis.findings import Finding
 from roofscope.render.json import finding_dict
 from roofscope.report import DEFAULTS, RooflineOptions
 
@@ -29,17 +31,38 @@ if TYPE_CHECKING:
     from roofscope.cluster.partial import KernelPart, Partial
 
 
-def summary(p: Partial, roof: RooflineOptions = DEFAULTS) -> dict[str, Any]:
-    """The summary of the runs merged in ``p``; ``roof``: the user's ``--gpu`` and ceilings
-    for its roofline (``roof.py``)."""
+@dataclass(frozen=True)
+class Examined:
+    """The merged runs' kernels ranked, their roofline and their findings: made once, for the
+    summary and the charts."""
+
+    hot: Hotspots
+    roofline: ClusterRoofline
+    findings: list[Finding]
+
+
+def examine(p: Partial, roof: RooflineOptions = DEFAULTS) -> Examined:
+    """``p``'s kernels ranked (``hot.py``), placed on the roofline with the user's ``--gpu``,
+    ceilings and work rules (``roof.py``), and diagnosed (``diagnosis.py``)."""
     hot = hotspots_of(p)
     found = cluster_roofline(p, hot, roof)
+    return Examined(hot, found, cluster_findings(p, hot, found))
+
+
+def summary(p: Partial, roof: RooflineOptions = DEFAULTS) -> dict[str, Any]:
+    """The summary of the runs merged in ``p``; ``roof``: the user's options for its
+    roofline."""
+    return summary_of(p, examine(p, roof))
+
+
+def summary_of(p: Partial, seen: Examined) -> dict[str, Any]:
+    """The summary of the runs merged in ``p``, ``seen`` by :func:`examine`."""
     return {
         "sketch": {
             "exact_up_to": sketch.EXACT_LIMIT,
             "relative_accuracy": sketch.RELATIVE_ACCURACY,
         },
-        **_kernels(p, hot),
+        **_kernels(p, seen.hot),
         "devices": _devices(p),
         "ranks": _ranks(p),
         "copies": [{"direction": k, "count": c.count, "ns": c.ns} for k, c in p.copies.items()],
@@ -53,15 +76,15 @@ def summary(p: Partial, roof: RooflineOptions = DEFAULTS) -> dict[str, Any]:
             for code, (n, message) in p.warnings.items()
         ],
         "counters": counters_doc(p.counters),
-        "roofline": roofline_doc(p, found),
-        "findings": [finding_dict(f) for f in cluster_findings(p, hot, found)],
+        "roofline": roofline_doc(p, seen.roofline),
+        "findings": [finding_dict(f) for f in seen.findings],
         "activity": _activity(p),
         "launch_shapes": {
             kernel: [
                 {**dict(zip(SHAPE_COLUMNS, s, strict=True)), "dispatches": n}
-                for s, n in found.items()
+                for s, n in counted.items()
             ]
-            for kernel, found in p.shapes.items()
+            for kernel, counted in p.shapes.items()
         },
         "timeline": _timeline(p),
     }
