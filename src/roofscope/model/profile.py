@@ -139,6 +139,10 @@ class Profile:
     _views: dict[tuple[object, ...], duckdb.DuckDBPyRelation] = field(
         default_factory=dict, repr=False
     )
+    # the ids of the ``names`` and ``counter_names`` rows, which only name_ids and
+    # counter_ids insert: ids are 0, 1, ... in the order registered, known without a query
+    _name_ids: dict[str, int] = field(default_factory=dict, repr=False)
+    _counter_ids: dict[str, int] = field(default_factory=dict, repr=False)
     # values computed from the tables, built once (see :meth:`derived`)
     _derived: dict[tuple[object, ...], object] = field(default_factory=dict, repr=False)
 
@@ -207,51 +211,26 @@ class Profile:
 
     def name_ids(self, raw_names: Iterable[str]) -> dict[str, int]:
         """Ids for raw names, registering the ones not seen before."""
-        wanted = list(dict.fromkeys(raw_names))
-        if not wanted:
-            return {}
-        known = dict(
-            self.con.execute(
-                "SELECT raw_name, name_id FROM names WHERE raw_name IN (SELECT unnest($1))",
-                [wanted],
-            ).fetchall()
-        )
-        new = [n for n in wanted if n not in known]
+        wanted, new = _unknown(self._name_ids, raw_names)
         if new:
-            (first,) = self.con.execute(
-                "SELECT coalesce(max(name_id) + 1, 0) FROM names"
-            ).fetchone() or (0,)
             self.con.execute(
                 "INSERT INTO names SELECT $1 + generate_subscripts($2, 1) - 1, unnest($2), "
                 "unnest($3)",
-                [first, new, [normalise(raw) for raw in new]],
+                [len(self._name_ids), new, [normalise(raw) for raw in new]],
             )
-            known.update({raw: first + i for i, raw in enumerate(new)})
-        return {n: known[n] for n in wanted}
+            _known(self._name_ids, new)
+        return {n: self._name_ids[n] for n in wanted}
 
     def counter_ids(self, counters: Iterable[str]) -> dict[str, int]:
         """Ids for counter names, registering the ones not seen before."""
-        wanted = list(dict.fromkeys(counters))
-        if not wanted:
-            return {}
-        known = dict(
-            self.con.execute(
-                "SELECT counter, counter_id FROM counter_names "
-                "WHERE counter IN (SELECT unnest($1::VARCHAR[]))",
-                [wanted],
-            ).fetchall()
-        )
-        new = [n for n in wanted if n not in known]
+        wanted, new = _unknown(self._counter_ids, counters)
         if new:
-            (first,) = self.con.execute(
-                "SELECT coalesce(max(counter_id) + 1, 0) FROM counter_names"
-            ).fetchone() or (0,)
             self.con.execute(
                 "INSERT INTO counter_names SELECT $1 + generate_subscripts($2, 1) - 1, unnest($2)",
-                [first, new],
+                [len(self._counter_ids), new],
             )
-            known.update({name: first + i for i, name in enumerate(new)})
-        return {n: known[n] for n in wanted}
+            _known(self._counter_ids, new)
+        return {n: self._counter_ids[n] for n in wanted}
 
     def insert_counters(self, rows: str, counters: Sequence[str]) -> None:
         """Insert the rows of the query ``rows`` (``row_id``, ``counter`` by name, ``value``)
@@ -326,3 +305,14 @@ class Profile:
     def count(self, table: str) -> int:
         ((n,),) = self.con.execute(f"SELECT count(*) FROM {table}").fetchall()
         return int(n)
+
+
+def _unknown(known: dict[str, int], names: Iterable[str]) -> tuple[list[str], list[str]]:
+    """``names`` once each, in order, and those of them without an id in ``known``."""
+    wanted = list(dict.fromkeys(names))
+    return wanted, [n for n in wanted if n not in known]
+
+
+def _known(known: dict[str, int], new: list[str]) -> None:
+    """Give ``new`` the ids after those in ``known``, in order."""
+    known.update(zip(new, range(len(known), len(known) + len(new)), strict=True))
