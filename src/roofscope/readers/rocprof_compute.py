@@ -198,31 +198,30 @@ def attach_counter_run(
     if not new:
         return
     tag = f"run{next(_ids)}"
-    values = ", ".join(
-        [
-            *(f"TRY_CAST({ident(c)} AS DOUBLE) AS {ident(c)}" for c in new),
-            *(f"{expr} AS {ident(name)}" for name, expr in own.items()),
-        ]
-    )
+    values = [*(f"TRY_CAST({ident(c)} AS DOUBLE)" for c in new), *own.values()]
     new += list(own)
     con = profile.con
     con.execute(
         f"CREATE TEMP TABLE {tag} AS SELECT {layout.mapping['dispatch_id']} AS _id, "
-        f"{ident(layout.name)} AS _name, {values} FROM {read_csv(path, list(layout.columns))}"
+        f"{ident(layout.name)} AS _name, [{', '.join(values)}] AS _values "
+        f"FROM {read_csv(path, list(layout.columns))}"
     )
     try:
-        rows = profile.count(tag)
-        problem = _mismatch(profile, tag, source, rows)
+        rows, problem = _mismatch(profile, tag, source)
         if problem:
             _skip(profile, path, problem)
             return
-        profile.insert_counters(
-            f"""SELECT d.rowid AS row_id, u.counter, u.value
-            FROM (UNPIVOT {tag} ON {", ".join(ident(c) for c in new)}
-                  INTO NAME counter VALUE value) u
-            JOIN dispatches d ON d.source = {source} AND d.dispatch_id = u._id
-            ORDER BY d.rowid""",
-            new,
+        ids = profile.counter_ids(new)
+        # in the dispatches' order, each row's counters in the run's column order; an empty
+        # field is no value (as UNPIVOT leaves NULLs out)
+        con.execute(
+            f"""INSERT INTO counters SELECT row_id, counter_id, value FROM
+            (SELECT row_id, unnest($1::INTEGER[]) AS counter_id, unnest(_values) AS value FROM
+                (SELECT d.rowid AS row_id, r._values FROM {tag} r
+                 JOIN dispatches d ON d.source = {source} AND d.dispatch_id = r._id
+                 ORDER BY d.rowid))
+            WHERE value IS NOT NULL""",
+            [[ids[c] for c in new]],
         )
     finally:
         con.execute(f"DROP TABLE {tag}")
@@ -230,27 +229,27 @@ def attach_counter_run(
     profile.add_input(str(path), fmt, rows, Role.COUNTER_RUN)
 
 
-def _mismatch(profile: Profile, tag: str, source: int, rows: int) -> str | None:
-    """Why the run's rows do not match the dispatches one to one; None when they do."""
+def _mismatch(profile: Profile, tag: str, source: int) -> tuple[int, str | None]:
+    """The run's rows, and why they do not match the dispatches one to one (None when
+    they do)."""
     base = Path(profile.inputs[source].path).name
-    count, distinct = profile.con.execute(
-        f"SELECT count(*), count(DISTINCT dispatch_id) FROM dispatches WHERE source = {source}"
-    ).fetchone() or (0, 0)
-    if rows != count:
-        return f"has {rows} dispatch rows where {base} has {count}"
-    if distinct != count:
-        return f"cannot be matched: {base} repeats dispatch ids"
-    matched, renamed = profile.con.execute(
-        f"""SELECT count(d.dispatch_id), count(*) FILTER (d.dispatch_id IS NOT NULL
+    ((count, distinct, rows, matched, renamed),) = profile.con.execute(
+        f"""SELECT (SELECT count(*) FROM dispatches WHERE source = {source}),
+            (SELECT count(DISTINCT dispatch_id) FROM dispatches WHERE source = {source}),
+            count(*), count(d.dispatch_id), count(*) FILTER (d.dispatch_id IS NOT NULL
             AND n.raw_name IS DISTINCT FROM r._name)
         FROM {tag} r LEFT JOIN dispatches d ON d.source = {source} AND d.dispatch_id = r._id
         LEFT JOIN names n ON n.name_id = d.name_id"""
-    ).fetchone() or (0, 0)
+    ).fetchall()
+    if rows != count:
+        return rows, f"has {rows} dispatch rows where {base} has {count}"
+    if distinct != count:
+        return rows, f"cannot be matched: {base} repeats dispatch ids"
     if matched != rows:
-        return f"has {rows - matched} dispatch id(s) that {base} does not"
+        return rows, f"has {rows - matched} dispatch id(s) that {base} does not"
     if renamed:
-        return f"names another kernel than {base} for {renamed} dispatch id(s)"
-    return None
+        return rows, f"names another kernel than {base} for {renamed} dispatch id(s)"
+    return rows, None
 
 
 def _skip(profile: Profile, path: Path, why: str) -> None:
