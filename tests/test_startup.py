@@ -18,9 +18,11 @@ from pathlib import Path
 
 import duckdb
 import pytest
+import typer
 
 from roofscope import __version__
 from roofscope.analysis.timeline import DEFAULT_GAP_NS
+from roofscope.cli.commands import application
 from roofscope.cli.options import DEFAULT_GAP_US
 from roofscope.model.names import normalise
 from tests.conftest import DATA, DEMO
@@ -91,6 +93,25 @@ def test_analyze_json_loads_no_renderer_it_does_not_use() -> None:
     assert "cxxfilt" not in modules  # no mangled name in it: the demangler stays unloaded
     # one process reads one profile and compares nothing
     assert _loaded(modules, {"multiprocessing", "concurrent", "roofscope.verify"}) == set()
+    # no cluster summary without --scheduler; no TOML without a work or ceilings file
+    assert _loaded(modules, {"roofscope.cli.cluster", "roofscope.cluster", "tomllib"}) == set()
+
+
+@pytest.mark.parametrize(
+    ("args", "built"),
+    [
+        (["analyze", "x.csv", "--json"], {"analyze"}),
+        (["compare", "--help"], {"compare"}),
+        (["--help"], {"analyze", "profile", "peaks", "demo", "compare", "devices", "formats"}),
+        (["nosuch"], {"analyze", "profile", "peaks", "demo", "compare", "devices", "formats"}),
+        ([], {"analyze", "profile", "peaks", "demo", "compare", "devices", "formats"}),
+    ],
+)
+def test_the_application_builds_the_command_it_runs(args: list[str], built: set[str]) -> None:
+    """Typer inspects the signature of every command it builds: a command line naming one
+    builds that one; the root's help and its errors list all seven."""
+    group = typer.main.get_command(application(args))
+    assert set(group.commands) == built  # type: ignore[attr-defined]
 
 
 def test_analyze_text_loads_no_chart_or_html() -> None:

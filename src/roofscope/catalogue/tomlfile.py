@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,8 @@ def read_toml(path: Path, what: str) -> tuple[str, dict[str, Any]]:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
         raise InputError(shown, f"cannot be read ({e})", f"pass a UTF-8 TOML {what}") from None
+    import tomllib  # only for a file the user gives: not loaded for every command
+
     try:
         return text, tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:

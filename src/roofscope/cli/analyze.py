@@ -9,10 +9,11 @@ from typing import Annotated
 import typer
 
 from roofscope.cli import options as o
-from roofscope.cli.cluster import SCHEDULER_ENV, Charts, cluster_summary, refuse_without_rows
 from roofscope.cli.outputs import html_path, report_view, stem, write_charts
 from roofscope.errors import UsageError
 from roofscope.outfile import write_atomically
+
+SCHEDULER_ENV = "ROOFSCOPE_SCHEDULER"
 
 
 def analyze(
@@ -62,6 +63,8 @@ def analyze(
 ) -> None:
     """Baseline, hotspots and roofline of one profile (files of several processes merge)."""
     if scheduler:
+        from roofscope.cli.cluster import Charts, cluster_summary, refuse_without_rows
+
         refuse_without_rows({
             "--kernel": kernel, "--device": device, "--html": html, "--out": out,
             "--gap-us": gap_us if gap_us != o.DEFAULT_GAP_US else None,

@@ -30,8 +30,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     _one_blas_thread()
     import typer
 
-    from roofscope.cli.commands import app
+    from roofscope.cli.commands import application
 
+    app = application(args)
     try:
         # without standalone mode, click returns the code of a typer.Exit (the gate's 3)
         code = app(args=args, prog_name="roofscope", standalone_mode=False)

@@ -28,7 +28,6 @@ if TYPE_CHECKING:
     from roofscope.cluster.summary import Examined
     from roofscope.report import RooflineOptions
 
-SCHEDULER_ENV = "ROOFSCOPE_SCHEDULER"
 TOP = 10  # kernels in the text table unless --top says otherwise
 SCHEMA = "roofscope-cluster-summary/1"  # the document's kind and version: raised on a change
 
