@@ -183,3 +183,14 @@ def test_added_readers_are_listed_and_named_once() -> None:
         readers.add(TinyText())
     assert rules.RULES.kernel[-1] is dominant_kernel
     assert len(set(names)) == len(names)
+
+
+def test_the_registry_table_says_what_each_reader_is_asked() -> None:
+    """Detection skips the modules whose readers cannot be asked about a file (a gzipped
+    trace: every reader but Kineto's) from what BUILT_IN says of them: each line's kinds
+    and compressed flag must be its class's own."""
+    from importlib import import_module
+
+    for module, name, kinds, compressed in readers.BUILT_IN:
+        reader = getattr(import_module(f"roofscope.readers.{module}"), name)
+        assert (reader.kinds, reader.compressed) == (kinds, compressed), name

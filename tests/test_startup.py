@@ -97,6 +97,16 @@ def test_analyze_json_loads_no_renderer_it_does_not_use() -> None:
     assert _loaded(modules, {"roofscope.cli.cluster", "roofscope.cluster", "tomllib"}) == set()
 
 
+def test_a_gzipped_trace_loads_no_reader_of_plain_files() -> None:
+    """Only Kineto's reader reads gzip: detecting a .json.gz trace imports no other."""
+    out, modules = imported("analyze", str(DATA / "kineto" / "inference_rank_1.json.gz"), "--json")
+    assert json.loads(out)["inputs"][0]["format"] == "kineto"
+    loaded = {m.split(".")[-1] for m in modules if m.startswith("roofscope.readers.")}
+    others = {"rocprof_v1_csv", "rocprof_v1_stats", "rocprof_v1_json", "rocprofv3", "csvload"}
+    others |= {"rocprofv3_counters", "summary_csv", "rocprof_compute", "rocpd", "nsys_csv"}
+    assert "kineto" in loaded and loaded & others == set()
+
+
 @pytest.mark.parametrize(
     ("args", "built"),
     [

@@ -59,38 +59,53 @@ class Reader:
         raise NotImplementedError
 
 
-def readers() -> Iterator[Reader]:
-    """Every format, in the order detection asks them: the built-in ones, then :data:`ADDED`.
-    A built-in reader's module is imported when the iteration reaches it, so that detecting a
-    rocprof CSV loads none of the Nsight, Kineto or rocpd readers."""
-    for module, reader in BUILT_IN:
-        yield getattr(import_module(f"roofscope.readers.{module}"), reader)()
+def readers(head: Head | None = None) -> Iterator[Reader]:
+    """Every format, in the order detection asks them: the built-in ones, then :data:`ADDED`;
+    with ``head``, only the built-in ones that may be asked about it (:func:`_asks`). A
+    built-in reader's module is imported when the iteration reaches it, so that detecting a
+    rocprof CSV loads none of the Nsight, Kineto or rocpd readers, and detecting a gzipped
+    Kineto trace none of the CSV or SQLite ones (12 ms of a 0.33 s ``analyze``)."""
+    for module, reader, kinds, compressed in BUILT_IN:
+        if head is None or _asks(head, kinds, compressed):
+            yield getattr(import_module(f"roofscope.readers.{module}"), reader)()
     yield from ADDED
 
 
-# The built-in readers as (module of roofscope.readers, class), in detection order; imported
-# by name: each reader module imports this one for Reader and the roles.
-BUILT_IN: tuple[tuple[str, str], ...] = (
-    ("rocprof_v1_csv", "RocprofV1Csv"),
-    ("rocprof_v1_stats", "RocprofV1Stats"),
-    ("rocprof_v1_json", "RocprofV1Json"),
-    ("rocprofv3", "KernelTrace"),
-    ("rocprofv3", "Stats"),
-    ("rocprofv3", "MemoryCopyTrace"),
-    ("rocprofv3_counters", "CounterCollection"),
-    ("rocprofv3_counters", "AgentInfo"),
-    ("summary_csv", "SummaryCsv"),
-    ("rocprof_compute", "Workload"),
-    ("rocprof_compute", "WorkloadCsv"),
-    ("rocpd", "Rocpd"),
-    ("kineto", "KinetoTrace"),
-    ("nsys_csv", "KernSum"),
-    ("nsys_trace", "GpuTrace"),
-    ("nsys_csv", "MemTimeSum"),
-    ("nsys_csv", "ApiSum"),
-    ("nsys_sqlite", "NsysSqlite"),
-    ("ncu_csv", "Ncu"),
+TEXT, SQLITE = ("text",), ("sqlite",)
+
+# The built-in readers as (module of roofscope.readers, class, its ``kinds``, whether it is
+# ``compressed``), in detection order; imported by name: each reader module imports this one
+# for Reader and the roles. The kinds and compressed are the class's own (a test holds them
+# equal), written here so that a file no reader of a module can be asked about leaves that
+# module unloaded.
+BUILT_IN: tuple[tuple[str, str, tuple[str, ...], bool], ...] = (
+    ("rocprof_v1_csv", "RocprofV1Csv", TEXT, False),
+    ("rocprof_v1_stats", "RocprofV1Stats", TEXT, False),
+    ("rocprof_v1_json", "RocprofV1Json", TEXT, False),
+    ("rocprofv3", "KernelTrace", TEXT, False),
+    ("rocprofv3", "Stats", TEXT, False),
+    ("rocprofv3", "MemoryCopyTrace", TEXT, False),
+    ("rocprofv3_counters", "CounterCollection", TEXT, False),
+    ("rocprofv3_counters", "AgentInfo", TEXT, False),
+    ("summary_csv", "SummaryCsv", TEXT, False),
+    ("rocprof_compute", "Workload", TEXT, False),
+    ("rocprof_compute", "WorkloadCsv", TEXT, False),
+    ("rocpd", "Rocpd", SQLITE, False),
+    ("kineto", "KinetoTrace", TEXT, True),
+    ("nsys_csv", "KernSum", TEXT, False),
+    ("nsys_trace", "GpuTrace", TEXT, False),
+    ("nsys_csv", "MemTimeSum", TEXT, False),
+    ("nsys_csv", "ApiSum", TEXT, False),
+    ("nsys_sqlite", "NsysSqlite", SQLITE, False),
+    ("ncu_csv", "Ncu", TEXT, False),
 )
+
+
+def _asks(head: Head, kinds: tuple[str, ...], compressed: bool) -> bool:
+    """Whether a reader of these ``kinds`` is asked about a file with this head: one of its
+    kinds, and not gzipped unless it reads gzip itself (``compressed``)."""
+    return head.kind in kinds and (compressed or not head.gzip)
+
 
 # Readers added from outside roofscope (:func:`add`), asked after the built-in ones.
 ADDED: tuple[Reader, ...] = ()
@@ -110,9 +125,8 @@ def add(*new: Reader) -> None:
 
 def detect(head: Head) -> Reader | None:
     """The reader that recognises this file's content, if any."""
-    for reader in readers():
-        asked = head.kind in reader.kinds and (reader.compressed or not head.gzip)
-        if asked and reader.detect(head):
+    for reader in readers(head):
+        if _asks(head, reader.kinds, reader.compressed) and reader.detect(head):
             return reader
     return None
 
