@@ -15,7 +15,7 @@ from roofscope.analysis.ranks import RankView
 from roofscope.analysis.roofline import KernelRoofline
 from roofscope.analysis.work.assign import run_name_ids
 from roofscope.diagnosis.trust import RoofStanding
-from roofscope.model.access import all_summaries, counters, has_counters, names, query
+from roofscope.model.access import all_summaries, counter_values, has_counters, names, query
 from roofscope.model.profile import Profile
 from roofscope.model.schema import Role
 from roofscope.model.selection import dispatches
@@ -160,7 +160,7 @@ def counter_collected(profile: Profile) -> str | None:
         profile,
         dispatches(profile, sources=timed),
         "SELECT DISTINCT source FROM d WHERE row_id IN (SELECT row_id FROM c)",
-        c=counters(profile),
+        c=counter_values(profile),
     ).fetchall()
     return ", ".join(sorted({profile.inputs[int(s)].format for (s,) in found})) or None
 
@@ -190,10 +190,12 @@ def kernel_counter_facts(
     kernel) pairs, in one query (a kernel without dispatches there is left out)."""
     if not sources or not kernels:
         return {}
-    values = counters(profile).project(
+    # the activity counters by id: no join of every value to its name
+    active = _constants(profile.known_counter_ids(activity))
+    values = counter_values(profile).project(
         ColumnExpression("row_id"),
         ColumnExpression("value"),
-        ColumnExpression("counter").isin(*_constants(activity)).alias("active"),
+        ColumnExpression("counter_id").isin(*active).alias("active"),
     )
     rows = query(
         profile,

@@ -35,23 +35,10 @@ def has_counters(profile: Profile) -> bool:
     return profile.derived(("has_counters",), lambda: profile.count(Table.COUNTERS) > 0)
 
 
-def counters(profile: Profile) -> Relation:
-    """``row_id, counter, value``: the counter values of every dispatch row (``row_id`` is
-    the dispatch relation's ``row_id``), each with its counter's name; join them to a
-    dispatch relation to select."""
-    return profile.kept(
-        ("counters", "named"),
-        lambda: (
-            counter_values(profile)
-            .join(counter_names(profile), "counter_id")
-            .project("row_id, counter, value")
-        ),
-    )
-
-
 def counter_values(profile: Profile) -> Relation:
-    """``row_id, counter_id, value``: :func:`counters` with the counter as its id, which
-    :func:`counter_names` names (the cheaper one to scan: no name per value)."""
+    """``row_id, counter_id, value``: the counter values of every dispatch row (``row_id``
+    is the dispatch relation's ``row_id``), each counter as its id, which
+    :func:`counter_names` names; join them to a dispatch relation to select."""
     return profile.view(Table.COUNTERS, "row_id, counter_id, value")
 
 

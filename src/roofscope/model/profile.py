@@ -232,6 +232,11 @@ class Profile:
             _known(self._counter_ids, new)
         return {n: self._counter_ids[n] for n in wanted}
 
+    def known_counter_ids(self, counters: Iterable[str]) -> list[int]:
+        """The ids of those of ``counters`` that a reader registered, in that order (a counter
+        no input named has none); asks DuckDB nothing."""
+        return [self._counter_ids[c] for c in counters if c in self._counter_ids]
+
     def insert_counters(self, rows: str, counters: Sequence[str]) -> None:
         """Insert the rows of the query ``rows`` (``row_id``, ``counter`` by name, ``value``)
         into ``counters``, in their order; ``counters`` holds every name they use. Each name
