@@ -97,6 +97,14 @@ def test_analyze_json_loads_no_renderer_it_does_not_use() -> None:
     assert _loaded(modules, {"roofscope.cli.cluster", "roofscope.cluster", "tomllib"}) == set()
 
 
+def test_a_counter_workload_loads_no_masked_arrays() -> None:
+    """numpy loads numpy.ma (6 ms) on first use; the counter analyses of a workload without
+    a missing value use none."""
+    out, modules = imported("analyze", str(DATA / "rocprof-compute-mi200"), "--json")
+    assert json.loads(out)["kernels"][0]["roofline"]["work_source"] == "counters"
+    assert "numpy" in modules and "numpy.ma" not in modules
+
+
 def test_a_gzipped_trace_loads_no_reader_of_plain_files() -> None:
     """Only Kineto's reader reads gzip: detecting a .json.gz trace imports no other."""
     out, modules = imported("analyze", str(DATA / "kineto" / "inference_rank_1.json.gz"), "--json")

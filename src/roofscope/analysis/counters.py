@@ -75,7 +75,8 @@ class DispatchCounters:
 
     def by_kernel(self) -> list[tuple[int, npt.NDArray[np.bool_]]]:
         """(name_id, mask over dispatches) for each kernel."""
-        return [(int(n), self.name_ids == n) for n in np.unique(self.name_ids)]
+        # not np.unique, which loads numpy.ma (6 ms) for its NaN handling
+        return [(n, self.name_ids == n) for n in sorted(set(self.name_ids.tolist()))]
 
 
 def evaluate(formulas: Mapping[str, Formula], counters: Counters) -> dict[str, Array]:
@@ -104,8 +105,8 @@ def _dispatch_counters(profile: Profile, sources: Sequence[int]) -> DispatchCoun
     rows = query(
         profile,
         mine,
-        """SELECT row_id, name_id, end_ns - start_ns AS dur FROM d
-        WHERE row_id IN (SELECT row_id FROM c) ORDER BY row_id""",
+        """SELECT row_id, name_id, coalesce((end_ns - start_ns)::DOUBLE, 'NaN') AS dur
+        FROM d WHERE row_id IN (SELECT row_id FROM c) ORDER BY row_id""",
         c=counter_values(profile),
     ).fetchnumpy()
     row_ids = np.asarray(rows["row_id"], dtype=np.int64)
@@ -115,7 +116,9 @@ def _dispatch_counters(profile: Profile, sources: Sequence[int]) -> DispatchCoun
     table.flags.writeable = False
     whole = np.flatnonzero(~np.isnan(table).any(axis=1))  # counters every dispatch has
     counters = Counters({names[i]: table[i] for i in map(int, whole)})
-    duration = np.ma.filled(np.ma.asarray(rows["dur"]).astype(np.float64), np.nan)
+    # NaN where untimed, from DuckDB: a NULL there would make it a masked array, whose
+    # module numpy loads on first use (6 ms)
+    duration = np.asarray(rows["dur"], dtype=np.float64)
     name_ids = np.asarray(rows["name_id"], dtype=np.int64)
     for array in (duration, name_ids):
         array.flags.writeable = False
