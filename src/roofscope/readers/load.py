@@ -18,6 +18,7 @@ from pathlib import Path
 import duckdb
 
 from roofscope.errors import InputError
+from roofscope.model.access import has_counters
 from roofscope.model.profile import Profile
 from roofscope.model.schema import Role
 from roofscope.readers import registry, runs, shards
@@ -112,6 +113,8 @@ PLAUSIBLE_COUNT = 1e18  # a hardware counter of one dispatch: 10 years of cycles
 def _refuse_implausible_counters(profile: Profile) -> None:
     """A counter beyond :data:`PLAUSIBLE_COUNT` (or infinite) is damage, and every formula
     over it would overflow: refused in one line naming the file of its dispatch."""
+    if not has_counters(profile):  # a trace: asked once, and kept for the analyses
+        return
     found = profile.con.execute(
         f"""SELECT n.counter, f.value, f.source FROM (SELECT c.counter_id, c.value, d.source
             FROM counters c JOIN dispatches d ON d.rowid = c.row_id
