@@ -27,26 +27,24 @@ class Run:
 
 
 def _tree_rss_kib(root: int) -> int:
-    """Summed VmRSS of ``root`` and every process below it."""
-    parents: dict[int, int] = {}
-    rss: dict[int, int] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
+    """Summed resident memory of ``root`` and every process below it. The tree is walked
+    through ``/proc/PID/task/TID/children``: 0.1 ms a sample, where reading every process's
+    status took 2.4 ms, a fifth of a core at one sample each 10 ms, taken from the processes
+    measured on a 2-core machine."""
+    page_kib = os.sysconf("SC_PAGE_SIZE") // 1024
+    total, todo, seen = 0, [root], set()
+    while todo:
+        pid = todo.pop()
+        if pid in seen:
             continue
+        seen.add(pid)
         try:
-            status = (entry / "status").read_text()
-        except OSError:
+            total += int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * page_kib
+            for children in Path(f"/proc/{pid}/task").glob("*/children"):
+                todo += [int(c) for c in children.read_text().split()]
+        except (OSError, ValueError, IndexError):  # it ended meanwhile
             continue
-        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
-        pid = int(entry.name)
-        parents[pid] = int(fields.get("PPid", "0").strip())
-        rss[pid] = int(fields.get("VmRSS", "0 kB").split()[0])
-    tree, grew = {root}, True
-    while grew:
-        below = {p for p, pp in parents.items() if pp in tree} - tree
-        tree |= below
-        grew = bool(below)
-    return sum(rss.get(p, 0) for p in tree)
+    return total
 
 
 def run_one(

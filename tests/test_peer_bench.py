@@ -110,3 +110,28 @@ def test_section_replaced_up_to_the_next_heading_or_appended() -> None:
     assert with_section("# P\n\ntext\n", new) == "# P\n\ntext\n\n## Against the peers\n\nnew\n"
     last = "# P\n\n## Against the peers\n\nold\n"
     assert with_section(last, new) == "# P\n\n## Against the peers\n\nnew\n"
+
+
+def test_the_sampler_counts_the_whole_process_tree() -> None:
+    """bench/measure.py sums the resident memory of a process and its descendants: a child
+    holding 128 MiB counts, its parent (a bare interpreter) adds its own."""
+    import subprocess
+    import sys
+    import time
+
+    from bench.measure import _tree_rss_kib
+
+    child = "x = bytearray(128 << 20); import time; time.sleep(3)"
+    parent = f"import subprocess, sys; subprocess.run([sys.executable, '-c', {child!r}])"
+    proc = subprocess.Popen([sys.executable, "-c", parent])
+    try:
+        peak = 0
+        for _ in range(200):  # until the child has touched its 128 MiB
+            peak = max(peak, _tree_rss_kib(proc.pid))
+            if peak > 128 << 10:
+                break
+            time.sleep(0.01)
+        assert 128 << 10 < peak < 300 << 10
+    finally:
+        proc.kill()
+        proc.wait()
