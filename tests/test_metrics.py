@@ -19,8 +19,9 @@ import numpy as np
 import pytest
 
 from roofscope.analysis.counters import Counters, dispatch_counters
-from roofscope.analysis.metrics.derived import ALL, CATALOGUE, MetricValue, aggregate, metrics, peak
+from roofscope.analysis.metrics.derived import CATALOGUE, aggregate, metrics, peak
 from roofscope.analysis.metrics.machine import Machine, machine_for
+from roofscope.analysis.metrics.value import ALL, MetricValue
 from roofscope.catalogue import devices
 from roofscope.model.profile import Profile
 from roofscope.readers.load import load

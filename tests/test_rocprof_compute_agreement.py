@@ -22,8 +22,9 @@ import numpy as np
 import pytest
 
 from roofscope.analysis.counters import Counters
-from roofscope.analysis.metrics.derived import ALL, CATALOGUE, MetricValue, metrics, peak
+from roofscope.analysis.metrics.derived import CATALOGUE, metrics, peak
 from roofscope.analysis.metrics.machine import Machine, machine_for
+from roofscope.analysis.metrics.value import ALL, MetricValue
 from roofscope.readers.load import load
 from roofscope.render.text import render_text
 from roofscope.report import analyse

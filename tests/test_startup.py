@@ -121,6 +121,10 @@ def test_a_gzipped_trace_loads_no_reader_of_plain_files() -> None:
     others = {"rocprof_v1_csv", "rocprof_v1_stats", "rocprof_v1_json", "rocprofv3", "csvload"}
     others |= {"rocprofv3_counters", "summary_csv", "rocprof_compute", "rocpd", "nsys_csv"}
     assert "kineto" in loaded and loaded & others == set()
+    # a trace without counters loads none of the counter formulas
+    formulas = {"derived", "formula", "sol", "achieved", "counters", "nvidia", "rocprof_v1"}
+    analyses = {m.split(".")[-1] for m in modules if m.startswith("roofscope.analysis.")}
+    assert analyses & formulas == set()
 
 
 @pytest.mark.parametrize(

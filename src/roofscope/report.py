@@ -19,8 +19,8 @@ from roofscope.analysis.device import (
 )
 from roofscope.analysis.hotspots import Hotspots, hotspots
 from roofscope.analysis.limiter import Limiter, limiters, out_of_range
-from roofscope.analysis.metrics.derived import MetricValue
 from roofscope.analysis.metrics.per_kernel import MetricsSection, kernel_metrics
+from roofscope.analysis.metrics.value import MetricValue
 from roofscope.analysis.ranks import RankView, rank_view
 from roofscope.analysis.roofline import Roofline, roofline
 from roofscope.analysis.rounding import timestamp_stamps

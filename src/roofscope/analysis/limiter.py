@@ -22,8 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from roofscope.analysis.metrics.derived import MetricValue
-from roofscope.analysis.metrics.nvidia import PIPE_LABEL
+from roofscope.analysis.metrics.value import PIPE_LABEL, MetricValue
 from roofscope.analysis.roofline import KernelRoofline
 from roofscope.catalogue.ceilings import LEVELS, Ceiling
 

@@ -12,9 +12,9 @@ from typing import Any
 
 from roofscope import __version__
 from roofscope.analysis.limiter import Limiter
-from roofscope.analysis.metrics.derived import MetricValue
 from roofscope.analysis.metrics.machine import Machine
 from roofscope.analysis.metrics.per_kernel import KernelMetrics
+from roofscope.analysis.metrics.value import MetricValue
 from roofscope.analysis.ranks import RankView
 from roofscope.analysis.roofline import KernelRoofline
 from roofscope.analysis.work.model import Work

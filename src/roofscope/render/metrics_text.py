@@ -7,8 +7,8 @@ from collections.abc import Mapping
 from rich.console import Console
 from rich.text import Text
 
-from roofscope.analysis.metrics.derived import MetricValue
 from roofscope.analysis.metrics.nvidia import PIPE_METRICS
+from roofscope.analysis.metrics.value import MetricValue
 from roofscope.diagnosis.profiler import FINDING_KINDS, ProfilerRule
 from roofscope.render.findings_text import wrapped
 from roofscope.render.names import short_names

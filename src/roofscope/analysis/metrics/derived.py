@@ -28,7 +28,6 @@ Omniperf 1.0.3's own analysis of the same counters (tests/test_metrics.py).
 from __future__ import annotations
 
 from collections.abc import Container, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -44,27 +43,8 @@ from roofscope.analysis.metrics.machine import Machine
 from roofscope.analysis.metrics.nvidia import NCU
 from roofscope.analysis.metrics.rocprof_v1 import ROCPROF_V1
 from roofscope.analysis.metrics.sol import COMPUTE, MEMORY
+from roofscope.analysis.metrics.value import ALL, MetricValue
 from roofscope.model.profile import Profile
-
-ALL = -1  # key of the whole profile in the result of :func:`metrics`
-
-
-@dataclass(frozen=True)
-class MetricValue:
-    unit: str
-    kind: Kind
-    value_dispatch_mean: float | None
-    value_time_weighted: float | None  # ratio of sums (rate, ratio); duration-weighted (level)
-    total: float | None  # amounts only
-    peak: float | None
-    pct_of_peak: float | None  # of value_dispatch_mean
-    dispatches: int  # that entered the values
-    left_out: int  # zero or unknown duration (rates), zero denominator (ratios)
-    aggregation_differs: bool  # the two values differ by more than 1%
-    source: str
-    note: str | None = None  # why the value departs, by design, from another tool's
-    peer: str | None = None  # the metric holding that tool's value, beside this one
-
 
 CATALOGUE: tuple[Metric, ...] = (*COMPUTE, *MEMORY, *ROCPROF_V1, *NCU)
 

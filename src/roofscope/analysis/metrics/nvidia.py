@@ -14,6 +14,7 @@ from __future__ import annotations
 from roofscope.analysis.counters import Array, Counters
 from roofscope.analysis.metrics.formula import Kind, Metric, Parts, Side, rate
 from roofscope.analysis.metrics.machine import Machine
+from roofscope.analysis.metrics.value import PIPE_LABEL
 
 NVIDIA = ("sm_*",)
 SOURCE = "Nsight Compute section files (docs/formats/nsight-compute.md, Metric labels)"
@@ -40,12 +41,6 @@ _DRAM: Side = _dram_bytes
 PIPES = ("alu", "fma", "fmaheavy", "fmalite", "fp16", "fp64", "xu", "uniform", "cbu", "adu",
          "lsu", "tex", "shared", "tensor", "tensor_op_hmma", "tensor_op_imma", "tensor_op_dmma",
          "tensor_op_gmma")  # fmt: skip
-PIPE_LABEL = {"alu": "ALU", "fma": "FMA", "fmaheavy": "FMA (heavy)", "fmalite": "FMA (lite)",
-              "fp16": "FP16", "fp64": "FP64", "xu": "XU", "uniform": "Uniform", "cbu": "CBU",
-              "adu": "ADU", "lsu": "LSU", "tex": "TEX", "shared": "Shared",
-              "tensor": "Tensor", "tensor_op_hmma": "Tensor (HMMA)",
-              "tensor_op_imma": "Tensor (IMMA)", "tensor_op_dmma": "Tensor (DMMA)",
-              "tensor_op_gmma": "Tensor (GMMA)"}  # fmt: skip
 
 
 def _pipes() -> list[Metric]:

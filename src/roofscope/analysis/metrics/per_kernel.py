@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from roofscope.analysis.metrics.achieved import Achieved, achieved
-from roofscope.analysis.metrics.derived import ALL, MetricValue, metrics
 from roofscope.analysis.metrics.machine import Machine, machine_for
-from roofscope.analysis.metrics.occupancy import Occupancy, theoretical
+from roofscope.analysis.metrics.occupancy import Occupancy, arch_limits, arch_of, theoretical
+from roofscope.analysis.metrics.value import ALL, MetricValue
 from roofscope.analysis.work.assign import kernel_name_ids, run_name_ids
 from roofscope.catalogue.devices import Device
 from roofscope.errors import UsageError
+from roofscope.model.access import has_counters
 from roofscope.model.profile import Profile
 from roofscope.model.schema import Role
+
+if TYPE_CHECKING:
+    from roofscope.analysis.metrics.achieved import Achieved
 
 
 @dataclass(frozen=True)
@@ -33,19 +37,12 @@ class MetricsSection:
 def kernel_metrics(profile: Profile, device: Device | None, kernels: list[str]) -> MetricsSection:
     machine = machine_for(profile, device)
     ids = kernel_name_ids(profile)
-    values = metrics(profile, profile.sources(Role.DISPATCHES), machine)
-    run_values = metrics(profile, profile.sources(Role.COUNTER_RUN), machine) if not values else {}
+    values, run_values = _derived(profile, machine)
     in_runs = run_name_ids(profile, kernels) if run_values else {}
     problem = None
     try:
         theory = theoretical(profile, machine.arch) if machine.arch else {}
-        measured = (
-            achieved(
-                profile, machine.arch, compute_units=machine.compute_units, xcds=machine.num_xcd
-            )
-            if machine.arch
-            else {}
-        )
+        measured = _achieved(profile, machine) if machine.arch else {}
     except UsageError as e:
         theory, measured, problem = {}, {}, str(e)
     out: dict[str, KernelMetrics] = {}
@@ -60,3 +57,31 @@ def kernel_metrics(profile: Profile, device: Device | None, kernels: list[str]) 
             out[kernel] = KernelMetrics(found, occ, got)
     whole = values.get(ALL) or run_values.get(ALL) or {}
     return MetricsSection(machine, out, whole, problem)
+
+
+Values = dict[int, dict[str, MetricValue]]
+
+
+def _derived(profile: Profile, machine: Machine) -> tuple[Values, Values]:
+    """The derived metrics of the trace's dispatches, else of the counter runs'. Their
+    formulas, over numpy arrays, load only for a profile with counters."""
+    if not has_counters(profile):
+        return {}, {}
+    from roofscope.analysis.metrics.derived import metrics
+
+    values = metrics(profile, profile.sources(Role.DISPATCHES), machine)
+    run_values = metrics(profile, profile.sources(Role.COUNTER_RUN), machine) if not values else {}
+    return values, run_values
+
+
+def _achieved(profile: Profile, machine: Machine) -> dict[int, Achieved]:
+    """Occupancy measured by the wave counters; without counters none, after the same check
+    of the architecture (an unknown one is the section's problem either way)."""
+    if not has_counters(profile):
+        arch_limits(arch_of(profile, machine.arch))
+        return {}
+    from roofscope.analysis.metrics.achieved import achieved
+
+    return achieved(
+        profile, machine.arch, compute_units=machine.compute_units, xcds=machine.num_xcd
+    )

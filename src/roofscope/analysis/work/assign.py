@@ -7,13 +7,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from roofscope.analysis.hotspots import Hotspots
-from roofscope.analysis.work.counters import ALL, counter_work
 from roofscope.analysis.work.expr import ExprError
-from roofscope.analysis.work.model import Work
+from roofscope.analysis.work.model import ALL, Work
 from roofscope.analysis.work.spec import LAUNCH_FIELDS, Rule, base_name, evaluate_rule
 from roofscope.errors import InputError
+from roofscope.model.access import has_counters, named, names, query
 from roofscope.model.access import launches as launches_of
-from roofscope.model.access import named, names, query
 from roofscope.model.profile import Profile, Warning
 from roofscope.model.schema import Role
 from roofscope.model.selection import among, dispatches
@@ -29,7 +28,7 @@ def kernel_work(
         rule = next((r for r in rules if r.matches(k.name)), None)
         if rule is not None:
             out[k.name] = _from_rule(profile, rule, ids.get(k.name, []), k.calls)
-    traced = counter_work(profile, profile.sources(Role.DISPATCHES))
+    traced = _counter_work(profile, profile.sources(Role.DISPATCHES))
     calls = {k.name: k.calls for k in hot.kernels}
     runs = _RunWork(profile, list(calls))
     for kernel, name_ids in ids.items():
@@ -56,6 +55,16 @@ def kernel_work(
     return out, whole, warnings
 
 
+def _counter_work(profile: Profile, sources: Sequence[int]) -> dict[int, Work]:
+    """:func:`~roofscope.analysis.work.counters.counter_work`, whose formulas, over numpy
+    arrays, load only for a profile with counters."""
+    if not has_counters(profile):
+        return {}
+    from roofscope.analysis.work.counters import counter_work
+
+    return counter_work(profile, sources)
+
+
 class _RunWork:
     """The counter runs' work per name id, one dict per run, read when first asked: only a
     kernel whose own dispatches carry no counters (or a trace without any) needs it."""
@@ -69,7 +78,7 @@ class _RunWork:
     def passes(self) -> list[dict[int, Work]]:
         if self._passes is None:
             runs = self.profile.sources(Role.COUNTER_RUN)
-            self._passes = [counter_work(self.profile, [s]) for s in runs]
+            self._passes = [_counter_work(self.profile, [s]) for s in runs]
             if any(self._passes):
                 self._in_runs = run_name_ids(self.profile, self.kernels)
         return self._passes

@@ -31,7 +31,7 @@ import numpy.typing as npt
 
 from roofscope.analysis.counters import Array, Counters, Formula, dispatch_counters, evaluate
 from roofscope.analysis.work import nvidia
-from roofscope.analysis.work.model import Work
+from roofscope.analysis.work.model import ALL, Work
 from roofscope.model.profile import Profile
 
 
@@ -95,9 +95,6 @@ BYTES: dict[str, Formula] = {
     "vl1d": lambda c: 64 * c["TCP_TOTAL_CACHE_ACCESSES_sum"],
     "lds": lambda c: (c["SQ_LDS_IDX_ACTIVE"] - c["SQ_LDS_BANK_CONFLICT"]) * 4 * 32,
 }
-
-
-ALL = -1  # the key of the whole profile's work in counter_work's result
 
 
 def counter_work(profile: Profile, sources: Sequence[int]) -> dict[int, Work]:

@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 
 from roofscope.catalogue.ceilings import is_integer
 
+ALL = -1  # the key of the whole profile's work in counters.counter_work's result
+
 
 @dataclass(frozen=True)
 class Work:
