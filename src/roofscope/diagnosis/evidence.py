@@ -200,10 +200,17 @@ def kernel_counter_facts(
     rows = query(
         profile,
         dispatches(profile, sources=sources),
-        """SELECT g.kernel, count(DISTINCT d.row_id), count(c.value),
-        count(c.value) FILTER (c.active), count(c.value) FILTER (c.active AND c.value <> 0)
+        # the values counted per dispatch first, then summed per kernel: each dispatch one
+        # row of the join, where a join to every value counted the dispatches DISTINCT
+        # (7.7 against 3.8 ms on a 3-dispatch workload of 2,967 values)
+        """SELECT g.kernel, count(*), coalesce(sum(c.n), 0), coalesce(sum(c.a), 0),
+            coalesce(sum(c.z), 0)
         FROM d JOIN (SELECT unnest($1::INTEGER[]) AS name_id, unnest($2::VARCHAR[]) AS kernel) g
-        USING (name_id) LEFT JOIN c ON c.row_id = d.row_id GROUP BY g.kernel""",
+        USING (name_id)
+        LEFT JOIN (SELECT row_id, count(value) AS n, count(value) FILTER (active) AS a,
+                count(value) FILTER (active AND value <> 0) AS z
+            FROM c GROUP BY row_id) c ON c.row_id = d.row_id
+        GROUP BY g.kernel""",
         [[i for i, _ in kernels], [k for _, k in kernels]],
         c=values,
     ).fetchall()
