@@ -367,6 +367,34 @@ def test_sq_run_with_other_rows_is_skipped(tmp_path: Path) -> None:
     assert "SQ_LEVEL_WAVES.csv" not in {Path(i.path).name for i in profile.inputs}
 
 
+def _edit_first_field(path: Path, line: int, text: str) -> None:
+    """Replace the first field (Dispatch_ID) of one line of a CSV."""
+    lines = path.read_bytes().splitlines(keepends=True)
+    lines[line] = text.encode() + lines[line][lines[line].index(b",") :]
+    path.write_bytes(b"".join(lines))
+
+
+@pytest.mark.parametrize(
+    ("edit", "why"),
+    [
+        # two dispatches of pmc_perf.csv share id 0: a run row of id 0 names both
+        (("pmc_perf.csv", 2, "0"), "cannot be matched: pmc_perf.csv repeats dispatch ids"),
+        (("SQ_LEVEL_WAVES.csv", 3, "9"), "has 1 dispatch id(s) that pmc_perf.csv does not"),
+    ],
+)
+def test_sq_run_that_cannot_be_matched_is_skipped(
+    tmp_path: Path, edit: tuple[str, int, str], why: str
+) -> None:
+    folder = _copy("rocprof-compute-mi200", tmp_path)
+    name, line, text = edit
+    _edit_first_field(folder / name, line, text)
+    profile = load([str(folder)])
+    skipped = [w.message for w in profile.warnings if w.code == "counter-run-skipped"]
+    sq = folder / "SQ_LEVEL_WAVES.csv"
+    assert f"{sq} {why}; its counters are not added to the dispatches" in skipped
+    assert counters_of(profile, "SQ_LEVEL_WAVES_ACCUM") == {}
+
+
 # -- measured ceilings ----------------------------------------------------------------------
 
 ROOFLINE = [

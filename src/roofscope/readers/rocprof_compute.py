@@ -231,13 +231,14 @@ def attach_counter_run(
 
 def _mismatch(profile: Profile, tag: str, source: int) -> tuple[int, str | None]:
     """The run's rows, and why they do not match the dispatches one to one (None when
-    they do)."""
+    they do). The join's counts are read only once the dispatch ids are known distinct: a
+    repeated one would count a run row once per dispatch it names."""
     base = Path(profile.inputs[source].path).name
     ((count, distinct, rows, matched, renamed),) = profile.con.execute(
         f"""SELECT (SELECT count(*) FROM dispatches WHERE source = {source}),
             (SELECT count(DISTINCT dispatch_id) FROM dispatches WHERE source = {source}),
-            count(*), count(d.dispatch_id), count(*) FILTER (d.dispatch_id IS NOT NULL
-            AND n.raw_name IS DISTINCT FROM r._name)
+            (SELECT count(*) FROM {tag}), count(d.dispatch_id), count(*) FILTER (
+                d.dispatch_id IS NOT NULL AND n.raw_name IS DISTINCT FROM r._name)
         FROM {tag} r LEFT JOIN dispatches d ON d.source = {source} AND d.dispatch_id = r._id
         LEFT JOIN names n ON n.name_id = d.name_id"""
     ).fetchall()
