@@ -37,9 +37,7 @@ from roofscope.readers.kineto_rows import (
     STAGE,
     Rows,
     copy_columns,
-    copy_fields,
     kernel_columns,
-    kernel_fields,
     ns,
 )
 from roofscope.readers.no_kernels import (
@@ -85,8 +83,8 @@ class _Pass:
         # (LOADER_CATS), the host facts (HOST_CATS), the kernels, copies and ranges. One dict
         # lookup an event where a chain of set lookups took 0.1 s of the 1 M-event trace
         self.readers: dict[str, Callable[[dict[str, Any]], None]] = {
-            **dict.fromkeys(KERNEL_CATS, self._kernel),
-            **dict.fromkeys(COPY_CATS, self._copy),
+            **dict.fromkeys(KERNEL_CATS, self.kernels.pending.append),
+            **dict.fromkeys(COPY_CATS, self.copies.pending.append),
             **dict.fromkeys(("cpu_op", "Operator"), self._operator),
             **dict.fromkeys(RUNTIME_CATS, self._runtime),
             "user_annotation": self._loader_step,
@@ -94,7 +92,8 @@ class _Pass:
         }
 
     def run(self, events: list[Any]) -> None:
-        """A run of events (:meth:`EventStream.runs`), each read by its category's reader."""
+        """A run of events (:meth:`EventStream.runs`), each read by its category's reader;
+        then its kernels and copies converted together."""
         readers = self.readers
         for event in events:
             if isinstance(event, dict) and event.get("ph") == "X":
@@ -102,17 +101,12 @@ class _Pass:
                 read = readers.get(cat) if isinstance(cat, str) else None
                 if read is not None:
                     read(event)
+        self.kernels.take()
+        self.copies.take()
 
     @property
     def untimed(self) -> int:
         return self.kernels.untimed + self.copies.untimed
-
-    def _kernel(self, event: dict[str, Any]) -> None:
-        args = event.get("args")
-        self.kernels.add(kernel_fields(event, args if isinstance(args, dict) else {}))
-
-    def _copy(self, event: dict[str, Any]) -> None:
-        self.copies.add(copy_fields(event))
 
     def _operator(self, event: dict[str, Any]) -> None:
         self._loader_step(event)

@@ -1,12 +1,13 @@
-"""A Kineto trace's kernel and copy rows (see :mod:`~roofscope.readers.kineto`): each event's
-fields kept as the JSON decoder gave them, and converted a column at a time when a batch is
-written to DuckDB through numpy columns.
+"""A Kineto trace's kernel and copy rows (see :mod:`~roofscope.readers.kineto`): the events
+of one kind gathered while a run of events is read, converted a column at a time once the run
+is done, and written to DuckDB through numpy columns a batch at a time.
 
-Converting a column in one list comprehension, with a fast path for the common type (an
-``int`` taken as it is, a ``Decimal`` of ``ts`` scaled and rounded in place), costs a third of
-converting the same values field by field in a method per event: on the 1 M-event trace of
-bench/kineto_bench.py (200,000 kernels) the kernels' conversions took 0.55 s of CPU a field
-at a time and 0.2 s a column at a time.
+A column is converted in one list comprehension, with a fast path for the common type (an
+``int`` taken as it is, a ``Decimal`` of ``ts`` scaled and rounded in place), where a method
+per event converted a field at a time: on 200,000 events of the 1 M-event trace of
+bench/kineto_bench.py, the pass and its staging took 0.345 s of CPU that way, and 0.195 s
+this way (0.225 s when the fields were converted a batch of 50,000 kernels later, out of the
+processor's caches).
 """
 
 from __future__ import annotations
@@ -24,9 +25,7 @@ from roofscope.model.profile import Profile
 from roofscope.readers.batches import Column, column, fits, name_ids, registered
 from roofscope.readers.kineto_meta import BEYOND, whole
 
-# events gathered before they are written to DuckDB: a kernel's fields as decoded (its name,
-# two Decimals, two lists) take about 800 bytes, so 50,000 hold about 40 MB
-BATCH = 50_000
+BATCH = 100_000  # rows gathered before they are written to DuckDB
 STAGE = "kineto_k"
 _EXACT = Context(prec=60, Emax=60, rounding=ROUND_HALF_EVEN)  # 10^60 ns: past it is damage
 _STREAM_TID = re.compile(r"stream (\d+)$")
@@ -111,67 +110,49 @@ def ends(starts: list[int | None], durations: list[int | None]) -> list[int | No
     ]
 
 
-# -- the columns of a batch -----------------------------------------------------------------
+# -- the columns of a run's events --------------------------------------------------------
 
-# one row of a batch, the fields of its event as decoded
-Fields = tuple[Any, ...]
-# the fields of a batch, a column per field -> its staged columns, in the table's order
-Convert = Callable[[list[tuple[Any, ...]]], dict[str, list[Any]]]
+Event = dict[str, Any]
+# a run's events of one kind -> their staged columns, in the table's order
+Convert = Callable[[list[Event]], dict[str, list[Any]]]
 
 
-def kernel_fields(event: dict[str, Any], args: dict[str, Any]) -> Fields:
-    """What the staged columns of one kernel event are made from (see kernel_columns)."""
-    return (
-        event.get("name", ""),
-        args.get("device"),
-        event.get("pid"),
-        args.get("correlation"),
-        event.get("ts"),
-        event.get("dur"),
-        args.get("stream"),
-        event.get("tid"),
-        args.get("grid"),
-        args.get("block"),
-        args.get("shared memory"),
-        args.get("registers per thread"),
+def kernel_columns(events: list[Event]) -> dict[str, list[Any]]:
+    args = [a if isinstance(a := e.get("args"), dict) else {} for e in events]
+    start = ns_column([e.get("ts") for e in events])
+    grids = [product(a.get("grid")) for a in args]
+    blocks = [product(a.get("block")) for a in args]
+    devices = zip(
+        wholes([a.get("device") for a in args]), [e.get("pid") for e in events], strict=True
     )
-
-
-def kernel_columns(fields: list[tuple[Any, ...]]) -> dict[str, list[Any]]:
-    name, device, pid, correlation, ts, dur, stream, tid, grid, block, lds, vgpr = fields
-    start, grids, blocks = ns_column(ts), [product(g) for g in grid], [product(b) for b in block]
-    devices = zip(wholes(device), pid, strict=True)
-    streams = zip(wholes(stream), tid, strict=True)
+    streams = zip(
+        wholes([a.get("stream") for a in args]), [e.get("tid") for e in events], strict=True
+    )
     threads = zip(grids, blocks, strict=True)
     return {
-        "name_id": [n if type(n) is str else str(n) for n in name],
+        "name_id": [str(e.get("name", "")) for e in events],
         "device": [whole(p) if d is None else d for d, p in devices],
-        "dispatch_id": wholes(correlation),
+        "dispatch_id": wholes([a.get("correlation") for a in args]),
         "start_ns": start,
-        "end_ns": ends(start, ns_column(dur)),
+        "end_ns": ends(start, ns_column([e.get("dur") for e in events])),
         "stream": [tid_stream(t) if s is None else s for s, t in streams],
         "grid_size": [None if g is None or b is None else g * b for g, b in threads],
         "workgroup_size": blocks,
-        "lds_bytes": wholes(lds),
-        "arch_vgpr": wholes(vgpr),
+        "lds_bytes": wholes([a.get("shared memory") for a in args]),
+        "arch_vgpr": wholes([a.get("registers per thread") for a in args]),
     }
 
 
-def copy_fields(event: dict[str, Any]) -> Fields:
-    return event.get("name", ""), event.get("ts"), event.get("dur")
-
-
-def copy_columns(fields: list[tuple[Any, ...]]) -> dict[str, list[Any]]:
-    names, ts, dur = fields
-    direction = [str(n) for n in names]
+def copy_columns(events: list[Event]) -> dict[str, list[Any]]:
+    direction = [str(e.get("name", "")) for e in events]
     agents = [_AGENTS.search(n) for n in direction]
-    start = ns_column(ts)
+    start = ns_column([e.get("ts") for e in events])
     return {
         "direction": direction,
         "src_agent": [a.group(1) if a else None for a in agents],
         "dst_agent": [a.group(2) if a else None for a in agents],
         "start_ns": start,
-        "end_ns": ends(start, ns_column(dur)),
+        "end_ns": ends(start, ns_column([e.get("dur") for e in events])),
     }
 
 
@@ -179,41 +160,50 @@ def copy_columns(fields: list[tuple[Any, ...]]) -> dict[str, list[Any]]:
 
 
 class Rows:
-    """Events of one kind gathered as decoded and written to a DuckDB table a batch at a time;
-    an event without ``ts`` or ``dur`` is counted in ``untimed`` and left out."""
+    """Events of one kind: a run's events gathered in ``pending`` (the caller appends them),
+    converted to columns once the run is read, written to a DuckDB table a batch at a time.
+    An event without ``ts`` or ``dur`` is counted in ``untimed`` and left out."""
 
     def __init__(
         self, profile: Profile, path: Path, table: str, columns: dict[str, str], convert: Convert
     ) -> None:
         self.profile, self.path, self.table = profile, path, table
         self.fields, self.convert = columns, convert
-        self.rows: list[Fields] = []
+        self.pending: list[Event] = []
+        self.batch: dict[str, list[Any]] = {c: [] for c in columns}
         self.count = self.untimed = 0
         self.devices: Counter[int] = Counter()  # kernels per device
 
-    def add(self, row: Fields) -> None:
-        self.rows.append(row)
-        if len(self.rows) >= BATCH:
+    def take(self) -> None:
+        """The pending events converted, while they are fresh in the processor's caches:
+        converting them a batch of 50,000 kernels later cost 0.4 us more a kernel."""
+        if not self.pending:
+            return
+        converted = self._timed(self.convert(self.pending))
+        self.pending.clear()
+        for name, values in converted.items():
+            self.batch[name] += values
+        if "device" in converted:
+            self.devices.update(d for d in converted["device"] if d is not None)
+        if len(self.batch["start_ns"]) >= BATCH:
             self.flush()
 
     def flush(self) -> None:
-        """Write the gathered events through numpy columns (names become name ids)."""
-        if not self.rows:
+        """Write the batch through numpy columns (names become name ids)."""
+        batch, rows = self.batch, len(self.batch["start_ns"])
+        if not rows:
             return
-        converted = self._timed(self.convert(list(zip(*self.rows, strict=True))))
-        self.rows = []
-        if "device" in converted:
-            self.devices.update(d for d in converted["device"] if d is not None)
         try:
-            arrays = {c: self._array(c, v) for c, v in converted.items()}
+            arrays = {c: self._array(c, v) for c, v in batch.items()}
         except OverflowError:
-            self._refuse_beyond(converted)
+            self._refuse_beyond(batch)
             raise
         with registered(self.profile, "kineto_batch", arrays) as batch_con:
             batch_con.execute(
-                f"INSERT INTO {self.table} SELECT {', '.join(converted)} FROM kineto_batch"
+                f"INSERT INTO {self.table} SELECT {', '.join(batch)} FROM kineto_batch"
             ).fetchall()
-        self.count += len(converted["start_ns"])
+        self.count += rows
+        self.batch = {c: [] for c in batch}
 
     def _timed(self, converted: dict[str, list[Any]]) -> dict[str, list[Any]]:
         """The columns without the events that lack a start or an end."""
