@@ -105,7 +105,13 @@ class EventStream:
             self.pos += 1
             return
         while True:
-            yield self._run() or [self._value()]
+            run = self._run()
+            if not run and not self.eof and not _BOUNDARY.search(self.buf, self.pos):
+                # the text read ends inside this event: read on before decoding it, where a
+                # decode that fails at the end of the text counts the lines of the buffer
+                # for its error (JSONDecodeError): 0.15 s of CPU on the 1 M-event trace
+                self._more()
+            yield run or [self._value()]
             if self._expect(",]", "',' or ']'") == "]":
                 return
 
