@@ -87,7 +87,7 @@ class _Pass:
             **dict.fromkeys(COPY_CATS, self.copies.pending.append),
             **dict.fromkeys(("cpu_op", "Operator"), self._operator),
             **dict.fromkeys(RUNTIME_CATS, self._runtime),
-            "user_annotation": self._loader_step,
+            "user_annotation": self._annotation,
             PROFILER_RANGE_CAT: self._range,
         }
 
@@ -109,27 +109,32 @@ class _Pass:
         return self.kernels.untimed + self.copies.untimed
 
     def _operator(self, event: dict[str, Any]) -> None:
-        self._loader_step(event)
-        self._host(event)
+        name = str(event.get("name", ""))
+        self._loader_step(event, name)
+        self._host(event, name)
 
     def _runtime(self, event: dict[str, Any]) -> None:
-        self._host(event)
+        name = str(event.get("name", ""))
+        self._host(event, name)
         self.runtime += 1
-        self.launches += is_launch(str(event.get("name", "")))
+        self.launches += is_launch(name)
+
+    def _annotation(self, event: dict[str, Any]) -> None:
+        self._loader_step(event, str(event.get("name", "")))
 
     def _range(self, event: dict[str, Any]) -> None:
         self.ranges += 1
 
-    def _loader_step(self, event: dict[str, Any]) -> None:
-        if LOADER.search(name := str(event.get("name", ""))):
+    def _loader_step(self, event: dict[str, Any], name: str) -> None:
+        if LOADER.search(name):
             start, dur = ns(event.get("ts")), ns(event.get("dur"))
             if start is not None and dur is not None:
                 self.loader.append((name, start, start + dur))
 
-    def _host(self, event: dict[str, Any]) -> None:
+    def _host(self, event: dict[str, Any], name: str) -> None:
         if self.os_pid is None and (pid := whole(event.get("pid"))) is not None:
             self.os_pid = pid if fits(pid) else None
-        if not self.hip and str(event.get("name", "")).startswith("hip"):
+        if not self.hip and name.startswith("hip"):
             self.hip = True
 
 
