@@ -24,6 +24,7 @@ from roofscope.readers.batches import fits
 from roofscope.readers.json_stream import EventStream, open_text, paused_gc
 from roofscope.readers.kineto_meta import (
     LOADER,
+    LOADER_CATS,
     PRODUCER,
     insert_loader_steps,
     run_info,
@@ -52,8 +53,8 @@ from roofscope.readers.sniff import Head
 
 KERNEL_CATS = frozenset({"kernel", "Kernel"})
 COPY_CATS = frozenset({"gpu_memcpy", "gpu_memset", "Memcpy", "Memset"})
-HOST_CATS = frozenset({"cpu_op", "Operator", "cuda_runtime", "Runtime", "cuda_driver"})
 RUNTIME_CATS = frozenset({"cuda_runtime", "Runtime", "cuda_driver"})
+HOST_CATS = frozenset({"cpu_op", "Operator", *RUNTIME_CATS})
 # torch.profiler with experimental_config(profiler_metrics=...): CUPTI's range profiler
 # replaces each kernel's trace event by a range event holding its counters
 PROFILER_RANGE_CAT = "cuda_profiler_range"
@@ -79,15 +80,15 @@ class _Pass:
         self.launches = 0  # of them, kernel launches: kernels ran
         self.ranges = 0  # CUPTI profiler ranges: kernels measured by counters, not traced
         self.loader: list[tuple[str, int, int]] = []  # data-loader steps (kineto_meta)
-        # what a complete ("X") event of each category is read for: the data-loader steps
-        # (LOADER_CATS), the host facts (HOST_CATS), the kernels, copies and ranges. One dict
-        # lookup an event where a chain of set lookups took 0.1 s of the 1 M-event trace
+        # what a complete ("X") event of each category is read for, one dict lookup an
+        # event: the host facts (HOST_CATS: operators and runtime calls) and the data-loader
+        # steps (LOADER_CATS: operators and annotations), the kernels, copies and ranges
         self.readers: dict[str, Callable[[dict[str, Any]], None]] = {
             **dict.fromkeys(KERNEL_CATS, self.kernels.pending.append),
             **dict.fromkeys(COPY_CATS, self.copies.pending.append),
-            **dict.fromkeys(("cpu_op", "Operator"), self._operator),
+            **dict.fromkeys(HOST_CATS & LOADER_CATS, self._operator),
             **dict.fromkeys(RUNTIME_CATS, self._runtime),
-            "user_annotation": self._annotation,
+            **dict.fromkeys(LOADER_CATS - HOST_CATS, self._annotation),
             PROFILER_RANGE_CAT: self._range,
         }
 
@@ -108,7 +109,7 @@ class _Pass:
     def untimed(self) -> int:
         return self.kernels.untimed + self.copies.untimed
 
-    def _operator(self, event: dict[str, Any]) -> None:
+    def _operator(self, event: dict[str, Any]) -> None:  # both a host event and a loader's
         name = str(event.get("name", ""))
         self._loader_step(event, name)
         self._host(event, name)
