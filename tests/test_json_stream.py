@@ -71,8 +71,14 @@ def test_a_run_of_events_is_decoded_at_once(monkeypatch: pytest.MonkeyPatch) -> 
     assert len(one_at_a_time) == 8
 
 
+@pytest.mark.parametrize("chunk", [100, 1 << 20])
 @pytest.mark.parametrize("bad_at", [0, 150, 299])
-def test_a_damaged_event_is_named_where_it_breaks(bad_at: int) -> None:
+def test_a_damaged_event_is_named_where_it_breaks(
+    monkeypatch: pytest.MonkeyPatch, bad_at: int, chunk: int
+) -> None:
+    """The same character and line whether the text before it was dropped (100-character
+    chunks: its lines are counted from the file read again) or is all in the buffer."""
+    monkeypatch.setattr(json_stream, "CHUNK_CHARS", chunk)
     events = tricky_events(300)
     events[bad_at] = events[bad_at].replace('"ph": "X",', '"ph": "X",,')
     text = document(events)
