@@ -86,6 +86,40 @@ def test_busy_is_the_union_of_intervals(
 
 
 @settings(max_examples=40, deadline=None)
+@given(rows=rows_strategy, threshold=st.integers(0, 80))
+def test_one_query_and_the_chunked_sweep_agree(
+    tmp_path_factory: object, rows: list[Row], threshold: int
+) -> None:
+    """A small timeline is one SQL query (a window over each device's dispatches in start
+    order), a long one numpy chunks: both give every device's idle and gaps alike, ties of
+    start and zero-length dispatches included, at any gap threshold."""
+    folder = tmp_path_factory.mktemp("q")  # type: ignore[attr-defined]
+    profile = load([str(write_trace(folder / "results.csv", rows))])
+    with patch("roofscope.analysis.timeline.SORTED_ROWS", 1 << 16):
+        one_query = timeline(profile, gap_threshold_ns=threshold)
+    with (  # no group small enough for one query, chunks of one row
+        patch("roofscope.analysis.timeline.SORTED_ROWS", 0),
+        patch("roofscope.analysis.timeline.CHUNK_ROWS", 1),
+    ):
+        chunked = timeline(profile, gap_threshold_ns=threshold)
+    assert one_query == chunked
+
+
+def test_a_one_ns_gap_and_ties_by_hand(tmp_path: Path) -> None:
+    """[0, 10) and [5, 8) and [10, 10) overlap or touch: no idle; [11, 20) leaves 1 ns; two
+    dispatches starting at 30 after [11, 20) leave 10 ns once, whichever comes first."""
+    rows = [("a(int)", 0, 0, 10), ("a(int)", 0, 5, 8), ("a(int)", 0, 10, 10)]
+    rows += [("a(int)", 0, 11, 20), ("a(int)", 0, 30, 31), ("a(int)", 0, 30, 45)]
+    profile = load([str(write_trace(tmp_path / "results.csv", rows))])
+    for threshold, gaps, gap_ns in ((1, 2, 11), (2, 1, 10), (11, 0, 0)):
+        t = timeline(profile, gap_threshold_ns=threshold)
+        assert t is not None
+        (d,) = t.devices
+        assert (d.span_ns, d.idle_ns, d.busy_ns) == (45, 11, 34)
+        assert (d.gaps, d.gap_ns) == (gaps, gap_ns)
+
+
+@settings(max_examples=40, deadline=None)
 @given(rows=rows_strategy)
 def test_kernel_statistics(tmp_path_factory: object, rows: list[Row]) -> None:
     folder = tmp_path_factory.mktemp("h")  # type: ignore[attr-defined]

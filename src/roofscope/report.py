@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from duckdb import ColumnExpression
 
@@ -25,7 +26,6 @@ from roofscope.analysis.ranks import RankView, rank_view
 from roofscope.analysis.roofline import Roofline, roofline
 from roofscope.analysis.rounding import timestamp_stamps
 from roofscope.analysis.timeline import DEFAULT_GAP_NS, Timeline, timeline
-from roofscope.analysis.timeline_lanes import TimelineLanes, timeline_lanes
 from roofscope.analysis.work.assign import kernel_work
 from roofscope.analysis.work.model import Work
 from roofscope.analysis.work.spec import Rule
@@ -40,6 +40,9 @@ from roofscope.model.profile import InputFile, Profile, RunInfo, Runs, Warning
 from roofscope.model.schema import Role
 from roofscope.model.selection import EVERYTHING, Selection, among
 from roofscope.readers.barriers import MEANING
+
+if TYPE_CHECKING:
+    from roofscope.analysis.timeline_lanes import TimelineLanes
 
 
 @dataclass(frozen=True)
@@ -117,6 +120,8 @@ COLOURED_KERNELS = 10  # the hot kernels the timeline tells apart; the rest are 
 def with_lanes(report: Report, profile: Profile) -> Report:
     """The report with its timeline's bins, the hot kernels told apart: only the charts
     draw them, so only the commands that draw charts pay for them."""
+    from roofscope.analysis.timeline_lanes import timeline_lanes  # numpy: for charts only
+
     hot = [k.name for k in report.hotspots.kernels if k.hot][:COLOURED_KERNELS]
     lanes = timeline_lanes(profile, kernels=hot, selection=report.selection)
     return replace(report, lanes=lanes)

@@ -11,10 +11,9 @@ over the summed device spans.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import duckdb
-import numpy as np
-import numpy.typing as npt
 from duckdb import ColumnExpression
 
 from roofscope.model.access import count, query
@@ -22,9 +21,13 @@ from roofscope.model.profile import Profile
 from roofscope.model.schema import Role
 from roofscope.model.selection import EVERYTHING, Selection, among, dispatches
 
-DEFAULT_GAP_NS = 10_000
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
-Ints = npt.NDArray[np.int64]
+    Ints = npt.NDArray[np.int64]
+
+DEFAULT_GAP_NS = 10_000
 
 
 @dataclass(frozen=True)
@@ -155,28 +158,41 @@ def _sweep_one(
 def _sweep_together(
     profile: Profile, valid: duckdb.DuckDBPyRelation, process: str, threshold: int
 ) -> list[DeviceTime]:
-    """Every (process, device) group from one fetch sorted by group and start."""
-    cols = query(
+    """Every (process, device) group in one query, the sweep of :class:`_Sweep` in SQL: the
+    idle before a dispatch is its start less the furthest End of those that start before it,
+    where positive (dispatches that start together leave none between them, whatever their
+    order). Nothing here needs numpy, which a small trace's check-up then never loads."""
+    groups = query(
         profile,
         valid,
-        f"""SELECT {process} AS p, coalesce(device, -1) AS d, start_ns, end_ns
-        FROM d ORDER BY p, d, start_ns""",
-    ).fetchnumpy()
-    p, d = np.asarray(cols["p"], dtype=np.int64), np.asarray(cols["d"], dtype=np.int64)
-    start = np.asarray(cols["start_ns"], dtype=np.int64)
-    end = np.asarray(cols["end_ns"], dtype=np.int64)
-    cuts = np.flatnonzero((p[1:] != p[:-1]) | (d[1:] != d[:-1])) + 1
+        f"""SELECT p, d, min(start_ns), max(end_ns), coalesce(sum(gap) FILTER (gap > 0), 0),
+            count(*) FILTER (gap >= $1), coalesce(sum(gap) FILTER (gap >= $1), 0)
+        FROM (SELECT p, d, start_ns, end_ns, start_ns - max(end_ns) OVER (
+                PARTITION BY p, d ORDER BY start_ns
+                ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS gap
+            FROM (SELECT {process} AS p, coalesce(device, -1) AS d, start_ns, end_ns FROM d))
+        GROUP BY p, d ORDER BY p, d""",
+        [max(1, threshold)],
+    ).fetchall()
     out = []
-    for a, b in zip([0, *cuts.tolist()], [*cuts.tolist(), len(start)], strict=True):
-        sweep = _Sweep(threshold)
-        sweep.feed(start[a:b], end[a:b])
-        out.append(_result(sweep, int(p[a]), int(d[a])))
+    for source, device, first, last, idle, gaps, gap_ns in groups:
+        span = int(last) - int(first)
+        found = DeviceTime(None, None, span, span - int(idle), int(idle), gaps, int(gap_ns))
+        out.append(_placed(found, int(source), int(device)))
     return out
 
 
 def _result(sweep: _Sweep, source: int, device: int) -> DeviceTime:
-    result = sweep.result(None if device == -1 else int(device))
-    return replace(result, source=None if source == -1 else int(source))
+    return _placed(sweep.result(None), int(source), int(device))
+
+
+def _placed(found: DeviceTime, source: int, device: int) -> DeviceTime:
+    """``found`` on its device and process, -1 standing for unknown."""
+    return replace(
+        found,
+        device=None if device == -1 else device,
+        source=None if source == -1 else source,
+    )
 
 
 @dataclass
@@ -193,6 +209,8 @@ class _Sweep:
 
     def feed(self, start: Ints, end: Ints) -> bool:
         """Add one chunk; False (and nothing added) when it is not in start order."""
+        import numpy as np  # a long trace's sweep only (_sweep_together needs none)
+
         if start.size == 0:
             return True
         if (self.first is not None and int(start[0]) < self.last_start) or bool(
@@ -226,6 +244,8 @@ def _sweep(rows: duckdb.DuckDBPyRelation, lo: int, hi: int, threshold: int) -> _
     A scan returns rows in rowid order without an ORDER BY (which would cost a sort per
     chunk) because the profile's connection sets ``preserve_insertion_order``.
     """
+    import numpy as np
+
     sweep = _Sweep(threshold)
     for first in range(lo, hi + 1, CHUNK_ROWS):
         row_id = ColumnExpression("row_id")

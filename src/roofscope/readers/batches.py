@@ -9,17 +9,19 @@ batch can be registered under the same name.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import duckdb
-import numpy as np
-import numpy.typing as npt
 
 from roofscope.model.profile import Profile
 
-Column = npt.NDArray[Any]
+if TYPE_CHECKING:
+    import numpy.typing as npt
+
+    Column = npt.NDArray[Any]
+
 Kind = Literal["text", "float", "int"]
 INT64 = 2**63 - 1  # the largest value of an "int" column (DuckDB BIGINT)
 
@@ -32,6 +34,8 @@ def fits(number: float) -> bool:
 def column(values: Sequence[object], kind: Kind) -> Column:
     """``values`` as one numpy column; a None among integers is masked (integers that are
     all None are objects)."""
+    import numpy as np  # loaded by the readers that stage rows this way, when they do
+
     if kind == "text":
         return np.array(values, dtype=object)
     if kind == "float":
@@ -46,8 +50,34 @@ def column(values: Sequence[object], kind: Kind) -> Column:
 
 def name_ids(profile: Profile, names: Sequence[object]) -> Column:
     """Kernel names as the profile's name ids (None stays missing), registering new names."""
+    return column(name_id_list(profile, names), "int")
+
+
+def name_id_list(profile: Profile, names: Sequence[object]) -> list[int | None]:
+    """:func:`name_ids` as a list."""
     ids = profile.name_ids(sorted({str(v) for v in names if v is not None}))
-    return column([None if v is None else ids[str(v)] for v in names], "int")
+    return [None if v is None else ids[str(v)] for v in names]
+
+
+SQL_TYPES: dict[Kind, str] = {"text": "VARCHAR", "float": "DOUBLE", "int": "BIGINT"}
+
+
+def insert_lists(
+    profile: Profile, table: str, columns: Mapping[str, tuple[Kind, Sequence[object]]]
+) -> None:
+    """INSERT rows given as columns (each its kind and values, all of one length) into
+    ``table``, the columns passed as DuckDB lists and unnested side by side: for a batch
+    too small for numpy columns to pay (numpy takes 37 ms to load). An integer past 64 bits
+    raises OverflowError, as numpy's conversion does."""
+    for kind, values in columns.values():
+        if kind == "int" and not all(not isinstance(v, int) or fits(v) for v in values):
+            raise OverflowError("an integer past 64 bits")
+    kinds = [kind for kind, _ in columns.values()]
+    select = ", ".join(f"unnest(${i}::{SQL_TYPES[k]}[])" for i, k in enumerate(kinds, start=1))
+    profile.con.execute(
+        f"INSERT INTO {table} ({', '.join(columns)}) SELECT {select}",
+        [list(values) for _, values in columns.values()],
+    )
 
 
 @contextmanager

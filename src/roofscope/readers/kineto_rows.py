@@ -18,14 +18,26 @@ from collections.abc import Callable, Sequence
 from decimal import ROUND_HALF_EVEN, Context, Decimal, Overflow
 from math import prod
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from roofscope.errors import InputError
 from roofscope.model.profile import Profile
-from roofscope.readers.batches import Column, column, fits, name_ids, registered
+from roofscope.readers.batches import (
+    Kind,
+    column,
+    fits,
+    insert_lists,
+    name_id_list,
+    name_ids,
+    registered,
+)
 from roofscope.readers.kineto_meta import BEYOND, whole
 
+if TYPE_CHECKING:
+    from roofscope.readers.batches import Column
+
 BATCH = 100_000  # rows gathered before they are written to DuckDB
+SMALL_BATCH = 4096  # fewer rows than this go to DuckDB as lists, without numpy
 STAGE = "kineto_k"
 _EXACT = Context(prec=60, Emax=60, rounding=ROUND_HALF_EVEN)  # 10^60 ns: past it is damage
 _STREAM_TID = re.compile(r"stream (\d+)$")
@@ -189,21 +201,35 @@ class Rows:
             self.flush()
 
     def flush(self) -> None:
-        """Write the batch through numpy columns (names become name ids)."""
+        """Write the batch (names become name ids): through numpy columns, or, a batch of
+        fewer than SMALL_BATCH rows, as DuckDB lists, so that a small trace's check-up
+        loads no numpy."""
         batch, rows = self.batch, len(self.batch["start_ns"])
         if not rows:
             return
         try:
-            arrays = {c: self._array(c, v) for c, v in batch.items()}
+            if rows < SMALL_BATCH:
+                insert_lists(self.profile, self.table, self._lists(batch))
+            else:
+                self._insert_arrays(batch)
         except OverflowError:
             self._refuse_beyond(batch)
             raise
+        self.count += rows
+        self.batch = {c: [] for c in batch}
+
+    def _insert_arrays(self, batch: dict[str, list[Any]]) -> None:
+        arrays = {c: self._array(c, v) for c, v in batch.items()}
         with registered(self.profile, "kineto_batch", arrays) as batch_con:
             batch_con.execute(
                 f"INSERT INTO {self.table} SELECT {', '.join(batch)} FROM kineto_batch"
             ).fetchall()
-        self.count += rows
-        self.batch = {c: [] for c in batch}
+
+    def _lists(self, batch: dict[str, list[Any]]) -> dict[str, tuple[Kind, list[Any]]]:
+        return {
+            c: ("int", name_id_list(self.profile, v)) if c == "name_id" else (self._kind(c), v)
+            for c, v in batch.items()
+        }
 
     def _timed(self, converted: dict[str, list[Any]]) -> dict[str, list[Any]]:
         """The columns without the events that lack a start or an end."""
@@ -218,7 +244,11 @@ class Rows:
     def _array(self, name: str, values: list[Any]) -> Column:
         if name == "name_id":
             return name_ids(self.profile, values)
-        return column(values, "text" if name in ("direction", "src_agent", "dst_agent") else "int")
+        return column(values, self._kind(name))
+
+    @staticmethod
+    def _kind(name: str) -> Kind:
+        return "text" if name in ("direction", "src_agent", "dst_agent") else "int"
 
     def _refuse_beyond(self, converted: dict[str, list[Any]]) -> None:
         """The error naming the first event with a number past 64 bits (numpy names none)."""

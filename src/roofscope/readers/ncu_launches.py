@@ -6,17 +6,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from roofscope.errors import InputError
 from roofscope.model.profile import Profile, RunInfo
 from roofscope.model.schema import Role
-from roofscope.readers.batches import Column, column, fits, registered
+from roofscope.readers.batches import column, fits, registered
 from roofscope.readers.ncu_labels import DURATION
 from roofscope.readers.ncu_scan import Columns
 from roofscope.readers.ncu_units import integer, product
 from roofscope.readers.stats_csv import PLAUSIBLE
+
+if TYPE_CHECKING:
+    from roofscope.readers.batches import Column
 
 Rule = tuple[str, str, str, str, str | None, float | None]  # section, name, kind, text, speedup
 MAX_COMPUTE_UNITS = 100_000  # SMs of one GPU; beyond it the attribute is damage

@@ -15,6 +15,7 @@ import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
 import numpy as np
@@ -22,7 +23,7 @@ import numpy as np
 from roofscope.errors import InputError
 from roofscope.model.profile import Profile, RunInfo
 from roofscope.model.schema import Role
-from roofscope.readers.batches import Column, column, registered
+from roofscope.readers.batches import column, registered
 from roofscope.readers.no_kernels import (
     NSYS_CUDA_TABLES,
     NSYS_LOST,
@@ -35,6 +36,9 @@ from roofscope.readers.no_kernels import (
 from roofscope.readers.registry import Reader
 from roofscope.readers.sniff import Head
 from roofscope.readers.sqlite_file import Value, opened, refuse_bad_value
+
+if TYPE_CHECKING:
+    from roofscope.readers.batches import Column
 
 KERNEL = "CUPTI_ACTIVITY_KIND_KERNEL"
 MEMCPY = "CUPTI_ACTIVITY_KIND_MEMCPY"

@@ -14,19 +14,23 @@ from __future__ import annotations
 import json
 import sqlite3
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from roofscope.errors import InputError
 from roofscope.model.profile import Profile, RunInfo
 from roofscope.model.schema import Role
-from roofscope.readers.batches import Column, Kind, column, name_ids, registered
+from roofscope.readers.batches import Kind, column, name_ids, registered
 from roofscope.readers.no_kernels import rocpd_no_kernels
 from roofscope.readers.registry import Reader
 from roofscope.readers.rocpd_schema import check_schema, is_rocpd, require_rocpd, require_views
 from roofscope.readers.sniff import Head
 from roofscope.readers.sqlite_file import Value, opened, refuse_bad_value
 from roofscope.readers.stats_csv import insert_kernel_summary
+
+if TYPE_CHECKING:
+    from roofscope.readers.batches import Column
 
 _CHUNK = 100_000
 _STAGE = "rocpd_k"

@@ -21,18 +21,19 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import numpy.typing as npt
-
 from roofscope.catalogue.ceilings import Ceiling
 from roofscope.model.profile import InputFile, Profile, RunInfo, Warning
 from roofscope.model.schema import Role
 
 if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
     from roofscope.readers.plan import Found
 
+    Columns = dict[str, npt.NDArray[Any]]
+
 Planned = tuple["Found", Role]
-Columns = dict[str, npt.NDArray[Any]]
 
 # tables a shard carries, with the columns renumbered on the way in
 _TABLES = (
@@ -128,6 +129,8 @@ def export(profile: Profile) -> Shard:
 
 def _remap(old: npt.NDArray[Any], names: list[str], ids: dict[str, int]) -> npt.NDArray[np.int64]:
     """The profile's id of each of a shard's ids (indexed by the shard's id)."""
+    import numpy as np  # worker processes only: one process reads without numpy
+
     before = np.asarray(old, dtype=np.int64)
     remap = np.zeros(int(before.max()) + 1 if before.size else 1, dtype=np.int64)
     remap[before] = [ids[n] for n in names]
