@@ -1,6 +1,7 @@
 """A dispatch CSV of thousands of counter columns (rocprof-compute's pmc_perf.csv) is staged in
-passes of ``STAGE_BATCH`` counters (readers/csvload.py ``_stage``): every counter of every
-dispatch must land on its own dispatch, as the csv module reads the file, whatever the pass.
+passes of ``STAGE_BATCH`` counters (readers/csv_counters.py ``stage_counters``): every
+counter of every dispatch must land on its own dispatch, as the csv module reads the file,
+whatever the pass.
 
 The file is the real MI300A pmc_perf.csv of tests/data (3 dispatches, 2,098 counter columns:
 3 passes at the default batch of 1,024, 17 at a batch of 128, which most tests here use), edited
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from roofscope.readers import csvload
+from roofscope.readers import csv_counters, csvload
 from roofscope.readers.load import load
 from tests.conftest import DATA, NAMED_COUNTERS
 
@@ -81,13 +82,13 @@ SMALL = 128  # counters per pass in most tests here: 17 passes
 
 @pytest.fixture
 def small_passes(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(csvload, "STAGE_BATCH", SMALL)
+    monkeypatch.setattr(csv_counters, "STAGE_BATCH", SMALL)
 
 
 def test_the_file_is_read_in_many_passes() -> None:
     header = SOURCE.joinpath("pmc_perf.csv").read_text().splitlines()[0].split(",")
     assert header[FIXED - 1] == "Correlation_ID" and header[FIXED] == "SQ_INSTS_BRANCH"
-    assert len(header) - FIXED > 2 * csvload.STAGE_BATCH  # 3 passes at least
+    assert len(header) - FIXED > 2 * csv_counters.STAGE_BATCH  # 3 passes at least
     assert len(header) - FIXED > 16 * SMALL  # 17
 
 
@@ -96,7 +97,7 @@ def test_every_counter_on_its_own_dispatch(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, batch: int | None
 ) -> None:
     if batch is not None:
-        monkeypatch.setattr(csvload, "STAGE_BATCH", batch)
+        monkeypatch.setattr(csv_counters, "STAGE_BATCH", batch)
     folder, rows = edited(tmp_path, {})
     found, _ = stored(folder)
     names = {c for _, c, _ in found}
@@ -133,14 +134,14 @@ def test_passes_that_disagree_fall_back_to_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Were a later pass to read other lines than the first, the stage is made in one pass."""
-    real = csvload._staged
+    real = csv_counters.staged_sql
 
     def losing(layout: csvload.CsvLayout, key: str, counters: list[str], from_sql: str) -> str:
         sql = real(layout, key, counters, from_sql)
         later = counters[0] != layout.counters[0]
         return sql + " LIMIT 1" if later else sql  # a later pass loses lines
 
-    monkeypatch.setattr(csvload, "_staged", losing)
+    monkeypatch.setattr(csv_counters, "staged_sql", losing)
     folder, rows = edited(tmp_path, {})
     found, _ = stored(folder)
     names = {c for _, c, _ in found}
