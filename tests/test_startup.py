@@ -220,16 +220,6 @@ def test_the_console_script_flushes_closes_and_exits_with_the_code(tmp_path: Pat
         assert proc.wait(timeout=60) in (0, 1) and b"Traceback" not in err
 
 
-def test_close_all_closes_every_open_profile() -> None:
-    from roofscope.model.profile import OPEN, Profile, close_all
-
-    profile = Profile.empty()
-    assert profile.con in OPEN
-    close_all()
-    with pytest.raises(duckdb.ConnectionException):
-        profile.con.execute("SELECT 1")
-
-
 def test_close_spilled_closes_only_a_profile_that_may_have_spilled(tmp_path: Path) -> None:
     from roofscope.model.profile import Profile, close_spilled
 

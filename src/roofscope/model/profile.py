@@ -117,12 +117,6 @@ class Warning:
 OPEN: weakref.WeakSet[duckdb.DuckDBPyConnection] = weakref.WeakSet()
 
 
-def close_all() -> None:
-    """Close the DuckDB connection of every profile still open."""
-    for con in list(OPEN):
-        con.close()
-
-
 def close_spilled() -> None:
     """Close the connections whose database may have spilled to disk: DuckDB creates its
     temporary folder at the first spill and removes it (with its files) on close. The others

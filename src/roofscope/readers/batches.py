@@ -59,7 +59,7 @@ def name_id_list(profile: Profile, names: Sequence[object]) -> list[int | None]:
     return [None if v is None else ids[str(v)] for v in names]
 
 
-SQL_TYPES: dict[Kind, str] = {"text": "VARCHAR", "float": "DOUBLE", "int": "BIGINT"}
+SQL_TYPES: dict[Kind, str] = {"text": "VARCHAR", "float": "DOUBLE", "int": "BIGINT"}  # per Kind
 
 
 def insert_lists(

@@ -1,6 +1,7 @@
 """A Kineto trace's kernel and copy rows (see :mod:`~roofscope.readers.kineto`): the events
 of one kind gathered while a run of events is read, converted a column at a time once the run
-is done, and written to DuckDB through numpy columns a batch at a time.
+is done, and written to DuckDB a batch at a time: through numpy columns, or, a batch too small
+for numpy to pay, as DuckDB lists (a small trace's check-up then loads no numpy).
 
 A column is converted in one list comprehension, with a fast path for the common type (an
 ``int`` taken as it is, a ``Decimal`` of ``ts`` scaled and rounded in place), where a method

@@ -21,7 +21,7 @@ import numpy as np
 from roofscope.errors import InputError
 from roofscope.model.profile import Profile, RunInfo
 from roofscope.model.schema import Role
-from roofscope.readers.batches import Kind, column, name_ids, registered
+from roofscope.readers.batches import SQL_TYPES, Kind, column, name_ids, registered
 from roofscope.readers.no_kernels import rocpd_no_kernels
 from roofscope.readers.registry import Reader
 from roofscope.readers.rocpd_schema import check_schema, is_rocpd, require_rocpd, require_views
@@ -114,7 +114,7 @@ def _kind(column: str) -> Kind:
 def _type(column: str) -> str:
     if column == "raw":  # staged as name ids
         return "BIGINT"
-    return {"text": "VARCHAR", "float": "DOUBLE", "int": "BIGINT"}[_kind(column)]
+    return SQL_TYPES[_kind(column)]
 
 
 def _column(profile: Profile, name: str, values: tuple[object, ...]) -> Column:
