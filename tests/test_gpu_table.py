@@ -60,6 +60,7 @@ SECONDARY_ALLOWED: dict[tuple[str, str], str] = {
             "compute_units",
             "memory_gb",
             "memory_type",
+            "bus_width_bits",
             "hbm",
             "fp64-vector",
             "fp64-matrix",

@@ -245,7 +245,7 @@ def _why_not_catalogue(choice: DeviceChoice, run: RunInfo) -> tuple[bool, str | 
     if choice.device is None:
         named = run.gpu or run.arch
         return True, f"{named} is in no catalogue" if named else "the profile names no GPU"
-    if not any(c.kind == "compute" for c in catalogue_ceilings(choice)):
+    if not any(c.kind == "compute" for c in devices.ceilings_for(choice.device, choice.scope)):
         return True, f"the catalogue states no compute peak of {choice.device.model}"
     if devices.names_a_part(run.gpu) and not devices.candidates(run.gpu or ""):
         return True, f"{run.gpu} is in no catalogue"
