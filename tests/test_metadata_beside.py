@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from roofscope.cli.app import main
 from tests.conftest import DATA, SHARED_CORPUS, run_json
 from tests.test_rocprof_v1_json import write_json
 
@@ -132,3 +133,36 @@ def test_rocprof_compute_csv_alone_finds_sysinfo(
         ("roofline.csv", "metadata"),
     ]
     assert roles(run_json(capsys, str(folder))).count(("sysinfo.csv", "metadata")) == 1
+
+
+def test_v1_sysinfo_alone_says_it_is_metadata(capsys: pytest.CaptureFixture[str]) -> None:
+    """Class 101 of docs/bad-inputs.md: one line naming the run's files beside it."""
+    path = STENCILS / "results.sysinfo.txt"
+    assert main(["analyze", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert err == (
+        f"roofscope: error: {path}:1: is rocminfo's record of the machine (rocprof v1 writes "
+        "it beside its results): it names the GPU and holds no kernel; pass the run's "
+        "results.csv or results.stats.csv; roofscope reads this file beside it\n"
+    )
+
+
+def test_v1_stats_beside_a_gfx950_rocminfo_is_that_gpu(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A gfx950 that an older libdrm does not list is "AMD Radeon Graphics" in rocminfo: the
+    stencils run's rocminfo with its GPU agents made such a gfx950 of 256 CUs (an MI350X or
+    MI355X, told apart by their clocks only), and its stats file beside it."""
+    shutil.copy(STENCILS / "results.stats.csv", tmp_path)
+    text = (STENCILS / "results.sysinfo.txt").read_text(encoding="utf-8")
+    text = text.replace("gfx90a", "gfx950").replace("AMD Instinct MI250X/MI250", GENERIC)
+    text = text.replace("Compute Unit:            104", "Compute Unit:            256")
+    (tmp_path / "results.sysinfo.txt").write_text(text, encoding="utf-8")
+    doc = run_json(capsys, str(tmp_path / "results.stats.csv"))
+    assert run_of(doc) == {"producer": "rocprof", "gpu": GENERIC, "arch": "gfx950"}
+    device = doc["device"]
+    assert (device["key"], device["alternatives"]) == ("mi350x", ["mi355x"])
+    assert [c["name"] for c in device["ceilings"]] == ["hbm"]
+
+
+GENERIC = "AMD Radeon Graphics"

@@ -32,6 +32,8 @@ from roofscope.catalogue.vector_rates import derived
 from roofscope.errors import UsageError
 from roofscope.model.profile import RunInfo
 
+MEMORY_CLOCK_TOLERANCE = 0.10  # a profile's memory clock within 10 % of a part's fits it
+
 
 @dataclass(frozen=True)
 class DeviceChoice:
@@ -85,7 +87,7 @@ def choose_device(run: RunInfo, gpu: str | None) -> DeviceChoice:
         return DeviceChoice(pool[0], scope, seen, None, tuple(pool[1:]), run.compute_units)
     names = [d.key for d in pool] or devices.closest(said or "")
     hint = f" (candidates: {', '.join(names[:4])}{', ...' if len(names) > 4 else ''})"
-    if not run.gpu and len(pool) > 1:  # an arch alone, which several parts share
+    if not devices.names_a_part(run.gpu) and len(pool) > 1:  # an arch, which parts share
         known = f"the profile names only its arch, {run.arch}{units}, which {len(pool)} parts share"
     elif said:
         known = f"the GPU is not in the catalogue: {said}"
@@ -119,8 +121,11 @@ def _named_by_user(run: RunInfo, gpu: str) -> DeviceChoice:
 
 
 def _fits(d: devices.Device, run: RunInfo) -> bool:
-    """Whether the profile's arch and compute-unit count allow ``d`` (unknown ones do)."""
+    """Whether the profile's arch, compute-unit count and memory clock allow ``d`` (unknown
+    ones do)."""
     if run.arch and d.arch.lower() != run.arch.split(":", 1)[0].lower():
+        return False
+    if not _memory_clock_fits(d, run):
         return False
     units = run.compute_units
     if not units or d.compute_units is None:
@@ -128,16 +133,31 @@ def _fits(d: devices.Device, run: RunInfo) -> bool:
     return units == d.compute_units or devices.scope_for(d, units) != "device"
 
 
+def _memory_clock_fits(d: devices.Device, run: RunInfo) -> bool:
+    """Whether an NVIDIA part's memory clock, by the CUDA convention (``hbm`` = 2 x clock x
+    bus width / 8), is within 10 % of the profile's: an H100 SXM's 3.35 TB/s over 5120 bits
+    is 2617 MHz, where an H200 runs at 3201. Unknown (no clock, bus or ``hbm``): it fits."""
+    hbm = next((c.value for c in devices.ceilings_for(d, "device") if c.level == "hbm"), None)
+    if d.vendor != "NVIDIA" or not run.memory_clock_mhz or not hbm or not d.bus_width_bits:
+        return True
+    expected_mhz = hbm / (2 * d.bus_width_bits / 8) / 1e6
+    return abs(run.memory_clock_mhz - expected_mhz) <= MEMORY_CLOCK_TOLERANCE * expected_mhz
+
+
 def _candidates(run: RunInfo) -> list[devices.Device]:
-    """Products of the profile's arch that its GPU name can mean."""
+    """Products of the profile's arch that its GPU name can mean. A name that names a part
+    the catalogue lacks ("NVIDIA H800" before it was added) leaves none: another part of its
+    arch (an H100, with 34 times its FP64 peak) is another GPU. A name that names no part
+    ("AMD Radeon Graphics") leaves the arch to say."""
     by_arch = devices.candidates(run.arch) if run.arch else []
-    by_name = devices.candidates(run.gpu) if run.gpu else []
-    if by_arch and by_name:
-        both = [d for d in by_arch if d in by_name]
-        said = (run.gpu or "").lower().replace(" ", "")
-        named = [d for d in both if d.key.replace("-", "") in said]
-        return named or both or by_arch
-    return by_arch or by_name
+    if not devices.names_a_part(run.gpu):
+        return by_arch
+    by_name = devices.candidates(run.gpu or "")
+    if not by_arch:
+        return by_name
+    both = [d for d in by_arch if d in by_name]
+    said = (run.gpu or "").lower().replace(" ", "")
+    return [d for d in both if d.key.replace("-", "") in said] or both
 
 
 def gather_ceilings(
@@ -225,7 +245,9 @@ def _why_not_catalogue(choice: DeviceChoice, run: RunInfo) -> tuple[bool, str | 
     if choice.device is None:
         named = run.gpu or run.arch
         return True, f"{named} is in no catalogue" if named else "the profile names no GPU"
-    if run.gpu and not devices.candidates(run.gpu):  # a part of its arch was taken instead
+    if not any(c.kind == "compute" for c in devices.ceilings_for(choice.device, choice.scope)):
+        return True, f"the catalogue states no compute peak of {choice.device.model}"
+    if devices.names_a_part(run.gpu) and not devices.candidates(run.gpu or ""):
         return True, f"{run.gpu} is in no catalogue"
     if catalogue_doubt(choice, run) is None:
         return False, None

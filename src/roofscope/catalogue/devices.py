@@ -150,6 +150,13 @@ def natural_names(device: Device) -> list[str]:
     return [n for n in out if device in exact.get(_norm(n), (device,))]
 
 
+def names_a_part(name: str | None) -> bool:
+    """Whether ``name`` names a product at all. The name ROCm writes for a GPU its libdrm
+    ``amdgpu.ids`` does not list ("AMD Radeon Graphics", a gfx950 under an older libdrm)
+    names none: its arch and unit count must say which part it is."""
+    return bool(name) and _norm(name or "") not in _GENERIC
+
+
 def closest(name: str, n: int = 3) -> list[str]:
     """Up to ``n`` catalogue keys of products of the generation ``name`` looks like (same
     vendor and architecture family as the best-matching product), best first. These are other
@@ -298,6 +305,9 @@ def _loose(name: str) -> str:
     return re.sub(r"[\s_\-]+", "", name).lower()
 
 
+# what ROCm reports for a GPU its amdgpu.ids lacks (hipDeviceProp_t.name, rocminfo's
+# Marketing Name): docs/formats/rocprof-v1.md
+_GENERIC = frozenset({"amdradeongraphics", "amdradeon(tm)graphics"})
 _BRAND = frozenset({"nvidia", "amd", "geforce", "radeon", "instinct", "tesla", "ati"})
 # the series a model number places a part in: RTX 50xx, RX 79xx, MI3xx, gfx12xx
 _SERIES = (

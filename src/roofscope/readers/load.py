@@ -239,6 +239,8 @@ def _identify_file(head: Head, forced: Reader | None) -> Found:
             "again as CSV with commas",
             line=1,
         )
+    if found is None and head.first_line.startswith(ROCMINFO_FIRST_LINE):
+        raise _metadata_alone(head.path)
     if found is None:
         first = head.first_line[:80]
         remedy = (
@@ -253,6 +255,29 @@ def _identify_file(head: Head, forced: Reader | None) -> Found:
             line=1,
         )
     return found
+
+
+ROCMINFO_FIRST_LINE = "CMD: rocminfo"  # rocprof v1's <stem>.sysinfo.txt
+
+
+def _metadata_alone(path: Path) -> InputError:
+    """A rocprof v1 ``<stem>.sysinfo.txt`` given alone: it names the GPU, it holds no kernel;
+    the run's files beside it that roofscope reads with it."""
+    stem = path.name.split(".")[0]
+    beside = sorted(
+        p.name
+        for p in path.parent.glob(f"{stem}.*")
+        if p.suffix in (".csv", ".json") and p.is_file()
+    )
+    names = beside or [f"{stem}.csv", f"{stem}.json", f"{stem}.stats.csv"]
+    give = " or ".join(filter(None, (", ".join(names[:-1]), names[-1])))
+    return InputError(
+        str(path),
+        "is rocminfo's record of the machine (rocprof v1 writes it beside its results): it "
+        "names the GPU and holds no kernel",
+        f"pass the run's {give}; roofscope reads this file beside it",
+        line=1,
+    )
 
 
 _POINT = "point at the folder rocprof/rocprofv3 wrote (results.csv, *_kernel_trace.csv, ...)"

@@ -213,9 +213,12 @@ def run_info(launches: list[Launch], *, producer: str) -> RunInfo:
     ncu writes the CUDA device attributes as CUDA defines them: clocks in kHz (the maximum
     ``max_gpu_frequency_khz``/``max_mem_frequency_khz``, else ``clock_rate``/
     ``memory_clock_rate``), the bus width in bits (``global_memory_bus_width``, else
-    ``fb_bus_width``)."""
+    ``fb_bus_width``). A details page without them still gives the SM count (Launch
+    Statistics "# SMs") and the DRAM clock it ran at (Speed Of Light "DRAM Frequency": HBM
+    runs at its one clock, which names the part: 2.6 GHz an H100 SXM, 3.2 GHz an H200)."""
     m = launches[0].metrics
     cus = m.get("device__attribute_multiprocessor_count")
+    cus = m.get("launch__sm_count") if cus is None else cus  # the details page's "# SMs"
     bus = m.get("device__attribute_global_memory_bus_width")
     bus = m.get("device__attribute_fb_bus_width") if bus is None else bus
     return RunInfo(
@@ -224,7 +227,7 @@ def run_info(launches: list[Launch], *, producer: str) -> RunInfo:
         arch=arch_of(launches[0].cc),
         compute_units=round(cus) if cus is not None and 0 < cus <= MAX_COMPUTE_UNITS else None,
         clock_mhz=_mhz(m, "max_gpu_frequency_khz", "clock_rate"),
-        memory_clock_mhz=_mhz(m, "max_mem_frequency_khz", "memory_clock_rate"),
+        memory_clock_mhz=_mhz(m, "max_mem_frequency_khz", "memory_clock_rate") or _dram_mhz(m),
         bus_width_bits=round(bus) if bus is not None and 0 < bus <= MAX_BUS_BITS else None,
     )
 
@@ -236,3 +239,10 @@ def _mhz(metrics: dict[str, float], *names: str) -> float | None:
         if khz is not None and 0 < khz <= MAX_CLOCK_KHZ:
             return khz / 1000
     return None
+
+
+def _dram_mhz(metrics: dict[str, float]) -> float | None:
+    """The details page's "DRAM Frequency" (``dram__cycles_elapsed.avg.per_second``, Hz), in
+    MHz, when plausible."""
+    hz = metrics.get("dram__cycles_elapsed.avg.per_second")
+    return hz / 1e6 if hz is not None and 0 < hz <= MAX_CLOCK_KHZ * 1000 else None

@@ -10,6 +10,7 @@ from rich.text import Text
 
 from roofscope import __version__
 from roofscope.analysis.hotspots import KernelStats
+from roofscope.catalogue import devices
 from roofscope.model.profile import InputFile, Runs
 from roofscope.model.schema import Role
 from roofscope.render.columns import NameCell, fitted_table, text_console
@@ -182,6 +183,8 @@ def gpu_title(report: Report) -> str:
         word = (choice.detected_from or "").removeprefix("--gpu ").split(":", 1)[0]
         parts = 1 + len(choice.alternatives)
         return f"{word} (--gpu: {parts} parts, the ceilings they share{said}"
+    if choice.device is not None and run.gpu and not devices.names_a_part(run.gpu):
+        return f"{choice.name} (the profile says {profiled})"
     return profiled or "GPU unknown"
 
 
