@@ -55,6 +55,19 @@ def test_h800_fp64_is_its_own_not_the_h100s() -> None:
     assert peak("h800-sxm", "hbm") == 3350e9
 
 
+def test_h800_tensor_cores_are_the_h100s() -> None:
+    """The datasheet's sparse figures (1979 BF16/FP16, 3958 FP8/INT8) halved: a bf16 GEMM
+    on an H800 meets the H100 SXM's matrix roof, not the FP64 cap."""
+    for name, dense_tflops in (
+        ("bf16-matrix", 989.5),
+        ("fp16-matrix", 989.5),
+        ("fp8-matrix", 1979),
+    ):
+        assert peak("h800-sxm", name) == dense_tflops * 1e12 == peak("h100-sxm", name)
+    assert peak("h800-sxm", "tf32-matrix") == 494.5e12
+    assert peak("h800-sxm", "fp32-vector") == 67e12
+
+
 def test_h20_peaks() -> None:
     assert [peak("h20", n) / 1e12 for n in ("fp64-vector", "fp32-vector", "tf32-matrix")] == [
         1,

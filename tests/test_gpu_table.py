@@ -64,6 +64,12 @@ SECONDARY_ALLOWED: dict[tuple[str, str], str] = {
             "hbm",
             "fp64-vector",
             "fp64-matrix",
+            "fp32-vector",
+            "tf32-matrix",
+            "fp16-matrix",
+            "bf16-matrix",
+            "fp8-matrix",
+            "int8-matrix",
         )
     },
     ("h200-sxm", "bus_width_bits"): "NVIDIA's H200 datasheet gives no bus width (ncu's record)",
