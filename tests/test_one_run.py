@@ -180,3 +180,50 @@ def test_every_export_of_each_corpus_kernel_is_one_launch() -> None:
         assert profile.count("dispatches") == 1, folder
         roles = [f.role for f in profile.inputs]
         assert roles == [Role.DISPATCHES] + [Role.SAME_LAUNCHES] * 6, folder
+
+
+# -- several configurations of one experiment -----------------------------------------------
+
+
+def kern_sum_total_ns(path: Path) -> int:
+    with path.open(newline="", encoding="utf-8") as f:
+        return sum(int(row["Total Time (ns)"]) for row in csv.DictReader(f))
+
+
+def stages(tmp_path: Path) -> list[Path]:
+    """llm-perf-opt's per-stage layout: <stage>/summary_cuda_gpu_kern_sum.csv."""
+    out = []
+    for stage in ("decode", "projector"):
+        (tmp_path / stage).mkdir()
+        target = tmp_path / stage / "summary_cuda_gpu_kern_sum.csv"
+        out.append(Path(shutil.copy(NSYS / f"{stage}_cuda_gpu_kern_sum.csv", target)))
+    return out
+
+
+def test_kernel_summaries_of_several_configurations_are_separate_runs(tmp_path: Path) -> None:
+    """The decode and projector stages of one DeepSeek-OCR experiment (two nsys stats
+    reports): read as two runs with the mixed-runs warning naming both, not summed
+    silently; the kernel time is still the two reports' Total Time together."""
+    decode, projector = stages(tmp_path)
+    profile = load([str(tmp_path)])
+    assert profile.runs.read == (str(decode), str(projector)) and profile.runs.separate
+    mixed = [w for w in profile.warnings if w.code == "mixed-runs"]
+    assert len(mixed) == 1 and mixed[0].message.endswith(f"{decode}, {projector}")
+    ((total,),) = profile.con.execute("SELECT sum(total_ns) FROM kernel_summary").fetchall()
+    assert total == kern_sum_total_ns(decode) + kern_sum_total_ns(projector)
+
+
+def test_kernel_summaries_of_numbered_ranks_are_one_job(tmp_path: Path) -> None:
+    for rank, stage in enumerate(("decode", "projector")):
+        (tmp_path / f"rank{rank}").mkdir()
+        shutil.copy(NSYS / f"{stage}_cuda_gpu_kern_sum.csv", tmp_path / f"rank{rank}" / "k.csv")
+    profile = load([str(tmp_path)])
+    assert profile.runs.job == "their paths differ only in a rank number or process id"
+    assert "mixed-runs" not in [w.code for w in profile.warnings]
+
+
+def test_one_kernel_summary_is_one_run() -> None:
+    path = NSYS / "decode_cuda_gpu_kern_sum.csv"
+    profile = load([str(path)])
+    assert profile.runs.read == (str(path),) and not profile.runs.separate
+    assert profile.warnings == []
