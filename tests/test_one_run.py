@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from roofscope.errors import EmptyInput, InputError
 from roofscope.model.schema import Role
 from roofscope.readers.load import load
 from tests.conftest import DATA, SHARED_CORPUS
@@ -227,3 +228,98 @@ def test_one_kernel_summary_is_one_run() -> None:
     profile = load([str(path)])
     assert profile.runs.read == (str(path),) and not profile.runs.separate
     assert profile.warnings == []
+
+
+# -- a failed or empty export beside a good one ---------------------------------------------
+
+
+def test_failed_ncu_export_beside_a_good_page_is_named(tmp_path: Path) -> None:
+    """llm-perf-opt's failed ncu export (==ERROR== lines only) beside a good details page:
+    the page is read (its 10 launches), the failed file named in an empty-export warning."""
+    shutil.copy(H200, tmp_path / "details.csv")
+    failed = shutil.copy(FAILED_NCU, tmp_path / "raw.csv")
+    profile = load([str(tmp_path)])
+    assert profile.count("dispatches") == 10
+    (warning,) = [w for w in profile.warnings if w.code == "empty-export"]
+    first = FAILED_NCU.read_text(encoding="utf-8").splitlines()[0]
+    assert warning.message == (
+        f"{failed}:1: holds no ncu CSV, only ncu messages: {first!r}; left out, the other "
+        "files are read (fix what ncu reports and re-run it (no kernels were profiled))"
+    )
+
+
+def test_failed_ncu_export_alone_is_the_error() -> None:
+    with pytest.raises(
+        EmptyInput, match="holds no ncu CSV, only ncu messages: \"==ERROR== Option '--section"
+    ):
+        load([str(FAILED_NCU)])
+
+
+def test_prof_lines_only_beside_a_good_page(tmp_path: Path) -> None:
+    """An ncu log of ==PROF== lines (the kernel filter matched nothing), from the H200 page's
+    own banner lines."""
+    shutil.copy(H200, tmp_path / "details.csv")
+    prof = [x for x in H200.read_text(encoding="utf-8").splitlines() if x.startswith("==PROF==")]
+    (tmp_path / "nothing.csv").write_text("\n".join(prof) + "\n", encoding="utf-8")
+    assert codes([str(tmp_path)]) == ["empty-export"]
+
+
+def test_nsys_report_of_a_header_alone_beside_a_good_one(tmp_path: Path) -> None:
+    decode, projector = stages(tmp_path)
+    header = projector.read_text(encoding="utf-8").splitlines()[0]
+    projector.write_text(header + "\n", encoding="utf-8")
+    profile = load([str(tmp_path)])
+    assert profile.runs.read == (str(decode),)
+    ((total,),) = profile.con.execute("SELECT sum(total_ns) FROM kernel_summary").fetchall()
+    assert total == kern_sum_total_ns(decode)
+    (warning,) = profile.warnings
+    assert (warning.code, warning.message) == (
+        "empty-export",
+        f"{projector}: has no rows; left out, the other files are read (check that the "
+        "profiled program ran)",
+    )
+
+
+def test_nsys_skipped_message_beside_a_good_report(tmp_path: Path) -> None:
+    """nsys stats' stdout when the capture holds no kernels (its words, as the Nsight
+    Systems 2025.3 report scripts print them), saved as the stage's CSV."""
+    _, projector = stages(tmp_path)
+    message = f"SKIPPED: {tmp_path}/r.sqlite does not contain CUDA kernel data."
+    projector.write_text(
+        f"\nProcessing [{tmp_path}/r.sqlite] with [/opt/nsys/reports/cuda_gpu_kern_sum.py]..."
+        f"\n{message}\n",
+        encoding="utf-8",
+    )
+    profile = load([str(tmp_path)])
+    assert [w.code for w in profile.warnings] == ["empty-export"]
+    assert f"holds nsys's message and no kernel summary: {message!r}" in profile.warnings[0].message
+    with pytest.raises(EmptyInput, match="re-run nsys profile with --trace=cuda"):
+        load([str(projector)])
+
+
+@pytest.mark.parametrize(
+    ("content", "kind"), [(b"", "empty"), (b"\x00\x9f\x92\x96" * 64, "binary")]
+)
+def test_empty_or_binary_file_beside_a_good_one_is_named(
+    tmp_path: Path, content: bytes, kind: str
+) -> None:
+    decode, projector = stages(tmp_path)
+    projector.write_bytes(content)
+    profile = load([str(tmp_path)])
+    assert profile.runs.read == (str(decode),)
+    assert [(w.code, w.message) for w in profile.warnings] == [
+        (
+            "empty-export",
+            f"{projector}: is {kind}, no profiler output; left out, the other files are read "
+            "(re-run the profiler for it, or delete it)",
+        )
+    ]
+
+
+def test_empty_input_crosses_processes_as_itself() -> None:
+    import pickle
+
+    error = EmptyInput("a.csv", "has no rows", "re-run", line=3)
+    back = pickle.loads(pickle.dumps(error))
+    assert type(back) is EmptyInput and str(back) == str(error) == "a.csv:3: has no rows; re-run"
+    assert isinstance(back, InputError)

@@ -23,7 +23,7 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from roofscope.errors import InputError
+from roofscope.errors import EmptyInput, InputError
 from roofscope.model.profile import Profile, RunInfo
 from roofscope.model.schema import Role
 from roofscope.readers.ncu_exports import join_export
@@ -237,7 +237,7 @@ class Ncu(Reader):
             read = read_raw if page == "raw" else read_details
             launches = read(path, scan, notes)
             if not launches:
-                raise InputError(str(path), "has an ncu header but no kernel launches", REMEDY)
+                raise EmptyInput(str(path), "has an ncu header but no kernel launches", REMEDY)
             if not join_export(profile, path, launches, fmt=self.name):
                 insert_launches(profile, path, launches, role, fmt=self.name)
                 profile.set_run(run_info(launches, producer=self.producer))
