@@ -18,7 +18,7 @@ import pytest
 
 from roofscope.errors import EmptyInput, InputError
 from roofscope.model.schema import Role
-from roofscope.readers.load import load
+from roofscope.readers.load import load, run_paths
 from tests.conftest import DATA, SHARED_CORPUS
 
 H200 = DATA / "ncu" / "roofscope-profile-h200" / "ncu.csv"
@@ -116,6 +116,14 @@ def test_raw_page_read_first_takes_the_details_page_onto_it(tmp_path: Path) -> N
     assert [f.role for f in profile.inputs] == [Role.DISPATCHES, Role.SAME_LAUNCHES]
     names = counter([str(tmp_path)], "device__attribute_multiprocessor_count")
     assert names == [132.0] * 10  # H200: 132 SMs, as the details page says
+
+
+def test_pages_of_one_run_are_read_in_one_process(tmp_path: Path) -> None:
+    """Two pages that may hold the same launches are one unit of reading: never split over
+    worker processes, where neither would see the other."""
+    shutil.copy(H200, tmp_path / "details.csv")
+    raw_page(tmp_path / "raw.csv", h200_launches())
+    assert run_paths([str(tmp_path)]) == [[str(tmp_path)]]
 
 
 def test_durations_rounded_to_three_digits_are_the_same_launches(tmp_path: Path) -> None:

@@ -29,9 +29,8 @@ def join_export(profile: Profile, path: Path, launches: list[Launch], *, fmt: st
     """Put the launches' metrics and rules on the dispatches of an earlier input of ``fmt``
     that holds the same launches; True when one does (the file is then listed as
     ``same-launches``), False when the launches are a run of their own."""
-    rows = next(
-        (r for s in _earlier(profile, fmt) if (r := same_launches(profile, s, launches))), None
-    )
+    earlier = _earlier(profile, fmt, len(launches))
+    rows = next((r for s in earlier if (r := same_launches(profile, s, launches))), None)
     if rows is None:
         return False
     _add_counters(profile, rows, launches)
@@ -40,8 +39,13 @@ def join_export(profile: Profile, path: Path, launches: list[Launch], *, fmt: st
     return True
 
 
-def _earlier(profile: Profile, fmt: str) -> list[int]:
-    return [s for s in profile.sources(*_JOINABLE) if profile.inputs[s].format == fmt]
+def _earlier(profile: Profile, fmt: str, launches: int) -> list[int]:
+    """The inputs of ``fmt`` read before, of as many launches, that may hold the same."""
+    return [
+        s
+        for s in profile.sources(*_JOINABLE)
+        if profile.inputs[s].format == fmt and profile.inputs[s].rows == launches
+    ]
 
 
 def same_launches(profile: Profile, source: int, launches: list[Launch]) -> list[int] | None:
