@@ -20,11 +20,19 @@ class InputError(RoofscopeError):
         self.parts = (path, problem, remedy)
 
     def __reduce__(self) -> tuple[object, ...]:  # crosses process boundaries (parallel reading)
-        return (_input_error, (*self.parts, self.line))
+        return (_input_error, (type(self), *self.parts, self.line))
 
 
-def _input_error(path: str, problem: str, remedy: str, line: int | None) -> InputError:
-    return InputError(path, problem, remedy, line=line)
+class EmptyInput(InputError):
+    """A profiler file that holds no data: a failed or empty export (ncu's messages and no
+    CSV, an nsys report of a header alone). Beside files that hold data it is named in a
+    warning and they are read; alone it is the error."""
+
+
+def _input_error(
+    kind: type[InputError], path: str, problem: str, remedy: str, line: int | None
+) -> InputError:
+    return kind(path, problem, remedy, line=line)
 
 
 class UsageError(RoofscopeError):

@@ -106,6 +106,9 @@ class Role(StrEnum):
     COUNTER_RUN = "counter-run"  # dispatches of a run that collected counters, not counted
     COUNTER_PASS = "counter-pass"  # a later counter pass joined onto the first one's rows
     PASS_REPEAT = "pass-repeat"  # a later pass's trace or stats, repeating the first's
+    # another export of dispatches read from an earlier file (ncu's details and raw pages of
+    # one run): what it adds is put on those dispatches, which count once
+    SAME_LAUNCHES = "same-launches"
     METADATA = "metadata"  # describes the run (agents, sysinfo, roofline), no dispatches
     # a dispatch file's barrier packets (rocprof v1): ``dispatches`` rows under their own
     # source id, never kernel time (readers/barriers.py); counted beside a DISPATCHES file

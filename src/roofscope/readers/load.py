@@ -9,6 +9,7 @@ processes (shards.py).
 from __future__ import annotations
 
 import csv
+import functools
 import re
 import sqlite3
 import zlib
@@ -17,7 +18,7 @@ from pathlib import Path
 
 import duckdb
 
-from roofscope.errors import InputError
+from roofscope.errors import EmptyInput, InputError
 from roofscope.model.access import has_counters
 from roofscope.model.profile import Profile
 from roofscope.model.schema import Role
@@ -43,8 +44,16 @@ def load(
 
     Runs that stand alone (one per process of a many-rank job) are read one after another,
     or by ``jobs`` worker processes (default: every core) when there are enough of them."""
-    found, nested = _find(paths, fmt)
+    damaged: list[Path] = []
+    found, nested = _find(paths, fmt, damaged)
     profile = _read(plan(found), progress, jobs)
+    for path in damaged:
+        kind = read_head(path).kind
+        profile.warn(
+            "empty-export",
+            f"{path}: is {kind}, no profiler output; left out, the other files are read "
+            "(re-run the profiler for it, or delete it)",
+        )
     runs.describe(profile, nested)
     _refuse_implausible_counters(profile)
     return profile
@@ -99,7 +108,9 @@ def _read(plan: list[Planned], progress: Progress | None, jobs: int | None) -> P
     if jobs < 2 or _bytes(plan) < PARALLEL_MIN_BYTES:
         return read_plan([item for unit in units for item in unit], progress)
     profile = Profile.empty()
-    for shard in shards.read_parallel(shards.split(units, jobs), jobs, read_plan):
+    # a worker may read only a failed export: 16 MiB of input hold data elsewhere
+    read = functools.partial(read_plan, empty_ok=True)
+    for shard in shards.read_parallel(shards.split(units, jobs), jobs, read):
         shards.absorb(profile, shard)
         for f in shard.inputs:
             if progress and f.role == Role.DISPATCHES:
@@ -130,18 +141,34 @@ def _refuse_implausible_counters(profile: Profile) -> None:
         )
 
 
-def read_plan(plan: Sequence[Planned], progress: Progress | None = None) -> Profile:
-    """Read the planned files, in order, into a new Profile."""
+def read_plan(
+    plan: Sequence[Planned], progress: Progress | None = None, *, empty_ok: bool = False
+) -> Profile:
+    """Read the planned files, in order, into a new Profile. A file that holds no data (a
+    failed export, :class:`EmptyInput`) is named in an ``empty-export`` warning when another
+    file gives data (or ``empty_ok``: a worker's share of the runs), else it is the error."""
     profile = Profile.empty()
+    empty: list[EmptyInput] = []
     for item, role in plan:
         if progress:
             progress(str(item.head.path))
         before = profile.begin_input()
         try:
             item.reader.read(item.head.path, item.head, profile, role=role)
+        except EmptyInput as exc:
+            empty.append(exc)
         except UNREADABLE as exc:
             raise unreadable(item.head.path, item.reader.name, exc) from None
         profile.tag_group(before, "/".join(item.group))
+    if empty and not empty_ok and all(f.role == Role.METADATA for f in profile.inputs):
+        raise empty[0]
+    for skipped in empty:
+        path, problem, remedy = skipped.parts
+        where = path if skipped.line is None else f"{path}:{skipped.line}"
+        profile.warn(
+            "empty-export",
+            f"{where}: {problem}; left out, the other files are read ({remedy})",
+        )
     return profile
 
 

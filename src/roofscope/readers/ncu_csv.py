@@ -23,9 +23,10 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from roofscope.errors import InputError
+from roofscope.errors import EmptyInput, InputError
 from roofscope.model.profile import Profile, RunInfo
 from roofscope.model.schema import Role
+from roofscope.readers.ncu_exports import join_export
 from roofscope.readers.ncu_labels import DURATION, metric_key
 from roofscope.readers.ncu_launches import Launch, Rule, insert_launches, new_launch, run_info
 from roofscope.readers.ncu_scan import (
@@ -216,6 +217,7 @@ class Ncu(Reader):
     )
     producer = "ncu"
     priority = 40
+    exports = True
 
     def detect(self, head: Head) -> bool:
         return head.kind == "text" and page_of(head.text) is not None
@@ -235,9 +237,10 @@ class Ncu(Reader):
             read = read_raw if page == "raw" else read_details
             launches = read(path, scan, notes)
             if not launches:
-                raise InputError(str(path), "has an ncu header but no kernel launches", REMEDY)
-            insert_launches(profile, path, launches, role, fmt=self.name)
-            profile.set_run(run_info(launches, producer=self.producer))
+                raise EmptyInput(str(path), "has an ncu header but no kernel launches", REMEDY)
+            if not join_export(profile, path, launches, fmt=self.name):
+                insert_launches(profile, path, launches, role, fmt=self.name)
+                profile.set_run(run_info(launches, producer=self.producer))
         notes.report(profile, path)
 
     def _read_summary(

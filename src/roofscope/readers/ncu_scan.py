@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from roofscope.errors import InputError
+from roofscope.errors import EmptyInput, InputError
 
 DETAILS_START = '"ID","Process ID"'
 SUMMARY_START = '"Process ID","Process Name"'
@@ -59,18 +59,19 @@ def _split(path: Path, text: str, line: int) -> list[str]:
 
 
 def no_csv(path: Path, scan: Scan) -> InputError:
-    """The error for a file in which no ncu CSV header was found."""
+    """The error for a file in which no ncu CSV header was found: of ncu's messages alone, a
+    failed export (:class:`EmptyInput`)."""
     said = [b for b in scan.banners if b[1].startswith(("==ERROR==", "==WARNING=="))]
     if said:
         line, text = said[0]
-        return InputError(
+        return EmptyInput(
             str(path),
             f"holds no ncu CSV, only ncu messages: {text!r}",
             "fix what ncu reports and re-run it (no kernels were profiled)",
             line=line,
         )
     if scan.banners:
-        return InputError(
+        return EmptyInput(
             str(path),
             "holds only ==PROF== lines and no ncu CSV (no kernels were profiled)",
             "check that the application launches kernels and ncu's --kernel-name filters",

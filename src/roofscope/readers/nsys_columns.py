@@ -92,10 +92,15 @@ class Header:
         return [parse_field(i, f) for i, f in enumerate(self.fields)]
 
 
+def is_preamble(line: str) -> bool:
+    """Whether a line is nsys's progress chatter (or blank), not a report's."""
+    return _PREAMBLE.match(line) is not None
+
+
 def find_header(head: Head) -> Header | None:
     """The first line that is not nsys's progress chatter, split as CSV."""
     for number, line in enumerate(head.text.splitlines()[:_PREAMBLE_LINES], start=1):
-        if _PREAMBLE.match(line):
+        if is_preamble(line):
             continue
         try:
             fields = next(csv.reader(io.StringIO(line)), [])

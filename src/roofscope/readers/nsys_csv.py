@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
-from roofscope.errors import InputError
+from roofscope.errors import EmptyInput, InputError
 from roofscope.model.profile import Profile, RunInfo
 from roofscope.model.schema import Role, summary_role
 from roofscope.readers.nsys_columns import (
@@ -29,6 +30,7 @@ from roofscope.readers.nsys_columns import (
     Column,
     Header,
     find_header,
+    is_preamble,
     number,
     summary_columns,
 )
@@ -111,7 +113,7 @@ class _Summary(Reader):
             )
         rows = list(summary_rows(path, *found))
         if not rows:
-            raise InputError(str(path), "has no rows", "check that the profiled program ran")
+            raise EmptyInput(str(path), "has no rows", "check that the profiled program ran")
         return rows
 
 
@@ -121,6 +123,18 @@ def _kernel_row(row: SummaryRow) -> SummaryTuple:
     return (row.name, calls, total, v.get("mean"), v.get("min"), v.get("max"), v.get("std"))
 
 
+_SKIPPED = re.compile(r"^SKIPPED: .* does not contain CUDA kernel data\.?\s*$")
+
+
+def skipped(head: Head) -> str | None:
+    """nsys's message when a cuda_gpu_kern_sum report found no kernels (``SKIPPED: ... does
+    not contain CUDA kernel data.``), where a file holds it and nothing but progress lines."""
+    if head.kind != "text" or head.size > 4096:  # a message, not a report: a few lines
+        return None
+    lines = [line for line in head.text.splitlines() if not is_preamble(line)]
+    return lines[0] if len(lines) == 1 and _SKIPPED.match(lines[0]) else None
+
+
 class KernSum(_Summary):
     name = "nsys-kern-sum"
     description = "Nsight Systems cuda_gpu_kern_sum / gpukernsum CSV (per-kernel summary)"
@@ -128,10 +142,19 @@ class KernSum(_Summary):
     calls_columns = ("Instances",)
     name_column = "Name"
 
+    def detect(self, head: Head) -> bool:
+        return super().detect(head) or skipped(head) is not None
+
     def role(self, head: Head) -> Role:
         return Role.KERNEL_SUMMARY
 
     def read(self, path: Path, head: Head, profile: Profile, *, role: Role) -> None:
+        if message := skipped(head):
+            raise EmptyInput(
+                str(path),
+                f"holds nsys's message and no kernel summary: {message.strip()!r}",
+                "re-run nsys profile with --trace=cuda over a range that launches kernels",
+            )
         rows = self.rows(path, head)
         source = profile.begin_input()
         summary = [_kernel_row(r) for r in rows]

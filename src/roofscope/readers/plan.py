@@ -1,12 +1,14 @@
 """The run planner: which file found under the paths is read, in which role, in what order.
 
 Files of one run (same folder, same name stem such as ``results`` or a rocprofv3 ``<pid>``
-prefix) are grouped: the best dispatch source of the group is read (trace CSV before JSON),
-a kernel stats file beside it becomes a cross-check, and API/copy summaries are read as
-such. Counter-only CSVs (no timestamps) are counter runs when a timed trace exists; otherwise
-they are the dispatches. A rocprofv3 counter_collection.csv is a counter run whenever a
-dispatch source (a kernel trace) is read with it, beside it or not: counters are collected in
-runs of their own, so counting its dispatches too would count the kernels twice. Without one
+prefix) are grouped: the best dispatch source of the group is read (trace CSV before JSON;
+of a reader whose runs are exported in several files, ncu's pages, every one: the reader
+counts the same launches once), a kernel stats file beside it becomes a cross-check, and
+API/copy summaries are read as such. Counter-only CSVs (no timestamps) are counter runs when
+a timed trace exists; otherwise they are the dispatches. A rocprofv3 counter_collection.csv
+is a counter run whenever a dispatch source (a kernel trace) is read with it, beside it or
+not: counters are collected in runs of their own, so counting its dispatches too would count
+the kernels twice. Without one
 it gives the dispatches, except that of the ``pass_N/`` or ``pmc_N/`` folders of one run (each
 pass is a separate run of the program) only the lowest pass does and the others are counter
 runs. rocprofv3's CSV kernel trace, copies and stats in every pass folder of a run are counted
@@ -91,7 +93,7 @@ def _plan_group(
         elif f.role == Role.WORKLOAD:
             planned.append((f, Role.DISPATCHES))
         elif f.role == Role.DISPATCHES:
-            if f is best and (_timed(f) or not timed):
+            if (f is best or f.reader.exports) and (_timed(f) or not timed):
                 planned.append((f, Role.DISPATCHES))
             elif not _timed(f) and timed:
                 planned.append((f, Role.COUNTER_RUN))

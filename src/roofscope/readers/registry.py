@@ -29,6 +29,10 @@ class Reader:
     producer: ClassVar[str]
     # Lower wins when two files of one run both give dispatches (trace CSV before JSON).
     priority: ClassVar[int] = 50
+    # Whether one run's dispatches may come in several files of this format, each an export
+    # of the same launches (ncu's details and raw pages): the planner reads every one, and
+    # the reader puts a later one's content on the dispatches of the first (``same-launches``)
+    exports: ClassVar[bool] = False
     # Whether it reads gzip-compressed files itself (``head.gzip``; head.text is what is inside)
     compressed: ClassVar[bool] = False
     # The kinds of file head (:attr:`Head.kind`) it is asked about: "text" or "sqlite"

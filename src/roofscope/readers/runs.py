@@ -74,6 +74,9 @@ def _below(path: Path, folders: Iterable[Path]) -> bool:
     return any(folder in path.resolve().parents for folder in folders)
 
 
+_Known = tuple[int | None, int | None, int | None]  # a source's pid, first start, last end
+
+
 @dataclass(frozen=True)
 class RunSource:
     path: str
@@ -99,8 +102,8 @@ def describe(profile: Profile, nested: Sequence[Path]) -> None:
             count=len(shown),
         )
     formats = {profile.inputs[s].format for s in profile.sources(Role.DISPATCHES)}
-    if profile.runs.separate and len(formats) == 1:
-        profile.warn(  # of several formats, ``mixed-producers`` says it
+    if profile.runs.separate and len(formats) < 2:
+        profile.warn(  # of several dispatch formats, ``mixed-producers`` says it
             "mixed-runs",
             f"{len(read)} runs read together are not ranks of one job (no recorded ranks, no "
             "rank numbers in their paths, not at the same time on one clock): their kernel "
@@ -111,23 +114,45 @@ def describe(profile: Profile, nested: Sequence[Path]) -> None:
 
 
 def _sources(profile: Profile) -> list[RunSource]:
-    """One entry per dispatch source (one per run), with its pid and time span."""
-    ids = profile.sources(Role.DISPATCHES)
+    """One entry per dispatch source or counted kernel summary (one per run), with its pid and
+    time span (None for a summary)."""
+    ids = profile.sources(Role.DISPATCHES, Role.KERNEL_SUMMARY)
     if len(ids) < 2:
         return [RunSource(profile.inputs[s].path, None, None, None) for s in ids]
+    found = _spans(profile, profile.sources(Role.DISPATCHES))
+    found |= _summary_pids(profile, profile.sources(Role.KERNEL_SUMMARY))
+    out = []
+    for s in ids:
+        f = profile.inputs[s]
+        pid, start, end = found.get(s, (None, None, None))
+        span = None
+        if f.on_timeline and start is not None and end is not None:
+            span = (int(start), int(end))
+        out.append(RunSource(f.path, f.rank, None if pid is None else int(pid), span))
+    return out
+
+
+def _spans(profile: Profile, ids: Sequence[int]) -> dict[int, _Known]:
+    """Per dispatch source: its lowest pid, first start and last end."""
+    if not ids:
+        return {}
     rows = profile.con.execute(
         f"""SELECT source, min(pid), min(start_ns) FILTER (end_ns >= start_ns),
         max(end_ns) FILTER (end_ns >= start_ns) FROM dispatches
         WHERE source IN ({", ".join(map(str, ids))}) GROUP BY source"""
     ).fetchall()
-    found = {int(s): (pid, start, end) for s, pid, start, end in rows}
-    out = []
-    for s in ids:
-        f = profile.inputs[s]
-        pid, start, end = found.get(s, (None, None, None))
-        span = (int(start), int(end)) if f.on_timeline and start is not None else None
-        out.append(RunSource(f.path, f.rank, None if pid is None else int(pid), span))
-    return out
+    return {int(s): (pid, start, end) for s, pid, start, end in rows}
+
+
+def _summary_pids(profile: Profile, ids: Sequence[int]) -> dict[int, _Known]:
+    """Per kernel summary source: its lowest pid, where it records one."""
+    if not ids:
+        return {}
+    rows = profile.con.execute(
+        f"""SELECT source, min(pid) FROM kernel_summary
+        WHERE source IN ({", ".join(map(str, ids))}) GROUP BY source"""
+    ).fetchall()
+    return {int(s): (pid, None, None) for s, pid in rows}
 
 
 def job_evidence(sources: Sequence[RunSource]) -> str | None:

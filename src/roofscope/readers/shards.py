@@ -68,12 +68,15 @@ class Shard:
 
 def units(plan: Sequence[Planned]) -> list[list[Planned]] | None:
     """The plan as independent runs, in the order of their dispatch source's path; None when
-    there are fewer than two or when a run depends on another (a counter run)."""
+    there are fewer than two or when a run depends on another (a counter run, or two exports
+    of a reader whose exports may be one run's, :attr:`Reader.exports`)."""
     groups: dict[tuple[str, str], list[Planned]] = {}
     for item in plan:
         groups.setdefault(item[0].group, []).append(item)
     if len(groups) < 2 or any(role == Role.COUNTER_RUN for _, role in plan):
         return None
+    if sum(f.reader.exports and role == Role.DISPATCHES for f, role in plan) > 1:
+        return None  # exports that may hold the same launches: read in one process
     sources = {}
     for key, members in groups.items():
         primary = [f for f, role in members if role == Role.DISPATCHES]
