@@ -306,3 +306,19 @@ def test_per_pass_files_grouped_by_dispatch_only(tmp_path: Path) -> None:
     profile = load([str(tmp_path)])
     assert len(stored(profile)) == 12
     assert profile.count("dispatches") == 4
+
+
+def test_per_pass_files_come_before_a_pmc_perf_csv_beside_them(tmp_path: Path) -> None:
+    """3.9's analyze writes pmc_perf.csv.gz from the results files; it reads the latter."""
+    folder = tmp_path / "w"
+    shutil.copytree(PASSES, folder)
+    with gzip.open(folder / "pmc_perf.csv.gz", "wb") as dst:
+        for i, path in enumerate(pass_files()):
+            lines = path.read_bytes().splitlines(keepends=True)
+            dst.write(b"".join(lines if i == 0 else lines[1:]))
+    profile = load([str(folder)])
+    assert Path(profile.inputs[0].path).name == "results_pmc_perf_0.csv"
+    got = profile.con.execute("SELECT dispatch_id, start_ns, end_ns FROM dispatches ORDER BY 1")
+    assert [(int(i), (int(s), int(e))) for i, s, e in got.fetchall()] == sorted(
+        first_times().items()
+    )

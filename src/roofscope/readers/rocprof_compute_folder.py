@@ -38,16 +38,20 @@ class WorkloadFiles:
 
 
 def workload_files(folder: Path) -> WorkloadFiles:
-    """pmc_perf.csv(.gz), else every long per-pass file, else timestamps.csv, else the first
-    per-pass file that holds rows."""
+    """Every long per-pass file, else pmc_perf.csv(.gz), else timestamps.csv, else the first
+    per-pass file that holds rows.
+
+    Long per-pass files come first: they are what rocprof-compute 3.6+ analyses, while the
+    ``pmc_perf.csv.gz`` beside them in 3.9 is written by its analyze from them; 3.2-3.3 rocpd
+    workloads have no per-pass file, and the older per-pass files are wide."""
     squads = sorted(folder.glob("SQ_*.csv"))
-    merged = _first_file(folder, "pmc_perf.csv", "pmc_perf.csv.gz")
-    if merged is not None and has_rows(merged):
-        return WorkloadFiles([merged], squads)
     passes = [p for p in per_pass(folder) if has_rows(p)]
     long = [p for p in passes if is_long(read_header(p))]
     if long:
         return WorkloadFiles(long, squads + [p for p in passes if p not in long])
+    merged = _first_file(folder, "pmc_perf.csv", "pmc_perf.csv.gz")
+    if merged is not None and has_rows(merged):
+        return WorkloadFiles([merged], squads)
     source = _dispatch_file(folder, merged)
     return WorkloadFiles([source], squads + [p for p in passes if p != source])
 
