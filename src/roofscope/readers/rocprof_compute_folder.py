@@ -7,6 +7,10 @@ The releases wrote different folders:
   ``SQ_*.csv`` counter runs, ``timestamps.csv`` and, with ``--verbose``, ``pmc_perf_N.csv``.
 - 3.6-3.8: one long ``results_pmc_perf_N.csv`` per pass and no ``pmc_perf.csv``.
 - 3.9: the same, gzipped (``results_pmc_perf_N.csv.gz``; a ``pmc_perf.csv.gz`` too).
+- newest (in development, "Phase C"): only the raw files of each pass,
+  ``out/<pass>/<pid>/<pid>.db`` (rocpd) and ``out/<pass>/<pid>_native_counter_collection.csv.gz``
+  (``dispatch_id, gpu_id, kernel_id, lds_per_workgroup, counter_id, counter_name,
+  counter_value``): named, not read yet.
 - PC sampling only (3.8 on): ``ps_file_results.json`` (``<pid>_ps_file_results.json``), no
   counter file at all by design.
 """
@@ -92,6 +96,16 @@ def _dispatch_file(folder: Path, merged: Path | None) -> Path:
 
 
 def _no_counter_file(folder: Path) -> InputError:
+    native = sorted(folder.glob("out/*/*_native_counter_collection.csv*"))
+    if native:
+        return InputError(
+            str(folder),
+            "is a rocprof-compute workload whose counters are only in its raw per-process "
+            f"files (out/<pass>/<pid>/<pid>.db and {native[0].relative_to(folder)}, "
+            f"{len(native)} in all), a layout roofscope does not read yet",
+            "pass a workload folder that holds its results_pmc_perf_N.csv(.gz) or "
+            "pmc_perf.csv(.gz) files",
+        )
     sampled = sorted(p.name for p in folder.iterdir() if _PC_SAMPLING.match(p.name))
     if sampled:
         trace = folder / "ps_file_kernel_trace.csv"
