@@ -343,3 +343,14 @@ def test_a_workload_of_raw_per_process_files_only_is_named(tmp_path: Path) -> No
     message = str(e.value)
     assert "out/pmc_perf_0/100_native_counter_collection.csv.gz, 2 in all" in message
     assert "roofscope does not read yet" in message
+
+
+def test_a_worker_s_shard_carries_which_pass_counted_each_counter() -> None:
+    """Read in a worker and merged (readers/shards.py): the sources are renumbered."""
+    from roofscope.readers import shards
+
+    one = load([str(PASSES)])
+    merged = load([str(DATA / "rocprof-compute-mi200")])
+    base = len(merged.inputs)
+    shards.absorb(merged, shards.export(one))
+    assert merged.counter_passes == {base: one.counter_passes[0]}
