@@ -354,3 +354,14 @@ def test_a_worker_s_shard_carries_which_pass_counted_each_counter() -> None:
     base = len(merged.inputs)
     shards.absorb(merged, shards.export(one))
     assert merged.counter_passes == {base: one.counter_passes[0]}
+
+
+def test_the_html_report_names_a_cross_pass_ratio(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "report.html"
+    assert main(["analyze", str(PASSES), "--html", str(out)]) == 0
+    capsys.readouterr()
+    html = out.read_text(encoding="utf-8")
+    assert "112 waves (cross-pass)" in html
+    assert "cross-pass ratio: SQ_BUSY_CYCLES_avr in results_pmc_perf_3.csv" in html
