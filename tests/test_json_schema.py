@@ -345,3 +345,14 @@ def test_ncu_rule_findings(
         doc = analyze_json(capsys, str(path))
         assert_valid(validator, doc)
         assert any(f["rule"].startswith("ncu-") for f in doc["findings"])
+
+
+def test_rocprof_compute_per_pass_workload_with_cross_pass_ratios(
+    validator: jsonschema.Draft202012Validator, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The 17 per-pass files of rocprof-compute 3.6+: metrics with the optional cross_pass."""
+    doc = analyze_json(
+        capsys, str(Path(__file__).parent / "data" / "rocprof-compute-rdna35-passes")
+    )
+    assert_valid(validator, doc)
+    assert "cross_pass" in doc["kernels"][0]["metrics"]["GPUBusy (recomputed)"]

@@ -142,6 +142,10 @@ class Profile:
     deferred: list[Callable[[], None]] = field(default_factory=list)
     ceilings: list[Ceiling] = field(default_factory=list)  # measured ones (roofline.csv)
     sysinfo: dict[str, str] = field(default_factory=dict)  # rocprof-compute sysinfo.csv fields
+    # source -> counter -> the file of the pass that counted it, where a source's counters come
+    # from separate replays (rocprof-compute 3.6+ per-pass files): a ratio across two passes
+    # divides counts of two different runs of the dispatch
+    counter_passes: dict[int, dict[str, str]] = field(default_factory=dict)
     runs: Runs = field(default_factory=Runs)  # set once every file is read
     # relations over whole tables, built once: each step of a relation costs a bind
     _views: dict[tuple[object, ...], duckdb.DuckDBPyRelation] = field(

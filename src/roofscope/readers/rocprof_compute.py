@@ -1,15 +1,16 @@
 """Omniperf / rocprof-compute workload folders (docs/formats/rocprof-compute.md).
 
 A workload folder (``workloads/<name>/<gpu>/``, recognised by the content of its
-``sysinfo.csv``) is ONE run. Its dispatches come once from ``pmc_perf.csv``, where the tool
+``sysinfo.csv``) is ONE run. Which of its files give the dispatches is decided in
+:mod:`roofscope.readers.rocprof_compute_folder`: ``pmc_perf.csv`` (``.gz``), where the tool
 merged every counter pass and put the timestamps of its timing run (that page, "How
-pmc_perf.csv is merged"); every counter column goes to the ``counters`` table under its native
-name (``TCC_EA_RDREQ_sum``, ``TCC_HIT[3]``). The ``SQ_*.csv`` files are separate runs of the
-same dispatches: their counters are added to the same dispatch rows, matched by dispatch
-index. ``timestamps.csv`` and ``pmc_dispatch_info.csv`` repeat the dispatches and are not read,
-except that ``timestamps.csv`` (then a per-pass ``pmc_perf_N.csv``) gives the dispatches when
-``pmc_perf.csv`` is absent or empty. ``sysinfo.csv`` names the GPU and ``roofline.csv`` holds
-measured peaks (:mod:`roofscope.readers.sysinfo_csv`).
+pmc_perf.csv is merged"); else, from 3.6 on, the long per-pass ``results_pmc_perf_N.csv``
+files, joined on the dispatch (:mod:`roofscope.readers.rocprof_compute_long`); else
+``timestamps.csv`` or a wide per-pass ``pmc_perf_N.csv``. Every counter goes to the
+``counters`` table under its native name (``TCC_EA_RDREQ_sum``, ``TCC_HIT[3]``). The
+``SQ_*.csv`` files are separate runs of the same dispatches: their counters are added to the
+same dispatch rows, matched by dispatch index. ``sysinfo.csv`` names the GPU and
+``roofline.csv`` holds measured peaks (:mod:`roofscope.readers.sysinfo_csv`).
 
 The columns of every generation map to the model in
 :mod:`roofscope.readers.rocprof_compute_columns`.
@@ -18,27 +19,24 @@ The columns of every generation map to the model in
 from __future__ import annotations
 
 import itertools
-import re
 from pathlib import Path
 
-from roofscope.errors import InputError
 from roofscope.model.profile import Profile, RunInfo
 from roofscope.model.schema import Role
-from roofscope.readers.csvload import register_names
 from roofscope.readers.dispatch_csv import read_dispatch_csv
 from roofscope.readers.duck_sql import ident, read_csv
 from roofscope.readers.registry import Reader
 from roofscope.readers.rocprof_compute_columns import (
-    MODEL,
     NAME,
     is_long,
     read_header,
     wide_layout,
 )
+from roofscope.readers.rocprof_compute_folder import workload_files
+from roofscope.readers.rocprof_compute_long import Timing, load_long
 from roofscope.readers.sniff import Head
 from roofscope.readers.sysinfo_csv import ceiling_scope, read_roofline, read_sysinfo, sysinfo_run
 
-_PER_PASS = re.compile(r"^(?:results_)?pmc_perf_(\d+)\.csv$")
 _SYSINFO_STARTS = (
     ["workload_name", "host_name", "host_cpu"],
     ["workload_name", "command", "ip_blocks"],
@@ -51,119 +49,11 @@ def read_dispatches(profile: Profile, path: Path, *, fmt: str, role: Role) -> se
     """Load one wide or long workload CSV as dispatches; the counter names it gave."""
     header = read_header(path)
     if is_long(header):
-        return load_long(profile, path, header, fmt=fmt, role=role)
+        return set(load_long(profile, [path], fmt=fmt, role=role, timing=Timing.MEDIAN))
     layout = wide_layout(path, header)
     read_dispatch_csv(profile, path, layout, fmt=fmt, role=role)  # timestamps a spreadsheet
     # rounded (1.62068E+14) are judged with every format's: analysis/rounding.py
     return set(layout.counters)
-
-
-def load_long(profile: Profile, path: Path, header: list[str], *, fmt: str, role: Role) -> set[str]:
-    """Pivot a long ``pmc_perf.csv`` (rocpd path): one dispatch per (Dispatch_ID, Kernel_Name,
-    Grid_Size, Workgroup_Size, LDS_Per_Workgroup), the key rocprof-compute groups by.
-
-    Every pass replays the dispatch, so it appears once per pass with other timestamps. Its
-    duration is the one rocprof-compute 3.2-3.3 computes (``rocpd_data.process_rocpd_csv``):
-    the median of End - Start over all the dispatch's counter rows (so passes with more
-    counters weigh more; the mean of the two middle values for an even count), rounded to
-    whole ns. rocprof-compute then sets the start to 0; here it is the earliest pass's start,
-    so the dispatches keep their order and gaps. A counter written twice keeps its last value.
-    """
-    need = ["Dispatch_ID", "Kernel_Name", "Start_Timestamp", "End_Timestamp"]
-    missing = [c for c in need if c not in header]
-    if missing:
-        raise InputError(
-            str(path),
-            f"is a long counter table without {', '.join(missing)}",
-            "pass the pmc_perf.csv rocprof-compute wrote",
-            line=1,
-        )
-    tag = f"long{next(_ids)}"
-    try:
-        _stage_long(profile, path, header, tag)
-        return _insert_long(profile, path, tag, fmt=fmt, role=role)
-    finally:
-        profile.con.execute(f"DROP TABLE IF EXISTS {tag}_rows; DROP TABLE IF EXISTS {tag}_d")
-
-
-_LONG_INTS = (
-    *("dispatch_id", "device", "grid_size", "workgroup_size", "lds_bytes", "scratch_bytes"),
-    *("arch_vgpr", "accum_vgpr", "sgpr", "start_ns", "end_ns"),
-)
-_LONG_KEY = ("dispatch_id", "raw", "grid_size", "workgroup_size", "lds_bytes")
-
-
-def _stage_long(profile: Profile, path: Path, header: list[str], tag: str) -> None:
-    given: dict[str, str] = {}
-    for col in header:
-        given.setdefault(MODEL.get(col.lower(), ""), f"TRY_CAST({ident(col)} AS BIGINT)")
-    fields = ", ".join(f"{given.get(m, 'NULL::BIGINT')} AS {m}" for m in _LONG_INTS)
-    profile.con.execute(
-        f"""CREATE TEMP TABLE {tag}_rows AS SELECT {fields}, "Kernel_Name" AS raw,
-        "Counter_Name" AS counter, TRY_CAST("Counter_Value" AS DOUBLE) AS value
-        FROM {read_csv(path, [(c, "VARCHAR") for c in header])}"""
-    )
-    key = ", ".join(_LONG_KEY)
-    profile.con.execute(
-        f"""CREATE TEMP TABLE {tag}_d AS SELECT row_number() OVER (ORDER BY {key}) - 1 AS k,
-        {key}, min(device) AS device, min(scratch_bytes) AS scratch_bytes,
-        min(arch_vgpr) AS arch_vgpr, min(accum_vgpr) AS accum_vgpr, min(sgpr) AS sgpr,
-        min(start_ns) AS start_ns, quantile_cont(end_ns - start_ns, 0.5) AS duration,
-        count(DISTINCT start_ns) AS passes
-        FROM {tag}_rows WHERE dispatch_id IS NOT NULL AND raw IS NOT NULL GROUP BY {key}"""
-    )
-
-
-def _insert_long(profile: Profile, path: Path, tag: str, *, fmt: str, role: Role) -> set[str]:
-    con = profile.con
-    source, first = profile.begin_input(), profile.count("dispatches")
-    register_names(profile, path, f"{tag}_d")
-    con.execute(
-        f"""INSERT INTO dispatches (source, name_id, device, dispatch_id, start_ns, end_ns)
-        SELECT {source}, n.name_id, d.device, d.dispatch_id, d.start_ns,
-        d.start_ns + CAST(round(d.duration) AS BIGINT)
-        FROM {tag}_d d JOIN names n ON n.raw_name = d.raw ORDER BY d.k"""
-    )
-    joined = " AND ".join(f"r.{c} IS NOT DISTINCT FROM d.{c}" for c in _LONG_KEY)
-    found = con.execute(f"SELECT DISTINCT counter FROM {tag}_rows WHERE counter IS NOT NULL")
-    counters = sorted(str(r[0]) for r in found.fetchall())
-    profile.insert_counters(
-        f"""SELECT {first} + d.k AS row_id, r.counter, arg_max(r.value, r.rowid) AS value
-        FROM {tag}_rows r JOIN {tag}_d d ON {joined}
-        WHERE r.counter IS NOT NULL AND r.value IS NOT NULL
-        GROUP BY d.k, r.counter ORDER BY 1, 2""",
-        counters,
-    )
-    shape = "grid_size, workgroup_size, lds_bytes, scratch_bytes, arch_vgpr, accum_vgpr, sgpr"
-    con.execute(
-        f"""INSERT INTO launches (source, name_id, {shape}, dispatches)
-        SELECT {source}, n.name_id, {shape}, count(*)
-        FROM {tag}_d d JOIN names n ON n.raw_name = d.raw GROUP BY ALL"""
-    )
-    _report_long(profile, path, tag, fmt=fmt, role=role)
-    return set(counters)
-
-
-def _report_long(profile: Profile, path: Path, tag: str, *, fmt: str, role: Role) -> None:
-    rows, replayed, passes, dropped = profile.con.execute(
-        f"""SELECT count(*), count(*) FILTER (passes > 1), max(passes),
-        (SELECT count(*) FROM {tag}_rows WHERE dispatch_id IS NULL OR raw IS NULL)
-        FROM {tag}_d"""
-    ).fetchone() or (0, 0, 0, 0)
-    if replayed:
-        profile.warn(
-            "pass-timestamps-differ",
-            f"{path}: {replayed} dispatch(es) appear once per pass (up to {passes} passes) with "
-            "different timestamps; each is kept once, its duration the median of End - Start "
-            "over its counter rows (as rocprof-compute computes it), its start the earliest",
-        )
-    if dropped:
-        profile.warn(
-            "malformed-row",
-            f"{path}: {dropped} row(s) without a dispatch id or kernel name skipped",
-            count=int(dropped),
-        )
-    profile.add_input(str(path), fmt, int(rows), role)
 
 
 def attach_counter_run(
@@ -260,40 +150,6 @@ def _skip(profile: Profile, path: Path, why: str) -> None:
     )
 
 
-def _per_pass(folder: Path) -> list[Path]:
-    found = [(int(m.group(1)), p) for p in folder.iterdir() if (m := _PER_PASS.match(p.name))]
-    return [p for _, p in sorted(found)]
-
-
-def _has_rows(path: Path) -> bool:
-    with path.open("rb") as f:
-        f.readline()
-        return any(line.strip() for line in f)
-
-
-def dispatch_source(folder: Path) -> Path:
-    """pmc_perf.csv, else timestamps.csv, else the first per-pass file that holds rows."""
-    candidates = [folder / "pmc_perf.csv", folder / "timestamps.csv", *_per_pass(folder)]
-    there = [p for p in candidates if p.is_file()]
-    for path in there:
-        if _has_rows(path):
-            return path
-    if not there:
-        raise InputError(
-            str(folder),
-            "is a rocprof-compute workload (sysinfo.csv) without pmc_perf.csv or timestamps.csv",
-            "copy the whole workload folder that rocprof-compute profile wrote",
-        )
-    absent = "" if there[0] == candidates[0] else "no pmc_perf.csv; "
-    raise InputError(
-        str(folder),
-        "is a rocprof-compute workload without dispatch rows "
-        f"({absent}header only: {', '.join(p.name for p in there)})",
-        "the profiled run launched no kernel that its --kernel/--dispatch filter kept; re-run "
-        "rocprof-compute profile with a filter that matches",
-    )
-
-
 class Workload(Reader):
     name = "rocprof-compute-workload"
     description = (
@@ -315,13 +171,18 @@ class Workload(Reader):
         run = sysinfo_run(path, info)
         for key, value in info.items():
             profile.sysinfo.setdefault(key, value)
-        source_path = dispatch_source(folder)
+        files = workload_files(folder)
         source = profile.begin_input()
-        present = read_dispatches(profile, source_path, fmt=self.name, role=role)
-        runs = sorted(folder.glob("SQ_*.csv"))
-        if source_path.name != "pmc_perf.csv":
-            runs += [p for p in _per_pass(folder) if p != source_path]
-        for run_path in runs:
+        if files.per_pass:
+            passes = load_long(
+                profile, files.dispatches, fmt=self.name, role=role, timing=Timing.FIRST
+            )
+            names = {c: files.dispatches[i].name for c, i in passes.items()}
+            profile.counter_passes[source] = names
+            present = set(passes)
+        else:
+            present = read_dispatches(profile, files.dispatches[0], fmt=self.name, role=role)
+        for run_path in files.runs:
             attach_counter_run(profile, run_path, source=source, present=present, fmt=self.name)
         profile.add_input(str(path), "rocprof-compute-sysinfo", 1, Role.METADATA)
         roofline = folder / "roofline.csv"

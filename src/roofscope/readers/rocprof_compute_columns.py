@@ -25,9 +25,12 @@ name rocprof-compute 3.x gives the same accumulation).
 from __future__ import annotations
 
 import csv
+import gzip
 import io
 import re
+import zlib
 from pathlib import Path
+from typing import BinaryIO
 
 from roofscope.errors import InputError
 from roofscope.readers.csvload import CsvLayout, header_name, is_unnamed
@@ -66,10 +69,27 @@ _PASS_COPY = re.compile(r"^(.+)_(\d+)$")
 ACCUMULATOR = "SQ_ACCUM_PREV_HIRES"
 
 
+def open_bytes(path: Path) -> BinaryIO | gzip.GzipFile:
+    """``path`` for reading, gunzipped when its name ends in ``.gz`` (rocprof-compute 3.9
+    compresses its workload CSVs; DuckDB's read_csv does the same by the name)."""
+    if path.name.endswith(".gz"):
+        return gzip.open(path, "rb")
+    return path.open("rb")
+
+
 def read_header(path: Path) -> list[str]:
     """The first line split as CSV (BOM and CR removed), however long it is."""
-    with path.open("rb") as f:
-        line = f.readline().decode("utf-8", errors="replace").removeprefix("\ufeff")
+    try:
+        with open_bytes(path) as f:
+            raw = f.readline()
+    except (OSError, EOFError, zlib.error) as exc:  # gzip.BadGzipFile is an OSError
+        raise InputError(
+            str(path),
+            f"cannot be decompressed ({exc})",
+            "copy the file again from the workload folder (a profile killed mid-write leaves it "
+            "truncated), or re-run rocprof-compute profile",
+        ) from None
+    line = raw.decode("utf-8", errors="replace").removeprefix("\ufeff")
     return [h.strip() for h in next(csv.reader(io.StringIO(line.rstrip("\r\n"))), [])]
 
 

@@ -64,6 +64,7 @@ class Shard:
     warnings: list[Warning]
     ceilings: list[Ceiling] = field(default_factory=list)
     sysinfo: dict[str, str] = field(default_factory=dict)
+    counter_passes: dict[int, dict[str, str]] = field(default_factory=dict)  # by shard source
 
 
 def units(plan: Sequence[Planned]) -> list[list[Planned]] | None:
@@ -127,6 +128,7 @@ def export(profile: Profile) -> Shard:
         warnings=list(profile.warnings),
         ceilings=list(profile.ceilings),
         sysinfo=dict(profile.sysinfo),
+        counter_passes=dict(profile.counter_passes),
     )
 
 
@@ -173,3 +175,5 @@ def absorb(profile: Profile, shard: Shard) -> None:
     profile.ceilings.extend(c for c in shard.ceilings if c not in profile.ceilings)
     for key, value in shard.sysinfo.items():
         profile.sysinfo.setdefault(key, value)
+    for source, passes in shard.counter_passes.items():
+        profile.counter_passes[source + source_base] = passes

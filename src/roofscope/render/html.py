@@ -34,7 +34,7 @@ from roofscope.render.compare_words import (
 )
 from roofscope.render.layout import side_by_side, words
 from roofscope.render.names import name_cell, shortened
-from roofscope.render.numbers import duration, pct, quantity, si
+from roofscope.render.numbers import duration, pct, si
 from roofscope.render.sources import ceiling_table
 from roofscope.render.text import (
     barrier_line,
@@ -253,7 +253,7 @@ def _rank_tables(report: Report, top: int = 20) -> str:
 def _metrics_table(report: Report) -> str:
     """One row per hot kernel with metrics: the speed-of-light set, mean over dispatches
     (the time-weighted value beside it where the two differ), and occupancy."""
-    from roofscope.render.metrics_text import SHOWN, peer_note
+    from roofscope.render.metrics_text import SHOWN, pass_note, peer_note, value_text
 
     index = {k.name: i for i, k in enumerate(report.hotspots.kernels)}
     kernels = [k for k in report.hotspots.kernels if k.name in report.metrics.kernels]
@@ -266,12 +266,9 @@ def _metrics_table(report: Report) -> str:
         cells = []
         for n in columns:
             v = m.values.get(n)
-            unit = "" if v is None or v.unit == "ratio" else v.unit
-            text = "-" if v is None else quantity(v.value_dispatch_mean, unit)
-            if v is not None and v.aggregation_differs and v.value_time_weighted is not None:
-                text += f" [{quantity(v.value_time_weighted, unit)}]"
-            note = peer_note(n, m.values)
-            aside = "" if note is None else f'<br><small class="note">{_e(note)}</small>'
+            text = "-" if v is None else value_text(v)
+            notes = [x for x in (peer_note(n, m.values), pass_note(n, m.values)) if x]
+            aside = "".join(f'<br><small class="note">{_e(x)}</small>' for x in notes)
             cells.append(f"<td>{_e(text)}{aside}</td>")
         occ = m.occupancy
         occupancy = "-" if occ is None else f"{100 * occ.fraction:.0f}% ({_e(occ.limiter)})"

@@ -248,6 +248,8 @@ def _metric(v: MetricValue) -> dict[str, Any]:
         "source": v.source,
         "note": v.note,
         "peer": v.peer,
+        # only where a ratio divides counts of two passes (rocprof-compute 3.6+ per-pass files)
+        **({"cross_pass": dict(v.cross_pass.counters)} if v.cross_pass else {}),
     }
 
 

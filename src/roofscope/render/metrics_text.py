@@ -58,16 +58,16 @@ def metrics_section(console: Console, report: Report) -> None:
         m = report.metrics.kernels[k.name]
         console.print(f"  {label}")
         values = [
-            f"{name} {_value(m.values[name])}"
+            f"{name} {value_text(m.values[name])}"
             for name in SHOWN
             if name in m.values and m.values[name].value_dispatch_mean is not None
         ]
         if values:
             wrapped(console, " · ".join(values), "    ", "      ")
         for name in SHOWN:
-            note = peer_note(name, m.values)
-            if note:
-                wrapped(console, f"{name}: {note}", "    ", "      ")
+            for note in (peer_note(name, m.values), pass_note(name, m.values)):
+                if note:
+                    wrapped(console, f"{name}: {note}", "    ", "      ")
         occ = m.occupancy
         if occ is not None:
             line = (
@@ -101,12 +101,25 @@ def peer_note(name: str, values: Mapping[str, MetricValue]) -> str | None:
     other = None if v is None or v.peer is None else values.get(v.peer)
     if v is None or not v.note or other is None or other.value_dispatch_mean is None:
         return None
-    return f"{v.note}, which gives {_value(other)}"
+    return f"{v.note}, which gives {value_text(other)}"
 
 
-def _value(v: MetricValue) -> str:
+def pass_note(name: str, values: Mapping[str, MetricValue]) -> str | None:
+    """Which passes a cross-pass ratio's counters were counted in; None for any other."""
+    v = values.get(name)
+    if v is None or v.cross_pass is None:
+        return None
+    counted = ", ".join(f"{c} in {f}" for c, f in v.cross_pass.counters)
+    return (
+        f"cross-pass ratio: {counted}, separate replays of the dispatch, so it can pass "
+        "100 % or any bound where the replays ran differently"
+    )
+
+
+def value_text(v: MetricValue) -> str:
+    """The value (and the time-weighted one where it differs), marked when cross-pass."""
     unit = "" if v.unit == "ratio" else v.unit
     shown = quantity(v.value_dispatch_mean, unit)
     if v.aggregation_differs and v.value_time_weighted is not None:
         shown += f" [{quantity(v.value_time_weighted, unit)}]"
-    return shown
+    return shown + (" (cross-pass)" if v.cross_pass else "")

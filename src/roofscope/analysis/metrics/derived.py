@@ -28,6 +28,7 @@ Omniperf 1.0.3's own analysis of the same counters (tests/test_metrics.py).
 from __future__ import annotations
 
 from collections.abc import Container, Sequence
+from dataclasses import replace
 
 import numpy as np
 
@@ -41,6 +42,7 @@ from roofscope.analysis.metrics.formula import (
 )
 from roofscope.analysis.metrics.machine import Machine
 from roofscope.analysis.metrics.nvidia import NCU
+from roofscope.analysis.metrics.passes import cross_passes
 from roofscope.analysis.metrics.rocprof_v1 import ROCPROF_V1
 from roofscope.analysis.metrics.sol import COMPUTE, MEMORY
 from roofscope.analysis.metrics.value import ALL, MetricValue
@@ -83,10 +85,15 @@ def metrics(
     if table is None:
         return {}
     found = evaluate(table.counters, machine, table.duration_ns)
+    passes = {k: v for s in sources for k, v in profile.counter_passes.get(s, {}).items()}
+    mixed = cross_passes(found, table.counters, machine, table.duration_ns, passes)
     groups = [*table.by_kernel(), (ALL, np.ones(table.size, dtype=bool))]
     return {
         name_id: {
-            name: aggregate(metric, Parts(p.num[mask], p.den[mask]), machine, peers=found)
+            name: replace(
+                aggregate(metric, Parts(p.num[mask], p.den[mask]), machine, peers=found),
+                cross_pass=mixed.get(name),
+            )
             for name, (metric, p) in found.items()
         }
         for name_id, mask in groups

@@ -14,6 +14,14 @@ ALL = -1  # key of the whole profile in the result of :func:`derived.metrics`
 
 
 @dataclass(frozen=True)
+class CrossPass:
+    """A ratio whose counters were counted in different passes (separate replays of the
+    dispatch, rocprof-compute 3.6+): each counter it reads with the pass file that counted it."""
+
+    counters: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
 class MetricValue:
     unit: str
     kind: Kind
@@ -28,6 +36,7 @@ class MetricValue:
     source: str
     note: str | None = None  # why the value departs, by design, from another tool's
     peer: str | None = None  # the metric holding that tool's value, beside this one
+    cross_pass: CrossPass | None = None  # a ratio of counts from two replays of the dispatch
 
 
 # The labels of the NVIDIA pipes (metrics/nvidia.py's PIPES), as its metrics name them and the
