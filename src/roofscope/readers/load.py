@@ -224,6 +224,12 @@ def _identify_file(head: Head, forced: Reader | None) -> Found:
             f"is a {head.kind} file that no reader recognises",
             "pass the profiler's own output (see `roofscope formats`)",
         )
+    if found is None and forced is not None and (why := forced.mismatch(head)):
+        raise InputError(
+            str(head.path),
+            f"cannot be read as {forced.name}: {why}",
+            f"pass the {forced.name} file itself, or drop --format",
+        )
     if found is None and head.gzip:
         raise InputError(
             str(head.path),
