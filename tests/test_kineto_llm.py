@@ -17,6 +17,7 @@ import pytest
 from roofscope.cli.app import main
 from roofscope.readers import json_keys
 from roofscope.readers.json_keys import Malformed, TopKeys
+from roofscope.render.numbers import duration
 from tests.conftest import DATA
 
 HERE = DATA / "kineto"
@@ -186,3 +187,111 @@ def test_entries_that_differ_name_no_gpu_for_another_device_id(
     b = {"id": 1, "name": "NVIDIA A100-SXM4-80GB", "computeMajor": 8, "computeMinor": 0}
     got = analyze(capsys, str(synthetic(tmp_path, [a, b])))
     assert got["run"]["gpu"] is None and got["run"]["arch"] is None
+
+
+# -- the job, and busy/idle over several devices ---------------------------------------------
+
+
+def test_distributed_info_is_stated(capsys: pytest.CaptureFixture[str]) -> None:
+    info = trace(SGLANG)["distributedInfo"]
+    assert (info["rank"], info["world_size"], info["backend"]) == (0, 1, "nccl")
+    got = analyze(capsys, str(SGLANG))
+    assert got["run"]["distributed"] == {"ranks": [0], "world_size": 1, "backend": "nccl"}
+    assert main(["analyze", str(SGLANG)]) == 0
+    assert "\n  job: rank 0 of 1, backend nccl\n" in capsys.readouterr().out
+
+
+def test_a_trace_without_distributed_info_has_no_job(capsys: pytest.CaptureFixture[str]) -> None:
+    assert "distributedInfo" not in trace(MI300X_BERT)
+    assert "distributed" not in analyze(capsys, str(MI300X_BERT))["run"]
+
+
+def union_ns(intervals: list[tuple[int, int]]) -> int:
+    busy, reach = 0, None
+    for start, end in sorted(intervals):
+        if reach is None or start >= reach:
+            busy, reach = busy + end - start, end
+        elif end > reach:
+            busy, reach = busy + end - reach, end
+    return busy
+
+
+def device_times(paths: list[Path]) -> list[tuple[int, int]]:
+    """(span, busy) in ns per (file, device), from the kernel events' own ts and dur."""
+    out = []
+    for path in paths:
+        per_device: dict[int, list[tuple[int, int]]] = {}
+        for e in kernels(trace(path)):
+            start = int(Decimal(e["ts"]) * 1000)
+            per_device.setdefault(e["args"]["device"], []).append(
+                (start, start + int(Decimal(e["dur"]) * 1000))
+            )
+        for spans in per_device.values():
+            out.append((max(b for _, b in spans) - min(a for a, _ in spans), union_ns(spans)))
+    return out
+
+
+def test_busy_and_idle_on_several_devices_add_up(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two traces, two devices: busy and idle are parts of the devices' spans summed, and the
+    sentence names that sum, not the wall (which spans both files' clocks)."""
+    for path in (SGLANG, MI300X_BERT):
+        (tmp_path / path.name).write_bytes(path.read_bytes())
+    times = device_times([MI300X_BERT, SGLANG])
+    span, busy = sum(s for s, _ in times), sum(b for _, b in times)
+    got = analyze(capsys, str(tmp_path))
+    assert len(got["devices"]) == 2
+    assert round(got["summary"]["busy_s"] * 1e9) == busy
+    assert round(got["summary"]["idle_s"] * 1e9) == span - busy
+    assert main(["analyze", str(tmp_path)]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert ", the 2 devices' spans summed (wall " in text
+    assert f"GPU busy {duration(busy)} of {duration(span)}, the 2 devices'" in text
+
+
+# -- one unreadable trace among several -----------------------------------------------------
+
+
+def test_a_cpu_only_trace_in_a_folder_is_left_out_and_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cpu_only = tmp_path / "rank1.json"
+    cpu_only.write_text(json.dumps({"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "a"}]}))
+    (tmp_path / SGLANG.name).write_bytes(SGLANG.read_bytes())
+    got = analyze(capsys, str(tmp_path))
+    assert got["summary"]["dispatches"] == len(kernels(trace(SGLANG))) == 555
+    (left,) = [w["message"] for w in got["warnings"] if w["code"] == "run-unreadable"]
+    assert left.startswith(f"{cpu_only}: holds no GPU kernels")
+    assert left.endswith("(this run is left out; the others are read)")
+
+
+def test_a_damaged_trace_in_a_folder_is_left_out(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    damaged = tmp_path / "cut.json.gz"
+    damaged.write_bytes(gzip.compress(gzip.decompress(SGLANG.read_bytes())[:300_000]))
+    (tmp_path / MI300X_BERT.name).write_bytes(MI300X_BERT.read_bytes())
+    got = analyze(capsys, str(tmp_path))
+    assert got["summary"]["dispatches"] == 60
+    (left,) = [w["message"] for w in got["warnings"] if w["code"] == "run-unreadable"]
+    assert left.startswith(f"{damaged}: the trace was cut short after 300000 characters")
+
+
+def test_a_folder_whose_every_trace_is_unreadable_names_the_first(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for name in ("a.json", "b.json"):
+        (tmp_path / name).write_text(json.dumps({"traceEvents": [{"ph": "X", "cat": "cpu_op"}]}))
+    err = failure(capsys, str(tmp_path))
+    assert err.startswith(f"roofscope: error: {tmp_path / 'a.json'}: holds no GPU kernels")
+
+
+def test_a_named_unreadable_file_still_stops_the_analysis(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Only runs found in a folder are left out: a file named on the command line is meant."""
+    cpu_only = tmp_path / "cpu.json"
+    cpu_only.write_text(json.dumps({"traceEvents": [{"ph": "X", "cat": "cpu_op"}]}))
+    err = failure(capsys, str(cpu_only), str(SGLANG))
+    assert err.startswith(f"roofscope: error: {cpu_only}: holds no GPU kernels")

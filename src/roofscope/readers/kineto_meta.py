@@ -122,7 +122,20 @@ def run_info(meta: dict[str, Any], device: int | None, hip_calls: bool = False) 
         arch=_arch(entry, is_hip(meta, entry, hip_calls)) if entry else None,
         compute_units=sms if sms and sms > 0 else None,
         memory_bytes=memory if memory and memory > 0 else None,
+        **_job(meta),
     )
+
+
+def _job(meta: dict[str, Any]) -> dict[str, Any]:
+    """``distributedInfo``'s world size and backend (its rank is the input's: run_rank)."""
+    info = meta.get("distributedInfo")
+    if not isinstance(info, dict):
+        return {}
+    size, backend = _int(info.get("world_size")), info.get("backend")
+    return {
+        "world_size": size if size and size > 0 else None,
+        "backend": backend if isinstance(backend, str) and backend else None,
+    }
 
 
 def run_rank(meta: dict[str, Any]) -> int | None:

@@ -13,6 +13,8 @@ import re
 import sqlite3
 import zlib
 from collections.abc import Callable, Sequence
+from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 import duckdb
@@ -96,15 +98,30 @@ def _read(plan: list[Planned], progress: Progress | None, jobs: int | None) -> P
     jobs = shards.default_jobs() if jobs is None else jobs
     if units is None:
         return read_plan(plan, progress)
+    # runs found in a folder: one that cannot be read is left out with a warning
+    tolerant = all(f.scanned for f, _ in plan)
     if jobs < 2 or _bytes(plan) < PARALLEL_MIN_BYTES:
-        return read_plan([item for unit in units for item in unit], progress)
+        profile = read_plan([item for unit in units for item in unit], progress, tolerant=tolerant)
+        return _some_run_read(profile, plan)
     profile = Profile.empty()
-    for shard in shards.read_parallel(shards.split(units, jobs), jobs, read_plan):
+    read = partial(read_plan, tolerant=tolerant)
+    for shard in shards.read_parallel(shards.split(units, jobs), jobs, read):
         shards.absorb(profile, shard)
         for f in shard.inputs:
             if progress and f.role == Role.DISPATCHES:
                 progress(f.path)
-    return profile
+    return _some_run_read(profile, plan)
+
+
+LEFT_OUT = "run-unreadable"
+
+
+def _some_run_read(profile: Profile, plan: list[Planned]) -> Profile:
+    """The profile, unless every run was left out: then the first one's own error, from the
+    plan read again without leaving any out (it fails at that run)."""
+    if profile.sources(Role.DISPATCHES) or not any(w.code == LEFT_OUT for w in profile.warnings):
+        return profile
+    return read_plan(plan)
 
 
 PLAUSIBLE_COUNT = 1e18  # a hardware counter of one dispatch: 10 years of cycles at 3 GHz
@@ -130,19 +147,44 @@ def _refuse_implausible_counters(profile: Profile) -> None:
         )
 
 
-def read_plan(plan: Sequence[Planned], progress: Progress | None = None) -> Profile:
-    """Read the planned files, in order, into a new Profile."""
+def read_plan(
+    plan: Sequence[Planned], progress: Progress | None = None, *, tolerant: bool = False
+) -> Profile:
+    """Read the planned files, in order, into a new Profile. ``tolerant``: the plan is
+    independent runs (consecutive files of one group), and a run whose reader fails before
+    it inserts anything (a CPU-only trace, a damaged one) is left out with a warning."""
     profile = Profile.empty()
-    for item, role in plan:
-        if progress:
-            progress(str(item.head.path))
-        before = profile.begin_input()
+    for unit in _by_group(plan) if tolerant else [plan]:
+        start = profile.begin_input()
         try:
-            item.reader.read(item.head.path, item.head, profile, role=role)
-        except UNREADABLE as exc:
-            raise unreadable(item.head.path, item.reader.name, exc) from None
-        profile.tag_group(before, "/".join(item.group))
+            for item, role in unit:
+                _read_one(profile, item, role, progress)
+        except InputError as exc:
+            if not tolerant or profile.begin_input() != start or shards.rows_from(profile, start):
+                raise
+            profile.warn(LEFT_OUT, f"{exc} (this run is left out; the others are read)")
     return profile
+
+
+def _by_group(plan: Sequence[Planned]) -> list[list[Planned]]:
+    units: list[list[Planned]] = []
+    for item in plan:
+        if units and units[-1][0][0].group == item[0].group:
+            units[-1].append(item)
+        else:
+            units.append([item])
+    return units
+
+
+def _read_one(profile: Profile, item: Found, role: Role, progress: Progress | None) -> None:
+    if progress:
+        progress(str(item.head.path))
+    before = profile.begin_input()
+    try:
+        item.reader.read(item.head.path, item.head, profile, role=role)
+    except UNREADABLE as exc:
+        raise unreadable(item.head.path, item.reader.name, exc) from None
+    profile.tag_group(before, "/".join(item.group))
 
 
 # What a damaged file makes the parsers beneath the readers raise (DuckDB's CSV sniffer and
@@ -271,7 +313,7 @@ def _scan_dir(root: Path, forced: Reader | None, damaged: list[Path] | None = No
         head = read_head(path)
         # a folder may hold other SQLite files: only those a reader recognises count
         if head.kind in ("text", "cr", "sqlite") and (item := _identify(head, forced)):
-            found.append(item)
+            found.append(replace(item, scanned=True))
         elif head.kind in ("empty", "binary"):
             unreadable.append(f"{path.relative_to(root)} is {head.kind}")
             if damaged is not None:
