@@ -1,7 +1,8 @@
 """Kineto traces as LLM serving and training write them (issue 36): metadata before
 ``traceEvents``, kernels on a device that no ``deviceProperties`` id names (ROCm), a HIP
-entry with no name, ``distributedInfo``. The traces are AMD TraceLens's test traces, byte for
-byte (tests/data/PROVENANCE.md); every expected number is taken from the file here."""
+entry with no name, ``distributedInfo``, one unreadable trace in a folder. The traces are AMD TraceLens's test
+traces, byte for byte (the B200 one trimmed to its GPU and runtime events;
+tests/data/PROVENANCE.md); every expected number is taken from the file here."""
 
 from __future__ import annotations
 
@@ -295,3 +296,43 @@ def test_a_named_unreadable_file_still_stops_the_analysis(
     cpu_only.write_text(json.dumps({"traceEvents": [{"ph": "X", "cat": "cpu_op"}]}))
     err = failure(capsys, str(cpu_only), str(SGLANG))
     assert err.startswith(f"roofscope: error: {cpu_only}: holds no GPU kernels")
+
+
+@pytest.mark.parametrize("gzipped", [False, True])
+def test_metadata_past_the_head_is_read_through(
+    tmp_path: Path, gzipped: bool, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Metadata of 200 KiB (past the 64 KiB head detection starts from) before traceEvents:
+    detection reads on in the file, skipping the value."""
+    events = [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "ts": 5, "dur": 3, "args": {}}]
+    text = json.dumps({"metadata": {"note": "]" * 200_000}, "traceEvents": events})
+    path = tmp_path / ("t.json.gz" if gzipped else "t.json")
+    path.write_bytes(gzip.compress(text.encode()) if gzipped else text.encode())
+    got = analyze(capsys, str(path))
+    assert got["summary"]["dispatches"] == 1 and got["summary"]["kernel_time_s"] == 3e-6
+
+
+B200 = HERE / "b200_eager_rank0_of_8_trimmed.json.gz"
+
+
+def test_rank_of_an_eight_rank_job(capsys: pytest.CaptureFixture[str]) -> None:
+    """An eight-GPU B200 serving step (multimem all-reduce): distributedInfo with its 71
+    process groups; the job line and the JSON say rank 0 of 8, nccl."""
+    doc = trace(B200)
+    info = doc["distributedInfo"]
+    assert (info["rank"], info["world_size"], info["backend"], info["pg_count"]) == (
+        0,
+        8,
+        "nccl",
+        71,
+    )
+    want = kernels(doc)
+    got = analyze(capsys, str(B200))
+    assert got["run"]["distributed"] == {"ranks": [0], "world_size": 8, "backend": "nccl"}
+    assert (got["run"]["gpu"], got["run"]["arch"]) == ("NVIDIA B200", "sm_100")
+    assert got["summary"]["dispatches"] == len(want) == 768
+    assert round(got["summary"]["kernel_time_s"] * 1e9) == sum(
+        int(Decimal(e["dur"]) * 1000) for e in want
+    )
+    assert main(["analyze", str(B200)]) == 0
+    assert "\n  job: rank 0 of 8, backend nccl\n" in capsys.readouterr().out
