@@ -1,8 +1,8 @@
 """Kineto traces as LLM serving and training write them (issue 36): metadata before
 ``traceEvents``, kernels on a device that no ``deviceProperties`` id names (ROCm), a HIP
-entry with no name, ``distributedInfo``, one unreadable trace in a folder. The traces are AMD TraceLens's test
-traces, byte for byte (the B200 one trimmed to its GPU and runtime events;
-tests/data/PROVENANCE.md); every expected number is taken from the file here."""
+entry with no name, ``distributedInfo``, one unreadable trace in a folder. The traces are
+AMD TraceLens's test traces, byte for byte (the B200 one trimmed to its GPU and runtime
+events; tests/data/PROVENANCE.md); every expected number is taken from the file here."""
 
 from __future__ import annotations
 

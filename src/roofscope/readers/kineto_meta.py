@@ -56,7 +56,13 @@ def _device_entries(meta: dict[str, Any]) -> dict[int, dict[str, Any]]:
 # OCLDeviceQueries.cpp) gives 9.4 to gfx942 alone and 9.5 to gfx950 alone, while 9.0 is any
 # of gfx900-gfx90a and 10.x-12.x several Radeon parts: those are left unnamed.
 HIP_ARCH = {(9, 4): "gfx942", (9, 5): "gfx950"}
-HIP_KEYS = ("roctracer_version", "hip_runtime_version", "hip_driver_version")
+# Kineto's ROCm builds record these (roctracer's; rocprofiler-sdk's in newer ones)
+HIP_KEYS = (
+    "roctracer_version",
+    "rocprofiler-sdk_version",
+    "hip_runtime_version",
+    "hip_driver_version",
+)
 
 
 def is_hip(meta: dict[str, Any], entry: dict[str, Any] | None, hip_calls: bool) -> bool:
