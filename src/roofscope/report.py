@@ -113,6 +113,12 @@ class Report:
         """The validity findings (rule names) about one kernel (``validity_of``)."""
         return validity_of(self.findings, kernel)
 
+    @property
+    def ranks_read(self) -> tuple[int, ...]:
+        """The ranks of the job whose kernel time was read, as the inputs state them."""
+        counted = (f.rank for f in self.inputs if f.role == Role.DISPATCHES)
+        return tuple(sorted({r for r in counted if r is not None}))
+
 
 COLOURED_KERNELS = 10  # the hot kernels the timeline tells apart; the rest are 'other'
 

@@ -43,7 +43,8 @@ class DeviceTime:
 
 @dataclass(frozen=True)
 class Timeline:
-    wall_ns: int
+    wall_ns: int  # the whole profile's span: first kernel start to last kernel end
+    span_ns: int  # the devices' spans summed (= wall on one device): busy + idle
     busy_ns: int
     idle_ns: int
     idle_share: float
@@ -81,6 +82,7 @@ def timeline(
     idle = sum(d.idle_ns for d in per_device)
     return Timeline(
         wall_ns=wall,
+        span_ns=span,
         busy_ns=busy,
         idle_ns=idle,
         idle_share=idle / span if span else 0.0,

@@ -86,6 +86,10 @@ class RunInfo:
     memory_clock_mhz: float | None = None  # maximum memory clock
     bus_width_bits: int | None = None  # memory interface width
     memory_bytes: int | None = None  # device memory
+    # the parallel job, where the producer states it (Kineto's distributedInfo); each
+    # input's own rank is InputFile.rank
+    world_size: int | None = None  # ranks in the job
+    backend: str | None = None  # its communication backend, e.g. "nccl"
 
 
 @dataclass(frozen=True)
@@ -285,6 +289,8 @@ class Profile:
             memory_clock_mhz=self.run.memory_clock_mhz or run.memory_clock_mhz,
             bus_width_bits=self.run.bus_width_bits or run.bus_width_bits,
             memory_bytes=self.run.memory_bytes or run.memory_bytes,
+            world_size=self.run.world_size or run.world_size,
+            backend=self.run.backend or run.backend,
         )
 
     # -- read by analyses ---------------------------------------------------------------

@@ -12,7 +12,9 @@ execution traces (``schema`` + ``nodes``) are recognised and refused with one li
 
 from __future__ import annotations
 
-import re
+import gzip
+import io
+import zlib
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -21,11 +23,13 @@ from roofscope.errors import InputError
 from roofscope.model.profile import Profile
 from roofscope.model.schema import Role
 from roofscope.readers.batches import fits
+from roofscope.readers.json_keys import Malformed, TopKeys, Unfinished
 from roofscope.readers.json_stream import EventStream, open_text, paused_gc
 from roofscope.readers.kineto_meta import (
     LOADER,
     LOADER_CATS,
     PRODUCER,
+    arch_doubt,
     insert_loader_steps,
     run_info,
     run_rank,
@@ -58,11 +62,8 @@ HOST_CATS = frozenset({"cpu_op", "Operator", *RUNTIME_CATS})
 # torch.profiler with experimental_config(profiler_metrics=...): CUPTI's range profiler
 # replaces each kernel's trace event by a range event holding its counters
 PROFILER_RANGE_CAT = "cuda_profiler_range"
-_KINETO_KEYS = re.compile(r'"(schemaVersion|deviceProperties|distributedInfo)"\s*:')
-_KINETO_CATS = re.compile(
-    r'"cat"\s*:\s*"(kernel|Kernel|cpu_op|Operator|cuda_runtime|Runtime|user_annotation)"'
-)
-_ET_KEYS = ('"schema"', '"nodes"')
+# how far detection reads a JSON object's top-level values looking for ``traceEvents``
+DETECT_LIMIT_CHARS = 64 << 20
 
 
 # -- one pass over the events -------------------------------------------------------------
@@ -227,6 +228,40 @@ def _no_kernels(path: Path, meta: dict[str, Any], seen: _Pass) -> InputError:
     )
 
 
+def not_a_trace(head: Head) -> str | None:
+    """None when the file is a JSON object with a ``traceEvents`` array wherever that stands
+    among its keys (or an execution trace's ``schema`` and ``nodes``, refused when read);
+    else what it is instead. The top-level values are skipped, not decoded: the head's text
+    first, then the file, where metadata runs past the head (docs/formats/pytorch-kineto.md,
+    "Top level and metadata")."""
+    if not head.text.lstrip().startswith("{"):
+        return "it is no JSON object"
+    try:
+        return _keys_say(TopKeys(io.StringIO(head.text), limit=len(head.text)))
+    except Unfinished:
+        pass  # the head ends inside the top-level values: read on in the file
+    except Malformed as exc:
+        return f"it is no JSON object ({exc})"
+    try:
+        with open_text(head.path, gzipped=head.gzip) as text:
+            return _keys_say(TopKeys(text, limit=DETECT_LIMIT_CHARS))
+    except Malformed as exc:
+        return f"no traceEvents array was found ({exc})"
+    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+        return f"its gzip stream is damaged ({exc})"
+
+
+def _keys_say(scan: TopKeys) -> str | None:
+    seen: set[str] = set()
+    for key, first in scan.pairs():
+        if key == "traceEvents":
+            return None if first == "[" else "its traceEvents is no array"
+        seen.add(key)
+        if {"schema", "nodes"} <= seen:
+            return None
+    return "it is a JSON object without a traceEvents array"
+
+
 class KinetoTrace(Reader):
     name = "kineto"
     description = (
@@ -237,13 +272,10 @@ class KinetoTrace(Reader):
     compressed = True
 
     def detect(self, head: Head) -> bool:
-        text = head.text.lstrip()
-        if not text.startswith("{"):
-            return False
-        top = text[:4096]
-        if _KINETO_KEYS.search(top) or all(k in top for k in _ET_KEYS):
-            return True
-        return '"traceEvents"' in top and bool(_KINETO_CATS.search(text))
+        return not_a_trace(head) is None
+
+    def mismatch(self, head: Head) -> str | None:
+        return not_a_trace(head)
 
     def role(self, head: Head) -> Role:
         return Role.DISPATCHES
@@ -280,4 +312,7 @@ class KinetoTrace(Reader):
         profile.warn_deviceless(path, source, "neither args.device nor pid is an integer")
         _insert_copies(profile, path, seen.os_pid, seen.copies.count, rank)
         top = seen.kernels.devices.most_common(1)
-        profile.set_run(run_info(meta, top[0][0] if top else None))
+        device = top[0][0] if top else None
+        profile.set_run(run_info(meta, device, seen.hip))
+        if doubt := arch_doubt(meta, device, seen.hip):
+            profile.warn("kineto-gpu-unnamed", f"{path}: {doubt}; pass --gpu NAME")

@@ -51,35 +51,97 @@ def _device_entries(meta: dict[str, Any]) -> dict[int, dict[str, Any]]:
     return {i: e for e in entries if isinstance(e, dict) and (i := _int(e.get("id"))) is not None}
 
 
-def _arch(entry: dict[str, Any]) -> str | None:
+# HIP reports an AMD GPU's gfx IP version as its compute capability (major.minor, the
+# stepping dropped): ROCm clr's table of targets (opencl/tests/ocltst/module/runtime/
+# OCLDeviceQueries.cpp) gives 9.4 to gfx942 alone and 9.5 to gfx950 alone, while 9.0 is any
+# of gfx900-gfx90a and 10.x-12.x several Radeon parts: those are left unnamed.
+HIP_ARCH = {(9, 4): "gfx942", (9, 5): "gfx950"}
+# Kineto's ROCm builds record these (roctracer's; rocprofiler-sdk's in newer ones)
+HIP_KEYS = (
+    "roctracer_version",
+    "rocprofiler-sdk_version",
+    "hip_runtime_version",
+    "hip_driver_version",
+)
+
+
+def is_hip(meta: dict[str, Any], entry: dict[str, Any] | None, hip_calls: bool) -> bool:
+    """Whether the trace is HIP's: HIP runtime calls, HIP version metadata, an AMD name or a
+    warp size of 64 (an NVIDIA warp is 32)."""
+    if hip_calls or any(k in meta for k in HIP_KEYS):
+        return True
+    return entry is not None and (
+        str(entry.get("name", "")).startswith("AMD") or _int(entry.get("warpSize")) == 64
+    )
+
+
+def described(meta: dict[str, Any], device: int | None) -> dict[str, Any] | None:
+    """The ``deviceProperties`` entry of ``device``: the one of its id; else, where the ids
+    are no device ids (Kineto on ROCm: one entry, id 0, and kernels on device 2 or 9), the
+    one entry or the entries that are all alike but for their id. None where entries differ."""
+    entries = _device_entries(meta)
+    if device is None or device in entries:
+        return entries.get(device) if device is not None else None
+    alike = {repr(sorted((k, v) for k, v in e.items() if k != "id")) for e in entries.values()}
+    return next(iter(entries.values())) if len(alike) == 1 else None
+
+
+def _arch(entry: dict[str, Any], hip: bool) -> str | None:
     for key in ("gcnArchName", "archName", "gfxArch"):
         value = entry.get(key)
         if isinstance(value, str) and value:
             return value.split(":")[0]
-    name = str(entry.get("name", ""))
     major, minor = _int(entry.get("computeMajor")), _int(entry.get("computeMinor"))
-    if name.startswith("AMD") or major is None or minor is None:
+    if major is None or minor is None:
         return None
-    return f"sm_{major}{minor}"
+    return HIP_ARCH.get((major, minor)) if hip else f"sm_{major}{minor}"
 
 
-def run_info(meta: dict[str, Any], device: int | None) -> RunInfo:
+def arch_doubt(meta: dict[str, Any], device: int | None, hip_calls: bool) -> str | None:
+    """Why a HIP trace whose entry has no name leaves its GPU unknown: its compute capability
+    is one several gfx targets share (None when the name or the arch is known)."""
+    entry = described(meta, device)
+    if entry is None or entry.get("name") or not is_hip(meta, entry, hip_calls):
+        return None
+    if _arch(entry, True) is not None:
+        return None
+    major, minor = entry.get("computeMajor"), entry.get("computeMinor")
+    return (
+        f"deviceProperties names no GPU, and HIP's compute capability {major}.{minor} is no "
+        "single gfx target (9.4 is gfx942, 9.5 gfx950; 9.0 any of gfx900-gfx90a)"
+    )
+
+
+def run_info(meta: dict[str, Any], device: int | None, hip_calls: bool = False) -> RunInfo:
     """The run as the metadata describes it; the GPU is the entry of ``device``, the one most
-    kernels ran on (the list names every visible GPU). ``deviceProperties`` records no clock
-    and no memory bus: name, ``numSms``, ``totalGlobalMem`` and the compute capability are
-    what it gives of the device."""
+    kernels ran on (the list names every visible GPU; :func:`described`). ``deviceProperties``
+    records no clock and no memory bus: name, ``numSms``, ``totalGlobalMem`` and the compute
+    capability are what it gives of the device."""
     version = _int(meta.get("schemaVersion"))
-    entry = _device_entries(meta).get(device) if device is not None else None
+    entry = described(meta, device)
     sms = _int(entry.get("numSms")) if entry else None
     memory = _int(entry.get("totalGlobalMem")) if entry else None
     return RunInfo(
         producer=PRODUCER,
         producer_version=None if version is None else f"schemaVersion {version}",
         gpu=str(entry["name"]) if entry and entry.get("name") else None,
-        arch=_arch(entry) if entry else None,
+        arch=_arch(entry, is_hip(meta, entry, hip_calls)) if entry else None,
         compute_units=sms if sms and sms > 0 else None,
         memory_bytes=memory if memory and memory > 0 else None,
+        **_job(meta),
     )
+
+
+def _job(meta: dict[str, Any]) -> dict[str, Any]:
+    """``distributedInfo``'s world size and backend (its rank is the input's: run_rank)."""
+    info = meta.get("distributedInfo")
+    if not isinstance(info, dict):
+        return {}
+    size, backend = _int(info.get("world_size")), info.get("backend")
+    return {
+        "world_size": size if size and size > 0 else None,
+        "backend": backend if isinstance(backend, str) and backend else None,
+    }
 
 
 def run_rank(meta: dict[str, Any]) -> int | None:
@@ -88,8 +150,12 @@ def run_rank(meta: dict[str, Any]) -> int | None:
 
 
 def waves(meta: dict[str, Any], hip: bool) -> list[tuple[int, int | None]]:
-    """(device, warp size) for every described device, and the default under device -1."""
+    """(device, warp size) for every described device, and the default under device -1: the
+    warp size all entries share (:func:`described`), else 32 unless the trace is HIP's."""
     sizes = [(i, _int(e.get("warpSize"))) for i, e in _device_entries(meta).items()]
+    shared = {size for _, size in sizes}
+    if len(shared) == 1 and None not in shared:
+        return [*sizes, (-1, shared.pop())]
     return [*sizes, (-1, None if hip else 32)]
 
 

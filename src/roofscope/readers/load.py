@@ -9,11 +9,12 @@ processes (shards.py).
 from __future__ import annotations
 
 import csv
-import functools
 import re
 import sqlite3
 import zlib
 from collections.abc import Callable, Sequence
+from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 import duckdb
@@ -105,17 +106,31 @@ def _read(plan: list[Planned], progress: Progress | None, jobs: int | None) -> P
     jobs = shards.default_jobs() if jobs is None else jobs
     if units is None:
         return read_plan(plan, progress)
+    # runs found in a folder: one that cannot be read is left out with a warning
+    tolerant = all(f.scanned for f, _ in plan)
     if jobs < 2 or _bytes(plan) < PARALLEL_MIN_BYTES:
-        return read_plan([item for unit in units for item in unit], progress)
+        profile = read_plan([item for unit in units for item in unit], progress, tolerant=tolerant)
+        return _some_run_read(profile, plan)
     profile = Profile.empty()
     # a worker may read only a failed export: 16 MiB of input hold data elsewhere
-    read = functools.partial(read_plan, empty_ok=True)
+    read = partial(read_plan, tolerant=tolerant, empty_ok=True)
     for shard in shards.read_parallel(shards.split(units, jobs), jobs, read):
         shards.absorb(profile, shard)
         for f in shard.inputs:
             if progress and f.role == Role.DISPATCHES:
                 progress(f.path)
-    return profile
+    return _some_run_read(profile, plan)
+
+
+LEFT_OUT = "run-unreadable"
+
+
+def _some_run_read(profile: Profile, plan: list[Planned]) -> Profile:
+    """The profile, unless every run was left out: then the first one's own error, from the
+    plan read again without leaving any out (it fails at that run)."""
+    if profile.sources(Role.DISPATCHES) or not any(w.code == LEFT_OUT for w in profile.warnings):
+        return profile
+    return read_plan(plan)
 
 
 PLAUSIBLE_COUNT = 1e18  # a hardware counter of one dispatch: 10 years of cycles at 3 GHz
@@ -142,24 +157,37 @@ def _refuse_implausible_counters(profile: Profile) -> None:
 
 
 def read_plan(
-    plan: Sequence[Planned], progress: Progress | None = None, *, empty_ok: bool = False
+    plan: Sequence[Planned],
+    progress: Progress | None = None,
+    *,
+    tolerant: bool = False,
+    empty_ok: bool = False,
 ) -> Profile:
-    """Read the planned files, in order, into a new Profile. A file that holds no data (a
-    failed export, :class:`EmptyInput`) is named in an ``empty-export`` warning when another
-    file gives data (or ``empty_ok``: a worker's share of the runs), else it is the error."""
+    """Read the planned files, in order, into a new Profile.
+
+    ``tolerant``: the plan is independent runs (consecutive files of one group), and a run
+    whose reader fails before it inserts anything (a CPU-only trace, a damaged one) is left
+    out with a warning. A file that holds no data (a failed export, :class:`EmptyInput`) is
+    named in an ``empty-export`` warning when another file gives data (or ``empty_ok``: a
+    worker's share of the runs), else it is the error."""
     profile = Profile.empty()
     empty: list[EmptyInput] = []
-    for item, role in plan:
-        if progress:
-            progress(str(item.head.path))
-        before = profile.begin_input()
+    for unit in _by_group(plan) if tolerant else [plan]:
+        start = profile.begin_input()
         try:
-            item.reader.read(item.head.path, item.head, profile, role=role)
-        except EmptyInput as exc:
-            empty.append(exc)
-        except UNREADABLE as exc:
-            raise unreadable(item.head.path, item.reader.name, exc) from None
-        profile.tag_group(before, "/".join(item.group))
+            for item, role in unit:
+                _read_one(profile, item, role, progress, empty)
+        except InputError as exc:
+            if not tolerant or profile.begin_input() != start or shards.rows_from(profile, start):
+                raise
+            profile.warn(LEFT_OUT, f"{exc} (this run is left out; the others are read)")
+    _name_empty(profile, empty, empty_ok)
+    return profile
+
+
+def _name_empty(profile: Profile, empty: list[EmptyInput], empty_ok: bool) -> None:
+    """Each failed export named in a warning; the first one the error when nothing else
+    gave data."""
     if empty and not empty_ok and all(f.role == Role.METADATA for f in profile.inputs):
         raise empty[0]
     for skipped in empty:
@@ -170,6 +198,31 @@ def read_plan(
             f"{where}: {problem}; left out, the other files are read ({remedy})",
         )
     return profile
+
+
+def _by_group(plan: Sequence[Planned]) -> list[list[Planned]]:
+    units: list[list[Planned]] = []
+    for item in plan:
+        if units and units[-1][0][0].group == item[0].group:
+            units[-1].append(item)
+        else:
+            units.append([item])
+    return units
+
+
+def _read_one(
+    profile: Profile, item: Found, role: Role, progress: Progress | None, empty: list[EmptyInput]
+) -> None:
+    if progress:
+        progress(str(item.head.path))
+    before = profile.begin_input()
+    try:
+        item.reader.read(item.head.path, item.head, profile, role=role)
+    except EmptyInput as exc:
+        empty.append(exc)
+    except UNREADABLE as exc:
+        raise unreadable(item.head.path, item.reader.name, exc) from None
+    profile.tag_group(before, "/".join(item.group))
 
 
 # What a damaged file makes the parsers beneath the readers raise (DuckDB's CSV sniffer and
@@ -251,6 +304,12 @@ def _identify_file(head: Head, forced: Reader | None) -> Found:
             f"is a {head.kind} file that no reader recognises",
             "pass the profiler's own output (see `roofscope formats`)",
         )
+    if found is None and forced is not None and (why := forced.mismatch(head)):
+        raise InputError(
+            str(head.path),
+            f"cannot be read as {forced.name}: {why}",
+            f"pass the {forced.name} file itself, or drop --format",
+        )
     if found is None and head.gzip:
         raise InputError(
             str(head.path),
@@ -317,7 +376,7 @@ def _scan_dir(root: Path, forced: Reader | None, damaged: list[Path] | None = No
         head = read_head(path)
         # a folder may hold other SQLite files: only those a reader recognises count
         if head.kind in ("text", "cr", "sqlite") and (item := _identify(head, forced)):
-            found.append(item)
+            found.append(replace(item, scanned=True))
         elif head.kind in ("empty", "binary"):
             unreadable.append(f"{path.relative_to(root)} is {head.kind}")
             if damaged is not None:

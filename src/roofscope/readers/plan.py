@@ -48,6 +48,7 @@ class Found:
     head: Head
     reader: Reader
     role: Role
+    scanned: bool = False  # found in a folder the user named (not named itself)
 
     @property
     def group(self) -> tuple[str, str]:

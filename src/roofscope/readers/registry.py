@@ -43,6 +43,12 @@ class Reader:
         an SQLite file's tables, opened read-only)."""
         raise NotImplementedError
 
+    def mismatch(self, head: Head) -> str | None:
+        """For ``--format`` naming this reader and a file it does not detect: the one thing
+        that stops it, in words ("it is a JSON object without a traceEvents array"); None
+        where it cannot say."""
+        return None
+
     def explain_unknown(self, head: Head) -> None:
         """For a file of one of its kinds that no reader recognised: raise an InputError
         saying what the file is, where this reader can tell (an SQLite file that is no rocpd

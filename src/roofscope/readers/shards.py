@@ -49,6 +49,16 @@ _TABLES = (
 _SOURCED = {"dispatches", "launches", "kernel_summary", "activity_summary", "copies",
             "host_ranges"}  # fmt: skip
 _NAMED = {"dispatches", "launches", "kernel_summary"}
+
+
+def rows_from(profile: Profile, source: int) -> int:
+    """The rows of the tables that carry a source whose source is ``source`` or later: what a
+    reader that failed may have left (0 when it failed before inserting)."""
+    con = profile.con
+    found = (con.execute(f"SELECT count(*) FROM {t} WHERE source >= ?", [source]) for t in _SOURCED)
+    return sum(int(row[0]) for q in found if (row := q.fetchone()) is not None)
+
+
 BATCHES_PER_WORKER = 4  # batches per worker: balances uneven files, few shards to merge
 
 

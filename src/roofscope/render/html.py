@@ -38,6 +38,7 @@ from roofscope.render.numbers import duration, pct, si
 from roofscope.render.sources import ceiling_table
 from roofscope.render.text import (
     barrier_line,
+    busy_idle,
     gpu_title,
     input_summary,
     runs_line,
@@ -120,10 +121,7 @@ def render_html(report: Report) -> str:
     if report.barriers is not None:
         body.append(f'<p id="barriers">{_e(barrier_line(report.barriers))}</p>')
     if t is not None:
-        body.append(
-            f"<p>GPU busy {duration(t.busy_ns)} of {duration(t.wall_ns)} wall; idle "
-            f"{duration(t.idle_ns)} ({100 * t.idle_share:.1f}%), {t.gaps:,} gap(s).</p>"
-        )
+        body.append(f"<p>GPU {_e(busy_idle(t))}, {t.gaps:,} gap(s).</p>")
         body.append(timeline_svg(report))
     else:
         body.append('<p class="muted">No dispatch timestamps: no timeline.</p>')

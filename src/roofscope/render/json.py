@@ -45,6 +45,7 @@ def to_dict(report: Report) -> dict[str, Any]:
             "producer_version": report.run.producer_version,
             "gpu": report.run.gpu,
             "arch": report.run.arch,
+            **_distributed(report),
         },
         "device": _device(report.roofline),
         "traffic": _traffic(report.roofline.whole),
@@ -107,6 +108,16 @@ def to_dict(report: Report) -> dict[str, Any]:
             {"code": w.code, "message": w.message, "count": w.count} for w in report.warnings
         ],
     }
+
+
+def _distributed(report: Report) -> dict[str, Any]:
+    """The parallel job, where the producer states it (Kineto's distributedInfo): present
+    only then, so that documents of other inputs keep their shape."""
+    run = report.run
+    if run.world_size is None and run.backend is None:
+        return {}
+    job = {"ranks": list(report.ranks_read), "world_size": run.world_size, "backend": run.backend}
+    return {"distributed": job}
 
 
 def summary_dict(report: Report) -> dict[str, Any]:

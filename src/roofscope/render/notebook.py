@@ -13,7 +13,7 @@ from roofscope.render.compare_charts import movement_svg
 from roofscope.render.compare_words import gate_reasons, gate_set, speedup_text
 from roofscope.render.names import fit, shortened
 from roofscope.render.numbers import duration
-from roofscope.render.text import gpu_title
+from roofscope.render.text import busy_idle, gpu_title
 from roofscope.render.waterfall_chart import waterfall_svg
 from roofscope.report import Report
 from roofscope.verify.compare import Comparison
@@ -35,7 +35,7 @@ def report_fragment(report: Report) -> str:
         f"{len(h.kernels)} kernel(s); {h.kernels_for_80pct or '-'} make 80% of it"
     )
     if t is not None:
-        line += f"; GPU idle {100 * t.idle_share:.1f}% of {duration(t.wall_ns)} wall"
+        line += f"; GPU {busy_idle(t)}"
     producer = report.run.producer or "unknown producer"
     section = report.roofline
     roof = roofline_svg(report) if section.result.ceilings else ""

@@ -10,6 +10,7 @@ from rich.text import Text
 
 from roofscope import __version__
 from roofscope.analysis.hotspots import KernelStats
+from roofscope.analysis.timeline import Timeline
 from roofscope.catalogue import devices
 from roofscope.model.profile import InputFile, Runs
 from roofscope.model.schema import Role
@@ -66,6 +67,8 @@ def _header(console: Console, report: Report) -> None:
     )
     for f in report.inputs:
         wrapped(console, f"input: {f.path} ({input_summary(f)})", "  ", "    ")
+    if line := job_line(report):
+        console.print(f"  job: {line}")
     if line := runs_line(report.runs):
         console.print(f"  runs: {line}")
     h, t = report.hotspots, report.timeline
@@ -87,8 +90,7 @@ def _header(console: Console, report: Report) -> None:
     if t is not None:
         wrapped(
             console,
-            f"GPU busy {duration(t.busy_ns)} of {duration(t.wall_ns)} wall on "
-            f"{len(t.devices)} device(s); idle {duration(t.idle_ns)} ({_pct(t.idle_share)}), "
+            f"GPU {busy_idle(t)}, "
             f"{t.gaps:,} gap(s) ≥ {duration(t.gap_threshold_ns)} totalling "
             f"{duration(t.gap_ns)}.",
             "",
@@ -232,6 +234,30 @@ def runs_line(runs: Runs) -> str | None:
     if runs.nested:
         parts.append(f"{len(runs.nested)} nested, left out: {', '.join(runs.nested)}")
     return "; ".join(parts) or None
+
+
+def busy_idle(t: Timeline) -> str:
+    """``busy B of W wall on 1 device(s); idle I (P%)``; on several devices busy and idle are
+    parts of the devices' spans summed, and the sentence says so (B + I = that sum)."""
+    idle = f"idle {duration(t.idle_ns)} ({pct(t.idle_share)})"
+    if len(t.devices) < 2:
+        return f"busy {duration(t.busy_ns)} of {duration(t.wall_ns)} wall on 1 device(s); {idle}"
+    return (
+        f"busy {duration(t.busy_ns)} of {duration(t.span_ns)}, the {len(t.devices)} devices' "
+        f"spans summed (wall {duration(t.wall_ns)}); {idle}"
+    )
+
+
+def job_line(report: Report) -> str | None:
+    """``rank 0 of 8, backend nccl``: the job the profile states (Kineto's distributedInfo)."""
+    run, ranks = report.run, report.ranks_read
+    if run.world_size is None and run.backend is None:
+        return None
+    said = ", ".join(map(str, ranks)) if len(ranks) < 5 else f"{len(ranks)} ranks"
+    which = f"rank{'s' if len(ranks) > 1 else ''} {said}" if ranks else "rank not stated"
+    size = f" of {run.world_size}" if run.world_size else ""
+    backend = f", backend {run.backend}" if run.backend else ""
+    return f"{which}{size}{backend}"
 
 
 def input_summary(f: InputFile) -> str:
