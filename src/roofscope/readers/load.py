@@ -197,7 +197,6 @@ def _name_empty(profile: Profile, empty: list[EmptyInput], empty_ok: bool) -> No
             "empty-export",
             f"{where}: {problem}; left out, the other files are read ({remedy})",
         )
-    return profile
 
 
 def _by_group(plan: Sequence[Planned]) -> list[list[Planned]]:
