@@ -14,6 +14,8 @@ in data/gpus/ (H800: FP64 1 TFLOP/s; H20: FP64 1, FP32 44, TF32 74, FP16 148 den
 from __future__ import annotations
 
 import csv
+import gzip
+import json
 
 import pytest
 
@@ -132,3 +134,51 @@ def test_a_real_details_page_records_its_sms_and_dram_clock() -> None:
     assert superbench_rows("# SMs") == ["152"]
     assert run.compute_units == 152
     assert run.memory_clock_mhz == float(superbench_rows("DRAM Frequency")[0]) / 1e6
+
+
+def _device_entry(trace: str) -> dict[str, object]:
+    """The first deviceProperties entry of a real Kineto trace, read with json alone."""
+    with gzip.open(DATA / "kineto" / trace, "rt", encoding="utf-8") as f:
+        entry: dict[str, object] = json.load(f)["deviceProperties"][0]
+    return entry
+
+
+def test_memory_tells_an_mi300x_from_an_mi325x() -> None:
+    """vLLM's unnamed MI300X entries (CC 9.4, 304 CUs) fit both gfx942 parts of 304 CUs; the
+    206,141,652,992 B they report is 191.98 GiB (an MI300X), not an MI325X's 256 GiB."""
+    entry = _device_entry("vllm_mi300x_unnamed_graph_execution.json.gz")
+    assert entry["totalGlobalMem"] == 206141652992 and entry["numSms"] == 304
+    run = RunInfo(arch="gfx942", compute_units=304, memory_bytes=206141652992)
+    choice = choose_device(run, None)
+    assert choice.device is not None and choice.device.key == "mi300x"
+    assert choice.alternatives == ()
+    assert choice.detected_from == "profile: gfx942 with 304 CUs and 192 GiB"
+    both = choose_device(RunInfo(arch="gfx942", compute_units=304), None)
+    assert {d.key for d in (both.device, *both.alternatives) if d} == {"mi300x", "mi325x"}
+
+
+def test_memory_no_part_has_leaves_the_candidates() -> None:
+    """A slice (an SR-IOV VF or MIG instance) reports less memory than any part: the count
+    and arch still choose, the memory is not taken as evidence against them all."""
+    run = RunInfo(arch="gfx942", compute_units=304, memory_bytes=24 * 2**30)
+    choice = choose_device(run, None)
+    assert {d.key for d in (choice.device, *choice.alternatives) if d} == {"mi300x", "mi325x"}
+
+
+def test_an_unnamed_amd_gpu_of_cc_9_0_is_told_by_its_units_and_memory() -> None:
+    """HTA's MI250 trace: "AMD Radeon Graphics", CC 9.0 (gfx900-gfx90a), 104 CUs and 64 GiB.
+    Of AMD's parts only the MI210 (104 CUs, 64 GB) and one MI250 GCD (208 / 2 CUs, 128 / 2
+    GB) fit; both are gfx90a, and they share their peaks (FP64 22.6 TFLOP/s, 1.6 TB/s)."""
+    entry = _device_entry("mi250_minitoy_train_ROCm6_2_kineto.json.gz")
+    assert (entry["name"], entry["numSms"], entry["computeMajor"]) == (
+        "AMD Radeon Graphics",
+        104,
+        9,
+    )
+    assert entry["totalGlobalMem"] == 68702699520  # 63.98 GiB
+    profile = load([str(DATA / "kineto" / "mi250_minitoy_train_ROCm6_2_kineto.json.gz")])
+    choice = choose_device(profile.run, None)
+    assert choice.arch == "gfx90a"
+    assert {d.key for d in (choice.device, *choice.alternatives) if d} == {"mi210", "mi250"}
+    peaks = {c.name: c.value for c in catalogue_ceilings(choice)}
+    assert peaks["fp64-vector"] == 22.6e12 and peaks["hbm"] == 1.6e12

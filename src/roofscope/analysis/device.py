@@ -33,6 +33,10 @@ from roofscope.errors import UsageError
 from roofscope.model.profile import RunInfo
 
 MEMORY_CLOCK_TOLERANCE = 0.10  # a profile's memory clock within 10 % of a part's fits it
+# a device's reported memory within 10 % of a part's (its GB read as 10^9 or as 2^30 bytes,
+# as vendors and drivers differ) fits it: an MI300X reports 206,141,652,992 B (192 GiB), an
+# MI325X would report 256 GiB; an H100 SXM 85,018,279,936 B of its 80 GB
+MEMORY_TOLERANCE = 0.10
 
 
 @dataclass(frozen=True)
@@ -74,10 +78,14 @@ def choose_device(run: RunInfo, gpu: str | None) -> DeviceChoice:
         fits = [d for d in pool if d.compute_units and _fits(d, run)]
         pool = fits or [d for d in pool if not d.compute_units] or pool
         # no count fits: a partition the catalogue does not know (warned)
+    by_memory = [d for d in pool if _memory_fits(d, run)] or pool  # none: a slice (MIG, a VF)
     said = " / ".join(n for n in (run.gpu, run.arch) if n)
     units = (
         f" with {run.compute_units} {from_attributes.unit_name(run)}" if run.compute_units else ""
     )
+    if len(by_memory) < len(pool) and run.memory_bytes:
+        units += f"{' and' if units else ' with'} {run.memory_bytes / 2**30:,.0f} GiB"
+    pool = by_memory
     if len(pool) == 1:
         scope = devices.scope_for(pool[0], run.compute_units)
         return DeviceChoice(pool[0], scope, f"profile: {said}{units}", None)
@@ -144,6 +152,31 @@ def _memory_clock_fits(d: devices.Device, run: RunInfo) -> bool:
     return abs(run.memory_clock_mhz - expected_mhz) <= MEMORY_CLOCK_TOLERANCE * expected_mhz
 
 
+def _memory_fits(d: devices.Device, run: RunInfo) -> bool:
+    """Whether the memory the profile reports is ``d``'s, or one partition's where the
+    compute units are one partition's (one MI250 GCD: 64 of its 128 GB). Unknown: it fits."""
+    if not run.memory_bytes or not d.memory_gb:
+        return True
+    scope = devices.scope_for(d, run.compute_units)
+    share = d.partitions.count if d.partitions is not None and scope != "device" else 1
+    low = d.memory_gb / share * 1e9 * (1 - MEMORY_TOLERANCE)
+    high = d.memory_gb / share * 2**30 * (1 + MEMORY_TOLERANCE)
+    return low <= run.memory_bytes <= high
+
+
+def _amd_by_units(run: RunInfo) -> list[devices.Device]:
+    """For an AMD GPU that names neither its part nor its arch (HIP's "AMD Radeon Graphics"
+    with compute capability 9.0, which gfx900-gfx90a share): the AMD parts whose compute
+    units (or one partition's) are the profile's; none without a count."""
+    if not run.compute_units or not (run.gpu or "").lower().startswith("amd"):
+        return []
+    return [
+        d
+        for d in devices.catalogue()
+        if d.vendor == "AMD" and d.compute_units and _fits(d, run) and _memory_fits(d, run)
+    ]
+
+
 def _candidates(run: RunInfo) -> list[devices.Device]:
     """Products of the profile's arch that its GPU name can mean. A name that names a part
     the catalogue lacks ("NVIDIA H800" before it was added) leaves none: another part of its
@@ -151,7 +184,7 @@ def _candidates(run: RunInfo) -> list[devices.Device]:
     ("AMD Radeon Graphics") leaves the arch to say."""
     by_arch = devices.candidates(run.arch) if run.arch else []
     if not devices.names_a_part(run.gpu):
-        return by_arch
+        return by_arch or _amd_by_units(run)
     by_name = devices.candidates(run.gpu or "")
     if not by_arch:
         return by_name
