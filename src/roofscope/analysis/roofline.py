@@ -71,7 +71,8 @@ def roofline(hot: Hotspots, work: Mapping[str, Work], ceilings: Sequence[Ceiling
         time_s = None if k.total_ns is None else k.total_ns / 1e9
         kernels.append(_kernel(k.name, k.calls, time_s, w, compute, memory))
     used = [k.ceiling for k in kernels if k.ceiling]
-    main = max(set(used), key=used.count) if used else _default(compute)
+    # the ceiling most kernels meet; of a tie, the one met first (never a set's hash order)
+    main = max(dict.fromkeys(used), key=used.count) if used else _default(compute)
     ridge = {}
     if main in compute:
         ridge = {lvl: compute[main].value / c.value for lvl, c in memory.items() if c.value > 0}

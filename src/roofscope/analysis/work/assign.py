@@ -202,6 +202,7 @@ def _sum(works: list[Work], source: str) -> Work:
             for k, v in (w.flops or {}).items():
                 flops[k] = flops.get(k, 0.0) + v
     nbytes: dict[str, float] = {}
-    for key in set.intersection(*(set(w.bytes) for w in works)):
-        nbytes[key] = sum(w.bytes[key] for w in works)
+    for key in works[0].bytes:  # the levels every part has, in the first one's order
+        if all(key in w.bytes for w in works):
+            nbytes[key] = sum(w.bytes[key] for w in works)
     return Work(flops, nbytes, source, {}, sum(w.dispatches or 0 for w in works))
