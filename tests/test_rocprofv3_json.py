@@ -175,6 +175,46 @@ def test_records_staged_in_small_batches_read_the_same(monkeypatch: pytest.Monke
     assert dispatch_rows(load([str(JSON)])) == dispatch_rows(load([str(CSV)]))
 
 
+def test_records_through_numpy_columns_read_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A batch of SMALL_BATCH rows or more goes to DuckDB as numpy columns."""
+    monkeypatch.setattr(rocprofv3_json_rows, "SMALL_BATCH", 0)
+    assert dispatch_rows(load([str(JSON)])) == dispatch_rows(load([str(CSV)]))
+
+
+@pytest.mark.parametrize("small", [4096, 0])
+def test_a_number_past_64_bits(
+    capsys: Cap, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small: int
+) -> None:
+    monkeypatch.setattr(rocprofv3_json_rows, "SMALL_BATCH", small)
+    p = tool()
+    p["buffer_records"]["kernel_dispatch"][1]["end_timestamp"] = 2**64
+    path = write(tmp_path / "big.json", p)
+    assert error_of(capsys, path) == (
+        f"roofscope: error: {path}: a record: holds {2**64}, past 64 bits; pass the "
+        "results.json rocprofv3 wrote, unedited"
+    )
+
+
+@pytest.mark.parametrize("prefix", ["281643_", "ps_file_"])
+def test_csv_and_json_of_one_run_in_one_folder(tmp_path: Path, prefix: str) -> None:
+    """rocprofv3 --output-format csv,json: the kernel trace CSV gives the dispatches (counted
+    once, whatever the prefix), the JSON beside it the GPU from its agents (no agent_info.csv
+    in the folder), read as metadata."""
+    (tmp_path / f"{prefix}kernel_trace.csv").write_bytes(CSV.read_bytes())
+    (tmp_path / f"{prefix}results.json").write_bytes(JSON.read_bytes())
+    profile = load([str(tmp_path)])
+    assert read_kernels(profile) == csv_kernels()
+    assert [(Path(f.path).name, f.format, f.role.value) for f in profile.inputs] == [
+        (f"{prefix}kernel_trace.csv", "rocprofv3-kernel-trace", "dispatches"),
+        (f"{prefix}results.json", "rocprofv3-json", "metadata"),
+    ]
+    assert (profile.run.gpu, profile.run.arch, profile.run.compute_units) == (
+        "AMD Instinct MI300X",
+        "gfx942",
+        304,
+    )
+
+
 def test_formats_lists_it(capsys: Cap) -> None:
     assert main(["formats"]) == 0
     assert "rocprofv3-json" in capsys.readouterr().out

@@ -24,9 +24,10 @@ from roofscope.model.profile import Profile, RunInfo
 from roofscope.model.schema import Role
 from roofscope.readers.json_stream import EventStream, open_text, paused_gc
 from roofscope.readers.registry import Reader
+from roofscope.readers.rocprofv3_counters import beside
 from roofscope.readers.rocprofv3_json_rows import Staged
 from roofscope.readers.rocprofv3_json_tables import Process, insert_copies, resolve
-from roofscope.readers.sniff import Head
+from roofscope.readers.sniff import Head, read_head
 
 _START = re.compile(r'\s*\{\s*"rocprofiler-sdk-tool"\s*:')
 TOOL = "rocprofiler-sdk-tool"
@@ -109,10 +110,10 @@ def _walk(walk: _Walk) -> None:
                 _process(walk)
 
 
-def _run_info(walk: _Walk) -> RunInfo:
+def _run_info(gpus: list[Mapping[str, Any]], devices: set[int]) -> RunInfo:
     """The GPU agent the dispatches ran on, when they ran on one; else the first GPU."""
-    mine = [g for g in walk.gpus if g.get("logical_node_id") in walk.devices]
-    gpus = mine if len(mine) == 1 else walk.gpus
+    mine = [g for g in gpus if g.get("logical_node_id") in devices]
+    gpus = mine if len(mine) == 1 else gpus
     if not gpus:
         return RunInfo(producer=ResultsJson.producer)
     gpu = gpus[0]
@@ -163,7 +164,7 @@ class ResultsJson(Reader):
             insert_copies(profile, path, self.name)
         finally:
             staged.drop()
-        profile.set_run(_run_info(walk))
+        profile.set_run(_run_info(walk.gpus, walk.devices))
 
 
 def _require_dispatches(path: Path, walk: _Walk) -> None:
@@ -178,3 +179,46 @@ def _require_dispatches(path: Path, walk: _Walk) -> None:
             "callback_records.counter_collection are empty)",
             "re-run rocprofv3 with --kernel-trace (or --pmc) and --output-format json",
         )
+
+
+# -- beside a CSV of the same run ---------------------------------------------------------
+
+
+def agents_beside(profile: Profile, path: Path) -> None:
+    """The GPU from the agents of the run's ``<prefix>results.json`` beside the rocprofv3 CSV
+    ``path`` (rocprofv3 --output-format csv,json), when no agent_info.csv named it: the file is
+    read up to its first process's agents only, and listed as metadata."""
+    if profile.run.gpu is not None:
+        return
+    for name in ("results.json", "results.json.gz"):
+        found = beside(path, name)
+        if found is None or not found.is_file() or profile.has_input(found):
+            continue
+        head = read_head(found)
+        if head.kind == "text" and ResultsJson().detect(head):
+            facts = _first_agents(found, head)
+            devices = profile.con.execute("SELECT DISTINCT device FROM dispatches").fetchall()
+            used = {int(d[0]) for d in devices if d[0] is not None}
+            profile.set_run(_run_info(facts.gpus(), used))
+            profile.add_input(str(found), ResultsJson.name, len(facts.agents), Role.METADATA)
+            return
+
+
+def _first_agents(path: Path, head: Head) -> Process:
+    """The agents of the file's first process, reading no further."""
+    facts = Process()
+    with open_text(path, gzipped=head.gzip) as text:
+        stream = EventStream(text, str(path))
+        for key in stream.object_keys():
+            if key != TOOL:
+                stream.skip()
+                continue
+            if stream.peek() == "[" and next(stream.members(), "none") == "none":
+                return facts  # no process
+            for inner in stream.object_keys():
+                if inner == "agents":
+                    facts.set_agents(path, stream.value())
+                    return facts
+                stream.skip()
+            return facts
+    return facts

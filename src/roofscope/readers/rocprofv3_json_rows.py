@@ -18,9 +18,10 @@ from typing import Any
 
 from roofscope.errors import InputError
 from roofscope.model.profile import Profile
-from roofscope.readers.batches import Kind, insert_lists
+from roofscope.readers.batches import Kind, column, fits, insert_lists, registered
 
 BATCH = 50_000  # records staged in Python before they go to DuckDB
+SMALL_BATCH = 4096  # fewer rows than this go to DuckDB as lists, without numpy
 STAGE = "v3json"
 REMEDY = "pass the results.json rocprofv3 wrote, unedited"
 
@@ -49,13 +50,10 @@ _INT: Kind = "int"
 
 
 def _volume(dims: Any) -> Any:
-    """x*y*z of a ``{"x", "y", "z"}`` object (grid and workgroup sizes count work-items);
-    the first of them that is no whole number, for :func:`_whole` to refuse."""
-    if dims is None:
-        return None
-    x, y, z = dims["x"], dims["y"], dims["z"]
-    bad = [v for v in (x, y, z) if not isinstance(v, int)]
-    return bad[0] if bad else x * y * z
+    """x*y*z of a ``{"x", "y", "z"}`` object (grid and workgroup sizes count work-items); a
+    field that is no whole number leaves a product that is none (text, a Decimal), which
+    :func:`_whole` refuses."""
+    return None if dims is None else dims["x"] * dims["y"] * dims["z"]
 
 
 def _handle(value: Any) -> Any:
@@ -174,6 +172,8 @@ class Staged:
             self.flush()
 
     def flush(self) -> None:
+        """Write the staged rows: through numpy columns, or, fewer than SMALL_BATCH, as
+        DuckDB lists (a small file's check-up loads no numpy)."""
         for table, names, rows in (
             ("d", DISPATCH, self.dispatches),
             ("c", COUNTER, self.counters),
@@ -181,13 +181,39 @@ class Staged:
         ):
             if rows:
                 kinds: list[Kind] = ["float" if n == "value" else _INT for n in names]
-                columns = zip(names, kinds, zip(*rows, strict=True), strict=True)
-                insert_lists(self.profile, f"{STAGE}_{table}", {n: (k, v) for n, k, v in columns})
+                columns = dict(
+                    zip(names, zip(kinds, zip(*rows, strict=True), strict=True), strict=True)
+                )
+                try:
+                    _insert(self.profile, f"{STAGE}_{table}", columns, len(rows))
+                except OverflowError:
+                    raise _beyond(self.path, rows) from None
                 rows.clear()
 
 
+def _insert(
+    profile: Profile, table: str, columns: Mapping[str, tuple[Kind, Sequence[Any]]], rows: int
+) -> None:
+    if rows < SMALL_BATCH:
+        insert_lists(profile, table, columns)
+        return
+    arrays = {name: column(values, kind) for name, (kind, values) in columns.items()}
+    with registered(profile, f"{table}_batch", arrays) as con:
+        con.execute(f"INSERT INTO {table} SELECT {', '.join(arrays)} FROM {table}_batch").fetchall()
+
+
+def _beyond(path: Path, rows: Sequence[Sequence[Any]]) -> InputError:
+    """The error naming the first number past 64 bits (numpy names none)."""
+    value = next(v for row in rows for v in row if isinstance(v, int) and not fits(v))
+    return refuse(path, "a record", f"holds {value}, past 64 bits")
+
+
+_WHOLE = frozenset({int, type(None)})
+
+
 def _whole(path: Path, where: str, row: Sequence[Any]) -> None:
-    """Every staged field a whole number (or absent): never a string or a fraction."""
-    for value in row:
-        if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
-            raise refuse(path, where, f"holds {value!r} where a whole number belongs")
+    """Every staged field a whole number (or absent): never text, a fraction or true/false."""
+    if _WHOLE.issuperset(map(type, row)):
+        return
+    value = next(v for v in row if type(v) not in _WHOLE)
+    raise refuse(path, where, f"holds {value!r} where a whole number belongs")
