@@ -129,6 +129,16 @@ def test_json_and_csv_of_one_run_read_alike() -> None:
     assert from_json.inputs[0].format == "rocprofv3-json"
 
 
+def test_the_check_up_of_both_agrees(capsys: Cap) -> None:
+    """analyze --json of the CSV (told the GPU the JSON names) and of the JSON: the same
+    kernels, summary, devices, activity, findings and warnings."""
+    from_csv = run_json(capsys, str(CSV), "--gpu", "mi300x")
+    from_json = run_json(capsys, str(JSON))
+    for part in ("kernels", "summary", "devices", "activity", "findings", "warnings"):
+        assert from_json[part] == from_csv[part], part
+    assert from_json["summary"]["dispatches"] == 3
+
+
 def test_the_gpu_comes_from_the_agents(capsys: Cap) -> None:
     """The GPU agent the dispatches ran on names the run and the device, as agent_info.csv
     would; the CSV alone names none."""
@@ -360,6 +370,17 @@ def test_record_missing_a_field_or_holding_text(capsys: Cap, tmp_path: Path) -> 
         f"roofscope: error: {path}: buffer_records.kernel_dispatch[2]: holds "
         "'1986623975936443' where a whole number belongs; pass the results.json rocprofv3 "
         "wrote, unedited"
+    )
+
+
+def test_a_grid_out_of_any_range(capsys: Cap, tmp_path: Path) -> None:
+    """Found by fuzzing: a grid size of 1e999999999 overflowed the product of x, y and z."""
+    text = JSON.read_text(encoding="utf-8")
+    path = tmp_path / "grid.json"
+    path.write_text(text.replace('"grid_size":{"x":1048576', '"grid_size":{"x":1e999999999', 1))
+    assert error_of(capsys, path) == (
+        f"roofscope: error: {path}: buffer_records.kernel_dispatch[0]: holds a number out of "
+        "any range (its grid or workgroup size); pass the results.json rocprofv3 wrote, unedited"
     )
 
 

@@ -88,6 +88,8 @@ def refuse(path: Path, where: str, why: str) -> InputError:
 def _why(exc: Exception) -> str:
     if isinstance(exc, KeyError):
         return f"lacks the field {exc}"
+    if isinstance(exc, ArithmeticError):
+        return "holds a number out of any range (its grid or workgroup size)"
     return f"is not shaped as rocprofv3 writes it ({exc})"
 
 
@@ -128,7 +130,7 @@ class Staged:
             else:
                 data = record["dispatch_data"]
                 row = dispatch_row(data, record.get("thread_id"), record.get("stream_id"))
-        except (KeyError, TypeError, ValueError) as exc:
+        except (KeyError, TypeError, ValueError, AttributeError, ArithmeticError) as exc:
             raise refuse(self.path, where, _why(exc)) from None
         _whole(self.path, where, row)
         self.dispatches.append([self.rows, src, *row])
@@ -150,7 +152,7 @@ class Staged:
                 if not isinstance(counter, int) or not isinstance(number, int | Decimal):
                     raise ValueError(f"{counter!r}: {number!r}")
                 totals[counter] = totals.get(counter, 0.0) + float(number)
-        except (KeyError, TypeError, ValueError) as exc:
+        except (KeyError, TypeError, ValueError, AttributeError, ArithmeticError) as exc:
             where = f"{where}.records"
             raise refuse(self.path, where, _why(exc)) from None
         self.counters += [(dispatch, agent, c, v) for c, v in totals.items()]
@@ -164,7 +166,7 @@ class Staged:
                 record["start_timestamp"],
                 record["end_timestamp"],
             ]
-        except (KeyError, TypeError, ValueError) as exc:
+        except (KeyError, TypeError, ValueError, AttributeError, ArithmeticError) as exc:
             raise refuse(self.path, where, _why(exc)) from None
         _whole(self.path, where, row)
         self.copies.append(row)

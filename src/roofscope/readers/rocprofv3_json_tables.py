@@ -36,6 +36,10 @@ def _listed(path: Path, key: str, value: Any) -> list[Mapping[str, Any]]:
     return items
 
 
+def _handle_of(value: Any) -> Any:
+    return value.get("handle") if isinstance(value, dict) else None
+
+
 @dataclass
 class Process:
     """What one process's object says besides its records."""
@@ -53,14 +57,14 @@ class Process:
 
     def set_agents(self, path: Path, value: Any) -> None:
         for i, agent in enumerate(_listed(path, "agents", value)):
-            handle, node = (agent.get("id") or {}).get("handle"), agent.get("logical_node_id")
+            handle, node = _handle_of(agent.get("id")), agent.get("logical_node_id")
             if not isinstance(handle, int) or not isinstance(node, int):
                 raise _bad(path, f"agents[{i}]", "lacks a whole id.handle or logical_node_id")
             self.agents[handle] = agent
 
     def set_counters(self, path: Path, value: Any) -> None:
         for i, counter in enumerate(_listed(path, "counters", value)):
-            handle, name = (counter.get("id") or {}).get("handle"), counter.get("name")
+            handle, name = _handle_of(counter.get("id")), counter.get("name")
             if not isinstance(handle, int) or not isinstance(name, str):
                 raise _bad(path, f"counters[{i}]", "lacks a whole id.handle or a name")
             self.counters[handle] = name
