@@ -180,6 +180,25 @@ def test_gzipped_pretty_sorted_or_bare_reads_the_same(tmp_path: Path) -> None:
         assert read_kernels(profile) == json_kernels(tool())
 
 
+def test_two_processes_in_one_file(tmp_path: Path) -> None:
+    """Each process's records are named by its own symbols and agents, under its pid."""
+    first, second = tool(), tool()
+    second["metadata"]["pid"] = 281644
+    for symbol in second["kernel_symbols"]:  # the same kernels under other ids
+        symbol["kernel_id"] += 100
+    for record in second["buffer_records"]["kernel_dispatch"]:
+        record["dispatch_info"]["kernel_id"] += 100
+    path = tmp_path / "two.json"
+    path.write_text(json.dumps({"rocprofiler-sdk-tool": [first, second]}), encoding="utf-8")
+    profile = load([str(path)])
+    pids = profile.con.execute("SELECT pid, count(*) FROM dispatches GROUP BY 1 ORDER BY 1")
+    assert pids.fetchall() == [(281643, 3), (281644, 3)]
+    calls, total = json_kernels(first)["vecCopy(double*, double*, double*, int, int)"]
+    assert read_kernels(profile) == {
+        "vecCopy(double*, double*, double*, int, int)": (2 * calls, 2 * total)
+    }
+
+
 def test_records_staged_in_small_batches_read_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(rocprofv3_json_rows, "BATCH", 1)
     assert dispatch_rows(load([str(JSON)])) == dispatch_rows(load([str(CSV)]))
