@@ -24,7 +24,6 @@ from roofscope.model.profile import Profile, RunInfo
 from roofscope.model.schema import Role
 from roofscope.readers.json_stream import EventStream, open_text, paused_gc
 from roofscope.readers.registry import Reader
-from roofscope.readers.rocprofv3_counters import beside
 from roofscope.readers.rocprofv3_json_rows import Staged
 from roofscope.readers.rocprofv3_json_tables import Process, insert_copies, resolve
 from roofscope.readers.sniff import Head, read_head
@@ -188,6 +187,8 @@ def agents_beside(profile: Profile, path: Path) -> None:
     """The GPU from the agents of the run's ``<prefix>results.json`` beside the rocprofv3 CSV
     ``path`` (rocprofv3 --output-format csv,json), when no agent_info.csv named it: the file is
     read up to its first process's agents only, and listed as metadata."""
+    from roofscope.readers.rocprofv3_counters import beside  # the CSV readers, loaded by now
+
     if profile.run.gpu is not None:
         return
     for name in ("results.json", "results.json.gz"):
