@@ -163,6 +163,28 @@ def test_the_gpu_comes_from_the_agents(capsys: Cap) -> None:
     )
 
 
+def test_a_gpu_in_no_catalogue_gets_ceilings_from_its_agent(capsys: Cap, tmp_path: Path) -> None:
+    """The agent's engine clock and memory feed the run's facts: for a part no catalogue
+    names, compute ceilings are derived from its CUs and clock (gfx942's 128 FP64 FLOP per
+    clock per CU, the catalogue's rate); the memory clock is not used (see the reader)."""
+    p = tool()
+    gpu = next(a for a in p["agents"] if a["type"] == 2)
+    gpu["product_name"] = "AMD Instinct MI3X9"
+    run = load([str(write(tmp_path / "u.json", p))]).run
+    assert (
+        (run.clock_mhz, run.memory_bytes)
+        == (
+            float(gpu["max_engine_clk_fcompute"]),
+            gpu["mem_banks"][0]["size_in_bytes"],
+        )
+        == (2100.0, 206141652992)
+    )
+    doc = run_json(capsys, str(tmp_path / "u.json"))
+    fp64 = next(c for c in doc["device"]["ceilings"] if c["name"] == "fp64-vector")
+    assert fp64["value"] == gpu["cu_count"] * 128 * gpu["max_engine_clk_fcompute"] * 1e6
+    assert doc["device"]["detected_from"].startswith("derived from the profile's device")
+
+
 def test_gzipped_pretty_sorted_or_bare_reads_the_same(tmp_path: Path) -> None:
     """gzip, indentation, keys in sorted order (the symbols after the records) and a bare
     object in place of the array give the same dispatches."""

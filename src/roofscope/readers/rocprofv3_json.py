@@ -24,6 +24,7 @@ from roofscope.model.profile import Profile, RunInfo
 from roofscope.model.schema import Role
 from roofscope.readers.json_stream import EventStream, open_text, paused_gc
 from roofscope.readers.registry import Reader
+from roofscope.readers.rocminfo import MAX_CLOCK_MHZ
 from roofscope.readers.rocprofv3_json_rows import Staged
 from roofscope.readers.rocprofv3_json_tables import Process, insert_copies, resolve
 from roofscope.readers.sniff import Head, read_head
@@ -122,7 +123,27 @@ def _run_info(gpus: list[Mapping[str, Any]], devices: set[int]) -> RunInfo:
         arch=_text(gpu.get("name")),
         compute_units=_count(gpu.get("cu_count")),
         xcds=_count(gpu.get("num_xcc")),
+        clock_mhz=_clock(gpu.get("max_engine_clk_fcompute")),
+        memory_bytes=_count(_device_memory(gpu.get("mem_banks"))),
     )
+
+
+def _clock(value: object) -> float | None:
+    """The engine clock in MHz; none outside (0, MAX_CLOCK_MHZ], which is damage."""
+    return float(value) if isinstance(value, int) and 0 < value <= MAX_CLOCK_MHZ else None
+
+
+def _device_memory(banks: object) -> int | None:
+    """The bytes of the agent's frame-buffer banks (HSA heap types 1 and 2: the GPU's own
+    memory, public and private); the memory clock and width beside them are not used: on
+    HBM3 parts, 2 x mem_clk_max x width / 8 is half the data sheet's bandwidth."""
+    sizes = [
+        b.get("size_in_bytes")
+        for b in (banks if isinstance(banks, list) else [])
+        if isinstance(b, dict) and b.get("heap_type") in (1, 2)
+    ]
+    whole = [s for s in sizes if isinstance(s, int) and not isinstance(s, bool)]
+    return sum(whole) if whole else None
 
 
 def _text(value: object) -> str | None:
