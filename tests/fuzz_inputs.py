@@ -86,7 +86,7 @@ class Family:
     """One reader's seeds and the kind of mutation its format calls for."""
 
     name: str
-    kind: str  # "text", "sqlite", "gzip-json" or "workload"
+    kind: str  # "text", "sqlite", "gzip-json", "json" or "workload"
     seeds: tuple[Path, ...]
     gpu: str = "mi300x"  # passed as --gpu to half the cases: the launch shapes, occupancy and
     # roofline are read only where the GPU is known, and most seeds do not say which it is
@@ -144,6 +144,7 @@ FAMILIES: dict[str, Family] = {
         Family("ncu", "text", _files(DATA / "ncu", "**/*"), "a100-sxm4-80gb"),
         Family("nsys", "text", _files(DATA / "nsys", "*.csv"), "a100-sxm4-80gb"),
         Family("kineto", "gzip-json", _files(DATA / "kineto", "*.json.gz"), "a100-sxm4-80gb"),
+        Family("rocprofv3-json", "json", _files(DATA / "rocprofv3-json", "*.json")),
     )
 }
 
@@ -463,6 +464,17 @@ def mutate_kineto(draw: Draw, raw: bytes) -> tuple[str, bytes]:
     return label, _gzip(json.dumps(doc).encode())
 
 
+def mutate_json(draw: Draw, raw: bytes) -> tuple[str, bytes]:
+    """A JSON-level or text-level mutation of a plain JSON document (rocprofv3's)."""
+    if draw(st.sampled_from(["json", "text"])) == "text":
+        name = draw(st.sampled_from(JSON_TEXT_MUTATORS))
+        return f"json-text:{name}", TEXT_MUTATORS[name](draw, raw)
+    doc = json.loads(raw)
+    name = draw(st.sampled_from(["json_value", "json_drop_key"]))
+    label = JSON_MUTATORS[name](draw, doc)
+    return label, json.dumps(doc).encode()
+
+
 # --------------------------------------------------------------------------- SQLite (rocpd)
 
 
@@ -558,6 +570,8 @@ SQLITE_MUTATORS: dict[str, Mutator] = {
 def _mutate(draw: Draw, family: Family, raw: bytes) -> tuple[str, bytes]:
     if family.kind == "gzip-json":
         return mutate_kineto(draw, raw)
+    if family.kind == "json":
+        return mutate_json(draw, raw)
     table = SQLITE_MUTATORS if family.kind == "sqlite" else TEXT_MUTATORS
     name = draw(st.sampled_from(sorted(table)))
     return name, table[name](draw, raw)

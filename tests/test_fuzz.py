@@ -60,6 +60,12 @@ def test_fuzz_kineto(case: FuzzCase) -> None:
     check_case(case)
 
 
+@fuzz(30)
+@given(case=strategy("rocprofv3-json"))
+def test_fuzz_rocprofv3_json(case: FuzzCase) -> None:
+    check_case(case)
+
+
 def test_invariant_accepts_a_clean_seed() -> None:
     assert check(DATA / "nsys" / "host_cuda_gpu_trace.csv") == ""
 

@@ -99,8 +99,64 @@ class EventStream:
             if self._expect(",}", "',' or '}'") == "}":
                 return
 
-    def _array(self) -> Iterator[list[Any]]:
-        self._expect("[", "the traceEvents array")
+    # -- walking any document: an object's keys, an array's elements, a value passed over
+
+    def object_keys(self) -> Iterator[str]:
+        """The keys of the object that starts here, one at a time: before asking for the next,
+        the caller reads the key's value (:meth:`value`, :meth:`elements`, :meth:`members`,
+        :meth:`object_keys`) or passes over it (:meth:`skip`)."""
+        self._expect("{", "a JSON object")
+        if self._peek() == "}":
+            self.pos += 1
+            return
+        while True:
+            key = self._value()
+            if not isinstance(key, str):
+                raise self._malformed("expected a key")
+            self._expect(":", "':'")
+            yield key
+            if self._expect(",}", "',' or '}'") == "}":
+                return
+
+    def value(self) -> Any:
+        """The value that starts here, decoded whole (at most MAX_VALUE_CHARS long)."""
+        return self._value()
+
+    def peek(self) -> str:
+        """The next character that is not blank ('' at the end of the file)."""
+        return self._peek()
+
+    def elements(self, what: str = "an array") -> Iterator[list[Any]]:
+        """The elements of the array that starts here, decoded a run at a time."""
+        return self._array(what)
+
+    def members(self) -> Iterator[None]:
+        """Stops at each element of the array that starts here, for the caller to read it
+        (an element too large to decode whole is walked with :meth:`object_keys`)."""
+        self._expect("[", "an array")
+        if self._peek() == "]":
+            self.pos += 1
+            return
+        while True:
+            yield
+            if self._expect(",]", "',' or ']'") == "]":
+                return
+
+    def skip(self) -> None:
+        """Pass over the value that starts here, never holding more of it than one element
+        of an array (or one value of an object) at a time."""
+        char = self._peek()
+        if char == "[":
+            for _ in self._array("an array"):
+                pass
+        elif char == "{":
+            for _ in self.object_keys():
+                self.skip()
+        else:
+            self._value()
+
+    def _array(self, what: str = "the traceEvents array") -> Iterator[list[Any]]:
+        self._expect("[", what)
         if self._peek() == "]":
             self.pos += 1
             return

@@ -23,7 +23,7 @@ from roofscope.errors import EmptyInput, InputError
 from roofscope.model.access import has_counters
 from roofscope.model.profile import Profile
 from roofscope.model.schema import Role
-from roofscope.readers import registry, runs, shards
+from roofscope.readers import other_outputs, registry, runs, shards
 from roofscope.readers.plan import Found, Planned, plan
 from roofscope.readers.registry import Reader
 from roofscope.readers.sniff import Head, is_folder, read_head
@@ -266,6 +266,7 @@ def _identify(head: Head, forced: Reader | None) -> Found | None:
             "wrote",
         )
     if head.kind in ("binary", "gzip"):
+        other_outputs.explain(head)  # a Perfetto trace or OTF2 archive: what to pass instead
         what = {"binary": "binary data", "gzip": "a gzip file"}
         raise InputError(
             shown,
@@ -327,6 +328,7 @@ def _identify_file(head: Head, forced: Reader | None) -> Found:
     if found is None and head.first_line.startswith(ROCMINFO_FIRST_LINE):
         raise _metadata_alone(head.path)
     if found is None:
+        other_outputs.explain(head)
         first = head.first_line[:80]
         remedy = (
             f"check the file; it does not look like {forced.name} either"

@@ -32,10 +32,13 @@ from roofscope.readers import runs
 from roofscope.readers.registry import Reader
 from roofscope.readers.sniff import Head
 
-_V3_SUFFIX = re.compile(
-    r"_(kernel_trace|kernel_stats|memory_copy_trace|memory_copy_stats|"
-    r"[a-z_]*api_stats|[a-z_]*domain_stats|[a-z_]*_trace|agent_info|counter_collection|results)$"
+# the kinds rocprofv3 names its files by; the named ones are looked for first, so that a
+# prefix with underscores (rocprofiler-compute's ``ps_file_``) is kept whole
+_V3_NAMED = re.compile(
+    r"_(kernel_trace|kernel_stats|memory_copy_trace|memory_copy_stats|agent_info|"
+    r"counter_collection|results)$"
 )
+_V3_SUFFIX = re.compile(r"_([a-z_]*api_stats|[a-z_]*domain_stats|[a-z_]*_trace)$")
 
 # the role of a later pass's kernel trace or stats: read, listed, not counted
 _REPEATABLE = ("rocprofv3-kernel-trace", "rocprofv3-stats", "rocprofv3-memory-copy")
@@ -53,7 +56,8 @@ class Found:
     @property
     def group(self) -> tuple[str, str]:
         stem = self.head.path.name.split(".")[0]
-        return str(self.head.path.parent), _V3_SUFFIX.sub("", stem)
+        named = _V3_NAMED.sub("", stem)
+        return str(self.head.path.parent), named if named != stem else _V3_SUFFIX.sub("", stem)
 
 
 Planned = tuple[Found, Role]

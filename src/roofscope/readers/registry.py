@@ -97,6 +97,7 @@ BUILT_IN: tuple[tuple[str, str, tuple[str, ...], bool], ...] = (
     ("rocprofv3", "MemoryCopyTrace", TEXT, False),
     ("rocprofv3_counters", "CounterCollection", TEXT, False),
     ("rocprofv3_counters", "AgentInfo", TEXT, False),
+    ("rocprofv3_json", "ResultsJson", TEXT, True),
     ("summary_csv", "SummaryCsv", TEXT, False),
     ("rocprof_compute", "Workload", TEXT, False),
     ("rocprof_compute", "WorkloadCsv", TEXT, False),

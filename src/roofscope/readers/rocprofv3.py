@@ -161,6 +161,9 @@ class MemoryCopyTrace(Reader):
 
 
 def _agent_info_beside(profile: Profile, path: Path) -> None:
+    """The GPU from the run's agent_info.csv, else from the agents of its results.json."""
     from roofscope.readers.rocprofv3_counters import agent_info_beside  # imports this module
+    from roofscope.readers.rocprofv3_json import agents_beside
 
     agent_info_beside(profile, path)
+    agents_beside(profile, path)

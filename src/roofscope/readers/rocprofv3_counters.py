@@ -310,14 +310,18 @@ _V3_KIND = re.compile(
 )
 
 
+def beside(path: Path, name: str) -> Path | None:
+    """The file ``<prefix><name>`` of the run of the rocprofv3 CSV ``path`` (its ``<prefix>``,
+    such as the process id); None when ``path`` is not named as rocprofv3 names its files."""
+    kind = _V3_KIND.search(path.name)
+    return None if kind is None else path.with_name(path.name[: kind.start()] + name)
+
+
 def agent_info_beside(profile: Profile, path: Path) -> None:
     """The GPU of the ``<prefix>agent_info.csv`` beside the rocprofv3 file ``path`` (its run's
     ``<prefix>``, such as the process id), read once; nothing when there is none."""
-    kind = _V3_KIND.search(path.name)
-    if kind is None:
-        return
-    agent = path.with_name(path.name[: kind.start()] + "agent_info.csv")
-    if not agent.is_file() or profile.has_input(agent):
+    agent = beside(path, "agent_info.csv")
+    if agent is None or not agent.is_file() or profile.has_input(agent):
         return
     head = read_head(agent)
     if head.kind == "text" and AgentInfo().detect(head):
