@@ -45,12 +45,12 @@ def hotspot_bars(ranked: Sequence[KernelStats], top: int = 20) -> str:
         "<title>Kernel time by kernel (hotspots in red)</title>",
     ]
     cumulative, points = 0.0, []
-    short = shortened([k.name for k in shown])
+    short = shortened([k.name for k in shown], 38)
     for row, (index, name, share, hot, calls, mean) in enumerate(rows):
         y = 20 + row * bar_h
         mean_text = "" if mean is None else f", mean {duration(mean)}"
         tip = f"{name}: {100 * share:.1f}% of kernel time, {calls:,} call(s){mean_text}"
-        label = fit(short.get(name, name), 38)
+        label = short.get(name) or fit(name, 38)
         out.append(
             f'<g class="bar" data-k="{index}"><title>{_e(tip)}</title>'
             f'<text x="{left - 6}" y="{y + 15}" text-anchor="end" font-size="11">{_e(label)}</text>'

@@ -19,7 +19,7 @@ from roofscope import __version__
 from roofscope.diagnosis.findings import Finding
 from roofscope.render.columns import NameCell, fitted_table, text_console
 from roofscope.render.findings_text import findings_section, wrapped
-from roofscope.render.names import short_name
+from roofscope.render.names import short_names
 from roofscope.render.numbers import cell, column_unit, duration, number, pct, si
 
 Doc = dict[str, Any]
@@ -154,7 +154,7 @@ def _straggler(console: Console, ranks: Doc | None) -> None:
         f"Ranks: {len(ranks.get('ranks') or [])}" + ("" if stragglers else "; no straggler")
     )
     for s in stragglers:
-        kernels = ", ".join(short_name(k, 60) for k in s.get("kernels") or [])
+        kernels = ", ".join(short_names([str(k) for k in s.get("kernels") or []], 60))
         wrapped(
             console, f"straggler: rank {s.get('rank')} ({s.get('label')}): {kernels}", "  ", "    "
         )

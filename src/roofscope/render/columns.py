@@ -21,7 +21,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from roofscope.render.names import fit, short_names
+from roofscope.render.names import shortened
 
 NAME_MIN = 36
 MIN_WIDTH = 60
@@ -80,21 +80,25 @@ def fitted_table(
 def _names(
     rows: Sequence[tuple[Sequence[Cell], str | None]], name: int, room: int | None
 ) -> list[str]:
-    """The name column's text per row: kernel names shortened together to ``room``."""
+    """The name column's text per row: kernel names shortened together to ``room`` (a pair
+    ``a → b`` to half of it each), so that two rows read alike only where their names are."""
     cells = [r[name] for r, _ in rows]
     every = sorted({n for c in cells if isinstance(c, NameCell) for n in c.names})
-    short = dict(zip(every, short_names(every), strict=True))
-    out = []
-    for c in cells:
-        text = c if isinstance(c, str) else c.mark + " → ".join(short[n] for n in c.names)
-        out.append(text if room is None else _fit(c, text, room))
-    return out
+    marks = max((cell_len(c.mark) for c in cells if isinstance(c, NameCell)), default=0)
+    one = None if room is None else max(1, room - marks)
+    widths = (None, one, None if one is None else max(1, (one - 3) // 2))
+    short = [shortened(every, w) if i == 0 or w is not None else {} for i, w in enumerate(widths)]
+    return [_cell_text(c, short, room) for c in cells]
 
 
-def _fit(c: Cell, text: str, room: int) -> str:
-    if isinstance(c, str) or cell_len(text) <= room:
-        return text if cell_len(text) <= room else text[: max(0, room - 1)] + "…"
-    return c.mark + fit(text[len(c.mark) :], max(1, room - cell_len(c.mark)))
+def _cell_text(c: Cell, short: list[dict[str, str]], room: int | None) -> str:
+    """``short``: the names as they are, in the room, in half the room."""
+    if isinstance(c, str):
+        return c if room is None or cell_len(c) <= room else c[: max(0, room - 1)] + "…"
+    whole = c.mark + " → ".join(short[0][n] for n in c.names)
+    if room is None or (cell_len(whole) <= room and len(c.names) > 1):
+        return whole
+    return c.mark + " → ".join(short[len(c.names)][n] for n in c.names)
 
 
 def _text(c: Cell, name_text: str) -> str:

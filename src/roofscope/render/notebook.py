@@ -11,7 +11,7 @@ from roofscope.render.charts import escape_text as _e
 from roofscope.render.charts import hotspot_svg, roofline_svg
 from roofscope.render.compare_charts import movement_svg
 from roofscope.render.compare_words import gate_reasons, gate_set, speedup_text
-from roofscope.render.names import fit, shortened
+from roofscope.render.names import shortened
 from roofscope.render.numbers import duration
 from roofscope.render.text import gpu_title
 from roofscope.render.waterfall_chart import waterfall_svg
@@ -54,9 +54,9 @@ def report_fragment(report: Report) -> str:
 
 def _findings(findings: tuple[Finding, ...]) -> str:
     """Each finding's one line, after the (shortened) name of its kernel."""
-    short = shortened([f.kernel for f in findings if f.kernel])
+    short = shortened([f.kernel for f in findings if f.kernel], 40)
     return "".join(
-        f"<li>{_e(fit(short.get(f.kernel, f.kernel), 40) + ': ' if f.kernel else '')}"
+        f"<li>{_e(short[f.kernel] + ': ' if f.kernel else '')}"
         f"{_e(f.summary)}</li>"
         for f in findings
     )

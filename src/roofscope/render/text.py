@@ -16,7 +16,7 @@ from roofscope.render.columns import NameCell, fitted_table, text_console
 from roofscope.render.findings_text import findings_section, wrapped
 from roofscope.render.limiter_text import limiter_section
 from roofscope.render.metrics_text import metrics_section
-from roofscope.render.names import short_name
+from roofscope.render.names import short_names
 from roofscope.render.numbers import cell, column_unit, duration, pct
 from roofscope.render.roofline_text import roofline_section
 from roofscope.report import Barriers, Report
@@ -160,10 +160,12 @@ def _ranks(console: Console, report: Report) -> None:
         f"Ranks: {len(view.labels)}; kernel time per rank {duration(totals[0])} .. "
         f"{duration(totals[-1])} (median {duration(view.median_ns)})"
     )
-    for k in view.kernels[:5]:
+    shown = view.kernels[:5]
+    names = short_names([k.kernel for k in shown], 60)
+    for k, name in zip(shown, names, strict=True):
         ratio = f"{k.max_ns / k.min_ns:.2f}" if k.min_ns else "-"
         console.print(
-            f"  {short_name(k.kernel, 60)}: cv {k.cv:.3f}, max/min {ratio}, "
+            f"  {name}: cv {k.cv:.3f}, max/min {ratio}, "
             f"slowest rank {k.slowest}"
         )
     for st in view.stragglers:

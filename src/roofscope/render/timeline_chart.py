@@ -15,7 +15,7 @@ from pathlib import Path
 from roofscope.analysis.timeline_lanes import IDLE, OTHER, Lane, TimelineLanes
 from roofscope.render.charts import escape_text as _e
 from roofscope.render.font import SVG_FONT
-from roofscope.render.names import fit, short_name
+from roofscope.render.names import fit, shortened
 from roofscope.render.numbers import duration
 from roofscope.render.time_axis import ticks
 from roofscope.report import Report
@@ -145,10 +145,11 @@ def _legend(t: TimelineLanes, y: int) -> list[str]:
     items += [(OTHER_COLOUR, "other kernels"), (IDLE_COLOUR, "idle")]
     items.append((None, f"opacity: busy share of a {duration(t.bin_ns)} bin"))
     cell = (WIDTH - LEFT) / 3
+    labels = shortened(t.kernels, 40)
     out = []
     for n, (colour, name) in enumerate(items):
         x, row_y = LEFT + (n % 3) * cell, y + 16 * (n // 3)
-        label = fit(short_name(name), 40)
+        label = labels.get(name) or fit(name, 40)
         swatch = (
             ""
             if colour is None

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from roofscope.render.charts import escape_text as _e
 from roofscope.render.font import SVG_FONT
-from roofscope.render.names import fit, short_name
+from roofscope.render.names import shortened
 from roofscope.render.numbers import duration
 from roofscope.render.time_axis import ticks
 from roofscope.verify.compare import Comparison
@@ -83,8 +83,10 @@ def waterfall_svg(cmp: Comparison, top: int = 20) -> str:
         *_grid(axis, TOP + ROW * (len(items) + 2)),
         _total("baseline", base, axis, TOP),
     ]
+    labels = shortened([name for _, name, _ in items], 38)
     for n, (i, name, delta) in enumerate(items, start=1):
-        out.append(_step(i, name, delta, levels[n - 1], base, axis, TOP + n * ROW))
+        step = _step(i, (name, labels[name]), delta, levels[n - 1], base, axis, TOP + n * ROW)
+        out.append(step)
     out.append(_total("candidate", new, axis, TOP + (len(items) + 1) * ROW, base))
     if axis.zoomed:
         out.append(
@@ -128,12 +130,14 @@ def _total(side: str, total: float, axis: _Axis, y: float, base: float = 0.0) ->
     )
 
 
-def _step(i: int, name: str, delta: float, level: float, base: float, axis: _Axis, y: float) -> str:
+def _step(
+    i: int, named: tuple[str, str], delta: float, level: float, base: float, axis: _Axis, y: float
+) -> str:
     """One kernel's change: a bar from the level before it to the level after, its value
     beside the bar, and a dashed line down from the level it ends at."""
     a, b = sorted((axis.x(level), axis.x(level + delta)))
     end = axis.x(level + delta)
-    label = fit(short_name(name), 38)
+    name, label = named
     return (
         f'<g data-k="{i}"><title>{_e(f"{name}: {delta / 1e6:+.3f} ms")}</title>'
         f'<text x="{LEFT - 6}" y="{y + 15}" text-anchor="end" font-size="11">{_e(label)}</text>'
