@@ -108,7 +108,8 @@ def _differing(own: list[str], others: list[list[str]]) -> set[int]:
 def _widened(tokens: list[str], keep: set[int], width: int) -> str:
     """The kept tokens, then as many more from the start and from the end as ``width``
     allows (each side until its next token does not fit)."""
-    keep = set(keep)
+    first = keep | {0}  # the name's first word: what a person looks for
+    keep = _context(tokens, first if len(_joined(tokens, first)) <= width else keep, width)
     sides = [iter(range(len(tokens))), iter(range(len(tokens) - 1, -1, -1))]
     while sides:
         for side in list(sides):
@@ -118,6 +119,17 @@ def _widened(tokens: list[str], keep: set[int], width: int) -> str:
             else:
                 keep.add(i)
     return _joined(tokens, keep)
+
+
+def _context(tokens: list[str], keep: set[int], width: int, reach: int = 3) -> set[int]:
+    """The differing tokens with up to ``reach`` neighbours each side, as ``width`` allows
+    (``C<128>,C<64>``, not ``128…64``)."""
+    keep, core = set(keep), sorted(keep)
+    for step in range(1, reach + 1):
+        for i in (j for c in core for j in (c - step, c + step)):
+            if 0 <= i < len(tokens) and len(_joined(tokens, keep | {i})) <= width:
+                keep.add(i)
+    return keep
 
 
 def _joined(tokens: list[str], keep: set[int]) -> str:

@@ -56,8 +56,7 @@ def _findings(findings: tuple[Finding, ...]) -> str:
     """Each finding's one line, after the (shortened) name of its kernel."""
     short = shortened([f.kernel for f in findings if f.kernel], 40)
     return "".join(
-        f"<li>{_e(short[f.kernel] + ': ' if f.kernel else '')}"
-        f"{_e(f.summary)}</li>"
+        f"<li>{_e(short[f.kernel] + ': ' if f.kernel else '')}{_e(f.summary)}</li>"
         for f in findings
     )
 

@@ -164,10 +164,7 @@ def _ranks(console: Console, report: Report) -> None:
     names = short_names([k.kernel for k in shown], 60)
     for k, name in zip(shown, names, strict=True):
         ratio = f"{k.max_ns / k.min_ns:.2f}" if k.min_ns else "-"
-        console.print(
-            f"  {name}: cv {k.cv:.3f}, max/min {ratio}, "
-            f"slowest rank {k.slowest}"
-        )
+        console.print(f"  {name}: cv {k.cv:.3f}, max/min {ratio}, slowest rank {k.slowest}")
     for st in view.stragglers:
         console.print(f"  straggler: rank {st.rank} ({st.label}): {', '.join(st.kernels)}")
 
