@@ -609,8 +609,8 @@ def test_inputs_from_different_clocks(capsys: Cap, tmp_path: Path) -> None:
     doc = analyze_ok(capsys, DEMO.parent)
     assert doc["summary"]["wall_s"] == pytest.approx(wall / 1e9, rel=1e-12)
     assert warnings_by_code(doc)["clocks-apart"]["message"].startswith(
-        f"the timestamps of 2 inputs span {wall / 1e9:.4g} s, more than 10 times their own "
-        f"spans ({own / 1e9:.4g} s together)"
+        f"the timestamps of 2 inputs span {wall / 1e9:,.1f} s, more than 10 times their own "
+        f"spans ({own / 1e9:,.1f} s together)"
     )
     for rank in ("0", "1"):
         shutil.copytree(V1, tmp_path / rank)

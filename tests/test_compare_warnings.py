@@ -40,8 +40,8 @@ def clocks_apart(*traces: Path) -> str:
     wall = max(e for _, e in spans) - min(b for b, _ in spans)
     own = sum(e - b for b, e in spans)
     return (
-        f"[clocks-apart] the timestamps of {len(spans)} inputs span {wall / 1e9:.4g} s, more "
-        f"than 10 times their own spans ({own / 1e9:.4g} s together)"
+        f"[clocks-apart] the timestamps of {len(spans)} inputs span {wall / 1e9:,.1f} s, more "
+        f"than 10 times their own spans ({own / 1e9:,.1f} s together)"
     )
 
 

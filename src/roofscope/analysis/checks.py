@@ -168,8 +168,8 @@ def _clocks_apart(profile: Profile) -> list[Warning]:
     return [
         Warning(
             "clocks-apart",
-            f"the timestamps of {len(spans)} inputs span {wall / 1e9:.4g} s, more than "
-            f"{CLOCKS_APART} times their own spans ({own / 1e9:.4g} s together): they come from "
+            f"the timestamps of {len(spans)} inputs span {wall / 1e9:,.1f} s, more than "
+            f"{CLOCKS_APART} times their own spans ({own / 1e9:,.1f} s together): they come from "
             "different runs, nodes or clocks, so the wall time across them is no run's wall "
             "time; busy and idle per device still hold",
         )

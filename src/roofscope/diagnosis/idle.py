@@ -39,7 +39,8 @@ def idle_gaps(p: ProgramView) -> Finding | None:
         None,
         "program",
         severity(share),
-        f"the GPU sat idle {share:.0%} of the time, in {p.gaps} gap(s) of at least "
+        f"the GPU sat idle {share:.0%} of the time, in {p.gaps} "
+        f"gap{'' if p.gaps == 1 else 's'} of at least "
         f"{(p.gap_threshold_ns or 0) / 1000:g} µs{_loader_said(p, evidence)}",
         _feed(p),
         evidence,
@@ -50,8 +51,7 @@ def idle_gaps(p: ProgramView) -> Finding | None:
             "dispatches_min": IDLE_MIN_DISPATCHES,
         },
         share,
-        f"gain <= idle / device time = {p.idle_ns / 1e9:.6g} s / {p.span_ns / 1e9:.6g} s "
-        f"= {share:.3f}",
+        f"gain <= idle / device time = {p.idle_ns:,.0f} ns / {p.span_ns:,.0f} ns = {share:.3f}",
     )
     return temper_idle(found, p.span_ns, p.dispatches)
 

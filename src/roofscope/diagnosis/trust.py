@@ -188,7 +188,13 @@ def temper_idle(f: Finding, span_ns: int, dispatches: int) -> Finding:
         return f
     return lowered(
         f,
-        f"the trace is short ({span_ns / 1e6:.3g} ms of device time, {dispatches} "
-        f"dispatch(es); idle time is judged from {IDLE_MIN_SPAN_NS / 1e6:g} ms and "
+        f"the trace is short ({_ms(span_ns)} ms of device time, {dispatches:,} "
+        f"dispatch{'' if dispatches == 1 else 'es'}; idle time is judged from "
+        f"{IDLE_MIN_SPAN_NS / 1e6:g} ms and "
         f"{IDLE_MIN_DISPATCHES} dispatches on)",
     )
+
+
+def _ms(ns: float) -> str:
+    """Milliseconds to 3 figures, whole from 100 ms on (never an exponent)."""
+    return f"{ns / 1e6:,.0f}" if ns >= 99.95e6 else f"{ns / 1e6:.3g}"

@@ -10,7 +10,7 @@ from roofscope.analysis.hotspots import KernelStats
 from roofscope.render.escape import escape_text as escape_text
 from roofscope.render.font import SVG_FONT
 from roofscope.render.names import fit, shortened
-from roofscope.render.numbers import duration
+from roofscope.render.numbers import count, duration
 from roofscope.render.roofline_chart import drawn_on_roofline as drawn_on_roofline
 from roofscope.render.roofline_chart import roofline_plot as roofline_plot
 from roofscope.render.roofline_chart import roofline_svg as roofline_svg
@@ -49,7 +49,7 @@ def hotspot_bars(ranked: Sequence[KernelStats], top: int = 20) -> str:
     for row, (index, name, share, hot, calls, mean) in enumerate(rows):
         y = 20 + row * bar_h
         mean_text = "" if mean is None else f", mean {duration(mean)}"
-        tip = f"{name}: {100 * share:.1f}% of kernel time, {calls:,} call(s){mean_text}"
+        tip = f"{name}: {100 * share:.1f}% of kernel time, {count(calls, 'call')}{mean_text}"
         label = short.get(name) or fit(name, 38)
         out.append(
             f'<g class="bar" data-k="{index}"><title>{_e(tip)}</title>'

@@ -133,3 +133,11 @@ def quantity(value: float | None, unit: str, *, missing: str = "-") -> str:
     if unit in _BASE_UNITS:
         return si(value, unit)
     return number(value, unit)
+
+
+def count(n: float, noun: str, plural: str | None = None) -> str:
+    """``1 dispatch``, ``2,258 dispatches``, ``2.5 calls`` (a mean over runs): a count with
+    its noun, singular only for one."""
+    many = plural or (noun + "es" if noun.endswith(("s", "sh", "ch", "x")) else noun + "s")
+    shown = f"{n:,.0f}" if n == int(n) else sig(n)
+    return f"{shown} {noun if n == 1 else many}"

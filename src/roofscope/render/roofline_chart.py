@@ -18,7 +18,7 @@ from roofscope.render.chart_labels import Box, Grid, circle_box, leader_end, pla
 from roofscope.render.font import SVG_FONT
 from roofscope.render.logplot import LogPlot
 from roofscope.render.names import short_names
-from roofscope.render.numbers import si
+from roofscope.render.numbers import number, si
 from roofscope.render.roof_lines import Segment, crosses, draw_roof
 from roofscope.render.roofline_legend import Clipped, legend, legend_height
 from roofscope.report import Report
@@ -148,7 +148,7 @@ def _point(plot: LogPlot, p: Point) -> str:
     colour = BOUND_COLOUR.get(k.bound, "#7f7f7f")
     ops = "IOP" if k.placed_by == "iops" else "FLOP"
     tip = (
-        f"{k.name}\nintensity {p.x:.3g} {ops}/B ({p.level}), achieved "
+        f"{k.name}\nintensity {number(p.x)} {ops}/B ({p.level}), achieved "
         f"{si(p.y, ops + '/s')}, attainable {si(k.attainable_flops_s or 0, ops + '/s')}, "
         f"efficiency {'-' if k.efficiency is None else f'{100 * k.efficiency:.1f}%'}"
         + (" — ABOVE ITS ROOF: check the GPU, counter scope or work" if k.above_roof else "")

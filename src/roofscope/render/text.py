@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from collections.abc import Sequence
 
 from rich.console import Console
 from rich.table import Table
@@ -17,7 +18,7 @@ from roofscope.render.findings_text import findings_section, wrapped
 from roofscope.render.limiter_text import limiter_section
 from roofscope.render.metrics_text import metrics_section
 from roofscope.render.names import short_names
-from roofscope.render.numbers import cell, column_unit, duration, pct
+from roofscope.render.numbers import cell, column_unit, count, duration, pct
 from roofscope.render.roofline_text import roofline_section
 from roofscope.report import Barriers, Report
 
@@ -63,8 +64,8 @@ def _header(console: Console, report: Report) -> None:
             f"roofscope {__version__} · {run.producer or 'unknown producer'} · {gpu}", style="bold"
         )
     )
-    for f in report.inputs:
-        wrapped(console, f"input: {f.path} ({input_summary(f)})", "  ", "    ")
+    for path, what in inputs_once(report.inputs):
+        wrapped(console, f"input: {path} ({what})", "  ", "    ")
     if line := runs_line(report.runs):
         console.print(f"  runs: {line}")
     h, t = report.hotspots, report.timeline
@@ -73,11 +74,12 @@ def _header(console: Console, report: Report) -> None:
             f"  selection: kernel ~ {report.selection.kernel or '*'}, "
             f"device {report.selection.device if report.selection.device is not None else '*'}"
         )
-    hot = f"; {h.kernels_for_80pct} kernel(s) make 80% of it" if h.kernels_for_80pct else ""
+    n80 = h.kernels_for_80pct
+    hot = f"; {count(n80, 'kernel')} make{'s' if n80 == 1 else ''} 80% of it" if n80 else ""
     wrapped(
         console,
-        f"Kernel time {duration(h.total_ns)} in {h.dispatches:,} dispatches of "
-        f"{len(h.kernels)} kernel(s){hot}.",
+        f"Kernel time {duration(h.total_ns)} in {count(h.dispatches, 'dispatch')} of "
+        f"{count(len(h.kernels), 'kernel')}{hot}.",
         "",
         "  ",
     )
@@ -87,8 +89,9 @@ def _header(console: Console, report: Report) -> None:
         wrapped(
             console,
             f"GPU busy {duration(t.busy_ns)} of {duration(t.wall_ns)} wall on "
-            f"{len(t.devices)} device(s); idle {duration(t.idle_ns)} ({_pct(t.idle_share)}), "
-            f"{t.gaps:,} gap(s) ≥ {duration(t.gap_threshold_ns)} totalling "
+            f"{count(len(t.devices), 'device')}; idle {duration(t.idle_ns)} "
+            f"({_pct(t.idle_share)}), "
+            f"{count(t.gaps, 'gap')} ≥ {duration(t.gap_threshold_ns)} totalling "
             f"{duration(t.gap_ns)}.",
             "",
             "  ",
@@ -188,7 +191,7 @@ def barrier_line(b: Barriers) -> str:
     """One line on the barrier packets: how many, how long, what it usually means."""
     share = "" if b.share is None else f" ({_pct(b.share)} of kernel + barrier time)"
     return (
-        f"Barrier packets (not kernel time): {b.records:,} record(s), "
+        f"Barrier packets (not kernel time): {count(b.records, 'record')}, "
         f"{duration(b.total_ns)}{share}; {b.meaning}."
     )
 
@@ -203,7 +206,7 @@ def _activity(console: Console, report: Report) -> None:
             continue
         console.print(f"{title}:")
         for a in items[:5]:
-            console.print(f"  {a.name}: {a.calls:,} call(s), {duration(a.total_ns)}")
+            console.print(f"  {a.name}: {count(a.calls, 'call')}, {duration(a.total_ns)}")
         if len(items) > 5:
             console.print(f"  … {len(items) - 5} more (see --json)")
 
@@ -228,6 +231,21 @@ def runs_line(runs: Runs) -> str | None:
     if runs.nested:
         parts.append(f"{len(runs.nested)} nested, left out: {', '.join(runs.nested)}")
     return "; ".join(parts) or None
+
+
+def inputs_once(inputs: Sequence[InputFile]) -> list[tuple[str, str]]:
+    """Each file once, with what each of its readings gave (a Kineto trace gives dispatches
+    and copies): ``(path, "kineto, 1,154 rows, dispatches; 50 rows, copies")``."""
+    by_path: dict[str, list[InputFile]] = {}
+    for f in inputs:
+        by_path.setdefault(f.path, []).append(f)
+    return [(path, _readings(fs)) for path, fs in by_path.items()]
+
+
+def _readings(fs: list[InputFile]) -> str:
+    first = input_summary(fs[0])
+    rest = [input_summary(f).removeprefix(f"{f.format}, ") for f in fs[1:]]
+    return "; ".join([first, *rest])
 
 
 def input_summary(f: InputFile) -> str:

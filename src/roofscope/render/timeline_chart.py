@@ -16,7 +16,7 @@ from roofscope.analysis.timeline_lanes import IDLE, OTHER, Lane, TimelineLanes
 from roofscope.render.charts import escape_text as _e
 from roofscope.render.font import SVG_FONT
 from roofscope.render.names import fit, shortened
-from roofscope.render.numbers import duration
+from roofscope.render.numbers import count, duration
 from roofscope.render.time_axis import ticks
 from roofscope.report import Report
 
@@ -133,7 +133,7 @@ def _label(report: Report, lane: Lane, y: int) -> str:
     return (
         f'<text class="tl-name" x="{LEFT - 8}" y="{y + ROW / 2 + 4}" font-size="12" '
         'text-anchor="end">'
-        f"{_e(name)}<title>{lane.dispatches:,} dispatches</title></text>"
+        f"{_e(name)}<title>{count(lane.dispatches, 'dispatch')}</title></text>"
         f'<text x="{WIDTH - RIGHT + 6}" y="{y + ROW / 2 + 4}" font-size="11">{busy}</text>'
     )
 
