@@ -5,7 +5,8 @@ console is too narrow for them and ``NAME_MIN`` characters of name, the columns 
 ``drop`` are left out, in that order (a bar, a cumulative share: what another column already
 says); the name column takes whatever is left. Kernel names (:class:`NameCell`) are shortened
 together by :func:`roofscope.render.names.short_names` to that width, so the rows stay
-distinct.
+distinct; within :func:`roofscope.render.names.full_names` they are whole and wrap in their
+column (between words, a word longer than the column folded), never cut.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from roofscope.render.names import shortened
+from roofscope.render.name_fit import wrap
+from roofscope.render.names import short_names, shortened, showing_full
 
 NAME_MIN = 36
 MIN_WIDTH = 60
@@ -30,6 +32,7 @@ MIN_WIDTH = 60
 GAP = 3
 
 Justify = Literal["left", "right"]
+Overflow = Literal["fold", "ellipsis"]
 
 
 @dataclass(frozen=True)
@@ -64,12 +67,14 @@ def fitted_table(
         if _room(widths, shown, name, width) >= min(NAME_MIN, widths[name]):
             break
         shown.remove(i)
-    names = _names(rows, name, max(1, _room(widths, shown, name, width)))
+    full, room = showing_full(), max(1, _room(widths, shown, name, width))
+    names = _wrapped(rows, name, room) if full else _names(rows, name, room)
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, expand=True)
     for i in shown:
         justify: Justify = "left" if i in left or i == name else "right"
         if i == name:
-            table.add_column(Text(headers[i]), ratio=1, overflow="ellipsis", no_wrap=True)
+            overflow: Overflow = "fold" if full else "ellipsis"
+            table.add_column(Text(headers[i]), ratio=1, overflow=overflow, no_wrap=not full)
         else:
             table.add_column(Text(headers[i]), justify=justify, no_wrap=True, width=widths[i])
     for j, (cells, style) in enumerate(rows):
@@ -89,6 +94,21 @@ def _names(
     widths = (None, one, None if one is None else max(1, (one - 3) // 2))
     short = [shortened(every, w) if i == 0 or w is not None else {} for i, w in enumerate(widths)]
     return [_cell_text(c, short, room) for c in cells]
+
+
+def _wrapped(rows: Sequence[tuple[Sequence[Cell], str | None]], name: int, room: int) -> list[str]:
+    """The name column's text per row, each name whole (:func:`~roofscope.render.names.
+    full_names`) in lines of ``room`` characters, the lines after the first under the name."""
+    out = []
+    for cells, _ in rows:
+        c = cells[name]
+        if isinstance(c, str):
+            out.append(c)
+            continue
+        pad = cell_len(c.mark)
+        lines = wrap(" → ".join(short_names(list(c.names))), max(1, room - pad))
+        out.append(c.mark + ("\n" + " " * pad).join(lines))
+    return out
 
 
 def _cell_text(c: Cell, short: list[dict[str, str]], room: int | None) -> str:

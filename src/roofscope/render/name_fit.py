@@ -147,3 +147,21 @@ def _numbered(text: str, n: int, width: int) -> str:
     """``text`` cut to leave room for ``#n`` after it."""
     tag = f"#{n}"
     return fit(text, max(0, width - len(tag))) + tag if width > len(tag) else text
+
+
+_BREAK = re.compile(r"(?<=[ ,<])|(?<=::)|(?<=\w\()")
+
+
+def wrap(text: str, width: int) -> list[str]:
+    """``text`` whole in lines of at most ``width`` characters, broken after a blank, a comma,
+    ``::``, ``<`` or a name's ``(``; inside a word only where the word is longer than a line."""
+    lines, line = [], ""
+    for piece in (p for p in _BREAK.split(text) if p):
+        if line.strip() and len(line) + len(piece.rstrip()) > width:
+            lines.append(line.rstrip())
+            line = ""
+        line += piece.lstrip() if not line else piece
+        while len(line.rstrip()) > width:  # a word longer than a line, folded
+            lines.append(line[:width])
+            line = line[width:]
+    return [*lines, line.rstrip()] if line.strip() else lines

@@ -6,20 +6,62 @@ namespaces elided from the left. Among the names shown together, the template ar
 are the same for every kernel of a stem are elided (``benchmark_func<int,…,512u>`` beside
 ``benchmark_func<float,…,256u>``); those that differ are kept. The full name stays in the JSON
 and in the HTML's tooltips.
+
+Within :func:`full_names` (``--full-names``, the API's ``full_names=True``) every name is shown
+whole as the profile names it (demangled, never shortened or cut): tables wrap it, charts make
+room for it. It is the one rendering option that is no argument: every renderer shows names
+through this module, so the switch is here, set by the command or the API around a rendering.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from html import escape
 
 from roofscope.model.names import normalise
+from roofscope.render import name_fit
 from roofscope.render.layout import words
-from roofscope.render.name_fit import ELLIPSIS, apart, depths, fit
+from roofscope.render.name_fit import ELLIPSIS, apart, depths
 
-__all__ = ["ELLIPSIS", "fit", "name_cell", "parts", "short_name", "short_names", "shortened"]
+__all__ = [
+    "ELLIPSIS",
+    "fit",
+    "full_names",
+    "name_cell",
+    "parts",
+    "short_name",
+    "short_names",
+    "shortened",
+    "showing_full",
+]
+
+_FULL: ContextVar[bool] = ContextVar("roofscope_full_names", default=False)
+
+
+@contextmanager
+def full_names(on: bool = True) -> Iterator[None]:
+    """Within it (``on``), every name a renderer shows is the whole demangled name."""
+    token = _FULL.set(on)
+    try:
+        yield
+    finally:
+        _FULL.reset(token)
+
+
+def showing_full() -> bool:
+    """Whether names are shown whole (inside :func:`full_names`)."""
+    return _FULL.get()
+
+
+def fit(text: str, width: int) -> str:
+    """``text`` in ``width`` characters (:func:`name_fit.fit`); whole within
+    :func:`full_names`."""
+    return text if _FULL.get() else name_fit.fit(text, width)
+
 
 _NAMESPACE = re.compile(r"(?:\(anonymous namespace\)::|<unnamed>::|[A-Za-z_][\w$]*::)+")
 
@@ -119,7 +161,10 @@ def parts(name: str) -> Parts:
 
 def short_names(names: Sequence[str], width: int | None = None) -> list[str]:
     """Each of ``names`` (shown together) short, distinct where the names are, and at most
-    ``width`` characters (cut in the middle, keeping the ending, where they must be)."""
+    ``width`` characters (cut in the middle, keeping the ending, where they must be); each
+    whole (demangled) within :func:`full_names`."""
+    if _FULL.get():
+        return [normalise(n) for n in names]
     cut = [parts(n) for n in names]
     groups: dict[tuple[str, int], list[int]] = {}
     for i, p in enumerate(cut):
@@ -181,7 +226,10 @@ def shortened(names: Sequence[str], width: int | None = None) -> dict[str, str]:
 def name_cell(full: str, short: str, *, mark: str = "", after: str = "") -> str:
     """A kernel's HTML table cell: its short name (the full one as a tooltip), which opens
     to the full name (wrapping between words, never inside one). ``after``: markup already
-    escaped (the validity flags)."""
+    escaped (the validity flags). Within :func:`full_names`: the full name, wrapping between
+    words."""
+    if _FULL.get():
+        return f'<td class="name" title="{escape(full)}">{escape(mark)}{words(full)}{after}</td>'
     return (
         f'<td class="name"><details><summary title="{escape(full)}">{escape(mark)}'
         f'{escape(short)}{after}</summary><span class="full">{words(full)}</span></details></td>'
