@@ -265,7 +265,7 @@ def test_v3_agent_that_names_no_device(capsys: Cap, tmp_path: Path, agent: str) 
     path = write(tmp_path / "1_kernel_trace.csv", "".join(lines))
     doc = analyze_ok(capsys, path)
     assert warnings_by_code(doc)["unknown-device"]["message"] == (
-        f"{path}: 1 of {len(v3_lines()) - 1} dispatch row(s) name no GPU the model can read "
+        f"{path}: 1 of {len(v3_lines()) - 1} dispatch rows naming no GPU the model can read "
         "(their GPU id is empty or not a number); their device is unknown, and the timeline "
         "keeps them apart as one device more"
     )
@@ -1009,7 +1009,8 @@ def test_kernel_that_names_no_device(
     doc = analyze_ok(capsys, path)
     missing = rows if make is _deviceless_rocpd else 1
     assert warnings_by_code(doc)["unknown-device"]["message"] == (
-        f"{path}: {missing} of {rows} dispatch row(s) name no GPU the model can read ({why}); "
+        f"{path}: {missing:,} of {rows:,} dispatch row{'' if rows == 1 else 's'} naming no GPU the "
+        f"model can read ({why}); "
         "their device is unknown, and the timeline keeps them apart as one device more"
     )
 

@@ -159,8 +159,8 @@ def test_warning_that_does_not_block(capsys: Cap, tmp_path: Path) -> None:
     doc = compare_json(capsys, str(TRACE), str(new), "--fail-if-slower", "5",
                        "--junit", str(xml), "--markdown", str(md))  # fmt: skip
     line = (
-        "[zero-duration] 1 dispatch(es) take 0 ns (End equals Begin); kept, but their "
-        "kernels' times are below the timer's resolution"
+        "[zero-duration] 1 dispatch of 0 ns (End equals Begin); kept, though a time of 0 ns "
+        "is below the timer's resolution"
     )
     assert [(w["side"], w["code"], w["count"], w["blocks_gate"]) for w in doc["warnings"]] == [
         ("candidate", "zero-duration", 1, False)

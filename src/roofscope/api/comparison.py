@@ -154,8 +154,10 @@ class Comparison:
             return compare_fragment(self.result, self.gate(), self._ceilings(), self._gpus())
 
     def __repr__(self) -> str:
+        from roofscope.model.words import count
+
         e = self.end_to_end
         return (
             f"<roofscope.Comparison: {self.result.base_label} -> {self.result.new_label}, "
-            f"speedup {e.speedup}, {len(self.kernels)} kernel(s)>"
+            f"speedup {e.speedup}, {count(len(self.kernels), 'kernel')}>"
         )

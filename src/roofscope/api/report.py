@@ -151,8 +151,10 @@ class Report:
         return full_names(self.full_names)
 
     def __repr__(self) -> str:
+        from roofscope.model.words import count
+
         s, who = self.summary, self.device.name or "GPU unknown"
         return (
-            f"<roofscope.Report: {s.kernels} kernel(s), {s.dispatches} dispatch(es), "
-            f"kernel time {s.kernel_time_s} s, {who}, {len(self.findings)} finding(s)>"
+            f"<roofscope.Report: {count(s.kernels, 'kernel')}, {count(s.dispatches, 'dispatch')}, "
+            f"kernel time {s.kernel_time_s} s, {who}, {count(len(self.findings), 'finding')}>"
         )

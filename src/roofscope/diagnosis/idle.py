@@ -15,6 +15,7 @@ from roofscope.diagnosis.evidence import ProgramView
 from roofscope.diagnosis.findings import Finding, Value
 from roofscope.diagnosis.rules import severity
 from roofscope.diagnosis.trust import IDLE_MIN_DISPATCHES, IDLE_MIN_SPAN_NS, temper_idle
+from roofscope.model.words import sig
 
 IDLE_SHARE = 0.2
 LOADER_SHARE = 0.5  # of the idle time inside data-loader steps: the input pipeline first
@@ -41,7 +42,7 @@ def idle_gaps(p: ProgramView) -> Finding | None:
         severity(share),
         f"the GPU sat idle {share:.0%} of the time, in {p.gaps} "
         f"gap{'' if p.gaps == 1 else 's'} of at least "
-        f"{(p.gap_threshold_ns or 0) / 1000:g} µs{_loader_said(p, evidence)}",
+        f"{sig((p.gap_threshold_ns or 0) / 1000)} µs{_loader_said(p, evidence)}",
         _feed(p),
         evidence,
         {

@@ -36,6 +36,7 @@ from dataclasses import dataclass, replace
 from roofscope.analysis.roofline import KernelRoofline, Roofline
 from roofscope.catalogue.ceilings import Ceiling
 from roofscope.diagnosis.findings import Finding, Severity
+from roofscope.model.words import sig
 
 MEASURED_TOLERANCE = 1.10
 THEORY_TOLERANCE = 1e-9
@@ -134,7 +135,7 @@ def _at_measured(s: RoofStanding, c: Ceiling) -> str:
     unit = "B/s" if c.kind == "memory" else "FLOP/s"
     return (
         f"above the measured roof: {s.efficiency:.0%} of {reached}, but "
-        f"{s.of_theoretical:.0%} of the catalogue's {s.theoretical.value / 1e12:.3g} T{unit} "
+        f"{s.of_theoretical:.0%} of the catalogue's {sig(s.theoretical.value / 1e12)} T{unit} "
         "peak: the benchmark under-measured this roof"
     )
 
@@ -197,4 +198,4 @@ def temper_idle(f: Finding, span_ns: int, dispatches: int) -> Finding:
 
 def _ms(ns: float) -> str:
     """Milliseconds to 3 figures, whole from 100 ms on (never an exponent)."""
-    return f"{ns / 1e6:,.0f}" if ns >= 99.95e6 else f"{ns / 1e6:.3g}"
+    return f"{ns / 1e6:,.0f}" if ns >= 99.95e6 else sig(ns / 1e6)

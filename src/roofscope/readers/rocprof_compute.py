@@ -24,6 +24,7 @@ from pathlib import Path
 from roofscope.errors import InputError
 from roofscope.model.profile import Profile, RunInfo
 from roofscope.model.schema import Role
+from roofscope.model.words import count
 from roofscope.readers.csvload import register_names
 from roofscope.readers.dispatch_csv import read_dispatch_csv
 from roofscope.readers.duck_sql import ident, read_csv
@@ -153,9 +154,10 @@ def _report_long(profile: Profile, path: Path, tag: str, *, fmt: str, role: Role
     if replayed:
         profile.warn(
             "pass-timestamps-differ",
-            f"{path}: {replayed} dispatch(es) appear once per pass (up to {passes} passes) with "
-            "different timestamps; each is kept once, its duration the median of End - Start "
-            "over its counter rows (as rocprof-compute computes it), its start the earliest",
+            f"{path}: {count(replayed, 'dispatch')} recorded once per pass (up to {passes} "
+            "passes) with different timestamps; each is kept once, its duration the median of "
+            "End - Start over its counter rows (as rocprof-compute computes it), its start the "
+            "earliest",
         )
     if dropped:
         profile.warn(

@@ -18,7 +18,7 @@ from roofscope.render.chart_labels import Box, Grid, circle_box, leader_end, pla
 from roofscope.render.font import SVG_FONT
 from roofscope.render.logplot import LogPlot
 from roofscope.render.names import short_names
-from roofscope.render.numbers import number, si
+from roofscope.render.numbers import number, si, sig
 from roofscope.render.roof_lines import Segment, crosses, draw_roof
 from roofscope.render.roofline_legend import Clipped, legend, legend_height
 from roofscope.report import Report
@@ -91,7 +91,7 @@ def roofline_plot(
         rx = section.ridge["hbm"]
         cx, cy = plot.px(rx), plot.py(main.value)
         out.append(f'<circle class="ridge" cx="{cx:.1f}" cy="{cy:.1f}" r="4" fill="#000">'
-                   f"<title>ridge point {rx:.3g} FLOP/B</title></circle>")  # fmt: skip
+                   f"<title>ridge point {sig(rx)} FLOP/B</title></circle>")  # fmt: skip
     out += [_point(plot, p) for p in sorted(points, key=lambda p: -p.share)]
     out += roof_labels + _labels(plot, points, boxes, taken, drawn.segments)
     out += legend(HEIGHT, WIDTH, plot.pad, clipped, any(p.k.above_roof for p in points))
