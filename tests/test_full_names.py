@@ -161,3 +161,16 @@ def test_wrap_breaks_after_separators_and_folds_only_long_words() -> None:
     ]
     assert all(len(line) <= 24 for line in lines)
     assert wrap("Unknown command type", 80) == ["Unknown command type"]
+
+
+def test_the_roofline_labels_kernels_whole_where_a_name_fits() -> None:
+    """The demo's OpenMP kernels: ``__omp_offloading_…__QQmain_l18`` short, whole with
+    ``full_names``; a label with no room is left out (its point's tooltip names it)."""
+    demo = Path(roofscope.__file__).parent / "data" / "demo" / "openmp-collapse-mi300a"
+    label = r'class="kernel-label".*?</title>([^<]*)</text>'
+    whole = roofscope.analyze(demo, full_names=True)
+    labels = [unescape(t) for t in re.findall(label, whole.roofline_svg())]
+    assert "__omp_offloading_32_6b6b__QQmain_l18" in labels
+    assert set(labels) <= {k.name for k in whole.kernels}
+    short = re.findall(label, roofscope.analyze(demo).roofline_svg())
+    assert "__omp_offloading_…__QQmain_l18" in short
