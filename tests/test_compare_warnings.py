@@ -16,6 +16,7 @@ from xml.etree import ElementTree as ET
 import pytest
 
 from roofscope.cli.app import main
+from roofscope.model.words import sig
 from tests.conftest import SHARED_CORPUS
 from tests.test_compare import TRACE, compare_json, rewrite, scale, totals
 
@@ -40,8 +41,8 @@ def clocks_apart(*traces: Path) -> str:
     wall = max(e for _, e in spans) - min(b for b, _ in spans)
     own = sum(e - b for b, e in spans)
     return (
-        f"[clocks-apart] the timestamps of {len(spans)} inputs span {wall / 1e9:,.1f} s, more "
-        f"than 10 times their own spans ({own / 1e9:,.1f} s together)"
+        f"[clocks-apart] the timestamps of {len(spans)} inputs span {sig(wall / 1e9)} s, more "
+        f"than 10 times their own spans ({sig(own / 1e9)} s together)"
     )
 
 

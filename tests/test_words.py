@@ -263,3 +263,18 @@ def test_a_tiny_ncu_speedup_reads_without_exponent() -> None:
         "gain = share x ncu's global speedup = 0.500 x 0.00001% = 0.000; "
         "program speedup <= 1 / (1 - 0.000) = 1x"
     )
+
+
+def test_a_value_from_a_file_keeps_its_digits_without_exponent() -> None:
+    """ncu's estimated speedup as the file writes it (80.34, not 80.3), never ``1e-05``."""
+    from roofscope.diagnosis.profiler import ProfilerRule, _gain
+    from roofscope.model.words import plain
+
+    assert [plain(x) for x in (80.34, 1e-05, 100.0, 2.5e16)] == [
+        "80.34",
+        "0.00001",
+        "100",
+        "25000000000000000",
+    ]
+    _, formula = _gain(ProfilerRule("S", "R", "OPT", "", "global", 80.34), 0.5)
+    assert formula is not None and " x 80.34% = 0.402" in formula

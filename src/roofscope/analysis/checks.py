@@ -170,9 +170,9 @@ def _clocks_apart(profile: Profile) -> list[Warning]:
     return [
         Warning(
             "clocks-apart",
-            f"the timestamps of {len(spans)} inputs span {wall / 1e9:,.1f} s, more than "
-            f"{CLOCKS_APART} times their own spans ({own / 1e9:,.1f} s together): they come from "
-            "different runs, nodes or clocks, so the wall time across them is no run's wall "
+            f"the timestamps of {len(spans)} inputs span {words.sig(wall / 1e9)} s, more than "
+            f"{CLOCKS_APART} times their own spans ({words.sig(own / 1e9)} s together): they come "
+            "from different runs, nodes or clocks, so the wall time across them is no run's wall "
             "time; busy and idle per device still hold",
         )
     ]

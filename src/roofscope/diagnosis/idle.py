@@ -15,6 +15,7 @@ from roofscope.diagnosis.evidence import ProgramView
 from roofscope.diagnosis.findings import Finding, Value
 from roofscope.diagnosis.rules import severity
 from roofscope.diagnosis.trust import IDLE_MIN_DISPATCHES, IDLE_MIN_SPAN_NS, temper_idle
+from roofscope.model import words
 from roofscope.model.words import sig
 
 IDLE_SHARE = 0.2
@@ -40,9 +41,8 @@ def idle_gaps(p: ProgramView) -> Finding | None:
         None,
         "program",
         severity(share),
-        f"the GPU sat idle {share:.0%} of the time, in {p.gaps} "
-        f"gap{'' if p.gaps == 1 else 's'} of at least "
-        f"{sig((p.gap_threshold_ns or 0) / 1000)} µs{_loader_said(p, evidence)}",
+        f"the GPU sat idle {share:.0%} of the time, in {words.count(p.gaps or 0, 'gap')} of at "
+        f"least {sig((p.gap_threshold_ns or 0) / 1000)} µs{_loader_said(p, evidence)}",
         _feed(p),
         evidence,
         {

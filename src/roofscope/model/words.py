@@ -7,6 +7,7 @@ as the renderers do (``render/numbers.py`` builds its units and prefixes on thes
 from __future__ import annotations
 
 import math
+from decimal import Decimal
 
 
 def plural(n: float, noun: str, many: str | None = None) -> str:
@@ -36,3 +37,12 @@ def sig(x: float, digits: int = 3, *, trim: bool = True) -> str:
         return f"{round(x, decimals):,.0f}"
     text = f"{x:.{decimals}f}"
     return text.rstrip("0").rstrip(".") if trim else text
+
+
+def plain(x: float) -> str:
+    """A value as a file gives it, in plain decimals, never an exponent: ``80.34``,
+    ``0.00001`` (where ``:g`` wrote ``1e-05``), ``100``."""
+    if not math.isfinite(x):
+        return str(x)
+    text = format(Decimal(repr(float(x))), "f")
+    return text.rstrip("0").rstrip(".") if "." in text else text
