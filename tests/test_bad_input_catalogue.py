@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from roofscope.model.words import sig
 from roofscope.readers.load import load
 from tests.conftest import DATA, DEMO, NAMED_COUNTERS, rocpd_table
 from tests.test_bad_inputs import analyze_ok, error_line, run, warnings_by_code
@@ -265,7 +266,7 @@ def test_v3_agent_that_names_no_device(capsys: Cap, tmp_path: Path, agent: str) 
     path = write(tmp_path / "1_kernel_trace.csv", "".join(lines))
     doc = analyze_ok(capsys, path)
     assert warnings_by_code(doc)["unknown-device"]["message"] == (
-        f"{path}: 1 of {len(v3_lines()) - 1} dispatch row(s) name no GPU the model can read "
+        f"{path}: 1 of {len(v3_lines()) - 1} dispatch rows naming no GPU the model can read "
         "(their GPU id is empty or not a number); their device is unknown, and the timeline "
         "keeps them apart as one device more"
     )
@@ -609,8 +610,8 @@ def test_inputs_from_different_clocks(capsys: Cap, tmp_path: Path) -> None:
     doc = analyze_ok(capsys, DEMO.parent)
     assert doc["summary"]["wall_s"] == pytest.approx(wall / 1e9, rel=1e-12)
     assert warnings_by_code(doc)["clocks-apart"]["message"].startswith(
-        f"the timestamps of 2 inputs span {wall / 1e9:.4g} s, more than 10 times their own "
-        f"spans ({own / 1e9:.4g} s together)"
+        f"the timestamps of 2 inputs span {sig(wall / 1e9)} s, more than 10 times their own "
+        f"spans ({sig(own / 1e9)} s together)"  # 3 significant figures, never an exponent
     )
     for rank in ("0", "1"):
         shutil.copytree(V1, tmp_path / rank)
@@ -1009,7 +1010,8 @@ def test_kernel_that_names_no_device(
     doc = analyze_ok(capsys, path)
     missing = rows if make is _deviceless_rocpd else 1
     assert warnings_by_code(doc)["unknown-device"]["message"] == (
-        f"{path}: {missing} of {rows} dispatch row(s) name no GPU the model can read ({why}); "
+        f"{path}: {missing:,} of {rows:,} dispatch row{'' if rows == 1 else 's'} naming no GPU the "
+        f"model can read ({why}); "
         "their device is unknown, and the timeline keeps them apart as one device more"
     )
 

@@ -128,7 +128,7 @@ def test_v1_barrier_line_in_text_and_html(
 ) -> None:
     monkeypatch.setenv("COLUMNS", "400")  # the line unwrapped
     line = (
-        "Barrier packets (not kernel time): 11 record(s), 29.1 ms (1.1% of kernel + barrier "
+        "Barrier packets (not kernel time): 11 records, 29.1 ms (1.1% of kernel + barrier "
         f"time); {MEANING}."
     )
     html = tmp_path / "report.html"
@@ -136,7 +136,7 @@ def test_v1_barrier_line_in_text_and_html(
     assert (code, err) == (0, ""), err
     assert line in out.splitlines()
     assert "<barrier packet>" not in out.split(line)[1]  # not among the hotspots after it
-    assert '<p id="barriers">Barrier packets (not kernel time): 11 record(s)' in html.read_text(
+    assert '<p id="barriers">Barrier packets (not kernel time): 11 records' in html.read_text(
         encoding="utf-8"
     )
 

@@ -272,7 +272,7 @@ def test_terminal_view_and_closed_schema(
     new = rewrite(TRACE, tmp_path / "new" / "results.csv", scale({"laplacian_kernel": 0.5}))
     assert main(["compare", str(TRACE), str(new)]) == 0
     out = capsys.readouterr().out
-    assert f"baseline {TRACE} (1 run(s)) vs {new} (1 run(s))" in " ".join(out.split())
+    assert f"baseline {TRACE} (1 run) vs {new} (1 run)" in " ".join(out.split())
     # 2.6086 s of laplacian halved + 2.2 ms of the others = 1.3065 s
     # the 95 % interval as its two ends (1.998x to 1.999x), never "2.00 ± 0.00x"
     assert "End to end: kernel time 2.61 s -> 1.31 s: 2.00x faster [2.00, 2.00]" in out

@@ -16,6 +16,7 @@ from xml.etree import ElementTree as ET
 import pytest
 
 from roofscope.cli.app import main
+from roofscope.model.words import sig
 from tests.conftest import SHARED_CORPUS
 from tests.test_compare import TRACE, compare_json, rewrite, scale, totals
 
@@ -40,8 +41,8 @@ def clocks_apart(*traces: Path) -> str:
     wall = max(e for _, e in spans) - min(b for b, _ in spans)
     own = sum(e - b for b, e in spans)
     return (
-        f"[clocks-apart] the timestamps of {len(spans)} inputs span {wall / 1e9:.4g} s, more "
-        f"than 10 times their own spans ({own / 1e9:.4g} s together)"
+        f"[clocks-apart] the timestamps of {len(spans)} inputs span {sig(wall / 1e9)} s, more "
+        f"than 10 times their own spans ({sig(own / 1e9)} s together)"
     )
 
 
@@ -159,8 +160,8 @@ def test_warning_that_does_not_block(capsys: Cap, tmp_path: Path) -> None:
     doc = compare_json(capsys, str(TRACE), str(new), "--fail-if-slower", "5",
                        "--junit", str(xml), "--markdown", str(md))  # fmt: skip
     line = (
-        "[zero-duration] 1 dispatch(es) take 0 ns (End equals Begin); kept, but their "
-        "kernels' times are below the timer's resolution"
+        "[zero-duration] 1 dispatch of 0 ns (End equals Begin); kept, though a time of 0 ns "
+        "is below the timer's resolution"
     )
     assert [(w["side"], w["code"], w["count"], w["blocks_gate"]) for w in doc["warnings"]] == [
         ("candidate", "zero-duration", 1, False)

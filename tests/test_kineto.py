@@ -401,7 +401,8 @@ def test_trace_whose_kernels_were_not_recorded(tmp_path: Path, source: Path) -> 
     path.write_text(json.dumps({**doc, "traceEvents": events}))
     assert error(path) == (
         f"{path}: has no kernel records, though its runtime trace holds {launches:,} kernel "
-        "launch(es): kernels ran and the profiler did not record them; profile again with "
+        f"launch{'' if launches == 1 else 'es'}: kernels ran and the profiler did not record "
+        "them; profile again with "
         "ProfilerActivity.CUDA in torch.profiler's activities, and check the profiler's log "
         "for dropped activity records"
     )

@@ -160,7 +160,8 @@ def test_spreadsheet_rounded_workload_warns_once(
         f'second (e.g. "{text}" ns in the file), where even a 1 µs clock puts '
         f"{2 * calls * 1e-6:.7f} by chance: "  # 2 significant figures for 2 * calls < 10
         f"a spreadsheet rounded them to {digits} significant digits, so the durations of its "
-        f"{calls} dispatch(es) may be off by up to {unit_s:g} s, and {calls} show 0 ns (Begin "
+        f"{calls} dispatch{'' if calls == 1 else 'es'} may be off by up to {unit_s:g} s, and "
+        f"{calls} show 0 ns (Begin "
         "equals End): their kernels get no rate, efficiency or bound; use the file as the "
         "profiler wrote it"
     )

@@ -598,7 +598,7 @@ def test_sqlite_capture_whose_kernels_were_not_recorded(tmp_path: Path) -> None:
     con.close()
     message = one_line_error(nsys_sqlite.NsysSqlite(), path, Role.DISPATCHES)
     assert message == (
-        f"{path}: has no kernel records, though its CUDA API trace holds 1 kernel launch(es): "
+        f"{path}: has no kernel records, though its CUDA API trace holds 1 kernel launch: "
         "kernels ran and the profiler did not record them; re-run nsys profile with "
         "--trace=cuda, and look in its diagnostics for dropped CUPTI records (a capture "
         "stopped before the buffers were flushed: --cuda-flush-interval)"

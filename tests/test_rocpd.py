@@ -232,7 +232,7 @@ def test_kernels_not_recorded(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     db = without_dispatches(tmp_path, ["hipMalloc", "hipLaunchKernel", "hipLaunchKernel"])
     assert error_of(capsys, db) == (
         f"roofscope: error: {db}: has no kernel dispatches, though its API trace holds 2 "
-        "kernel launch(es): rocprofv3 did not record kernels; re-run rocprofv3 with "
+        "kernel launches: rocprofv3 did not record kernels; re-run rocprofv3 with "
         "--kernel-trace (or --pmc) so that dispatches are recorded\n"
     )
     empty = without_dispatches(tmp_path / "empty", [])

@@ -148,6 +148,6 @@ def test_api_and_copies_without_kernels(tmp_path: Path, capsys: pytest.CaptureFi
     assert main(["analyze", str(path)]) == 1
     assert capsys.readouterr().err == (
         f"roofscope: error: {path}: holds no kernel events, though its API trace holds 1 kernel "
-        "launch(es): the profiler did not record kernels; re-run rocprof with --hsa-trace (or "
+        "launch: the profiler did not record kernels; re-run rocprof with --hsa-trace (or "
         "--hip-trace) so that kernels are recorded\n"
     )

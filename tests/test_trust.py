@@ -46,7 +46,7 @@ def test_150_percent_of_a_catalogue_peak_is_above_roof(
     assert f["evidence"]["ceiling_origin"] == "catalogue"
     assert f["summary"].startswith("reaches 150% of its roof (hbm, ")
     (w,) = [w for w in doc["warnings"] if w["code"] == "above-roof"]
-    assert w["message"].startswith("1 kernel(s) reach more than their roof (see the above-roof")
+    assert w["message"].startswith("1 kernel above the roof (see the above-roof")
 
 
 def test_a_measured_ceiling_allows_ten_percent(
@@ -118,7 +118,7 @@ def test_omniperf_mi200_benchmarks_at_their_measured_roofs(
     assert main(["analyze", str(OMNIPERF_MI200), "--top", "5"]) == 0
     text = capsys.readouterr().out
     folded = [line for line in text.splitlines() if "at-measured-roof ·" in line]
-    assert len(folded) == 1 and "and 92 more kernel(s) alike" in text
+    assert len(folded) == 1 and "and 92 more kernels alike" in text
     assert "[above-roof]" not in text
 
 

@@ -24,6 +24,7 @@ from roofscope.verify.compare import Interval
 from tests.conftest import DATA, SHARED_CORPUS
 from tests.test_compare import TRACE, rewrite, scale
 
+EXPONENT = re.compile(r"\d[eE][+-]?\d")
 MI200 = SHARED_CORPUS / "amd" / "omniperf-v1-2022" / "Axes1" / "mi200"
 VCOPY = SHARED_CORPUS / "amd" / "rocprof-compute-vcopy-2025"
 NSYS_SUMMARY = DATA / "nsys" / "decode_cuda_gpu_kern_sum.csv"
@@ -220,3 +221,60 @@ def test_kineto_lambdas() -> None:
         "elementwise_kernel<128,4,gpu_kernel_impl<BinaryFunctor<Half,Half,Half,AddFunctor<float>>>"
         ":λ(int)>"
     )
+
+
+def test_a_count_has_its_noun_singular_only_for_one() -> None:
+    """The warnings (readers, checks) and the renderers word a count alike:
+    ``1 dispatch``, never ``dispatch(es)``."""
+    from roofscope.model.words import count as whole_count
+    from roofscope.render.numbers import count
+
+    assert whole_count(1, "dispatch") == "1 dispatch"
+    assert whole_count(2258, "dispatch") == "2,258 dispatches"
+    assert whole_count(2, "kernel launch") == "2 kernel launches"
+    assert whole_count(0, "kernel summary row") == "0 kernel summary rows"
+    assert count(2.5, "call") == "2.5 calls" and count(1.0, "call") == "1 call"
+
+
+@pytest.mark.parametrize(
+    ("share", "efficiency", "speedup"),
+    [(1.0, 0.001, "1,000"), (0.5, 0.0, "2"), (0.9999, 0.0, "10,000"), (0.3, 0.5, "1.18")],
+)
+def test_the_program_speedup_bound_has_no_exponent(
+    share: float, efficiency: float, speedup: str
+) -> None:
+    """1 / (1 - share x (1 - efficiency)), worked by hand: 1 / 0.001 = 1,000 (``.3g`` wrote
+    ``1e+03x``); 1 / 0.5 = 2; 1 / 0.0001 = 10,000; 1 / 0.85 = 1.176."""
+    from roofscope.diagnosis.findings import kernel_gain
+    from roofscope.diagnosis.profiler import ProfilerRule, _gain
+
+    _, formula = kernel_gain(share, efficiency)
+    assert formula is not None and formula.endswith(f"= {speedup}x")
+    rule = ProfilerRule("S", "R", "OPT", "", "global", 100 * (1 - efficiency))
+    _, ncu = _gain(rule, share)
+    assert ncu is not None and ncu.endswith(f"= {speedup}x") and not EXPONENT.search(ncu)
+
+
+def test_a_tiny_ncu_speedup_reads_without_exponent() -> None:
+    from roofscope.diagnosis.profiler import ProfilerRule, _gain
+
+    _, formula = _gain(ProfilerRule("S", "R", "OPT", "", "global", 0.00001), 0.5)
+    assert formula == (
+        "gain = share x ncu's global speedup = 0.500 x 0.00001% = 0.000; "
+        "program speedup <= 1 / (1 - 0.000) = 1x"
+    )
+
+
+def test_a_value_from_a_file_keeps_its_digits_without_exponent() -> None:
+    """ncu's estimated speedup as the file writes it (80.34, not 80.3), never ``1e-05``."""
+    from roofscope.diagnosis.profiler import ProfilerRule, _gain
+    from roofscope.model.words import plain
+
+    assert [plain(x) for x in (80.34, 1e-05, 100.0, 2.5e16)] == [
+        "80.34",
+        "0.00001",
+        "100",
+        "25000000000000000",
+    ]
+    _, formula = _gain(ProfilerRule("S", "R", "OPT", "", "global", 80.34), 0.5)
+    assert formula is not None and " x 80.34% = 0.402" in formula

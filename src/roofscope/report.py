@@ -35,10 +35,12 @@ from roofscope.diagnosis.findings import Finding, validity_of
 from roofscope.diagnosis.limits import BUSY_PCT
 from roofscope.diagnosis.profiler import ProfilerRule, lead_with_profiler
 from roofscope.diagnosis.trust import standing
+from roofscope.model import words
 from roofscope.model.access import all_dispatches, is_empty, named, producer_rules, query
 from roofscope.model.profile import InputFile, Profile, RunInfo, Runs, Warning
 from roofscope.model.schema import Role
 from roofscope.model.selection import EVERYTHING, Selection, among
+from roofscope.model.words import sig
 from roofscope.readers.barriers import MEANING
 
 if TYPE_CHECKING:
@@ -262,7 +264,7 @@ def _percent_warnings(values: dict[str, dict[str, MetricValue]]) -> list[Warning
     return [
         Warning(
             "percent-out-of-range",
-            f"{kernel[:80]}: {name} reads {value:g} %, which no share of a peak can be: left "
+            f"{kernel[:80]}: {name} reads {sig(value)} %, which no share of a peak can be: left "
             "out of its limiter; check the export (a damaged or hand-edited column?)",
         )
         for kernel, found in values.items()
@@ -281,7 +283,7 @@ def _kernel_warnings(profile: Profile, result: Roofline, rounded: set[int]) -> l
         warnings.append(
             Warning(
                 "above-roof",
-                f"{len(above)} kernel(s) reach more than their roof (see the above-roof "
+                f"{words.count(len(above), 'kernel')} above the roof (see the above-roof "
                 "findings): likely the wrong GPU (--gpu), counters of one XCD or GCD against "
                 "whole-device ceilings, or wrong work numbers",
             )

@@ -30,6 +30,7 @@ from collections.abc import Sequence
 
 from roofscope.analysis.hotspots import Hotspots
 from roofscope.analysis.rounding import Stamps, example, timestamp_stamps
+from roofscope.model import words
 from roofscope.model.access import (
     Relation,
     activity,
@@ -107,8 +108,9 @@ def _untimed(profile: Profile, stamps: list[Stamps]) -> list[Warning]:
             out.append(
                 Warning(
                     "missing-time",
-                    f"{profile.inputs[s.source].path}: {s.untimed} of {s.rows} dispatch(es) "
-                    "have no start or end timestamp; counted as calls, left out of every time",
+                    f"{profile.inputs[s.source].path}: {s.untimed:,} of "
+                    f"{words.count(s.rows, 'dispatch')} without a start or end timestamp; "
+                    "counted as calls, left out of every time",
                     s.untimed,
                 )
             )
@@ -122,8 +124,8 @@ def _summary_totals(profile: Profile) -> list[Warning]:
     return [
         Warning(
             "summary-missing-total",
-            f"{bad} kernel summary row(s) have no total time (empty, None or nan): those "
-            "kernels' time is unknown and the shares cannot be computed",
+            f"{words.count(int(bad), 'kernel summary row')} without a total time (empty, None "
+            "or nan): the time of those kernels is unknown and the shares cannot be computed",
             int(bad),
         )
     ]
@@ -168,9 +170,9 @@ def _clocks_apart(profile: Profile) -> list[Warning]:
     return [
         Warning(
             "clocks-apart",
-            f"the timestamps of {len(spans)} inputs span {wall / 1e9:.4g} s, more than "
-            f"{CLOCKS_APART} times their own spans ({own / 1e9:.4g} s together): they come from "
-            "different runs, nodes or clocks, so the wall time across them is no run's wall "
+            f"the timestamps of {len(spans)} inputs span {words.sig(wall / 1e9)} s, more than "
+            f"{CLOCKS_APART} times their own spans ({words.sig(own / 1e9)} s together): they come "
+            "from different runs, nodes or clocks, so the wall time across them is no run's wall "
             "time; busy and idle per device still hold",
         )
     ]
@@ -184,7 +186,7 @@ def _durations(profile: Profile, stamps: list[Stamps]) -> list[Warning]:
         out.append(
             Warning(
                 "end-before-begin",
-                f"{negative} dispatch(es) end before they begin "
+                f"{words.count(negative, 'dispatch')} with End before Begin "
                 "(clock-domain mix-up or a damaged file); left out of every time",
                 negative,
             )
@@ -194,8 +196,8 @@ def _durations(profile: Profile, stamps: list[Stamps]) -> list[Warning]:
         out.append(
             Warning(
                 "zero-duration",
-                f"{zero} dispatch(es) take 0 ns (End equals Begin); "
-                "kept, but their kernels' times are below the timer's resolution",
+                f"{words.count(zero, 'dispatch')} of 0 ns (End equals Begin); "
+                "kept, though a time of 0 ns is below the timer's resolution",
                 zero,
             )
         )
@@ -219,8 +221,9 @@ def _rounded(profile: Profile, s: Stamps) -> Warning:
         f'whole second (e.g. "{e.text}" ns in the file), where {resolution} clock puts '
         f"{_plain(s.expected)} "
         f"by chance: a spreadsheet rounded them to {e.digits} "
-        f"significant digits, so the durations of its {s.dispatches:,} dispatch(es) may be off by "
-        f"up to {e.unit_ns / 1e9:g} s{zeros}; use the file as the profiler wrote it",
+        f"significant digits, so the durations of its {words.count(s.dispatches, 'dispatch')} "
+        "may be off by "
+        f"up to {words.sig(e.unit_ns / 1e9)} s{zeros}; use the file as the profiler wrote it",
         s.dispatches,
     )
 
@@ -243,7 +246,7 @@ def _duplicates(profile: Profile) -> list[Warning]:
     return [
         Warning(
             "duplicate-dispatch-id",
-            f"{dups} dispatch(es) repeat a dispatch id already "
+            f"{words.count(dups, 'dispatch')} with a dispatch id already "
             "seen in the same process and file (rows written twice, or files "
             "concatenated); all are counted",
             dups,

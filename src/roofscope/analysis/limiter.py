@@ -147,10 +147,9 @@ def _from_roofline(roof: KernelRoofline | None, ceilings: Sequence[Ceiling]) -> 
 
 
 def _origin(c: Ceiling) -> str:
-    """The ceiling's origin; its full source (files, documents) is with the roofline's ceilings."""
-    return (
-        f"{c.origin} ceiling, {c.value:.4g} {c.unit_of_value} (source with the roofline's ceilings)"
-    )
+    """The ceiling's origin; its value and full source (files, documents) are with the
+    roofline's ceilings (analyses do not format numbers)."""
+    return f"{c.origin} ceiling (value and source with the roofline's ceilings)"
 
 
 def limiters(

@@ -43,8 +43,10 @@ class ClusterSummary:
         return cluster_frame(self.document)
 
     def __repr__(self) -> str:
-        runs = len(self.document["runs"]["read"])
-        return f"<roofscope.ClusterSummary: {runs} run(s), {len(self.document['kernels'])} kernels>"
+        from roofscope.model.words import count
+
+        runs, kernels = len(self.document["runs"]["read"]), len(self.document["kernels"])
+        return f"<roofscope.ClusterSummary: {count(runs, 'run')}, {count(kernels, 'kernel')}>"
 
 
 def cluster_summary(

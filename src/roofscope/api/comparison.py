@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
@@ -27,18 +28,20 @@ MAX_SLOWER_PCT = 1e6  # as the command's --fail-if-slower
 @dataclass(frozen=True, eq=False)
 class Comparison:
     """What ``roofscope.compare`` returns. ``result`` is what the compare renderers read;
-    ``base`` and ``new`` are each side's runs, as reports."""
+    ``base`` and ``new`` are each side's runs, as reports. ``full_names``: the HTML and the
+    charts show kernel names whole (``--full-names``)."""
 
     result: Result
     base: tuple[Report, ...]
     new: tuple[Report, ...]
     read: tuple[str, ...] = ()  # every file read: never overwritten by ``to_html``
+    full_names: bool = False
 
     @classmethod
-    def of(cls, both: Compared) -> Comparison:
-        base = tuple(Report(r.report, both.read) for r in both.base)
-        new = tuple(Report(r.report, both.read) for r in both.new)
-        return cls(both.comparison, base, new, both.read)
+    def of(cls, both: Compared, *, full_names: bool = False) -> Comparison:
+        base = tuple(Report(r.report, both.read, full_names) for r in both.base)
+        new = tuple(Report(r.report, both.read, full_names) for r in both.new)
+        return cls(both.comparison, base, new, both.read, full_names)
 
     @property
     def kernels(self) -> tuple[KernelChange, ...]:
@@ -103,8 +106,9 @@ class Comparison:
         """The compare page (``--html``): returned, or written to ``path`` whole."""
         from roofscope.render.html import render_compare_html
 
-        page = render_compare_html(self.result, verdict or self.gate(), *self._ceilings(),
-                                   self._gpus())  # fmt: skip
+        with self._names():
+            page = render_compare_html(self.result, verdict or self.gate(), *self._ceilings(),
+                                       self._gpus())  # fmt: skip
         if path is None:
             return page
         write_atomically(Path(path), page, force=True, keep=self.read)
@@ -121,13 +125,21 @@ class Comparison:
         """Each kernel's contribution to the change, from the baseline's total to the new."""
         from roofscope.render.waterfall_chart import waterfall_svg
 
-        return waterfall_svg(self.result)
+        with self._names():
+            return waterfall_svg(self.result)
 
     def movement_svg(self) -> str:
         """Each kernel's move on the roofline; empty when none has roofline data both sides."""
         from roofscope.render.compare_charts import movement_svg
 
-        return movement_svg(self.result, *self._ceilings(), self._gpus())
+        with self._names():
+            return movement_svg(self.result, *self._ceilings(), self._gpus())
+
+    def _names(self) -> AbstractContextManager[None]:
+        """Names whole or short in what is rendered inside it, as ``full_names`` says."""
+        from roofscope.render.names import full_names
+
+        return full_names(self.full_names)
 
     def _ceilings(self) -> tuple[tuple[Ceiling, ...], tuple[Ceiling, ...]]:
         return self.base[0].roofline.ceilings, self.new[0].roofline.ceilings
@@ -138,11 +150,14 @@ class Comparison:
     def _repr_html_(self) -> str:
         from roofscope.render.notebook import compare_fragment
 
-        return compare_fragment(self.result, self.gate(), self._ceilings(), self._gpus())
+        with self._names():
+            return compare_fragment(self.result, self.gate(), self._ceilings(), self._gpus())
 
     def __repr__(self) -> str:
+        from roofscope.model.words import count
+
         e = self.end_to_end
         return (
             f"<roofscope.Comparison: {self.result.base_label} -> {self.result.new_label}, "
-            f"speedup {e.speedup}, {len(self.kernels)} kernel(s)>"
+            f"speedup {e.speedup}, {count(len(self.kernels), 'kernel')}>"
         )

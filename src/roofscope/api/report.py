@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
@@ -40,10 +41,12 @@ class Summary:
 @dataclass(frozen=True, eq=False)
 class Report:
     """What ``roofscope.analyze`` returns. ``checkup`` is the result every renderer reads;
-    the properties are its parts, as the renderers use them."""
+    the properties are its parts, as the renderers use them. ``full_names``: the HTML and
+    the charts show kernel names whole (``--full-names``)."""
 
     checkup: Checkup
     read: tuple[str, ...] = ()  # every file read: never overwritten by ``to_html``
+    full_names: bool = False
 
     @property
     def summary(self) -> Summary:
@@ -100,7 +103,8 @@ class Report:
         (replacing an earlier report there, never a file this report read)."""
         from roofscope.render.html import render_html
 
-        page = render_html(self.checkup)
+        with self._names():
+            page = render_html(self.checkup)
         if path is None:
             return page
         write_atomically(Path(path), page, force=True, keep=self.read)
@@ -117,28 +121,40 @@ class Report:
         """The top kernels' time as bars (hotspots red), the rest folded into 'other'."""
         from roofscope.render.charts import hotspot_svg
 
-        return hotspot_svg(self.checkup, top)
+        with self._names():
+            return hotspot_svg(self.checkup, top)
 
     def roofline_svg(self) -> str:
         """The roofline with each kernel placed (``--svg``'s ``roofline.svg``)."""
         from roofscope.render.charts import roofline_svg
 
-        return roofline_svg(self.checkup)
+        with self._names():
+            return roofline_svg(self.checkup)
 
     def timeline_svg(self) -> str:
         """Busy and idle over time, the hot kernels told apart; empty without timestamps."""
         from roofscope.render.timeline_chart import timeline_svg
 
-        return timeline_svg(self.checkup)
+        with self._names():
+            return timeline_svg(self.checkup)
 
     def _repr_html_(self) -> str:
         from roofscope.render.notebook import report_fragment
 
-        return report_fragment(self.checkup)
+        with self._names():
+            return report_fragment(self.checkup)
+
+    def _names(self) -> AbstractContextManager[None]:
+        """Names whole or short in what is rendered inside it, as ``full_names`` says."""
+        from roofscope.render.names import full_names
+
+        return full_names(self.full_names)
 
     def __repr__(self) -> str:
+        from roofscope.model.words import count
+
         s, who = self.summary, self.device.name or "GPU unknown"
         return (
-            f"<roofscope.Report: {s.kernels} kernel(s), {s.dispatches} dispatch(es), "
-            f"kernel time {s.kernel_time_s} s, {who}, {len(self.findings)} finding(s)>"
+            f"<roofscope.Report: {count(s.kernels, 'kernel')}, {count(s.dispatches, 'dispatch')}, "
+            f"kernel time {s.kernel_time_s} s, {who}, {count(len(self.findings), 'finding')}>"
         )

@@ -42,9 +42,11 @@ def analyze(
     fmt: str | None = None,
     gap_us: float = DEFAULT_GAP_US,
     progress: Progress | None = None,
+    full_names: bool = False,
 ) -> Report:
     """The check-up of one profile (``roofscope analyze PATHS``): files of several processes
     merge. ``work``: ``NAME=FLOPS:BYTES[@DTYPE]`` rules or work files (TOML), one or many.
+    ``full_names``: the report's HTML and charts show kernel names whole (``--full-names``).
 
     ``scheduler`` is refused: the cluster summary (``analyze --scheduler``) has no dispatch
     rows, so no Report's counter metrics; ``roofscope.cluster_summary`` gives it."""
@@ -60,7 +62,7 @@ def analyze(
     )  # fmt: skip
     checkup = check_up(paths_of(paths, "analyze"), prepare(options), progress=progress)
     report = with_lanes(checkup.report, checkup.profile)  # the timeline chart's bins
-    return Report(report, read=(*checkup.read, *options.files))
+    return Report(report, read=(*checkup.read, *options.files), full_names=full_names)
 
 
 def compare(
@@ -82,10 +84,12 @@ def compare(
     fmt: str | None = None,
     gap_us: float = DEFAULT_GAP_US,
     progress: Progress | None = None,
+    full_names: bool = False,
 ) -> Comparison:
     """Baseline against candidate (``roofscope compare BASE NEW``); ``base_runs`` and
     ``new_runs``: more runs of a side (``--base-run``, ``--new-run``). The gate is
-    ``Comparison.gate(...)``."""
+    ``Comparison.gate(...)``; ``full_names``: kernel names whole in the HTML and charts
+    (``--full-names``)."""
     options = options_of(
         gpu=gpu, work=work, ceilings=ceilings, peak_flops=peak_flops, peak_bw=peak_bw,
         kernel=kernel, device=device, jobs=jobs, fmt=fmt, gap_us=gap_us,
@@ -96,7 +100,7 @@ def compare(
         paths_of([base, *base_runs], "compare"), paths_of([new, *new_runs], "compare"), settings,
         sides, check=lambda paths, s, label: check_up(paths, s, label=label, progress=progress),
     )  # fmt: skip
-    return Comparison.of(both)
+    return Comparison.of(both, full_names=full_names)
 
 
 def paths_of(paths: Sequence[AnyPath], function: str) -> list[str]:

@@ -42,6 +42,7 @@ def analyze(
     png: o.Png = None,
     force: o.Force = False,
     out: o.OutDir = None,
+    whole_names: o.FullNames = False,
     jobs: o.Jobs = None,
     scheduler: Annotated[
         str | None,
@@ -70,21 +71,24 @@ def analyze(
             "--gap-us": gap_us if gap_us != o.DEFAULT_GAP_US else None,
         })  # fmt: skip
         from roofscope.cli.checkup import CheckupOptions, prepare
+        from roofscope.render.names import full_names
 
         given = CheckupOptions(
             gpu=gpu, work=tuple(work or ()), ceilings=ceilings, peak_flops=peak_flops,
             peak_bw=peak_bw,
         )  # fmt: skip
-        summary = cluster_summary(
-            paths, scheduler, jobs=jobs, fmt=fmt, skip_unreadable=skip_unreadable,
-            as_json=as_json, top=top, roof=prepare(given).roof,
-            charts=Charts(svg, png, force, tuple(given.files)),
-        )  # fmt: skip
+        with full_names(whole_names):
+            summary = cluster_summary(
+                paths, scheduler, jobs=jobs, fmt=fmt, skip_unreadable=skip_unreadable,
+                as_json=as_json, top=top, roof=prepare(given).roof,
+                charts=Charts(svg, png, force, tuple(given.files)),
+            )  # fmt: skip
         sys.stdout.write(summary)
         return
     if skip_unreadable:
         raise UsageError("--skip-unreadable applies to --scheduler only; add --scheduler ADDR")
     from roofscope.cli.checkup import CheckupOptions, prepare, run_checkup  # DuckDB, numpy
+    from roofscope.render.names import full_names
     from roofscope.report import with_lanes
 
     options = CheckupOptions(
@@ -96,15 +100,17 @@ def analyze(
     html = html_path(html, out, stem(paths[0]))
     if html or svg or png:
         report = with_lanes(report, checkup.profile)
-    if html:
-        from roofscope.render.html import render_html
+    with full_names(whole_names):
+        if html:
+            from roofscope.render.html import render_html
 
-        write_atomically(Path(html), render_html(report), force=force, keep=keep)
-    if svg or png:
-        from roofscope.render.charts import hotspot_svg, roofline_svg
-        from roofscope.render.timeline_chart import timeline_svg
+            write_atomically(Path(html), render_html(report), force=force, keep=keep)
+        if svg or png:
+            from roofscope.render.charts import hotspot_svg, roofline_svg
+            from roofscope.render.timeline_chart import timeline_svg
 
-        charts = {"hotspots": hotspot_svg(report), "roofline": roofline_svg(report),
-                  "timeline": timeline_svg(report)}  # fmt: skip
-        write_charts(charts, svg, png, force=force, keep=keep)
-    sys.stdout.write(report_view(report, as_json=as_json, top=20 if top is None else top))
+            charts = {"hotspots": hotspot_svg(report), "roofline": roofline_svg(report),
+                      "timeline": timeline_svg(report)}  # fmt: skip
+            write_charts(charts, svg, png, force=force, keep=keep)
+        text = report_view(report, as_json=as_json, top=20 if top is None else top)
+    sys.stdout.write(text)

@@ -91,6 +91,7 @@ def compare(
     png: o.Png = None,
     force: o.Force = False,
     out: o.OutDir = None,
+    whole_names: o.FullNames = False,
 ) -> None:
     """Baseline against candidate: per-kernel and end-to-end speedup, and a gate for CI."""
     from roofscope.cli.checkup import (  # DuckDB, numpy
@@ -101,6 +102,7 @@ def compare(
         side_gpus,
     )
     from roofscope.render.compare_out import render_compare_json, render_compare_text
+    from roofscope.render.names import full_names
     from roofscope.verify.gate import gate
 
     options = CheckupOptions(
@@ -121,15 +123,15 @@ def compare(
         min_share=min_share,
     )
     base_roof, new_roof = both.base[0].report.roofline, both.new[0].report.roofline
-    _write_files(
-        cmp, verdict, base_roof.result.ceilings, new_roof.result.ceilings,
-        (base_roof.choice.name or "baseline", new_roof.choice.name or "candidate"),
-        junit_out=junit_out, markdown_out=markdown_out, force=force, keep=keep,
-        html=html, out=out, name=f"{stem(base)}-vs-{stem(new)}", svg=svg, png=png,
-    )  # fmt: skip
-    sys.stdout.write(
-        render_compare_json(cmp, verdict) if as_json else render_compare_text(cmp, verdict)
-    )
+    with full_names(whole_names):
+        _write_files(
+            cmp, verdict, base_roof.result.ceilings, new_roof.result.ceilings,
+            (base_roof.choice.name or "baseline", new_roof.choice.name or "candidate"),
+            junit_out=junit_out, markdown_out=markdown_out, force=force, keep=keep,
+            html=html, out=out, name=f"{stem(base)}-vs-{stem(new)}", svg=svg, png=png,
+        )  # fmt: skip
+        text = render_compare_json(cmp, verdict) if as_json else render_compare_text(cmp, verdict)
+    sys.stdout.write(text)
     if not verdict.passed:
         raise typer.Exit(EXIT_GATE_FAILED)
 

@@ -83,6 +83,14 @@ Png = Annotated[
     str | None,
     typer.Option("--png", help="Also write each chart as a PNG into DIR, at twice its size."),
 ]
+FullNames = Annotated[
+    bool,
+    typer.Option(
+        "--full-names",
+        help="Kernel names whole as the profile names them (demangled): never shortened, "
+        "wrapped in the terminal.",
+    ),
+]
 Force = Annotated[
     bool, typer.Option("--force", help="Overwrite existing output files (never an input).")
 ]

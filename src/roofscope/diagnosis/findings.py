@@ -14,6 +14,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
+from roofscope.model.words import sig
+
 Kind = Literal["validity", "bottleneck", "program"]
 Severity = Literal["high", "medium", "low"]
 Value = float | int | str | None
@@ -54,7 +56,7 @@ def kernel_gain(share: float | None, efficiency: float | None) -> tuple[float | 
     gain = share * max(0.0, 1 - efficiency)
     formula = (
         f"gain = share x (1 - efficiency) = {share:.3f} x (1 - {efficiency:.3f}) = {gain:.3f}; "
-        f"program speedup <= 1 / (1 - {gain:.3f}) = {1 / (1 - gain):.3g}x"
+        f"program speedup <= 1 / (1 - {gain:.3f}) = {sig(1 / (1 - gain))}x"
         if gain < 1
         else None
     )

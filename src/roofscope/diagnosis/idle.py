@@ -15,6 +15,8 @@ from roofscope.diagnosis.evidence import ProgramView
 from roofscope.diagnosis.findings import Finding, Value
 from roofscope.diagnosis.rules import severity
 from roofscope.diagnosis.trust import IDLE_MIN_DISPATCHES, IDLE_MIN_SPAN_NS, temper_idle
+from roofscope.model import words
+from roofscope.model.words import sig
 
 IDLE_SHARE = 0.2
 LOADER_SHARE = 0.5  # of the idle time inside data-loader steps: the input pipeline first
@@ -39,8 +41,8 @@ def idle_gaps(p: ProgramView) -> Finding | None:
         None,
         "program",
         severity(share),
-        f"the GPU sat idle {share:.0%} of the time, in {p.gaps} gap(s) of at least "
-        f"{(p.gap_threshold_ns or 0) / 1000:g} µs{_loader_said(p, evidence)}",
+        f"the GPU sat idle {share:.0%} of the time, in {words.count(p.gaps or 0, 'gap')} of at "
+        f"least {sig((p.gap_threshold_ns or 0) / 1000)} µs{_loader_said(p, evidence)}",
         _feed(p),
         evidence,
         {
@@ -50,8 +52,7 @@ def idle_gaps(p: ProgramView) -> Finding | None:
             "dispatches_min": IDLE_MIN_DISPATCHES,
         },
         share,
-        f"gain <= idle / device time = {p.idle_ns / 1e9:.6g} s / {p.span_ns / 1e9:.6g} s "
-        f"= {share:.3f}",
+        f"gain <= idle / device time = {p.idle_ns:,.0f} ns / {p.span_ns:,.0f} ns = {share:.3f}",
     )
     return temper_idle(found, p.span_ns, p.dispatches)
 

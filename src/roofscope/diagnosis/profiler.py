@@ -28,6 +28,7 @@ from dataclasses import dataclass, replace
 
 from roofscope.diagnosis.findings import SEVERITY_ORDER, Finding, Severity, rank_key
 from roofscope.diagnosis.rules import severity
+from roofscope.model.words import plain, sig
 
 # the ncu rule -> (the roofscope rule naming the same cause, whether ncu's text gives a remedy)
 SAME_CAUSE: dict[str, tuple[str, bool]] = {
@@ -58,7 +59,7 @@ class ProfilerRule:
     @property
     def label(self) -> str:
         """'Occupancy/TheoreticalOccupancy (OPT, estimated speedup 80.34%, global)'."""
-        gain = "" if self.speedup_pct is None else f", estimated speedup {self.speedup_pct:g}%"
+        gain = "" if self.speedup_pct is None else f", estimated speedup {plain(self.speedup_pct)}%"
         how = f", {self.speedup_kind}" if gain and self.speedup_kind else ""
         return f"{self.section}/{self.rule} ({self.kind}{gain}{how})"
 
@@ -75,9 +76,9 @@ def _gain(rule: ProfilerRule, share: float | None) -> tuple[float | None, str | 
     if rule.kind != "OPT" or rule.speedup_kind != "global" or pct is None or share is None:
         return None, None
     gain = share * min(max(pct, 0.0), 100.0) / 100
-    formula = f"gain = share x ncu's global speedup = {share:.3f} x {pct:g}% = {gain:.3f}"
+    formula = f"gain = share x ncu's global speedup = {share:.3f} x {plain(pct)}% = {gain:.3f}"
     if gain < 1:
-        formula += f"; program speedup <= 1 / (1 - {gain:.3f}) = {1 / (1 - gain):.3g}x"
+        formula += f"; program speedup <= 1 / (1 - {gain:.3f}) = {sig(1 / (1 - gain))}x"
     return gain, formula
 
 

@@ -20,6 +20,7 @@ from roofscope.analysis.ranks import STRAGGLER_EXCESS
 from roofscope.diagnosis.evidence import KernelView, ProgramView
 from roofscope.diagnosis.findings import Finding, Severity, Value, kernel_gain
 from roofscope.diagnosis.limits import BUSY_PCT, FAR, compute_limited, compute_side
+from roofscope.model.words import sig
 
 NEAR = 0.9
 SHORT_NS = 10_000
@@ -312,7 +313,7 @@ def lds_bank_conflicts(k: KernelView) -> Finding | None:
         k.stats.name,
         "bottleneck",
         "medium",
-        f"LDS bank conflicts: {name} = {value:.3g}",
+        f"LDS bank conflicts: {name} = {sig(value)}",
         "pad shared arrays (e.g. [N][N+1]), or change the access stride so that the lanes "
         "of a wave hit different banks",
         {name: value},

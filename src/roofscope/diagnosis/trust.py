@@ -36,6 +36,7 @@ from dataclasses import dataclass, replace
 from roofscope.analysis.roofline import KernelRoofline, Roofline
 from roofscope.catalogue.ceilings import Ceiling
 from roofscope.diagnosis.findings import Finding, Severity
+from roofscope.model.words import sig
 
 MEASURED_TOLERANCE = 1.10
 THEORY_TOLERANCE = 1e-9
@@ -134,7 +135,7 @@ def _at_measured(s: RoofStanding, c: Ceiling) -> str:
     unit = "B/s" if c.kind == "memory" else "FLOP/s"
     return (
         f"above the measured roof: {s.efficiency:.0%} of {reached}, but "
-        f"{s.of_theoretical:.0%} of the catalogue's {s.theoretical.value / 1e12:.3g} T{unit} "
+        f"{s.of_theoretical:.0%} of the catalogue's {sig(s.theoretical.value / 1e12)} T{unit} "
         "peak: the benchmark under-measured this roof"
     )
 
@@ -188,7 +189,13 @@ def temper_idle(f: Finding, span_ns: int, dispatches: int) -> Finding:
         return f
     return lowered(
         f,
-        f"the trace is short ({span_ns / 1e6:.3g} ms of device time, {dispatches} "
-        f"dispatch(es); idle time is judged from {IDLE_MIN_SPAN_NS / 1e6:g} ms and "
+        f"the trace is short ({_ms(span_ns)} ms of device time, {dispatches:,} "
+        f"dispatch{'' if dispatches == 1 else 'es'}; idle time is judged from "
+        f"{IDLE_MIN_SPAN_NS / 1e6:g} ms and "
         f"{IDLE_MIN_DISPATCHES} dispatches on)",
     )
+
+
+def _ms(ns: float) -> str:
+    """Milliseconds to 3 figures, whole from 100 ms on (never an exponent)."""
+    return f"{ns / 1e6:,.0f}" if ns >= 99.95e6 else sig(ns / 1e6)

@@ -52,7 +52,8 @@ def no_time(k: KernelView) -> Finding | None:
         s.name,
         "validity",
         "high",
-        f"its {s.calls} dispatch(es) take 0 ns (Begin equals End): no rate, efficiency "
+        f"its {s.calls} dispatch{'' if s.calls == 1 else 'es'} "
+        f"take{'s' if s.calls == 1 else ''} 0 ns (Begin equals End): no rate, efficiency "
         "or bound can be computed",
         "the timestamps were lost (a file re-saved by a tool that rounds or drops "
         "them); use the profiler's original output, or its timestamps.csv pass",
@@ -117,7 +118,7 @@ def pass_dispatch_mismatch(k: KernelView) -> Finding | None:
         k.stats.name,
         "validity",
         "medium",
-        f"the counter runs saw {calls} dispatch(es), the trace {traced}",
+        f"the counter runs saw {calls} dispatch{'' if calls == 1 else 'es'}, the trace {traced}",
         "profile counters and timing in one run of the same input, or check that "
         "every pass ran the same iterations",
         {"counter_run_calls": calls, "trace_calls": traced},

@@ -27,14 +27,27 @@ def _cxxfilt() -> Any:
     return cxxfilt
 
 
+# C++23 extended floating-point types, which libstdc++ before 13 cannot demangle (aiter's
+# kernels on MI300X: ``_ZN5aiter24add_rmsnorm_quant_kernelIDF16bDF16b...``): retried as the
+# vendor types the compilers name them (``__bf16``, ``_Float16``).
+_EXTENDED_FLOAT = re.compile(r"DF16b|DF(\d+)_")
+
+
+def _vendor_type(m: re.Match[str]) -> str:
+    name = "__bf16" if m.group(1) is None else f"_Float{m.group(1)}"
+    return f"u{len(name)}{name}"
+
+
 def demangle(symbol: str) -> str:
     """The demangled form of an Itanium ``_Z`` symbol, or the symbol itself."""
     if not symbol.startswith("_Z") or (demangler := _cxxfilt()) is None:
         return symbol
-    try:
-        return str(demangler.demangle(symbol, external_only=False))
-    except Exception:
-        return symbol
+    for attempt in (symbol, _EXTENDED_FLOAT.sub(_vendor_type, symbol)):
+        try:
+            return str(demangler.demangle(attempt, external_only=False))
+        except Exception:
+            continue
+    return symbol
 
 
 @lru_cache(maxsize=65536)

@@ -45,6 +45,7 @@ from typing import NewType, TypeVar, cast
 import duckdb
 
 from roofscope.catalogue.ceilings import Ceiling
+from roofscope.model import words
 from roofscope.model.names import normalise
 from roofscope.model.schema import DDL, Role, Table
 
@@ -220,8 +221,9 @@ class Profile:
         if n:
             self.warn(
                 "unknown-device",
-                f"{path}: {n} of {rows} dispatch row(s) name no GPU the model can read ({why}); "
-                "their device is unknown, and the timeline keeps them apart as one device more",
+                f"{path}: {n:,} of {words.count(rows, 'dispatch row')} naming no GPU the model "
+                f"can read ({why}); their device is unknown, and the timeline keeps them apart "
+                "as one device more",
                 count=n,
             )
 

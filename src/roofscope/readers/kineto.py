@@ -22,6 +22,7 @@ from typing import Any
 from roofscope.errors import InputError
 from roofscope.model.profile import Profile
 from roofscope.model.schema import Role
+from roofscope.model.words import count
 from roofscope.readers.batches import fits
 from roofscope.readers.json_keys import Malformed, TopKeys, Unfinished
 from roofscope.readers.json_stream import EventStream, open_text, paused_gc
@@ -214,7 +215,7 @@ def _no_kernels(path: Path, meta: dict[str, Any], seen: _Pass) -> InputError:
     if seen.launches:
         return kernels_not_recorded(
             str(path),
-            f"its runtime trace holds {seen.launches:,} kernel launch(es)",
+            f"its runtime trace holds {count(seen.launches, 'kernel launch')}",
             "profile again with ProfilerActivity.CUDA in torch.profiler's activities, and check "
             "the profiler's log for dropped activity records",
         )

@@ -13,6 +13,7 @@ import numpy as np
 from roofscope.errors import InputError
 from roofscope.model.profile import Profile, RunInfo
 from roofscope.model.schema import Role
+from roofscope.model.words import count, sig
 from roofscope.readers.batches import column, fits, registered
 from roofscope.readers.ncu_labels import DURATION
 from roofscope.readers.ncu_scan import Columns
@@ -100,7 +101,7 @@ def lay_out(path: Path, launches: list[Launch]) -> tuple[list[int | None], list[
             raise InputError(
                 str(path),
                 f"launch {launch.id} of process {launch.pid} ({launch.name[:60]!r}) lasts "
-                f"{duration:.3g} ns, beyond any kernel's time",
+                f"{sig(duration)} ns, beyond any kernel's time",
                 "pass the report as ncu wrote it",
             )
         if duration is None:
@@ -167,7 +168,7 @@ def insert_launches(
     if untimed:
         profile.warn(
             "ncu-no-duration",
-            f"{path}: {untimed} launch(es) without gpu__time_duration.sum or "
+            f"{path}: {count(untimed, 'launch')} without gpu__time_duration.sum or "
             "sm__cycles_elapsed.avg(.per_second); their time is unknown",
             untimed,
         )

@@ -15,6 +15,7 @@ import sqlite3
 from collections.abc import Iterable
 
 from roofscope.errors import InputError
+from roofscope.model.words import count
 
 # the nsys export's tables that CUDA tracing writes, and what else a capture may hold
 NSYS_CUDA_TABLES = {
@@ -140,8 +141,8 @@ def rocpd_no_kernels(con: sqlite3.Connection, path: str) -> InputError:
     if launches:
         return InputError(
             path,
-            f"has no kernel dispatches, though its API trace holds {launches:,} kernel "
-            "launch(es): rocprofv3 did not record kernels",
+            f"has no kernel dispatches, though its API trace holds "
+            f"{count(launches, 'kernel launch')}: rocprofv3 did not record kernels",
             "re-run rocprofv3 with --kernel-trace (or --pmc) so that dispatches are recorded",
         )
     counts = [(int(calls), "API calls")]
@@ -171,8 +172,8 @@ def api_no_kernels(path: str, calls: dict[str, int], copies: int, remedy: str) -
     if launches:
         return InputError(
             path,
-            f"holds no kernel events, though its API trace holds {launches:,} kernel "
-            "launch(es): the profiler did not record kernels",
+            f"holds no kernel events, though its API trace holds "
+            f"{count(launches, 'kernel launch')}: the profiler did not record kernels",
             "re-run rocprof with --hsa-trace (or --hip-trace) so that kernels are recorded",
         )
     what = held([(sum(calls.values()), "API calls"), (copies, "copies")])

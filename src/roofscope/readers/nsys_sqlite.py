@@ -23,6 +23,7 @@ import numpy as np
 from roofscope.errors import InputError
 from roofscope.model.profile import Profile, RunInfo
 from roofscope.model.schema import Role
+from roofscope.model.words import count
 from roofscope.readers.batches import column, registered
 from roofscope.readers.no_kernels import (
     NSYS_CUDA_TABLES,
@@ -175,7 +176,7 @@ def _require_kernels(con: sqlite3.Connection, path: Path, present: set[str]) -> 
     if KERNEL not in present or not con.execute(f"SELECT 1 FROM {KERNEL} LIMIT 1").fetchall():
         if launches := nsys_launches(con, present):
             raise kernels_not_recorded(
-                str(path), f"its CUDA API trace holds {launches:,} kernel launch(es)", NSYS_LOST
+                str(path), f"its CUDA API trace holds {count(launches, 'kernel launch')}", NSYS_LOST
             )
         raise no_kernel_ran(str(path), nsys_held(con, present), NSYS_WIDEN)
     table = Table.of(con, KERNEL)

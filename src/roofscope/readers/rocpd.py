@@ -21,6 +21,7 @@ import numpy as np
 from roofscope.errors import InputError
 from roofscope.model.profile import Profile, RunInfo
 from roofscope.model.schema import Role
+from roofscope.model.words import count
 from roofscope.readers.batches import SQL_TYPES, Kind, column, name_ids, registered
 from roofscope.readers.no_kernels import rocpd_no_kernels
 from roofscope.readers.registry import Reader
@@ -162,7 +163,9 @@ def _read_kernels(
                     f"INSERT INTO {_STAGE}_n SELECT k, guid, dispatch_id, agent FROM rocpd_batch"
                 ).fetchall()
     if nameless:
-        profile.warn("rocpd-nameless", f"{path}: {nameless} dispatch(es) without a kernel name")
+        profile.warn(
+            "rocpd-nameless", f"{path}: {count(nameless, 'dispatch')} without a kernel name"
+        )
     if not rows and not nameless:
         raise rocpd_no_kernels(con, str(path))
     if not rows:

@@ -7,10 +7,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from roofscope.analysis.hotspots import KernelStats
+from roofscope.render.chart_labels import text_width
 from roofscope.render.escape import escape_text as escape_text
 from roofscope.render.font import SVG_FONT
-from roofscope.render.names import fit, shortened
-from roofscope.render.numbers import duration
+from roofscope.render.names import fit, shortened, showing_full
+from roofscope.render.numbers import count, duration
 from roofscope.render.roofline_chart import drawn_on_roofline as drawn_on_roofline
 from roofscope.render.roofline_chart import roofline_plot as roofline_plot
 from roofscope.render.roofline_chart import roofline_svg as roofline_svg
@@ -36,7 +37,10 @@ def hotspot_bars(ranked: Sequence[KernelStats], top: int = 20) -> str:
     if rest:
         rows.append((-1, f"other ({len(rest)} kernels)", sum(k.share or 0 for k in rest), False,
                      sum(k.calls for k in rest), None))  # fmt: skip
-    width, bar_h, left, right = 760, 22, 260, 60
+    short = shortened([k.name for k in shown], 38)
+    labels = [short.get(r[1]) or fit(r[1], 38) for r in rows]
+    left = _label_room(labels, 260)
+    width, bar_h, right = left + 500, 22, 60
     height = 40 + bar_h * len(rows)
     scale = (width - left - right) / (max((r[2] for r in rows), default=0.0) or 1.0)
     out = [
@@ -45,12 +49,11 @@ def hotspot_bars(ranked: Sequence[KernelStats], top: int = 20) -> str:
         "<title>Kernel time by kernel (hotspots in red)</title>",
     ]
     cumulative, points = 0.0, []
-    short = shortened([k.name for k in shown])
     for row, (index, name, share, hot, calls, mean) in enumerate(rows):
         y = 20 + row * bar_h
         mean_text = "" if mean is None else f", mean {duration(mean)}"
-        tip = f"{name}: {100 * share:.1f}% of kernel time, {calls:,} call(s){mean_text}"
-        label = fit(short.get(name, name), 38)
+        tip = f"{name}: {100 * share:.1f}% of kernel time, {count(calls, 'call')}{mean_text}"
+        label = labels[row]
         out.append(
             f'<g class="bar" data-k="{index}"><title>{_e(tip)}</title>'
             f'<text x="{left - 6}" y="{y + 15}" text-anchor="end" font-size="11">{_e(label)}</text>'
@@ -66,3 +69,11 @@ def hotspot_bars(ranked: Sequence[KernelStats], top: int = 20) -> str:
         )
     out.append("</svg>")
     return "\n".join(out)
+
+
+def _label_room(labels: Sequence[str], least: int) -> int:
+    """The room left of the bars: ``least``, or as much as whole names (``full_names``) take
+    at 11 px."""
+    if not showing_full():
+        return least
+    return max([least, *(round(text_width(t, 11)) + 8 for t in labels)])

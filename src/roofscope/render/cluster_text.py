@@ -19,12 +19,14 @@ from roofscope import __version__
 from roofscope.diagnosis.findings import Finding
 from roofscope.render.columns import NameCell, fitted_table, text_console
 from roofscope.render.findings_text import findings_section, wrapped
-from roofscope.render.names import short_name
-from roofscope.render.numbers import cell, column_unit, duration, number, pct, si
+from roofscope.render.names import short_names
+from roofscope.render.numbers import cell, column_unit, count, duration, number, pct, si
 
 Doc = dict[str, Any]
 SHOWN_DEVICES = 8
 SHOWN_ACTIVITY = 3
+
+NBSP = "\u00a0"
 
 
 def render_cluster_text(
@@ -134,7 +136,8 @@ def _activity(console: Console, rows: list[Doc]) -> None:
         if not items:
             continue
         shown = [
-            f"{_cut(str(a['name']))}: {a['calls']:,}\u00a0call(s), {duration(a.get('total_ns'))}"
+            f"{_cut(str(a['name']))}: {count(int(a['calls']), 'call').replace(' ', NBSP)}, "
+            f"{duration(a.get('total_ns'))}"
             for a in items[:SHOWN_ACTIVITY]
         ]
         if len(items) > SHOWN_ACTIVITY:
@@ -154,7 +157,7 @@ def _straggler(console: Console, ranks: Doc | None) -> None:
         f"Ranks: {len(ranks.get('ranks') or [])}" + ("" if stragglers else "; no straggler")
     )
     for s in stragglers:
-        kernels = ", ".join(short_name(k, 60) for k in s.get("kernels") or [])
+        kernels = ", ".join(short_names([str(k) for k in s.get("kernels") or []], 60))
         wrapped(
             console, f"straggler: rank {s.get('rank')} ({s.get('label')}): {kernels}", "  ", "    "
         )

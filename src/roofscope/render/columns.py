@@ -5,7 +5,8 @@ console is too narrow for them and ``NAME_MIN`` characters of name, the columns 
 ``drop`` are left out, in that order (a bar, a cumulative share: what another column already
 says); the name column takes whatever is left. Kernel names (:class:`NameCell`) are shortened
 together by :func:`roofscope.render.names.short_names` to that width, so the rows stay
-distinct.
+distinct; within :func:`roofscope.render.names.full_names` they are whole and wrap in their
+column (between words, a word longer than the column folded), never cut.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from roofscope.render.names import fit, short_names
+from roofscope.render.name_fit import wrap
+from roofscope.render.names import short_names, shortened, showing_full
 
 NAME_MIN = 36
 MIN_WIDTH = 60
@@ -30,6 +32,7 @@ MIN_WIDTH = 60
 GAP = 3
 
 Justify = Literal["left", "right"]
+Overflow = Literal["fold", "ellipsis"]
 
 
 @dataclass(frozen=True)
@@ -64,12 +67,14 @@ def fitted_table(
         if _room(widths, shown, name, width) >= min(NAME_MIN, widths[name]):
             break
         shown.remove(i)
-    names = _names(rows, name, max(1, _room(widths, shown, name, width)))
+    full, room = showing_full(), max(1, _room(widths, shown, name, width))
+    names = _wrapped(rows, name, room) if full else _names(rows, name, room)
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, expand=True)
     for i in shown:
         justify: Justify = "left" if i in left or i == name else "right"
         if i == name:
-            table.add_column(Text(headers[i]), ratio=1, overflow="ellipsis", no_wrap=True)
+            overflow: Overflow = "fold" if full else "ellipsis"
+            table.add_column(Text(headers[i]), ratio=1, overflow=overflow, no_wrap=not full)
         else:
             table.add_column(Text(headers[i]), justify=justify, no_wrap=True, width=widths[i])
     for j, (cells, style) in enumerate(rows):
@@ -80,21 +85,40 @@ def fitted_table(
 def _names(
     rows: Sequence[tuple[Sequence[Cell], str | None]], name: int, room: int | None
 ) -> list[str]:
-    """The name column's text per row: kernel names shortened together to ``room``."""
+    """The name column's text per row: kernel names shortened together to ``room`` (a pair
+    ``a → b`` to half of it each), so that two rows read alike only where their names are."""
     cells = [r[name] for r, _ in rows]
     every = sorted({n for c in cells if isinstance(c, NameCell) for n in c.names})
-    short = dict(zip(every, short_names(every), strict=True))
+    marks = max((cell_len(c.mark) for c in cells if isinstance(c, NameCell)), default=0)
+    one = None if room is None else max(1, room - marks)
+    widths = (None, one, None if one is None else max(1, (one - 3) // 2))
+    short = [shortened(every, w) if i == 0 or w is not None else {} for i, w in enumerate(widths)]
+    return [_cell_text(c, short, room) for c in cells]
+
+
+def _wrapped(rows: Sequence[tuple[Sequence[Cell], str | None]], name: int, room: int) -> list[str]:
+    """The name column's text per row, each name whole (:func:`~roofscope.render.names.
+    full_names`) in lines of ``room`` characters, the lines after the first under the name."""
     out = []
-    for c in cells:
-        text = c if isinstance(c, str) else c.mark + " → ".join(short[n] for n in c.names)
-        out.append(text if room is None else _fit(c, text, room))
+    for cells, _ in rows:
+        c = cells[name]
+        if isinstance(c, str):
+            out.append(c)
+            continue
+        pad = cell_len(c.mark)
+        lines = wrap(" → ".join(short_names(list(c.names))), max(1, room - pad))
+        out.append(c.mark + ("\n" + " " * pad).join(lines))
     return out
 
 
-def _fit(c: Cell, text: str, room: int) -> str:
-    if isinstance(c, str) or cell_len(text) <= room:
-        return text if cell_len(text) <= room else text[: max(0, room - 1)] + "…"
-    return c.mark + fit(text[len(c.mark) :], max(1, room - cell_len(c.mark)))
+def _cell_text(c: Cell, short: list[dict[str, str]], room: int | None) -> str:
+    """``short``: the names as they are, in the room, in half the room."""
+    if isinstance(c, str):
+        return c if room is None or cell_len(c) <= room else c[: max(0, room - 1)] + "…"
+    whole = c.mark + " → ".join(short[0][n] for n in c.names)
+    if room is None or (cell_len(whole) <= room and len(c.names) > 1):
+        return whole
+    return c.mark + " → ".join(short[len(c.names)][n] for n in c.names)
 
 
 def _text(c: Cell, name_text: str) -> str:

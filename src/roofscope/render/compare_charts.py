@@ -13,7 +13,7 @@ from roofscope.render.chart_labels import Box, circle_box, place, text_width
 from roofscope.render.charts import escape_text as _e
 from roofscope.render.font import SVG_FONT
 from roofscope.render.logplot import LogPlot
-from roofscope.render.numbers import si
+from roofscope.render.numbers import number, si
 from roofscope.render.roof_lines import RoofStyle, Segment, crosses, draw_roof, roof_segments
 from roofscope.verify.compare import Comparison
 
@@ -130,7 +130,7 @@ def _arrow(
     of the roofs' lines."""
     i, name, speed, (ax, bx), (ay, by), level = move
     x0, y0, x1, y1 = plot.px(ax), plot.py(ay), plot.px(bx), plot.py(by)
-    tip = f"{name}: {speed}; intensity {ax:.3g} -> {bx:.3g} FLOP/B ({level})"
+    tip = f"{name}: {speed}; intensity {number(ax)} -> {number(bx)} FLOP/B ({level})"
     spot = place((x1, y1), 6, speed, 10, area=area, taken=taken, avoid=ends,
                  blocked=lambda b: any(crosses(b, s) for s in lines))  # fmt: skip
     text = ""

@@ -14,7 +14,7 @@ from roofscope.render.compare_words import (
     warning_text,
 )
 from roofscope.render.names import shortened
-from roofscope.render.numbers import duration
+from roofscope.render.numbers import count, duration
 from roofscope.verify.compare import Comparison
 from roofscope.verify.gate import Verdict
 from roofscope.verify.quality import SideWarning
@@ -67,8 +67,8 @@ def markdown(cmp: Comparison, verdict: Verdict, top: int = 15) -> str:
     lines = [
         f"### roofscope compare: {_verdict(verdict)}",
         "",
-        f"Baseline `{cmp.base_label}` ({cmp.runs[0]} run(s)) vs candidate `{cmp.new_label}` "
-        f"({cmp.runs[1]} run(s)).",
+        f"Baseline `{cmp.base_label}` ({count(cmp.runs[0], 'run')}) vs candidate `{cmp.new_label}` "
+        f"({count(cmp.runs[1], 'run')}).",
         "",
         f"End to end (kernel time): {speedup_text(e.speedup, e.interval)}",
         "",

@@ -26,7 +26,7 @@ from roofscope.render.compare_words import (
 from roofscope.render.findings_text import wrapped
 from roofscope.render.json import seconds
 from roofscope.render.names import short_names
-from roofscope.render.numbers import duration, number, pct, ratio
+from roofscope.render.numbers import count, duration, number, pct, ratio
 from roofscope.verify.compare import Comparison, Interval, KernelChange
 from roofscope.verify.gate import Verdict
 from roofscope.verify.quality import SideWarning
@@ -49,8 +49,8 @@ def render_compare_text(
     e = cmp.end_to_end
     wrapped(
         console,
-        f"roofscope {__version__} compare · baseline {cmp.base_label} ({cmp.runs[0]} run(s)) "
-        f"vs {cmp.new_label} ({cmp.runs[1]} run(s))",
+        f"roofscope {__version__} compare · baseline {cmp.base_label} "
+        f"({count(cmp.runs[0], 'run')}) vs {cmp.new_label} ({count(cmp.runs[1], 'run')})",
         "",
         "  ",
         style="bold",
@@ -95,8 +95,8 @@ def _added_removed(console: Console, cmp: Comparison) -> None:
             console.print(f"{title}:")
             for k, name in zip(items, short_names([k.name for k in items]), strict=True):
                 t = k.total_ns[0] if how == "removed" else k.total_ns[1]
-                calls = number(k.calls[0] or k.calls[1])
-                wrapped(console, f"{name}: {duration(t)}, {calls} call(s)", "  ", "    ")
+                calls = count(k.calls[0] or k.calls[1], "call")
+                wrapped(console, f"{name}: {duration(t)}, {calls}", "  ", "    ")
 
 
 def _movement(console: Console, cmp: Comparison, top: int) -> None:

@@ -3,7 +3,7 @@ side's data-quality warnings labelled with their side."""
 
 from __future__ import annotations
 
-from roofscope.render.numbers import ratio, ratio_range
+from roofscope.render.numbers import ratio, ratio_range, sig
 from roofscope.verify.compare import Interval
 from roofscope.verify.gate import Check, Verdict
 from roofscope.verify.quality import SideWarning
@@ -41,15 +41,15 @@ def check_reason(c: Check) -> str:
         return f"{c.name}: no time to compare"
     if not c.over:
         change = f"{slower:.1f}% slower" if slower >= 0 else f"{-slower:.1f}% faster"
-        return f"{c.name}: {change} (threshold {pct:g}% slower)"
+        return f"{c.name}: {change} (threshold {sig(pct)}% slower)"
     if c.beyond_noise is None:
-        return f"{c.name}: {slower:.1f}% slower, over {pct:g}% (spread unknown: counted)"
+        return f"{c.name}: {slower:.1f}% slower, over {sig(pct)}% (spread unknown: counted)"
     if c.beyond_noise and c.interval is not None:
         return (
-            f"{c.name}: {slower:.1f}% slower, over {pct:g}% and beyond noise "
+            f"{c.name}: {slower:.1f}% slower, over {sig(pct)}% and beyond noise "
             f"(95% interval of the speedup {ratio_range(c.interval.low, c.interval.high)})"
         )
-    return f"{c.name}: {slower:.1f}% slower, over {pct:g}% but within noise"
+    return f"{c.name}: {slower:.1f}% slower, over {sig(pct)}% but within noise"
 
 
 def side_label(w: SideWarning) -> str:

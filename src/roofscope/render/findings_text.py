@@ -11,6 +11,7 @@ from rich.text import Text
 
 from roofscope.diagnosis.findings import Finding
 from roofscope.render.names import fit, short_names
+from roofscope.render.numbers import count
 
 _GLUE = re.compile(r"(?<=\d) (?=[^\s\d(\[·→-])")
 STYLE = {"high": "bold red", "medium": "yellow", "low": "dim"}
@@ -27,7 +28,7 @@ def findings_section(console: Console, findings: Sequence[Finding], top: int) ->
     shown = _grouped(list(findings))
     labels = _labels([f for f, _ in shown[:top]])
     for i, (f, others) in enumerate(shown[:top], start=1):
-        alike = f" and {others} more kernel(s) alike" if others else ""
+        alike = f" and {count(others, 'more kernel')} alike" if others else ""
         head = f"{i:>2}. [{f.severity}] {f.rule} · "
         room = max(16, console.width - len(head) - len(alike))
         who = fit(labels.get(f.kernel or "", "whole program"), room)

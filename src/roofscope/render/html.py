@@ -34,13 +34,13 @@ from roofscope.render.compare_words import (
 )
 from roofscope.render.layout import side_by_side, words
 from roofscope.render.names import name_cell, shortened
-from roofscope.render.numbers import duration, pct, si
+from roofscope.render.numbers import count, duration, pct, si
 from roofscope.render.sources import ceiling_table
 from roofscope.render.text import (
     barrier_line,
     busy_idle,
     gpu_title,
-    input_summary,
+    inputs_once,
     runs_line,
 )
 from roofscope.render.timeline_chart import SCRIPT as TIMELINE_SCRIPT
@@ -115,13 +115,13 @@ def render_html(report: Report) -> str:
         f"<h1>roofscope check-up · {_e(run.producer or 'unknown producer')} · {_e(gpu)}</h1>",
         f'<p class="muted">roofscope {__version__}</p>',
         "<h2>Baseline</h2>",
-        f"<p>Kernel time {duration(h.total_ns)} in {h.dispatches:,} dispatches of "
-        f"{len(h.kernels)} kernel(s); {h.kernels_for_80pct or '-'} make 80% of it.</p>",
+        f"<p>Kernel time {duration(h.total_ns)} in {count(h.dispatches, 'dispatch')} of "
+        f"{count(len(h.kernels), 'kernel')}; {h.kernels_for_80pct or '-'} make 80% of it.</p>",
     ]
     if report.barriers is not None:
         body.append(f'<p id="barriers">{_e(barrier_line(report.barriers))}</p>')
     if t is not None:
-        body.append(f"<p>GPU {_e(busy_idle(t))}, {t.gaps:,} gap(s).</p>")
+        body.append(f"<p>GPU {_e(busy_idle(t))}, {count(t.gaps, 'gap')}.</p>")
         body.append(timeline_svg(report))
     else:
         body.append('<p class="muted">No dispatch timestamps: no timeline.</p>')
@@ -143,7 +143,7 @@ def render_html(report: Report) -> str:
     body.append("<h2>Inputs and warnings</h2>")
     body.append(
         "<ul>"
-        + "".join(f"<li>{_e(f.path)} ({_e(input_summary(f))})</li>" for f in report.inputs)
+        + "".join(f"<li>{_e(p)} ({_e(what)})</li>" for p, what in inputs_once(report.inputs))
         + "</ul>"
     )
     if runs := runs_line(report.runs):
@@ -179,7 +179,7 @@ def _undrawn(report: Report) -> str:
     if drawn == len(kernels):
         return ""
     return (
-        f'<p class="muted">{len(kernels) - drawn} of {len(kernels)} kernel(s) with work are '
+        f'<p class="muted">{len(kernels) - drawn} of {count(len(kernels), "kernel")} with work are '
         "not drawn: no time, or no ceiling for the memory level they use (see the table).</p>"
     )
 

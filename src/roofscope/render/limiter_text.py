@@ -9,7 +9,7 @@ from rich.text import Text
 
 from roofscope.analysis.limiter import Limiter, Utilisation
 from roofscope.render.findings_text import wrapped
-from roofscope.render.names import short_names
+from roofscope.render.names import short_names, showing_full
 from roofscope.report import Report
 
 UNITS_SHOWN = 3  # the busiest and the next ones, per kernel
@@ -24,6 +24,11 @@ def limiter_section(console: Console, report: Report, top: int) -> None:
         Text("Limiter (each unit's share of its peak, busiest first; source in ( )):", "bold")
     )
     names = short_names([k.name for k in kernels], NAME_WIDTH)
+    if showing_full():  # a whole name on its lines, its limiter under it
+        for k, name in zip(kernels, names, strict=True):
+            wrapped(console, name, "  ", "    ")
+            wrapped(console, limiter_line(report.limiters[k.name]), "    ", "      ")
+        return
     width = max(len(n) for n in names)
     for k, name in zip(kernels, names, strict=True):
         line = f"{name:<{width}} {limiter_line(report.limiters[k.name])}"

@@ -12,7 +12,7 @@ from roofscope.analysis.metrics.value import MetricValue
 from roofscope.diagnosis.profiler import FINDING_KINDS, ProfilerRule
 from roofscope.render.findings_text import wrapped
 from roofscope.render.names import short_names
-from roofscope.render.numbers import quantity
+from roofscope.render.numbers import count, quantity
 from roofscope.report import Report
 
 SHOWN = (
@@ -79,7 +79,9 @@ def metrics_section(console: Console, report: Report) -> None:
             wrapped(console, line.strip(), "    ", "      ")
         _rules(console, report.profiler_rules.get(k.name, ()))
     if len(kernels) > MAX_KERNELS:
-        console.print(f"  … {len(kernels) - MAX_KERNELS} more kernel(s) with metrics (see --json)")
+        console.print(
+            f"  … {count(len(kernels) - MAX_KERNELS, 'more kernel')} with metrics (see --json)"
+        )
 
 
 def _rules(console: Console, rules: tuple[ProfilerRule, ...]) -> None:

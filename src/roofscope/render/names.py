@@ -6,21 +6,64 @@ namespaces elided from the left. Among the names shown together, the template ar
 are the same for every kernel of a stem are elided (``benchmark_func<int,…,512u>`` beside
 ``benchmark_func<float,…,256u>``); those that differ are kept. The full name stays in the JSON
 and in the HTML's tooltips.
+
+Within :func:`full_names` (``--full-names``, the API's ``full_names=True``) every name is shown
+whole as the profile names it (demangled, never shortened or cut): tables wrap it, charts make
+room for it. It is the one rendering option that is no argument: every renderer shows names
+through this module, so the switch is here, set by the command or the API around a rendering.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from html import escape
 
 from roofscope.model.names import normalise
+from roofscope.render import name_fit
 from roofscope.render.layout import words
+from roofscope.render.name_fit import ELLIPSIS, apart, depths
 
-ELLIPSIS = "…"
+__all__ = [
+    "ELLIPSIS",
+    "fit",
+    "full_names",
+    "name_cell",
+    "parts",
+    "short_name",
+    "short_names",
+    "shortened",
+    "showing_full",
+]
+
+_FULL: ContextVar[bool] = ContextVar("roofscope_full_names", default=False)
+
+
+@contextmanager
+def full_names(on: bool = True) -> Iterator[None]:
+    """Within it (``on``), every name a renderer shows is the whole demangled name."""
+    token = _FULL.set(on)
+    try:
+        yield
+    finally:
+        _FULL.reset(token)
+
+
+def showing_full() -> bool:
+    """Whether names are shown whole (inside :func:`full_names`)."""
+    return _FULL.get()
+
+
+def fit(text: str, width: int) -> str:
+    """``text`` in ``width`` characters (:func:`name_fit.fit`); whole within
+    :func:`full_names`."""
+    return text if _FULL.get() else name_fit.fit(text, width)
+
+
 _NAMESPACE = re.compile(r"(?:\(anonymous namespace\)::|<unnamed>::|[A-Za-z_][\w$]*::)+")
-_OPEN, _CLOSE = "<([{", ">)]}"
 
 
 @dataclass(frozen=True)
@@ -43,20 +86,8 @@ class Parts:
         return f"{self.stem}<{','.join(shown)}>"
 
 
-def _depths(text: str) -> list[int]:
-    """The bracket depth at each character (the brackets themselves at the outer depth)."""
-    out, depth = [], 0
-    for ch in text:
-        if ch in _CLOSE:
-            depth = max(0, depth - 1)
-        out.append(depth)
-        if ch in _OPEN:
-            depth += 1
-    return out
-
-
 def _top_level_split(text: str, sep: str) -> list[str]:
-    depth, parts, start = _depths(text), [], 0
+    depth, parts, start = depths(text), [], 0
     i = 0
     while i <= len(text) - len(sep):
         if depth[i] == 0 and text.startswith(sep, i):
@@ -71,7 +102,7 @@ def _top_level_split(text: str, sep: str) -> list[str]:
 def _drop_params(name: str) -> tuple[str, str]:
     """``f<int>(int, int*) const`` -> (``f<int>``, ``(int, int*)``); the last top-level
     bracket pair not followed by ``::`` (``(anonymous namespace)::f`` keeps its namespace)."""
-    depth = _depths(name)
+    depth = depths(name)
     for i in range(len(name) - 1, -1, -1):
         if name[i] == "(" and depth[i] == 0 and i > 0:
             close = next(
@@ -117,8 +148,8 @@ def parts(name: str) -> Parts:
     head, params = _drop_params(full)
     words = _top_level_split(head, " ")
     last = words[-1] if words[-1] else head
-    if len(words) > 1 and words[-1].startswith("<"):  # "operator< <T>" and the like
-        last = head
+    if len(words) > 1 and (words[-1].startswith("<") or not _is_code(head, params)):
+        last = head  # "operator< <T>"; words, not a declaration ("Unknown command type")
     last = _top_level_split(last, "::")[-1] or last
     if last.endswith(">") and "<" in last:
         cut = last.index("<")
@@ -130,7 +161,10 @@ def parts(name: str) -> Parts:
 
 def short_names(names: Sequence[str], width: int | None = None) -> list[str]:
     """Each of ``names`` (shown together) short, distinct where the names are, and at most
-    ``width`` characters (cut in the middle, keeping the ending, where they must be)."""
+    ``width`` characters (cut in the middle, keeping the ending, where they must be); each
+    whole (demangled) within :func:`full_names`."""
+    if _FULL.get():
+        return [normalise(n) for n in names]
     cut = [parts(n) for n in names]
     groups: dict[tuple[str, int], list[int]] = {}
     for i, p in enumerate(cut):
@@ -145,15 +179,37 @@ def short_names(names: Sequence[str], width: int | None = None) -> list[str]:
         for i in members:
             out[i] = cut[i].text(keep)
     out = _separate(names, cut, out)
-    return [fit(s, width) for s in out] if width else out
+    return apart(out, width) if width else out
 
 
 def _separate(names: Sequence[str], cut: list[Parts], out: list[str]) -> list[str]:
-    """Names that differ only in their parameters (overloads) keep their parameter lists."""
-    seen: dict[str, set[str]] = {}
-    for n, s in zip(names, out, strict=True):
-        seen.setdefault(s, set()).add(n)
-    return [s + p.params if len(seen[s]) > 1 else s for s, p in zip(out, cut, strict=True)]
+    """Names that still read alike keep their parameter lists (overloads), then their
+    namespaces (``a::device_kernel<a::Gemm>`` beside ``b::device_kernel<b::Gemm>``)."""
+    steps: list[Callable[[int], str]] = [
+        lambda i: out[i] + cut[i].params,
+        lambda i: _qualified(names[i], params=False),
+        lambda i: _qualified(names[i], params=True),
+    ]
+    for more in steps:
+        seen: dict[str, set[str]] = {}
+        for n, shown in zip(names, out, strict=True):
+            seen.setdefault(shown, set()).add(normalise(n))
+        out = [more(i) if len(seen[shown]) > 1 else shown for i, shown in enumerate(out)]
+    return out
+
+
+def _qualified(name: str, *, params: bool) -> str:
+    """The name with the namespaces of its arguments (and its parameters), without its
+    return type, its own namespaces and blanks after commas."""
+    head, rest = _drop_params(normalise(name))
+    head = _top_level_split(_top_level_split(head, " ")[-1], "::")[-1] or head
+    text = head + rest if params else head
+    return re.sub(r"\s*,\s*", ",", re.sub(r"(?<=>)\s+(?=>)", "", text)).strip()
+
+
+def _is_code(head: str, params: str) -> bool:
+    """Whether a name is a C++ declaration (whose first words are a return type)."""
+    return bool(params) or "::" in head or "<" in head
 
 
 def short_name(name: str, width: int | None = None) -> str:
@@ -161,45 +217,19 @@ def short_name(name: str, width: int | None = None) -> str:
     return short_names([name], width)[0]
 
 
-def fit(text: str, width: int) -> str:
-    """``text`` in ``width`` characters: the arguments of nested templates elided, deepest
-    first (``array<char*,2>`` -> ``array<…>``), then a cut in the middle that keeps the end
-    (where the arguments that tell kernels apart are)."""
-    while len(text) > width and (shorter := _collapse_deepest(text)) != text:
-        text = shorter
-    if len(text) <= width:
-        return text
-    if width <= 1:
-        return ELLIPSIS[:width]
-    tail = min(len(text) // 3, (width - 1) // 2)
-    head = width - 1 - tail
-    return text[:head] + ELLIPSIS + text[len(text) - tail :]
-
-
-def _collapse_deepest(text: str) -> str:
-    """The deepest ``<…>`` group below the name's own arguments elided; ``text`` itself when
-    none is left."""
-    depth = _depths(text)
-    best: tuple[int, int, int] | None = None  # (depth, start, end)
-    for m in re.finditer(r"<([^<>]*)>", text):
-        d = depth[m.start()]
-        if d >= 1 and m.group(1) != ELLIPSIS and (best is None or d > best[0]):
-            best = (d, m.start(), m.end())
-    if best is None:
-        return text
-    return text[: best[1]] + "<" + ELLIPSIS + ">" + text[best[2] :]
-
-
-def shortened(names: Sequence[str]) -> dict[str, str]:
-    """Each of ``names`` (shown together) to its short name."""
+def shortened(names: Sequence[str], width: int | None = None) -> dict[str, str]:
+    """Each of ``names`` (shown together) to its short name (in ``width`` characters)."""
     unique = sorted(set(names))
-    return dict(zip(unique, short_names(unique), strict=True))
+    return dict(zip(unique, short_names(unique, width), strict=True))
 
 
 def name_cell(full: str, short: str, *, mark: str = "", after: str = "") -> str:
     """A kernel's HTML table cell: its short name (the full one as a tooltip), which opens
     to the full name (wrapping between words, never inside one). ``after``: markup already
-    escaped (the validity flags)."""
+    escaped (the validity flags). Within :func:`full_names`: the full name, wrapping between
+    words."""
+    if _FULL.get():
+        return f'<td class="name" title="{escape(full)}">{escape(mark)}{words(full)}{after}</td>'
     return (
         f'<td class="name"><details><summary title="{escape(full)}">{escape(mark)}'
         f'{escape(short)}{after}</summary><span class="full">{words(full)}</span></details></td>'

@@ -11,8 +11,8 @@ from roofscope.render.charts import escape_text as _e
 from roofscope.render.charts import hotspot_svg, roofline_svg
 from roofscope.render.compare_charts import movement_svg
 from roofscope.render.compare_words import gate_reasons, gate_set, speedup_text
-from roofscope.render.names import fit, shortened
-from roofscope.render.numbers import duration
+from roofscope.render.names import shortened
+from roofscope.render.numbers import count, duration
 from roofscope.render.text import busy_idle, gpu_title
 from roofscope.render.waterfall_chart import waterfall_svg
 from roofscope.report import Report
@@ -31,8 +31,8 @@ def report_fragment(report: Report) -> str:
     """Summary line, hotspot bars and roofline, and the leading findings."""
     h, t = report.hotspots, report.timeline
     line = (
-        f"kernel time {duration(h.total_ns)} in {h.dispatches:,} dispatches of "
-        f"{len(h.kernels)} kernel(s); {h.kernels_for_80pct or '-'} make 80% of it"
+        f"kernel time {duration(h.total_ns)} in {count(h.dispatches, 'dispatch')} of "
+        f"{count(len(h.kernels), 'kernel')}; {h.kernels_for_80pct or '-'} make 80% of it"
     )
     if t is not None:
         line += f"; GPU {busy_idle(t)}"
@@ -47,17 +47,16 @@ def report_fragment(report: Report) -> str:
         f"<p><b>roofscope</b> · {_e(producer)} · {_e(gpu_title(report))}: {_e(line)}.</p>",
         _charts(hotspot_svg(report), roof),
         f"<p>Findings ({len(report.findings)}):</p><ol>{findings}</ol>" if findings else "",
-        f'<p class="muted">{len(report.warnings)} warning(s)</p>' if report.warnings else "",
+        f'<p class="muted">{count(len(report.warnings), "warning")}</p>' if report.warnings else "",
         "</div>",
     ])  # fmt: skip
 
 
 def _findings(findings: tuple[Finding, ...]) -> str:
     """Each finding's one line, after the (shortened) name of its kernel."""
-    short = shortened([f.kernel for f in findings if f.kernel])
+    short = shortened([f.kernel for f in findings if f.kernel], 40)
     return "".join(
-        f"<li>{_e(fit(short.get(f.kernel, f.kernel), 40) + ': ' if f.kernel else '')}"
-        f"{_e(f.summary)}</li>"
+        f"<li>{_e(short[f.kernel] + ': ' if f.kernel else '')}{_e(f.summary)}</li>"
         for f in findings
     )
 

@@ -10,6 +10,10 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
+from roofscope.model.words import plural, sig
+
+__all__ = ["count", "duration", "number", "pct", "quantity", "ratio", "si", "sig"]
+
 _PREFIXES = [
     (1e18, "E"),
     (1e15, "P"),
@@ -25,22 +29,6 @@ _PREFIXES = [
 ]
 # (ns per unit, name): the duration units, smallest first
 TIME_UNITS = [(1.0, "ns"), (1e3, "µs"), (1e6, "ms"), (1e9, "s"), (60e9, "min"), (3600e9, "h")]
-
-
-def sig(x: float, digits: int = 3, *, trim: bool = True) -> str:
-    """``x`` to ``digits`` significant figures in plain decimals: 0.0123, 1.5, 12.3, 3,430
-    (``trim=False`` keeps the zeros that are significant: 1.50)."""
-    if x == 0 or not math.isfinite(x):
-        return "0" if x == 0 else str(x)
-    exponent = math.floor(math.log10(abs(x)))
-    decimals = digits - 1 - exponent
-    rounded = round(x, decimals)
-    if rounded != 0 and math.floor(math.log10(abs(rounded))) > exponent:  # 9.996 -> 10.0
-        decimals -= 1
-    if decimals <= 0:
-        return f"{round(x, decimals):,.0f}"
-    text = f"{x:.{decimals}f}"
-    return text.rstrip("0").rstrip(".") if trim else text
 
 
 def si(value: float | None, unit: str = "", *, missing: str = "-") -> str:
@@ -133,3 +121,10 @@ def quantity(value: float | None, unit: str, *, missing: str = "-") -> str:
     if unit in _BASE_UNITS:
         return si(value, unit)
     return number(value, unit)
+
+
+def count(n: float, noun: str, many: str | None = None) -> str:
+    """``1 dispatch``, ``2,258 dispatches``, ``2.5 calls`` (a mean over runs): a count with
+    its noun, singular only for one (``model/words.py``'s rule, as the warnings word it)."""
+    shown = f"{n:,.0f}" if n == int(n) else sig(n)
+    return f"{shown} {plural(n, noun, many)}"

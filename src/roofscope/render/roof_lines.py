@@ -12,7 +12,7 @@ from html import escape
 from roofscope.catalogue.ceilings import Ceiling
 from roofscope.render.chart_labels import Box, Grid, text_width
 from roofscope.render.logplot import LogPlot
-from roofscope.render.numbers import si
+from roofscope.render.numbers import si, sig
 
 SIZE = 10.0
 Segment = tuple[float, float, float, float]  # x1, y1, x2, y2 in pixels
@@ -109,7 +109,7 @@ def group_label(cs: Sequence[Ceiling], suffix: str = "") -> str:
     hi, lo = max(c.value for c in cs), min(c.value for c in cs)
     top = si(hi, unit)
     number, rest = top.split(" ", 1)
-    low = f"{lo * float(number) / hi:.3g}"
+    low = sig(lo * float(number) / hi)
     value = top if low == number else f"{low}-{number} {rest}"
     return f"{name} {value}{suffix}"
 

@@ -18,7 +18,7 @@ from roofscope.render.chart_labels import Box, Grid, circle_box, leader_end, pla
 from roofscope.render.font import SVG_FONT
 from roofscope.render.logplot import LogPlot
 from roofscope.render.names import short_names
-from roofscope.render.numbers import si
+from roofscope.render.numbers import number, si, sig
 from roofscope.render.roof_lines import Segment, crosses, draw_roof
 from roofscope.render.roofline_legend import Clipped, legend, legend_height
 from roofscope.report import Report
@@ -91,7 +91,7 @@ def roofline_plot(
         rx = section.ridge["hbm"]
         cx, cy = plot.px(rx), plot.py(main.value)
         out.append(f'<circle class="ridge" cx="{cx:.1f}" cy="{cy:.1f}" r="4" fill="#000">'
-                   f"<title>ridge point {rx:.3g} FLOP/B</title></circle>")  # fmt: skip
+                   f"<title>ridge point {sig(rx)} FLOP/B</title></circle>")  # fmt: skip
     out += [_point(plot, p) for p in sorted(points, key=lambda p: -p.share)]
     out += roof_labels + _labels(plot, points, boxes, taken, drawn.segments)
     out += legend(HEIGHT, WIDTH, plot.pad, clipped, any(p.k.above_roof for p in points))
@@ -148,7 +148,7 @@ def _point(plot: LogPlot, p: Point) -> str:
     colour = BOUND_COLOUR.get(k.bound, "#7f7f7f")
     ops = "IOP" if k.placed_by == "iops" else "FLOP"
     tip = (
-        f"{k.name}\nintensity {p.x:.3g} {ops}/B ({p.level}), achieved "
+        f"{k.name}\nintensity {number(p.x)} {ops}/B ({p.level}), achieved "
         f"{si(p.y, ops + '/s')}, attainable {si(k.attainable_flops_s or 0, ops + '/s')}, "
         f"efficiency {'-' if k.efficiency is None else f'{100 * k.efficiency:.1f}%'}"
         + (" — ABOVE ITS ROOF: check the GPU, counter scope or work" if k.above_roof else "")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from collections.abc import Sequence
 
 from rich.console import Console
 from rich.table import Table
@@ -18,8 +19,8 @@ from roofscope.render.columns import NameCell, fitted_table, text_console
 from roofscope.render.findings_text import findings_section, wrapped
 from roofscope.render.limiter_text import limiter_section
 from roofscope.render.metrics_text import metrics_section
-from roofscope.render.names import short_name
-from roofscope.render.numbers import cell, column_unit, duration, pct
+from roofscope.render.names import short_names
+from roofscope.render.numbers import cell, column_unit, count, duration, pct
 from roofscope.render.roofline_text import roofline_section
 from roofscope.report import Barriers, Report
 
@@ -65,8 +66,8 @@ def _header(console: Console, report: Report) -> None:
             f"roofscope {__version__} · {run.producer or 'unknown producer'} · {gpu}", style="bold"
         )
     )
-    for f in report.inputs:
-        wrapped(console, f"input: {f.path} ({input_summary(f)})", "  ", "    ")
+    for path, what in inputs_once(report.inputs):
+        wrapped(console, f"input: {path} ({what})", "  ", "    ")
     if line := job_line(report):
         console.print(f"  job: {line}")
     if line := runs_line(report.runs):
@@ -77,11 +78,12 @@ def _header(console: Console, report: Report) -> None:
             f"  selection: kernel ~ {report.selection.kernel or '*'}, "
             f"device {report.selection.device if report.selection.device is not None else '*'}"
         )
-    hot = f"; {h.kernels_for_80pct} kernel(s) make 80% of it" if h.kernels_for_80pct else ""
+    n80 = h.kernels_for_80pct
+    hot = f"; {count(n80, 'kernel')} make{'s' if n80 == 1 else ''} 80% of it" if n80 else ""
     wrapped(
         console,
-        f"Kernel time {duration(h.total_ns)} in {h.dispatches:,} dispatches of "
-        f"{len(h.kernels)} kernel(s){hot}.",
+        f"Kernel time {duration(h.total_ns)} in {count(h.dispatches, 'dispatch')} of "
+        f"{count(len(h.kernels), 'kernel')}{hot}.",
         "",
         "  ",
     )
@@ -91,7 +93,7 @@ def _header(console: Console, report: Report) -> None:
         wrapped(
             console,
             f"GPU {busy_idle(t)}, "
-            f"{t.gaps:,} gap(s) ≥ {duration(t.gap_threshold_ns)} totalling "
+            f"{count(t.gaps, 'gap')} ≥ {duration(t.gap_threshold_ns)} totalling "
             f"{duration(t.gap_ns)}.",
             "",
             "  ",
@@ -163,12 +165,11 @@ def _ranks(console: Console, report: Report) -> None:
         f"Ranks: {len(view.labels)}; kernel time per rank {duration(totals[0])} .. "
         f"{duration(totals[-1])} (median {duration(view.median_ns)})"
     )
-    for k in view.kernels[:5]:
+    shown = view.kernels[:5]
+    names = short_names([k.kernel for k in shown], 60)
+    for k, name in zip(shown, names, strict=True):
         ratio = f"{k.max_ns / k.min_ns:.2f}" if k.min_ns else "-"
-        console.print(
-            f"  {short_name(k.kernel, 60)}: cv {k.cv:.3f}, max/min {ratio}, "
-            f"slowest rank {k.slowest}"
-        )
+        console.print(f"  {name}: cv {k.cv:.3f}, max/min {ratio}, slowest rank {k.slowest}")
     for st in view.stragglers:
         console.print(f"  straggler: rank {st.rank} ({st.label}): {', '.join(st.kernels)}")
 
@@ -194,7 +195,7 @@ def barrier_line(b: Barriers) -> str:
     """One line on the barrier packets: how many, how long, what it usually means."""
     share = "" if b.share is None else f" ({_pct(b.share)} of kernel + barrier time)"
     return (
-        f"Barrier packets (not kernel time): {b.records:,} record(s), "
+        f"Barrier packets (not kernel time): {count(b.records, 'record')}, "
         f"{duration(b.total_ns)}{share}; {b.meaning}."
     )
 
@@ -209,7 +210,7 @@ def _activity(console: Console, report: Report) -> None:
             continue
         console.print(f"{title}:")
         for a in items[:5]:
-            console.print(f"  {a.name}: {a.calls:,} call(s), {duration(a.total_ns)}")
+            console.print(f"  {a.name}: {count(a.calls, 'call')}, {duration(a.total_ns)}")
         if len(items) > 5:
             console.print(f"  … {len(items) - 5} more (see --json)")
 
@@ -237,11 +238,11 @@ def runs_line(runs: Runs) -> str | None:
 
 
 def busy_idle(t: Timeline) -> str:
-    """``busy B of W wall on 1 device(s); idle I (P%)``; on several devices busy and idle are
+    """``busy B of W wall on 1 device; idle I (P%)``; on several devices busy and idle are
     parts of the devices' spans summed, and the sentence says so (B + I = that sum)."""
     idle = f"idle {duration(t.idle_ns)} ({pct(t.idle_share)})"
     if len(t.devices) < 2:
-        return f"busy {duration(t.busy_ns)} of {duration(t.wall_ns)} wall on 1 device(s); {idle}"
+        return f"busy {duration(t.busy_ns)} of {duration(t.wall_ns)} wall on 1 device; {idle}"
     return (
         f"busy {duration(t.busy_ns)} of {duration(t.span_ns)}, the {len(t.devices)} devices' "
         f"spans summed (wall {duration(t.wall_ns)}); {idle}"
@@ -258,6 +259,21 @@ def job_line(report: Report) -> str | None:
     size = f" of {run.world_size}" if run.world_size else ""
     backend = f", backend {run.backend}" if run.backend else ""
     return f"{which}{size}{backend}"
+
+
+def inputs_once(inputs: Sequence[InputFile]) -> list[tuple[str, str]]:
+    """Each file once, with what each of its readings gave (a Kineto trace gives dispatches
+    and copies): ``(path, "kineto, 1,154 rows, dispatches; 50 rows, copies")``."""
+    by_path: dict[str, list[InputFile]] = {}
+    for f in inputs:
+        by_path.setdefault(f.path, []).append(f)
+    return [(path, _readings(fs)) for path, fs in by_path.items()]
+
+
+def _readings(fs: list[InputFile]) -> str:
+    first = input_summary(fs[0])
+    rest = [input_summary(f).removeprefix(f"{f.format}, ") for f in fs[1:]]
+    return "; ".join([first, *rest])
 
 
 def input_summary(f: InputFile) -> str:

@@ -9,14 +9,15 @@ In the HTML page the plot zooms (wheel) and pans (drag), the axis redrawn by SCR
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from roofscope.analysis.timeline_lanes import IDLE, OTHER, Lane, TimelineLanes
+from roofscope.render.chart_labels import text_width
 from roofscope.render.charts import escape_text as _e
 from roofscope.render.font import SVG_FONT
-from roofscope.render.names import fit, short_name
-from roofscope.render.numbers import duration
+from roofscope.render.names import fit, shortened, showing_full
+from roofscope.render.numbers import count, duration
 from roofscope.render.time_axis import ticks
 from roofscope.report import Report
 
@@ -31,13 +32,13 @@ def timeline_svg(report: Report) -> str:
     t = report.lanes
     if t is None or not t.lanes:
         return ""
-    plot = WIDTH - LEFT - RIGHT
-    legend_rows = math.ceil((len(t.kernels) + 3) / 3)
+    plot, width, columns = WIDTH - LEFT - RIGHT, _width(t.kernels), _columns()
+    legend_rows = math.ceil((len(t.kernels) + 3) / columns)
     height = TOP + ROW * len(t.lanes) + 12 + 16 * legend_rows
     span = t.bin_ns * t.bins
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" class="chart wide" id="timeline" '
-        f'width="{WIDTH}" height="{height}" viewBox="0 0 {WIDTH} {height}" role="img" '
+        f'width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img" '
         f'data-span-ns="{span}" data-bins="{t.bins}" data-plot-x="{LEFT}" '
         f'data-plot-w="{plot}" {SVG_FONT}>',
         "<title>Kernels over time per device (hot kernels coloured, idle blank); wheel to "
@@ -51,9 +52,21 @@ def timeline_svg(report: Report) -> str:
         out += _lane(t, lane, row * ROW, plot / t.bins)
     out.append("</svg>")
     out += [_label(report, lane, TOP + row * ROW) for row, lane in enumerate(t.lanes)]
-    out += _legend(t, TOP + ROW * len(t.lanes) + 14)
+    out += _legend(t, TOP + ROW * len(t.lanes) + 14, columns)
     out.append("</svg>")
     return "\n".join(out)
+
+
+def _columns() -> int:
+    """Legend items to a row: three, or one where names are whole (``full_names``)."""
+    return 1 if showing_full() else 3
+
+
+def _width(kernels: Sequence[str]) -> int:
+    """The chart's width: ``WIDTH``, or wider where a whole name in the legend needs it."""
+    if not showing_full():
+        return WIDTH
+    return max([WIDTH, *(LEFT + 14 + round(text_width(k, 11)) + 8 for k in kernels)])
 
 
 def _lane(t: TimelineLanes, lane: Lane, y: int, step: float) -> list[str]:
@@ -133,22 +146,23 @@ def _label(report: Report, lane: Lane, y: int) -> str:
     return (
         f'<text class="tl-name" x="{LEFT - 8}" y="{y + ROW / 2 + 4}" font-size="12" '
         'text-anchor="end">'
-        f"{_e(name)}<title>{lane.dispatches:,} dispatches</title></text>"
+        f"{_e(name)}<title>{count(lane.dispatches, 'dispatch')}</title></text>"
         f'<text x="{WIDTH - RIGHT + 6}" y="{y + ROW / 2 + 4}" font-size="11">{busy}</text>'
     )
 
 
-def _legend(t: TimelineLanes, y: int) -> list[str]:
-    """A swatch per coloured kernel, 'other kernels' and 'idle', three to a row, then what
-    the opacity means."""
+def _legend(t: TimelineLanes, y: int, columns: int) -> list[str]:
+    """A swatch per coloured kernel, 'other kernels' and 'idle', ``columns`` to a row, then
+    what the opacity means."""
     items: list[tuple[str | None, str]] = [(_colour(i), k) for i, k in enumerate(t.kernels)]
     items += [(OTHER_COLOUR, "other kernels"), (IDLE_COLOUR, "idle")]
     items.append((None, f"opacity: busy share of a {duration(t.bin_ns)} bin"))
-    cell = (WIDTH - LEFT) / 3
+    cell = (WIDTH - LEFT) / columns
+    labels = shortened(t.kernels, 40)
     out = []
     for n, (colour, name) in enumerate(items):
-        x, row_y = LEFT + (n % 3) * cell, y + 16 * (n // 3)
-        label = fit(short_name(name), 40)
+        x, row_y = LEFT + (n % columns) * cell, y + 16 * (n // columns)
+        label = labels.get(name) or fit(name, 40)
         swatch = (
             ""
             if colour is None

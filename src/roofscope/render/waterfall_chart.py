@@ -10,11 +10,13 @@ where the axis starts), so that a 1 % change is as wide as it is readable."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
+from roofscope.render.chart_labels import text_width
 from roofscope.render.charts import escape_text as _e
 from roofscope.render.font import SVG_FONT
-from roofscope.render.names import fit, short_name
+from roofscope.render.names import shortened, showing_full
 from roofscope.render.numbers import duration
 from roofscope.render.time_axis import ticks
 from roofscope.verify.compare import Comparison
@@ -76,23 +78,36 @@ def waterfall_svg(cmp: Comparison, top: int = 20) -> str:
         levels.append(levels[-1] + delta)
     axis = _axis([*levels, new])
     height = TOP + ROW * (len(items) + 2) + (22 if axis.zoomed else 8)
+    labels = shortened([name for _, name, _ in items], 38)
+    shift = _room_for(labels.values())
     out = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" id="waterfall" width="{WIDTH}" '
-        f'height="{height}" viewBox="0 0 {WIDTH} {height}" role="img" aria-label="Kernel time '
-        f'from the baseline total to the candidate total, one step per kernel" {SVG_FONT}>',
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" id="waterfall" '
+        f'width="{WIDTH + shift}" height="{height}" viewBox="0 0 {WIDTH + shift} {height}" '
+        'role="img" aria-label="Kernel time from the baseline total to the candidate total, '
+        f'one step per kernel" {SVG_FONT}>',
+        *([f'<g transform="translate({shift},0)">'] if shift else []),
         *_grid(axis, TOP + ROW * (len(items) + 2)),
         _total("baseline", base, axis, TOP),
     ]
     for n, (i, name, delta) in enumerate(items, start=1):
-        out.append(_step(i, name, delta, levels[n - 1], base, axis, TOP + n * ROW))
+        step = _step(i, (name, labels[name]), delta, levels[n - 1], base, axis, TOP + n * ROW)
+        out.append(step)
     out.append(_total("candidate", new, axis, TOP + (len(items) + 1) * ROW, base))
     if axis.zoomed:
         out.append(
             f'<text x="{LEFT}" y="{height - 6}" font-size="10" fill="#555">axis zoomed: it '
             f"starts at {_e(duration(axis.lo))}, not 0; the total bars are cut (≈)</text>"
         )
+    out += ["</g>"] if shift else []
     out.append("</svg>")
     return "\n".join(out)
+
+
+def _room_for(labels: Iterable[str]) -> int:
+    """How far the chart moves right so that whole names (``full_names``) fit left of it."""
+    if not showing_full():
+        return 0
+    return max([0, *(round(text_width(t, 11)) + 8 - LEFT for t in labels)])
 
 
 def _grid(axis: _Axis, bottom: float) -> list[str]:
@@ -128,12 +143,14 @@ def _total(side: str, total: float, axis: _Axis, y: float, base: float = 0.0) ->
     )
 
 
-def _step(i: int, name: str, delta: float, level: float, base: float, axis: _Axis, y: float) -> str:
+def _step(
+    i: int, named: tuple[str, str], delta: float, level: float, base: float, axis: _Axis, y: float
+) -> str:
     """One kernel's change: a bar from the level before it to the level after, its value
     beside the bar, and a dashed line down from the level it ends at."""
     a, b = sorted((axis.x(level), axis.x(level + delta)))
     end = axis.x(level + delta)
-    label = fit(short_name(name), 38)
+    name, label = named
     return (
         f'<g data-k="{i}"><title>{_e(f"{name}: {delta / 1e6:+.3f} ms")}</title>'
         f'<text x="{LEFT - 6}" y="{y + 15}" text-anchor="end" font-size="11">{_e(label)}</text>'
