@@ -52,7 +52,8 @@ def idle_gaps(p: ProgramView) -> Finding | None:
             "dispatches_min": IDLE_MIN_DISPATCHES,
         },
         share,
-        f"gain <= idle / device time = {p.idle_ns:,.0f} ns / {p.span_ns:,.0f} ns = {share:.3f}",
+        f"gain <= idle / device time = {sig(p.idle_ns / 1e9, 6)} s / {sig(p.span_ns / 1e9, 6)} s "
+        f"= {share:.3f}",
     )
     return temper_idle(found, p.span_ns, p.dispatches)
 
