@@ -34,6 +34,7 @@ from roofscope.readers.rocprof_compute_columns import (
 )
 from roofscope.readers.rocprof_compute_folder import workload_files
 from roofscope.readers.rocprof_compute_long import Timing, load_long
+from roofscope.readers.rocprof_compute_raw import agent_run, stage_raw
 from roofscope.readers.sniff import Head
 from roofscope.readers.sysinfo_csv import ceiling_scope, read_roofline, read_sysinfo, sysinfo_run
 
@@ -173,9 +174,15 @@ class Workload(Reader):
             profile.sysinfo.setdefault(key, value)
         files = workload_files(folder)
         source = profile.begin_input()
-        if files.per_pass:
+        if files.raw or files.per_pass:
+            stage = stage_raw if files.raw else None
             passes = load_long(
-                profile, files.dispatches, fmt=self.name, role=role, timing=Timing.FIRST
+                profile,
+                files.dispatches,
+                fmt=self.name,
+                role=role,
+                timing=Timing.FIRST,
+                stage=stage,
             )
             names = {c: files.dispatches[i].name for c, i in passes.items()}
             profile.counter_passes[source] = names
@@ -189,6 +196,8 @@ class Workload(Reader):
         if roofline.is_file():
             read_roofline(roofline, profile, scope=ceiling_scope(run.partition))
         profile.set_run(run)
+        if files.raw:  # what sysinfo.csv leaves out, from the first database's GPU agent
+            profile.set_run(agent_run(files.dispatches))
 
 
 class WorkloadCsv(Reader):

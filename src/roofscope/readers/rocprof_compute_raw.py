@@ -1,0 +1,228 @@
+"""The raw per-pass files of a rocprof-compute workload (docs/formats/rocprof-compute.md,
+"Raw pass folders"): ``out/<pass>/<host or pid>/<pid>.db``, one rocpd database per pass and
+process, with ``out/<pass>/<pid>_native_counter_collection.csv(.gz)`` beside it when
+rocprof-compute's own counter tool counted (``dispatch_id, gpu_id, kernel_id,
+lds_per_workgroup, counter_id, counter_name, counter_value``).
+
+They are turned into the long rows that :mod:`roofscope.readers.rocprof_compute_long` pivots,
+the way rocprofiler-compute's analyze builds its ``pmc_perf`` from them:
+
+- passes in folder-name order, each pass's databases in path order;
+- a process's counters from its native CSV when there is one, summed per dispatch and
+  counter name (the CSV has a row per hardware instance; rocpd's ``counters_collection``
+  sums them the same way), put on the database's dispatch of that ``dispatch_id`` and pid;
+  else from the database's ``counters_collection`` view;
+- within each pass, dispatch ids renumbered 0, 1, ... in the order the dispatches come
+  (database, then rocprofiler's dispatch id), one id per (pid, kernel name, grid,
+  workgroup, LDS, start, end): the ids the per-pass CSVs of 3.6-3.9 carry, on which the
+  passes are joined. A dispatch without counters gets no id, as in the tool.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from roofscope.errors import InputError
+from roofscope.model.profile import Profile, RunInfo
+from roofscope.readers.batches import Kind, column, registered
+from roofscope.readers.duck_sql import read_csv
+from roofscope.readers.rocpd import run_info
+from roofscope.readers.rocpd_schema import check_schema, require_views
+from roofscope.readers.rocprof_compute_columns import read_header
+from roofscope.readers.sqlite_file import opened
+
+NATIVE_SUFFIX = "_native_counter_collection.csv"
+_NATIVE_COLUMNS = ("dispatch_id", "gpu_id", "counter_name", "counter_value")
+# kernel columns of one database: name -> (expression, kind)
+_KERNEL: dict[str, tuple[str, Kind]] = {
+    "dispatch_id": ("K.dispatch_id", "int"),
+    "device": ("K.agent_id", "int"),
+    "agent": ("A.absolute_index", "int"),
+    "pid": ("P.pid", "int"),
+    "grid_size": ("K.grid_size_x * K.grid_size_y * K.grid_size_z", "int"),
+    "workgroup_size": ("K.workgroup_size_x * K.workgroup_size_y * K.workgroup_size_z", "int"),
+    "lds_bytes": ("K.group_segment_size", "int"),
+    "scratch_bytes": ("K.private_segment_size", "int"),
+    "arch_vgpr": ("S.arch_vgpr_count", "int"),
+    "accum_vgpr": ("S.accum_vgpr_count", "int"),
+    "sgpr": ("S.sgpr_count", "int"),
+    "raw": ("S.display_name", "text"),
+    "start_ns": ("K.start", "int"),
+    "end_ns": ('K."end"', "int"),
+}
+_KERNEL_FROM = """FROM rocpd_kernel_dispatch K
+    JOIN rocpd_event E ON E.id = K.event_id AND E.guid = K.guid
+    JOIN rocpd_info_kernel_symbol S ON S.id = K.kernel_id AND S.guid = K.guid
+    JOIN rocpd_info_process P ON P.id = K.pid AND P.guid = K.guid
+    LEFT JOIN rocpd_info_agent A ON A.id = K.agent_id AND A.guid = K.guid"""
+_COLLECTED: dict[str, tuple[str, Kind]] = {
+    "dispatch_id": ("dispatch_id", "int"),
+    "device": ("agent_id", "int"),
+    "counter": ("counter_name", "text"),
+    "value": ("value", "float"),
+}
+_KEY = "pid, raw, grid_size, workgroup_size, lds_bytes, start_ns, end_ns"
+
+
+def raw_passes(folder: Path) -> list[Path]:
+    """The pass folders under ``folder/out`` that hold a database, in name order."""
+    out = folder / "out"
+    if not out.is_dir():
+        return []
+    return sorted((p for p in out.iterdir() if p.is_dir() and databases(p)), key=lambda p: p.name)
+
+
+def databases(pass_dir: Path) -> list[Path]:
+    return sorted(pass_dir.glob("*/*.db"))
+
+
+def native_csv(db: Path) -> Path | None:
+    """The native counter CSV of the database's process (its pid: the name before ``_``)."""
+    pid = db.stem.split("_")[0]
+    for suffix in (".gz", ""):
+        path = db.parent.parent / f"{pid}{NATIVE_SUFFIX}{suffix}"
+        if path.is_file():
+            return path
+    return None
+
+
+def stage_raw(profile: Profile, passes: list[Path], tag: str) -> None:
+    """Fill ``<tag>_rows`` (:func:`~roofscope.readers.rocprof_compute_long.create_rows`)
+    from the pass folders ``passes``, pass ``i`` being ``passes[i]``."""
+    for index, pass_dir in enumerate(passes):
+        try:
+            _stage_pass(profile, pass_dir, index, tag)
+        finally:
+            profile.con.execute(f"DROP TABLE IF EXISTS {tag}_k; DROP TABLE IF EXISTS {tag}_c")
+
+
+def agent_run(passes: list[Path]) -> RunInfo:
+    """The GPU that the first database's dispatches ran on, from its agent table."""
+    db = databases(passes[0])[0]
+    with opened(db) as con:
+        agents = {
+            int(a)
+            for (a,) in con.execute(f"SELECT DISTINCT A.absolute_index {_KERNEL_FROM}")
+            if a is not None
+        }
+        return run_info(con, agents)
+
+
+def _stage_pass(profile: Profile, pass_dir: Path, index: int, tag: str) -> None:
+    con = profile.con
+    fields = ", ".join(
+        f"{c} {'VARCHAR' if k == 'text' else 'BIGINT'}" for c, (_, k) in _KERNEL.items()
+    )
+    con.execute(f"CREATE TEMP TABLE {tag}_k (db INTEGER, {fields})")
+    con.execute(
+        f"""CREATE TEMP TABLE {tag}_c (db INTEGER, dispatch_id BIGINT, device BIGINT,
+        counter VARCHAR, value DOUBLE)"""
+    )
+    for number, db in enumerate(databases(pass_dir)):
+        _stage_database(profile, db, number, tag)
+    _orphans(profile, pass_dir, tag)
+    _renumber(profile, index, tag)
+
+
+def _stage_database(profile: Profile, db: Path, number: int, tag: str) -> None:
+    counters = native_csv(db)
+    pid = None if counters is None else db.stem.split("_")[0]
+    with opened(db) as con:
+        require_views(db, con)
+        check_schema(db, con)
+        _copy(profile, db, con, _kernel_query(pid), _KERNEL, number, f"{tag}_k")
+        if counters is None:
+            select = ", ".join(e for e, _ in _COLLECTED.values())
+            query = f"SELECT {select} FROM counters_collection"
+            _copy(profile, db, con, query, _COLLECTED, number, f"{tag}_c")
+    if counters is not None:
+        _stage_native(profile, counters, number, tag)
+
+
+def _kernel_query(pid: str | None) -> str:
+    select = ", ".join(e for e, _ in _KERNEL.values())
+    where = f" WHERE P.pid = {int(pid)}" if pid is not None and pid.isdigit() else ""
+    return f"SELECT {select} {_KERNEL_FROM}{where} ORDER BY K.dispatch_id"
+
+
+def _copy(
+    profile: Profile,
+    db: Path,
+    con: sqlite3.Connection,
+    query: str,
+    columns: dict[str, tuple[str, Kind]],
+    number: int,
+    table: str,
+) -> None:
+    """The rows of ``query`` (one column per entry of ``columns``) into ``table``."""
+    rows = con.execute(query).fetchall()
+    if not rows:
+        return
+    try:
+        arrays = {
+            c: column(v, k)
+            for (c, (_, k)), v in zip(columns.items(), zip(*rows, strict=True), strict=True)
+        }
+    except (OverflowError, ValueError, TypeError) as exc:
+        raise InputError(
+            str(db),
+            f"holds a value that is no {'number' if 'value' in columns else 'integer'} where "
+            f"rocpd writes one ({exc})",
+            "pass the database rocprofv3 wrote, unedited",
+        ) from None
+    arrays["db"] = column([number] * len(rows), "int")
+    with registered(profile, "raw_batch", arrays) as duck:
+        names = ", ".join(["db", *columns])
+        duck.execute(f"INSERT INTO {table} ({names}) SELECT {names} FROM raw_batch").fetchall()
+
+
+def _stage_native(profile: Profile, path: Path, number: int, tag: str) -> None:
+    header = read_header(path)  # a damaged gzip file is named here
+    missing = [c for c in _NATIVE_COLUMNS if c not in header]
+    if missing:
+        raise InputError(
+            str(path),
+            f"is a native counter CSV without {', '.join(missing)}",
+            "pass the workload folder as rocprof-compute profile wrote it",
+            line=1,
+        )
+    columns = [(c, "VARCHAR") for c in header]
+    profile.con.execute(
+        f"""INSERT INTO {tag}_c SELECT {number}, TRY_CAST(dispatch_id AS BIGINT), NULL,
+        counter_name, sum(TRY_CAST(counter_value AS DOUBLE))
+        FROM {read_csv(path, columns)} GROUP BY 2, 4"""
+    )
+
+
+def _orphans(profile: Profile, pass_dir: Path, tag: str) -> None:
+    """Warn of counter values whose dispatch the database does not hold."""
+    orphans = profile.count(
+        f"""{tag}_c c WHERE NOT EXISTS (SELECT 1 FROM {tag}_k k WHERE k.db = c.db
+        AND k.dispatch_id = c.dispatch_id AND (c.device IS NULL OR c.device = k.device))"""
+    )
+    if orphans:
+        profile.warn(
+            "rocpd-orphan-counters",
+            f"{pass_dir}: {orphans} counter value(s) name a dispatch that no database of the "
+            "pass holds; they are left out",
+            orphans,
+        )
+
+
+def _renumber(profile: Profile, index: int, tag: str) -> None:
+    """The pass's counter rows into ``<tag>_rows``, each dispatch under its new id."""
+    joined = f"""{tag}_c c JOIN {tag}_k k ON k.db = c.db AND k.dispatch_id = c.dispatch_id
+        AND (c.device IS NULL OR c.device = k.device)"""
+    profile.con.execute(
+        f"""INSERT INTO {tag}_rows
+        WITH seen AS (SELECT DISTINCT k.* FROM {joined}),
+        ordered AS (SELECT *, row_number() OVER (ORDER BY db, dispatch_id) AS o FROM seen),
+        firsts AS (SELECT db, dispatch_id, min(o) OVER (PARTITION BY {_KEY}) AS f FROM ordered),
+        ids AS (SELECT db, dispatch_id, dense_rank() OVER (ORDER BY f) - 1 AS id FROM firsts)
+        SELECT {index}, ids.id, k.device, k.grid_size, k.workgroup_size, k.lds_bytes,
+        k.scratch_bytes, k.arch_vgpr, k.accum_vgpr, k.sgpr, k.start_ns, k.end_ns, k.raw,
+        c.counter, c.value
+        FROM {joined} JOIN ids ON ids.db = k.db AND ids.dispatch_id = k.dispatch_id
+        ORDER BY k.db, k.dispatch_id, c.counter"""
+    )
