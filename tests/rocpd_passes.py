@@ -1,12 +1,12 @@
-"""A rocprof-compute workload of the raw layout (``out/<pass>/<pid>/<pid>.db`` with
+"""A rocprof-compute workload of the raw layout (``out/<pass>/<hostname>/<pid>.db`` with
 ``out/<pass>/<pid>_native_counter_collection.csv.gz``), BUILT from the real 17-pass RDNA 3.5
 workload in tests/data/rocprof-compute-rdna35-passes: no workload of this layout is public yet.
 
-Each pass ``results_pmc_perf_N.csv`` becomes ``out/pmc_perf_N/<pid>/<pid>.db``, a rocpd
+Each pass ``results_pmc_perf_N.csv`` becomes ``out/pmc_perf_N/<hostname>/<pid>.db``, a rocpd
 database with rocprofv3's own DDL (the tables, views and indexes of
 tests/data/rocpd-mi250x/finite-difference_results.db, renamed to the pass's GUID), as
 rocprofiler-compute's profile step leaves them (rocprofiler-compute sources: ``pass_dirs``,
-``db_paths``, ``native_counters_csv`` and the tests/workloads regeneration notes):
+``db_paths``, ``native_counters_csv``; ROCm/rocm-systems pull requests 10647 and 10646):
 
 - the dispatches under rocprofiler's own dispatch ids (``3 + 2 x Dispatch_ID``: the per-pass
   CSV renumbered them from 0), and before them one dispatch of another kernel that counted
@@ -33,6 +33,7 @@ TEMPLATE = DATA / "rocpd-mi250x" / "finite-difference_results.db"
 _TEMPLATE_UUID = "0000e51f_93c6_73c6_94ef_3094a4d69efe"
 FILL = "__amd_rocclr_copyBuffer"
 AGENT = 1  # the passes' GPU_ID
+HOST = "atg-KoratPlus-KRK2-ansari"  # sysinfo.csv hostname
 
 
 def raw_id(dispatch: int) -> int:
@@ -56,8 +57,8 @@ def rows_of(path: Path) -> list[dict[str, str]]:
 
 
 def write_pass(pass_dir: Path, pid: int, rows: list[dict[str, str]], native: bool) -> None:
-    db = pass_dir / str(pid) / f"{pid}.db"
-    db.parent.mkdir(parents=True)
+    db = pass_dir / HOST / f"{pid}.db"
+    db.parent.mkdir(parents=True, exist_ok=True)
     guid = rows[0]["GUID"]
     con = sqlite3.connect(db)
     with con:

@@ -148,7 +148,46 @@ def test_a_counter_of_a_dispatch_the_database_lacks_is_named(tmp_path: Path) -> 
     assert stored(profile) == counter_values()[0]
 
 
+def test_a_native_counter_csv_beside_its_database_is_read(tmp_path: Path) -> None:
+    """The tool looks in the pass folder; one pull request's text puts the CSV beside the
+    database: roofscope reads either."""
+    folder = rocpd_passes.build(tmp_path)
+    for native in folder.glob("out/*/*_native_counter_collection.csv.gz"):
+        native.rename(native.parent / rocpd_passes.HOST / native.name)
+    assert stored(load([str(folder)])) == counter_values()[0]
+
+
 # -- bad input ------------------------------------------------------------------------------
+
+
+def test_a_pass_without_counter_values_is_named(tmp_path: Path) -> None:
+    """Pass 16 without its native CSV: its database's counter tables are empty (the tool
+    empties them where the CSV counts), so its one counter is missing, and said so."""
+    folder = rocpd_passes.build(tmp_path)
+    (folder / "out" / "pmc_perf_16" / "5016_native_counter_collection.csv.gz").unlink()
+    values, origin = counter_values()
+    profile = load([str(folder)])
+    lost = {c for c, f in origin.items() if f == "results_pmc_perf_16.csv"}
+    assert lost == {"CPC_UTCL2IU_BUSY"}
+    assert stored(profile) == {k: v for k, v in values.items() if k[1] not in lost}
+    (warning,) = [w for w in profile.warnings if w.code == "raw-pass-without-counters"]
+    assert warning.message.startswith(
+        f"{folder / 'out' / 'pmc_perf_16'}: none of its 4 dispatch(es) has a counter value"
+    )
+
+
+def test_raw_pass_folders_without_any_counter_value_are_an_error(tmp_path: Path) -> None:
+    folder = rocpd_passes.build(tmp_path)
+    for native in folder.glob("out/*/*_native_counter_collection.csv.gz"):
+        native.unlink()
+    with pytest.raises(InputError) as e:
+        load([str(folder)])
+    assert str(e.value) == (
+        f"{folder}: is a rocprof-compute workload whose raw pass folders (17 under out/) hold "
+        "no counter value for any of their 68 dispatch(es): no native counter CSV beside the "
+        "databases, and none in them; copy each "
+        "out/<pass>/<pid>_native_counter_collection.csv.gz with the databases"
+    )
 
 
 def test_native_counter_files_without_their_database_are_named(tmp_path: Path) -> None:
@@ -189,7 +228,7 @@ def test_a_damaged_native_counter_csv_is_named(tmp_path: Path) -> None:
 
 def test_a_pass_database_that_is_no_rocpd_database_is_named(tmp_path: Path) -> None:
     folder = rocpd_passes.build(tmp_path)
-    db = folder / "out" / "pmc_perf_1" / "5001" / "5001.db"
+    db = folder / "out" / "pmc_perf_1" / rocpd_passes.HOST / "5001.db"
     db.write_bytes(b"")
     with pytest.raises(InputError) as e:
         load([str(folder)])

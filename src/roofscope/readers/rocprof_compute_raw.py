@@ -78,23 +78,35 @@ def databases(pass_dir: Path) -> list[Path]:
 
 
 def native_csv(db: Path) -> Path | None:
-    """The native counter CSV of the database's process (its pid: the name before ``_``)."""
+    """The native counter CSV of the database's process (its pid: the name before ``_``), in
+    the pass folder (where the tool looks) or else beside the database (where one pull
+    request's text put it)."""
     pid = db.stem.split("_")[0]
-    for suffix in (".gz", ""):
-        path = db.parent.parent / f"{pid}{NATIVE_SUFFIX}{suffix}"
-        if path.is_file():
-            return path
+    for folder in (db.parent.parent, db.parent):
+        for suffix in (".gz", ""):
+            path = folder / f"{pid}{NATIVE_SUFFIX}{suffix}"
+            if path.is_file():
+                return path
     return None
 
 
 def stage_raw(profile: Profile, passes: list[Path], tag: str) -> None:
     """Fill ``<tag>_rows`` (:func:`~roofscope.readers.rocprof_compute_long.create_rows`)
     from the pass folders ``passes``, pass ``i`` being ``passes[i]``."""
+    dispatches = 0
     for index, pass_dir in enumerate(passes):
         try:
-            _stage_pass(profile, pass_dir, index, tag)
+            dispatches += _stage_pass(profile, pass_dir, index, tag)
         finally:
             profile.con.execute(f"DROP TABLE IF EXISTS {tag}_k; DROP TABLE IF EXISTS {tag}_c")
+    if not profile.count(f"{tag}_rows"):
+        raise InputError(
+            str(passes[0].parent.parent),
+            f"is a rocprof-compute workload whose raw pass folders ({len(passes)} under out/) "
+            f"hold no counter value for any of their {dispatches} dispatch(es): no native "
+            "counter CSV beside the databases, and none in them",
+            "copy each out/<pass>/<pid>_native_counter_collection.csv.gz with the databases",
+        )
 
 
 def agent_run(passes: list[Path]) -> RunInfo:
@@ -109,7 +121,8 @@ def agent_run(passes: list[Path]) -> RunInfo:
         return run_info(con, agents)
 
 
-def _stage_pass(profile: Profile, pass_dir: Path, index: int, tag: str) -> None:
+def _stage_pass(profile: Profile, pass_dir: Path, index: int, tag: str) -> int:
+    """Stage one pass; the number of dispatches its databases hold."""
     con = profile.con
     fields = ", ".join(
         f"{c} {'VARCHAR' if k == 'text' else 'BIGINT'}" for c, (_, k) in _KERNEL.items()
@@ -123,6 +136,15 @@ def _stage_pass(profile: Profile, pass_dir: Path, index: int, tag: str) -> None:
         _stage_database(profile, db, number, tag)
     _orphans(profile, pass_dir, tag)
     _renumber(profile, index, tag)
+    dispatches, counted = profile.count(f"{tag}_k"), profile.count(f"{tag}_c")
+    if dispatches and not counted:
+        profile.warn(
+            "raw-pass-without-counters",
+            f"{pass_dir}: none of its {dispatches} dispatch(es) has a counter value (no native "
+            "counter CSV beside its databases, and none in them); the counters of this pass "
+            "are missing",
+        )
+    return dispatches
 
 
 def _stage_database(profile: Profile, db: Path, number: int, tag: str) -> None:
