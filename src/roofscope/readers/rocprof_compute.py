@@ -6,7 +6,9 @@ A workload folder (``workloads/<name>/<gpu>/``, recognised by the content of its
 merged every counter pass and put the timestamps of its timing run (that page, "How
 pmc_perf.csv is merged"); else, from 3.6 on, the long per-pass ``results_pmc_perf_N.csv``
 files, joined on the dispatch (:mod:`roofscope.readers.rocprof_compute_long`); else
-``timestamps.csv`` or a wide per-pass ``pmc_perf_N.csv``. Every counter goes to the
+``timestamps.csv`` or a wide per-pass ``pmc_perf_N.csv``. The raw ``out/<pass>`` folders of
+the newest sources (rocpd databases and native counter CSVs) come before all of these and
+are joined the same way (:mod:`roofscope.readers.rocprof_compute_raw`). Every counter goes to the
 ``counters`` table under its native name (``TCC_EA_RDREQ_sum``, ``TCC_HIT[3]``). The
 ``SQ_*.csv`` files are separate runs of the same dispatches: their counters are added to the
 same dispatch rows, matched by dispatch index. ``sysinfo.csv`` names the GPU and
@@ -155,7 +157,8 @@ class Workload(Reader):
     name = "rocprof-compute-workload"
     description = (
         "Omniperf / rocprof-compute workload folder, found by its sysinfo.csv "
-        "(pmc_perf.csv dispatches and counters, SQ_*.csv counters, roofline.csv peaks)"
+        "(pmc_perf.csv or per-pass results_pmc_perf_N.csv or raw out/<pass> rocpd "
+        "databases: dispatches and counters; SQ_*.csv counters, roofline.csv peaks)"
     )
     producer = "rocprof-compute"
     priority = 5

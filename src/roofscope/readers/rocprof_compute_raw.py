@@ -62,6 +62,8 @@ _COLLECTED: dict[str, tuple[str, Kind]] = {
     "counter": ("counter_name", "text"),
     "value": ("value", "float"),
 }
+# a native CSV's counters name no device: they are the process's; a view's name the agent
+_SAME_DEVICE = "(c.device IS NULL OR c.device = k.device)"
 _KEY = "pid, raw, grid_size, workgroup_size, lds_bytes, start_ns, end_ns"
 
 
@@ -221,7 +223,7 @@ def _orphans(profile: Profile, pass_dir: Path, tag: str) -> None:
     """Warn of counter values whose dispatch the database does not hold."""
     orphans = profile.count(
         f"""{tag}_c c WHERE NOT EXISTS (SELECT 1 FROM {tag}_k k WHERE k.db = c.db
-        AND k.dispatch_id = c.dispatch_id AND (c.device IS NULL OR c.device = k.device))"""
+        AND k.dispatch_id = c.dispatch_id AND {_SAME_DEVICE})"""
     )
     if orphans:
         profile.warn(
@@ -233,18 +235,22 @@ def _orphans(profile: Profile, pass_dir: Path, tag: str) -> None:
 
 
 def _renumber(profile: Profile, index: int, tag: str) -> None:
-    """The pass's counter rows into ``<tag>_rows``, each dispatch under its new id."""
-    joined = f"""{tag}_c c JOIN {tag}_k k ON k.db = c.db AND k.dispatch_id = c.dispatch_id
-        AND (c.device IS NULL OR c.device = k.device)"""
+    """The pass's counter rows into ``<tag>_rows``, each dispatch under its new id. Row
+    order within the pass does not matter: a (dispatch, counter) has one row per pass."""
+    match = f"k.db = c.db AND k.dispatch_id = c.dispatch_id AND {_SAME_DEVICE}"
     profile.con.execute(
-        f"""INSERT INTO {tag}_rows
-        WITH seen AS (SELECT DISTINCT k.* FROM {joined}),
+        f"""CREATE TEMP TABLE {tag}_n AS
+        WITH seen AS (SELECT * FROM {tag}_k k WHERE EXISTS (SELECT 1 FROM {tag}_c c WHERE {match})),
         ordered AS (SELECT *, row_number() OVER (ORDER BY db, dispatch_id) AS o FROM seen),
-        firsts AS (SELECT db, dispatch_id, min(o) OVER (PARTITION BY {_KEY}) AS f FROM ordered),
-        ids AS (SELECT db, dispatch_id, dense_rank() OVER (ORDER BY f) - 1 AS id FROM firsts)
-        SELECT {index}, ids.id, k.device, k.grid_size, k.workgroup_size, k.lds_bytes,
-        k.scratch_bytes, k.arch_vgpr, k.accum_vgpr, k.sgpr, k.start_ns, k.end_ns, k.raw,
-        c.counter, c.value
-        FROM {joined} JOIN ids ON ids.db = k.db AND ids.dispatch_id = k.dispatch_id
-        ORDER BY k.db, k.dispatch_id, c.counter"""
+        firsts AS (SELECT *, min(o) OVER (PARTITION BY {_KEY}) AS f FROM ordered)
+        SELECT *, dense_rank() OVER (ORDER BY f) - 1 AS id FROM firsts"""
     )
+    try:
+        profile.con.execute(
+            f"""INSERT INTO {tag}_rows SELECT {index}, k.id, k.device, k.grid_size,
+            k.workgroup_size, k.lds_bytes, k.scratch_bytes, k.arch_vgpr, k.accum_vgpr, k.sgpr,
+            k.start_ns, k.end_ns, k.raw, c.counter, c.value
+            FROM {tag}_c c JOIN {tag}_n k ON {match}"""
+        )
+    finally:
+        profile.con.execute(f"DROP TABLE {tag}_n")
