@@ -65,6 +65,7 @@ def test_the_raw_layout_reads_as_the_per_pass_csvs(tmp_path: Path, lane: str) ->
     roles = [(Path(i.path).name, i.role) for i in profile.inputs]
     assert roles[0] == ("pmc_perf_0", "dispatches")
     assert [r for _, r in roles[1:17]] == ["counter-pass"] * 16
+    assert roles[17:] == [("sysinfo.csv", "metadata")]  # no database read apart as a run
     assert [w.code for w in profile.warnings] == ["pass-timestamps-differ"]
 
 
