@@ -234,3 +234,20 @@ def test_a_pass_database_that_is_no_rocpd_database_is_named(tmp_path: Path) -> N
     with pytest.raises(InputError) as e:
         load([str(folder)])
     assert str(e.value).startswith(f"{db}: is an SQLite database without rocpd's views")
+
+
+def test_a_native_row_that_does_not_parse_leaves_its_value_out(tmp_path: Path) -> None:
+    """One instance row of GRBM_COUNT for dispatch 0 (raw id 3) unreadable: its sum would be
+    wrong, so the value is left out and said so; the other dispatches keep theirs."""
+    folder = rocpd_passes.build(tmp_path)
+    native = folder / "out" / "pmc_perf_0" / "5000_native_counter_collection.csv.gz"
+    with gzip.open(native, "at") as f:
+        f.write("3,1,2,0,0,GRBM_COUNT,n/a\n")
+    values, _ = counter_values()
+    profile = load([str(folder)])
+    assert stored(profile) == {k: v for k, v in values.items() if k != (0, "GRBM_COUNT")}
+    (warning,) = [w for w in profile.warnings if w.code == "malformed-row"]
+    assert warning.message == (
+        f"{native}: 1 row(s) without a numeric dispatch_id or counter_value, or a "
+        "counter_name; the 1 (dispatch, counter) value(s) they belong to are left out"
+    )

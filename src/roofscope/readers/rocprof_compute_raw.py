@@ -212,11 +212,41 @@ def _stage_native(profile: Profile, path: Path, number: int, tag: str) -> None:
             line=1,
         )
     columns = [(c, "VARCHAR") for c in header]
-    profile.con.execute(
-        f"""INSERT INTO {tag}_c SELECT {number}, TRY_CAST(dispatch_id AS BIGINT), NULL,
-        counter_name, sum(TRY_CAST(counter_value AS DOUBLE))
-        FROM {read_csv(path, columns)} GROUP BY 2, 4"""
+    con = profile.con
+    # trim() keeps DuckDB from pushing the casts into the scan, where a value that does not
+    # convert drops its row (ignore_errors) instead of giving NULL
+    con.execute(
+        f"""CREATE TEMP TABLE {tag}_s AS SELECT
+        TRY_CAST(trim(dispatch_id) AS BIGINT) AS dispatch_id, counter_name AS counter,
+        sum(v) AS value, count(*) FILTER (v IS NULL) AS bad, count(*) AS n
+        FROM (SELECT *, TRY_CAST(trim(counter_value) AS DOUBLE) AS v
+        FROM {read_csv(path, columns)}) GROUP BY 1, 2"""
     )
+    try:
+        con.execute(
+            f"""INSERT INTO {tag}_c SELECT {number}, dispatch_id, NULL, counter, value
+            FROM {tag}_s WHERE bad = 0 AND dispatch_id IS NOT NULL AND counter IS NOT NULL"""
+        )
+        _malformed(profile, path, tag)
+    finally:
+        con.execute(f"DROP TABLE {tag}_s")
+
+
+def _malformed(profile: Profile, path: Path, tag: str) -> None:
+    """Warn of the (dispatch, counter) values left out for a row that does not parse: a sum
+    over the instance rows without it would be wrong."""
+    ((rows, values),) = profile.con.execute(
+        f"""SELECT sum(CASE WHEN dispatch_id IS NULL OR counter IS NULL THEN n ELSE bad END),
+        count(*) FROM {tag}_s WHERE bad > 0 OR dispatch_id IS NULL OR counter IS NULL"""
+    ).fetchall()
+    if values:
+        profile.warn(
+            "malformed-row",
+            f"{path}: {int(rows)} row(s) without a numeric dispatch_id or counter_value, or a "
+            f"counter_name; the {int(values)} (dispatch, counter) value(s) they belong to are "
+            "left out",
+            count=int(rows),
+        )
 
 
 def _orphans(profile: Profile, pass_dir: Path, tag: str) -> None:
