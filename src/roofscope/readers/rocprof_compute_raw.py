@@ -38,7 +38,6 @@ _NATIVE_COLUMNS = ("dispatch_id", "gpu_id", "counter_name", "counter_value")
 _KERNEL: dict[str, tuple[str, Kind]] = {
     "dispatch_id": ("K.dispatch_id", "int"),
     "device": ("K.agent_id", "int"),
-    "agent": ("A.absolute_index", "int"),
     "pid": ("P.pid", "int"),
     "grid_size": ("K.grid_size_x * K.grid_size_y * K.grid_size_z", "int"),
     "workgroup_size": ("K.workgroup_size_x * K.workgroup_size_y * K.workgroup_size_z", "int"),
@@ -54,8 +53,7 @@ _KERNEL: dict[str, tuple[str, Kind]] = {
 _KERNEL_FROM = """FROM rocpd_kernel_dispatch K
     JOIN rocpd_event E ON E.id = K.event_id AND E.guid = K.guid
     JOIN rocpd_info_kernel_symbol S ON S.id = K.kernel_id AND S.guid = K.guid
-    JOIN rocpd_info_process P ON P.id = K.pid AND P.guid = K.guid
-    LEFT JOIN rocpd_info_agent A ON A.id = K.agent_id AND A.guid = K.guid"""
+    JOIN rocpd_info_process P ON P.id = K.pid AND P.guid = K.guid"""
 _COLLECTED: dict[str, tuple[str, Kind]] = {
     "dispatch_id": ("dispatch_id", "int"),
     "device": ("agent_id", "int"),
@@ -117,7 +115,10 @@ def agent_run(passes: list[Path]) -> RunInfo:
     with opened(db) as con:
         agents = {
             int(a)
-            for (a,) in con.execute(f"SELECT DISTINCT A.absolute_index {_KERNEL_FROM}")
+            for (a,) in con.execute(
+                f"""SELECT DISTINCT A.absolute_index {_KERNEL_FROM}
+                JOIN rocpd_info_agent A ON A.id = K.agent_id AND A.guid = K.guid"""
+            )
             if a is not None
         }
         return run_info(con, agents)
