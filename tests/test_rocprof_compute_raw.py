@@ -251,3 +251,20 @@ def test_a_native_row_that_does_not_parse_leaves_its_value_out(tmp_path: Path) -
         f"{native}: 1 row(s) without a numeric dispatch_id or counter_value, or a "
         "counter_name; the 1 (dispatch, counter) value(s) they belong to are left out"
     )
+
+
+def test_pass_databases_read_apart_from_their_workload_are_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``roofscope analyze <workload>/out``: 17 replays, no counters; said so, with the fix."""
+    folder = rocpd_passes.build(tmp_path)
+    doc = run_json(capsys, str(folder / "out"))
+    (warning,) = [w for w in doc["warnings"] if w["code"] == "workload-pass-alone"]
+    first = folder.resolve() / "out" / "pmc_perf_0" / rocpd_passes.HOST / "5000.db"
+    assert warning["message"] == (
+        f"{first}: is one pass of the rocprof-compute workload {folder.resolve()} (17 read): "
+        "each pass replays the program, so read apart they add up replays and lose the "
+        f"counters of the other passes; pass {folder.resolve()} to read it as one workload"
+    )
+    assert warning["count"] == 17
+    assert not [w for w in load([str(folder)]).warnings if w.code == "workload-pass-alone"]

@@ -73,6 +73,15 @@ def raw_passes(folder: Path) -> list[Path]:
     return sorted((p for p in out.iterdir() if p.is_dir() and databases(p)), key=lambda p: p.name)
 
 
+def workload_of(db: Path) -> Path | None:
+    """The rocprof-compute workload folder whose ``out/<pass>/*/`` holds ``db``, if any."""
+    path = db.resolve()
+    if len(path.parents) < 4 or path.parents[2].name != "out":
+        return None
+    folder = path.parents[3]
+    return folder if (folder / "sysinfo.csv").is_file() else None
+
+
 def databases(pass_dir: Path) -> list[Path]:
     return sorted(pass_dir.glob("*/*.db"))
 
