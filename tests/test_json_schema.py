@@ -356,3 +356,19 @@ def test_rocprof_compute_per_pass_workload_with_cross_pass_ratios(
     )
     assert_valid(validator, doc)
     assert "cross_pass" in doc["kernels"][0]["metrics"]["GPUBusy (recomputed)"]
+
+
+def test_rocprof_compute_raw_pass_folders(
+    validator: jsonschema.Draft202012Validator,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+) -> None:
+    """The raw out/<pass> layout (built from those 17 passes): the pass folders as inputs."""
+    from tests import rocpd_passes
+
+    doc = analyze_json(capsys, str(rocpd_passes.build(tmp_path)))
+    assert_valid(validator, doc)
+    assert doc["kernels"][0]["metrics"]["GPUBusy (recomputed)"]["cross_pass"] == {
+        "GRBM_COUNT": "pmc_perf_0",
+        "GRBM_GUI_ACTIVE": "pmc_perf_3",
+    }

@@ -324,27 +324,6 @@ def test_per_pass_files_come_before_a_pmc_perf_csv_beside_them(tmp_path: Path) -
     )
 
 
-def test_a_workload_of_raw_per_process_files_only_is_named(tmp_path: Path) -> None:
-    """The out/<pass>/<pid> layout (rocprofiler-compute's tests/workloads regeneration notes;
-    header of its native counter writer), written here: named, not read."""
-    shutil.copy(PASSES / "sysinfo.csv", tmp_path)
-    for n in range(2):
-        (tmp_path / "out" / f"pmc_perf_{n}" / "100").mkdir(parents=True)
-        (tmp_path / "out" / f"pmc_perf_{n}" / "100" / "100.db").write_bytes(b"")
-        with gzip.open(
-            tmp_path / "out" / f"pmc_perf_{n}" / "100_native_counter_collection.csv.gz", "wt"
-        ) as f:
-            f.write(
-                "dispatch_id,gpu_id,kernel_id,lds_per_workgroup,counter_id,counter_name,counter_value\n"
-            )
-            f.write("1,0,1,0,0,SQ_WAVES,5\n")
-    with pytest.raises(InputError) as e:
-        load([str(tmp_path)])
-    message = str(e.value)
-    assert "out/pmc_perf_0/100_native_counter_collection.csv.gz, 2 in all" in message
-    assert "roofscope does not read yet" in message
-
-
 def test_a_worker_s_shard_carries_which_pass_counted_each_counter() -> None:
     """Read in a worker and merged (readers/shards.py): the sources are renumbered."""
     from roofscope.readers import shards

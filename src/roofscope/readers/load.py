@@ -26,6 +26,7 @@ from roofscope.model.schema import Role
 from roofscope.readers import other_outputs, registry, runs, shards
 from roofscope.readers.plan import Found, Planned, plan
 from roofscope.readers.registry import Reader
+from roofscope.readers.rocprof_compute_raw import workload_of
 from roofscope.readers.sniff import Head, is_folder, read_head
 
 _CANDIDATE = re.compile(r"\.(csv|json|json\.gz|db|sqlite)$", re.IGNORECASE)
@@ -56,8 +57,25 @@ def load(
             "(re-run the profiler for it, or delete it)",
         )
     runs.describe(profile, nested)
+    _warn_workload_parts(profile)
     _refuse_implausible_counters(profile)
     return profile
+
+
+def _warn_workload_parts(profile: Profile) -> None:
+    """Name the pass databases of a rocprof-compute workload read apart from it (its reader
+    lists its pass folders, never these files)."""
+    dbs = {Path(f.path) for f in profile.inputs if f.path.endswith(".db")}
+    parts = sorted((w, db) for db in dbs if (w := workload_of(db)) is not None)
+    for folder in sorted({w for w, _ in parts}):
+        mine = [db for w, db in parts if w == folder]
+        profile.warn(
+            "workload-pass-alone",
+            f"{mine[0]}: is one pass of the rocprof-compute workload {folder} ({len(mine)} "
+            "read): each pass replays the program, so read apart they add up replays and "
+            f"lose the counters of the other passes; pass {folder} to read it as one workload",
+            len(mine),
+        )
 
 
 def run_paths(paths: Sequence[str], *, fmt: str | None = None) -> list[list[str]]:

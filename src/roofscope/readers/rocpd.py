@@ -252,7 +252,7 @@ def read_top_kernels(con: sqlite3.Connection, profile: Profile, path: Path, *, r
 # -- the run ------------------------------------------------------------------------------
 
 
-def _run_info(con: sqlite3.Connection, used: set[int]) -> RunInfo:
+def run_info(con: sqlite3.Connection, used: set[int]) -> RunInfo:
     """The GPU the dispatches ran on (when they name one), else the first GPU agent."""
     gpus = con.execute(
         """SELECT absolute_index, name, product_name, extdata FROM rocpd_info_agent
@@ -353,4 +353,4 @@ class Rocpd(Reader):
             _insert_counters(con, profile, path, first)
         read_top_kernels(con, profile, path, role=Role.CROSS_CHECK)
         _insert_copies(con, profile, path, self.name)
-        profile.set_run(_run_info(con, agents))
+        profile.set_run(run_info(con, agents))

@@ -6,7 +6,9 @@ A workload folder (``workloads/<name>/<gpu>/``, recognised by the content of its
 merged every counter pass and put the timestamps of its timing run (that page, "How
 pmc_perf.csv is merged"); else, from 3.6 on, the long per-pass ``results_pmc_perf_N.csv``
 files, joined on the dispatch (:mod:`roofscope.readers.rocprof_compute_long`); else
-``timestamps.csv`` or a wide per-pass ``pmc_perf_N.csv``. Every counter goes to the
+``timestamps.csv`` or a wide per-pass ``pmc_perf_N.csv``. The raw ``out/<pass>`` folders of
+the newest sources (rocpd databases and native counter CSVs) come before all of these and
+are joined the same way (:mod:`roofscope.readers.rocprof_compute_raw`). Every counter goes to the
 ``counters`` table under its native name (``TCC_EA_RDREQ_sum``, ``TCC_HIT[3]``). The
 ``SQ_*.csv`` files are separate runs of the same dispatches: their counters are added to the
 same dispatch rows, matched by dispatch index. ``sysinfo.csv`` names the GPU and
@@ -34,6 +36,7 @@ from roofscope.readers.rocprof_compute_columns import (
 )
 from roofscope.readers.rocprof_compute_folder import workload_files
 from roofscope.readers.rocprof_compute_long import Timing, load_long
+from roofscope.readers.rocprof_compute_raw import agent_run, stage_raw
 from roofscope.readers.sniff import Head
 from roofscope.readers.sysinfo_csv import ceiling_scope, read_roofline, read_sysinfo, sysinfo_run
 
@@ -154,7 +157,8 @@ class Workload(Reader):
     name = "rocprof-compute-workload"
     description = (
         "Omniperf / rocprof-compute workload folder, found by its sysinfo.csv "
-        "(pmc_perf.csv dispatches and counters, SQ_*.csv counters, roofline.csv peaks)"
+        "(pmc_perf.csv or per-pass results_pmc_perf_N.csv or raw out/<pass> rocpd "
+        "databases: dispatches and counters; SQ_*.csv counters, roofline.csv peaks)"
     )
     producer = "rocprof-compute"
     priority = 5
@@ -173,9 +177,15 @@ class Workload(Reader):
             profile.sysinfo.setdefault(key, value)
         files = workload_files(folder)
         source = profile.begin_input()
-        if files.per_pass:
+        if files.raw or files.per_pass:
+            stage = stage_raw if files.raw else None
             passes = load_long(
-                profile, files.dispatches, fmt=self.name, role=role, timing=Timing.FIRST
+                profile,
+                files.dispatches,
+                fmt=self.name,
+                role=role,
+                timing=Timing.FIRST,
+                stage=stage,
             )
             names = {c: files.dispatches[i].name for c, i in passes.items()}
             profile.counter_passes[source] = names
@@ -189,6 +199,8 @@ class Workload(Reader):
         if roofline.is_file():
             read_roofline(roofline, profile, scope=ceiling_scope(run.partition))
         profile.set_run(run)
+        if files.raw:  # what sysinfo.csv leaves out, from the first database's GPU agent
+            profile.set_run(agent_run(files.dispatches))
 
 
 class WorkloadCsv(Reader):

@@ -10,7 +10,8 @@ The releases wrote different folders:
 - newest (in development, "Phase C"): only the raw files of each pass,
   ``out/<pass>/<pid>/<pid>.db`` (rocpd) and ``out/<pass>/<pid>_native_counter_collection.csv.gz``
   (``dispatch_id, gpu_id, kernel_id, lds_per_workgroup, counter_id, counter_name,
-  counter_value``): named, not read yet.
+  counter_value``), read by :mod:`roofscope.readers.rocprof_compute_raw`; its analyze
+  rebuilds from them even where a ``pmc_perf.csv.gz`` is beside them, so they come first.
 - PC sampling only (3.8 on): ``ps_file_results.json`` (``<pid>_ps_file_results.json``), no
   counter file at all by design.
 """
@@ -23,6 +24,7 @@ from pathlib import Path
 
 from roofscope.errors import InputError
 from roofscope.readers.rocprof_compute_columns import is_long, open_bytes, read_header
+from roofscope.readers.rocprof_compute_raw import raw_passes
 
 PER_PASS = re.compile(r"^(?:results_)?pmc_perf_(\d+)\.csv(?:\.gz)?$")
 _PC_SAMPLING = re.compile(r"^(?:\d+_)?ps_file_results\.json$")
@@ -30,11 +32,13 @@ _PC_SAMPLING = re.compile(r"^(?:\d+_)?ps_file_results\.json$")
 
 @dataclass(frozen=True)
 class WorkloadFiles:
-    """``dispatches``: the file (or, for per-pass long files, the files in name order) the
-    dispatches come from; ``runs``: wide files whose counters are matched onto them."""
+    """``dispatches``: the file (or, for per-pass long files, the files in name order; with
+    ``raw``, the ``out/<pass>`` folders in name order) the dispatches come from; ``runs``:
+    wide files whose counters are matched onto them."""
 
     dispatches: list[Path]
     runs: list[Path]
+    raw: bool = False
 
     @property
     def per_pass(self) -> bool:
@@ -42,12 +46,16 @@ class WorkloadFiles:
 
 
 def workload_files(folder: Path) -> WorkloadFiles:
-    """Every long per-pass file, else pmc_perf.csv(.gz), else timestamps.csv, else the first
-    per-pass file that holds rows.
+    """The raw pass folders, else every long per-pass file, else pmc_perf.csv(.gz), else
+    timestamps.csv, else the first per-pass file that holds rows.
 
-    Long per-pass files come first: they are what rocprof-compute 3.6+ analyses, while the
-    ``pmc_perf.csv.gz`` beside them in 3.9 is written by its analyze from them; 3.2-3.3 rocpd
-    workloads have no per-pass file, and the older per-pass files are wide."""
+    Long per-pass files come before pmc_perf.csv: they are what rocprof-compute 3.6+
+    analyses, while the ``pmc_perf.csv.gz`` beside them in 3.9 is written by its analyze from
+    them; 3.2-3.3 rocpd workloads have no per-pass file, and the older per-pass files are
+    wide. The raw pass folders come first of all, as the newest analyze rebuilds from them."""
+    raw = raw_passes(folder)
+    if raw:
+        return WorkloadFiles(raw, [], raw=True)
     squads = sorted(folder.glob("SQ_*.csv"))
     passes = [p for p in per_pass(folder) if has_rows(p)]
     long = [p for p in passes if is_long(read_header(p))]
@@ -100,11 +108,10 @@ def _no_counter_file(folder: Path) -> InputError:
     if native:
         return InputError(
             str(folder),
-            "is a rocprof-compute workload whose counters are only in its raw per-process "
-            f"files (out/<pass>/<pid>/<pid>.db and {native[0].relative_to(folder)}, "
-            f"{len(native)} in all), a layout roofscope does not read yet",
-            "pass a workload folder that holds its results_pmc_perf_N.csv(.gz) or "
-            "pmc_perf.csv(.gz) files",
+            f"is a rocprof-compute workload whose native counter files ("
+            f"{native[0].relative_to(folder)}, {len(native)} in all) have no rocpd database "
+            "beside them (out/<pass>/<pid>/<pid>.db), which names their dispatches",
+            "copy the whole out/ folder that rocprof-compute profile wrote",
         )
     sampled = sorted(p.name for p in folder.iterdir() if _PC_SAMPLING.match(p.name))
     if sampled:

@@ -21,6 +21,7 @@ then row order), as the tool's ``dict(zip(...))`` does.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from enum import Enum
 from pathlib import Path
 
@@ -41,31 +42,47 @@ _INTS = (
     *("dispatch_id", "device", "grid_size", "workgroup_size", "lds_bytes", "scratch_bytes"),
     *("arch_vgpr", "accum_vgpr", "sgpr", "start_ns", "end_ns"),
 )
+ROW = ("pass", *_INTS, "raw", "counter", "value")  # the columns of ``<tag>_rows``, in order
 _KEY = ("dispatch_id", "raw", "grid_size", "workgroup_size", "lds_bytes")
 _NEED = ["Dispatch_ID", "Kernel_Name", "Start_Timestamp", "End_Timestamp"]
 _ids = itertools.count()
+# fills the temp table ``<tag>_rows`` (made by :func:`create_rows`) from the given passes
+Stage = Callable[[Profile, list[Path], str], None]
 
 
 def load_long(
-    profile: Profile, paths: list[Path], *, fmt: str, role: Role, timing: Timing
+    profile: Profile,
+    paths: list[Path],
+    *,
+    fmt: str,
+    role: Role,
+    timing: Timing,
+    stage: Stage | None = None,
 ) -> dict[str, int]:
     """Pivot the long tables ``paths`` (one file, or one per pass in file-name order) into
-    dispatches; each counter name with the index in ``paths`` of the file that gave it."""
+    dispatches; each counter name with the index in ``paths`` of the file that gave it.
+    ``stage`` reads the passes' rows when they are not long CSV files (the raw rocpd
+    databases of :mod:`roofscope.readers.rocprof_compute_raw`)."""
     tag = f"long{next(_ids)}"
     try:
-        _stage(profile, paths, tag)
+        create_rows(profile, tag)
+        (stage or _stage)(profile, paths, tag)
         _pivot(profile, tag, timing)
         return _insert(profile, paths, tag, fmt=fmt, role=role, timing=timing)
     finally:
         profile.con.execute(f"DROP TABLE IF EXISTS {tag}_rows; DROP TABLE IF EXISTS {tag}_d")
 
 
-def _stage(profile: Profile, paths: list[Path], tag: str) -> None:
+def create_rows(profile: Profile, tag: str) -> None:
+    """The table of long rows: one per pass, dispatch and counter, columns :data:`ROW`."""
     fields = ", ".join(f"{m} BIGINT" for m in _INTS)
     profile.con.execute(
         f"""CREATE TEMP TABLE {tag}_rows (pass INTEGER, {fields}, raw VARCHAR,
         counter VARCHAR, value DOUBLE)"""
     )
+
+
+def _stage(profile: Profile, paths: list[Path], tag: str) -> None:
     for index, path in enumerate(paths):
         header = read_header(path)
         _check_header(path, header)
@@ -171,9 +188,10 @@ def _timing_note(paths: list[Path], replayed: int, passes: int, timing: Timing) 
             "with different timestamps; each is kept once, its duration the median of End - "
             "Start over its counter rows (as rocprof-compute computes it), its start the earliest"
         )
+    what = "pass folders" if paths[0].is_dir() else "per-pass files"
     return (
-        f"{paths[0].parent}: {replayed} dispatch(es) appear in {passes} per-pass files with "
-        f"different timestamps; each is kept once with the Start and End of the first file "
-        f"holding it ({paths[0].name}), as rocprof-compute 3.6 and later take them, and the "
-        "counters of every pass"
+        f"{paths[0].parent}: {replayed} dispatch(es) appear in {passes} {what} with "
+        f"different timestamps; each is kept once with the Start and End of the first "
+        f"{what[:-1]} holding it ({paths[0].name}), as rocprof-compute 3.6 and later take "
+        "them, and the counters of every pass"
     )
