@@ -82,22 +82,13 @@ class EventStream:
     def runs(self) -> Iterator[list[Any]]:
         """The elements of ``traceEvents``, a list at a time: a run decoded at once, or one
         event (a caller's loop over a list costs less than a generator's step per event)."""
-        self._expect("{", "a JSON object")
-        if self._peek() == "}":
-            return
-        while True:
-            key = self._value()
-            if not isinstance(key, str):
-                raise self._malformed("expected a key")
-            self._expect(":", "':'")
+        for key in self.object_keys():
             if key == "traceEvents":
                 yield from self._array()
             elif self.refuse and (error := self.refuse(self.path, key, self.meta)) is not None:
                 raise error
             else:
                 self.meta[key] = self._value()
-            if self._expect(",}", "',' or '}'") == "}":
-                return
 
     # -- walking any document: an object's keys, an array's elements, a value passed over
 

@@ -18,6 +18,12 @@ _FIELD = re.compile(
 MAX_CLOCK_MHZ = 100_000  # beyond any GPU's clock: the field is damage
 
 
+def positive_int(value: object) -> int | None:
+    """An agent's count (CUs, XCCs, bytes) as a ROCm tool writes it: a whole number above
+    zero, else unknown."""
+    return value if isinstance(value, int) and value > 0 else None
+
+
 def gpu_from_rocminfo(path: Path) -> RunInfo:
     """First GPU agent's marketing name, gfx arch, compute units and maximum engine clock;
     empty when none. rocminfo gives no memory clock or bus width."""

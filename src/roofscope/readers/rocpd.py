@@ -25,6 +25,7 @@ from roofscope.model.words import count
 from roofscope.readers.batches import SQL_TYPES, Kind, column, name_ids, registered
 from roofscope.readers.no_kernels import rocpd_no_kernels
 from roofscope.readers.registry import Reader
+from roofscope.readers.rocminfo import positive_int
 from roofscope.readers.rocpd_schema import check_schema, is_rocpd, require_rocpd, require_views
 from roofscope.readers.sniff import Head
 from roofscope.readers.sqlite_file import Value, opened, refuse_bad_value
@@ -267,8 +268,8 @@ def run_info(con: sqlite3.Connection, used: set[int]) -> RunInfo:
         producer=Rocpd.producer,
         gpu=product or None,
         arch=arch or None,
-        compute_units=_count(extra.get("cu_count")),
-        xcds=_count(extra.get("num_xcc")),
+        compute_units=positive_int(extra.get("cu_count")),
+        xcds=positive_int(extra.get("num_xcc")),
     )
 
 
@@ -304,10 +305,6 @@ def _json(text: object) -> dict[str, object]:
     except ValueError:
         return {}
     return value if isinstance(value, dict) else {}
-
-
-def _count(value: object) -> int | None:
-    return value if isinstance(value, int) and value > 0 else None
 
 
 class Rocpd(Reader):

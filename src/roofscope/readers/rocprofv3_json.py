@@ -24,7 +24,7 @@ from roofscope.model.profile import Profile, RunInfo
 from roofscope.model.schema import Role
 from roofscope.readers.json_stream import EventStream, open_text, paused_gc
 from roofscope.readers.registry import Reader
-from roofscope.readers.rocminfo import MAX_CLOCK_MHZ
+from roofscope.readers.rocminfo import MAX_CLOCK_MHZ, positive_int
 from roofscope.readers.rocprofv3_json_rows import Staged
 from roofscope.readers.rocprofv3_json_tables import Process, insert_copies, resolve
 from roofscope.readers.sniff import Head, read_head
@@ -121,10 +121,10 @@ def _run_info(gpus: list[Mapping[str, Any]], devices: set[int]) -> RunInfo:
         producer=ResultsJson.producer,
         gpu=_text(gpu.get("product_name")),
         arch=_text(gpu.get("name")),
-        compute_units=_count(gpu.get("cu_count")),
-        xcds=_count(gpu.get("num_xcc")),
+        compute_units=positive_int(gpu.get("cu_count")),
+        xcds=positive_int(gpu.get("num_xcc")),
         clock_mhz=_clock(gpu.get("max_engine_clk_fcompute")),
-        memory_bytes=_count(_device_memory(gpu.get("mem_banks"))),
+        memory_bytes=positive_int(_device_memory(gpu.get("mem_banks"))),
     )
 
 
@@ -148,10 +148,6 @@ def _device_memory(banks: object) -> int | None:
 
 def _text(value: object) -> str | None:
     return value.strip() or None if isinstance(value, str) else None
-
-
-def _count(value: object) -> int | None:
-    return value if isinstance(value, int) and value > 0 else None
 
 
 class ResultsJson(Reader):
