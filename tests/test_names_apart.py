@@ -148,3 +148,18 @@ def test_aiter_names_with_bfloat16_demangle() -> None:
         "(__bf16*)"
     )
     assert normalise(LLM[4]) == "aiter::fmoe_bf16_pertokenMXfp4_g1u1_flat_novs_silu_16x128"
+
+
+def test_a_namespace_is_kept_where_it_alone_tells_two_kernels_apart() -> None:
+    """vLLM's ``vllm::rotary_embedding_kernel`` (TraceLens' vLLM MI300X trace) and SGLang's
+    ``rotary_embedding_kernel`` in the global namespace (its Qwen3 trace), same arguments:
+    read together, only the namespace separates them."""
+    args = "<c10::BFloat16, true>(long const*, c10::BFloat16*, int)"
+    vllm, sglang = (
+        f"void vllm::rotary_embedding_kernel{args}",
+        f"void rotary_embedding_kernel{args}",
+    )
+    shown = short_names([vllm, sglang], None)
+    assert shown[0] != shown[1]
+    assert "vllm::" in shown[0] and "vllm::" not in shown[1]
+    assert short_names([sglang], None) == ["rotary_embedding_kernel<BFloat16,true>"]

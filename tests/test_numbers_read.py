@@ -15,7 +15,9 @@ import pytest
 from roofscope.errors import RoofscopeError
 
 DATA = Path(__file__).parent / "data"
-EXPONENT = re.compile(r"\d[eE][+-]?\d")
+# a number in e-notation, not the digits of a word such as a commit hash (@4056e092) or a
+# kernel's tile name
+EXPONENT = re.compile(r"(?<![\w@])\d+(?:\.\d+)?[eE][+-]?\d+(?!\w)")
 PLURALS = "dispatches|kernels|calls|gaps|ranks|runs|devices|rows|records|warnings|inputs"
 ONE_MANY = re.compile(rf"(?<![\d.,])1 (?:{PLURALS})\b")
 MAYBE_MANY = re.compile(r"\w\((?:s|es)\)")

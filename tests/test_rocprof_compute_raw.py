@@ -72,7 +72,7 @@ def test_the_raw_layout_reads_as_the_per_pass_csvs(tmp_path: Path, lane: str) ->
 def test_each_dispatch_keeps_its_first_pass_times(tmp_path: Path) -> None:
     profile = load([str(rocpd_passes.build(tmp_path))])
     (note,) = [w for w in profile.warnings if w.code == "pass-timestamps-differ"]
-    assert "3 dispatch(es) appear in 17 pass folders" in note.message
+    assert "3 dispatches recorded in 17 pass folders" in note.message
     assert "first pass folder holding it (pmc_perf_0)" in note.message
     durations = [end - start for start, end in first_times().values()]
     (k,) = hotspots(profile).kernels

@@ -28,6 +28,7 @@ from pathlib import Path
 from roofscope.errors import InputError
 from roofscope.model.profile import Profile
 from roofscope.model.schema import Role
+from roofscope.model.words import count
 from roofscope.readers.csvload import register_names
 from roofscope.readers.duck_sql import ident, read_csv
 from roofscope.readers.rocprof_compute_columns import MODEL, read_header
@@ -184,13 +185,14 @@ def _report(
 def _timing_note(paths: list[Path], replayed: int, passes: int, timing: Timing) -> str:
     if timing is Timing.MEDIAN:
         return (
-            f"{paths[0]}: {replayed} dispatch(es) appear once per pass (up to {passes} passes) "
+            f"{paths[0]}: {count(replayed, 'dispatch')} recorded once per pass (up to {passes} "
+            "passes) "
             "with different timestamps; each is kept once, its duration the median of End - "
             "Start over its counter rows (as rocprof-compute computes it), its start the earliest"
         )
     what = "pass folders" if paths[0].is_dir() else "per-pass files"
     return (
-        f"{paths[0].parent}: {replayed} dispatch(es) appear in {passes} {what} with "
+        f"{paths[0].parent}: {count(replayed, 'dispatch')} recorded in {passes} {what} with "
         f"different timestamps; each is kept once with the Start and End of the first "
         f"{what[:-1]} holding it ({paths[0].name}), as rocprof-compute 3.6 and later take "
         "them, and the counters of every pass"

@@ -183,12 +183,16 @@ def short_names(names: Sequence[str], width: int | None = None) -> list[str]:
 
 
 def _separate(names: Sequence[str], cut: list[Parts], out: list[str]) -> list[str]:
-    """Names that still read alike keep their parameter lists (overloads), then their
-    namespaces (``a::device_kernel<a::Gemm>`` beside ``b::device_kernel<b::Gemm>``)."""
+    """Names that still read alike keep their parameter lists (overloads), then the
+    namespaces of their arguments (``device_kernel<a::Gemm>`` beside
+    ``device_kernel<b::Gemm>``), then their own (``vllm::rotary_embedding_kernel`` beside
+    SGLang's ``rotary_embedding_kernel``), then all they are (their return type too)."""
     steps: list[Callable[[int], str]] = [
         lambda i: out[i] + cut[i].params,
         lambda i: _qualified(names[i], params=False),
         lambda i: _qualified(names[i], params=True),
+        lambda i: _qualified(names[i], params=True, own=True),
+        lambda i: normalise(names[i]),
     ]
     for more in steps:
         seen: dict[str, set[str]] = {}
@@ -198,11 +202,13 @@ def _separate(names: Sequence[str], cut: list[Parts], out: list[str]) -> list[st
     return out
 
 
-def _qualified(name: str, *, params: bool) -> str:
-    """The name with the namespaces of its arguments (and its parameters), without its
-    return type, its own namespaces and blanks after commas."""
+def _qualified(name: str, *, params: bool, own: bool = False) -> str:
+    """The name with the namespaces of its arguments (and its parameters; and its ``own``
+    namespaces), without its return type and blanks after commas."""
     head, rest = _drop_params(normalise(name))
-    head = _top_level_split(_top_level_split(head, " ")[-1], "::")[-1] or head
+    head = _top_level_split(head, " ")[-1] or head
+    if not own:
+        head = _top_level_split(head, "::")[-1] or head
     text = head + rest if params else head
     return re.sub(r"\s*,\s*", ",", re.sub(r"(?<=>)\s+(?=>)", "", text)).strip()
 
