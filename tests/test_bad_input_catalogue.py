@@ -159,7 +159,7 @@ def test_v3_row_with_too_many_fields(capsys: Cap, tmp_path: Path) -> None:
     assert doc["warnings"] == [
         {
             "code": "malformed-row",
-            "message": f"{path}: 1 malformed row(s) skipped: line 4 (more fields than the "
+            "message": f"{path}: 1 malformed row skipped: line 4 (more fields than the "
             "header's 22 (a comma inside a number?))",
             "count": 1,
         }
@@ -173,7 +173,7 @@ def test_v3_row_with_too_few_fields(capsys: Cap, tmp_path: Path) -> None:
     doc = analyze_ok(capsys, path)
     assert doc["summary"]["dispatches"] == 8
     assert warnings_by_code(doc)["malformed-row"]["message"].startswith(
-        f"{path}: 1 malformed row(s) skipped: line 4 ("
+        f"{path}: 1 malformed row skipped: line 4 ("
     )
 
 
@@ -217,7 +217,7 @@ def test_v3_integer_past_64_bits(capsys: Cap, tmp_path: Path, digits: str) -> No
     doc = analyze_ok(capsys, path)
     assert doc["summary"]["dispatches"] == len(v3_lines()) - 1 - 1  # less the header, the row
     assert warnings_by_code(doc)["malformed-row"]["message"] == (
-        f"{path}: 1 malformed row(s) skipped: line 4 (field Start_Timestamp = '{digits}' is "
+        f"{path}: 1 malformed row skipped: line 4 (field Start_Timestamp = '{digits}' is "
         "not a bigint)"
     )
 
@@ -235,7 +235,7 @@ def test_v1_device_past_32_bits(capsys: Cap, tmp_path: Path, value: str) -> None
     doc = analyze_ok(capsys, path)
     assert doc["summary"]["dispatches"] == len(rows) - 2  # less the header and the row
     assert warnings_by_code(doc)["malformed-row"]["message"] == (
-        f"{path}: 1 malformed row(s) skipped: line 2 (field gpu-id = '{value}' is not an integer)"
+        f"{path}: 1 malformed row skipped: line 2 (field gpu-id = '{value}' is not an integer)"
     )
 
 
@@ -287,8 +287,8 @@ def test_v1_launch_field_not_a_number(capsys: Cap, tmp_path: Path) -> None:
     doc = analyze_ok(capsys, path, "--gpu", "mi250x")
     assert doc["summary"]["dispatches"] == len(rows) - 1  # every row read, times and all
     assert warnings_by_code(doc)["unread-launch-field"]["message"] == (
-        f"{path}: launch fields that are not whole numbers within 64 bits (grd in 2 row(s), "
-        "sgpr in 1 row(s)); they are unknown, so occupancy and the launch-shape rules pass "
+        f"{path}: launch fields that are not whole numbers within 64 bits (grd in 2 rows, "
+        "sgpr in 1 row); they are unknown, so occupancy and the launch-shape rules pass "
         "those dispatches by"
     )
     untouched = warnings_by_code(analyze_ok(capsys, V1 / "results.csv", "--gpu", "mi250x"))
@@ -307,7 +307,7 @@ def test_v3_nan_inf_timestamp(capsys: Cap, tmp_path: Path, value: str) -> None:
     doc = analyze_ok(capsys, path)
     assert doc["summary"]["dispatches"] == 8
     assert warnings_by_code(doc)["malformed-row"]["message"] == (
-        f"{path}: 1 malformed row(s) skipped: line 4 (field End_Timestamp = {value!r} is not "
+        f"{path}: 1 malformed row skipped: line 4 (field End_Timestamp = {value!r} is not "
         "a bigint)"
     )
 
@@ -1031,7 +1031,7 @@ def test_v1_counter_not_a_number(capsys: Cap, tmp_path: Path) -> None:
         csv.writer(f).writerows(rows)
     doc = analyze_ok(capsys, path)
     assert warnings_by_code(doc)["unread-counter"]["message"] == (
-        f"{path}: counter fields that are not numbers (FETCH_SIZE in 1 row(s), WRITE_SIZE in "
+        f"{path}: counter fields that are not numbers (FETCH_SIZE in 1 row, WRITE_SIZE in "
         "1 row(s)); those counters are absent for those dispatches, so the metrics over them "
         "are unknown there"
     )
@@ -1054,7 +1054,7 @@ def test_wide_pmc_perf_counter_not_a_number(capsys: Cap, tmp_path: Path) -> None
         csv.writer(f).writerows(rows)
     doc = analyze_ok(capsys, folder)
     assert warnings_by_code(doc)["unread-counter"]["message"].startswith(
-        f"{folder / 'pmc_perf.csv'}: counter fields that are not numbers ({counter} in 1 row(s));"
+        f"{folder / 'pmc_perf.csv'}: counter fields that are not numbers ({counter} in 1 row);"
     )
 
 
@@ -1066,7 +1066,7 @@ def test_v3_counter_value_not_a_number(capsys: Cap, tmp_path: Path) -> None:
     lines[2] = lines[2].replace(',"SQ_WAVES",16384', ',"SQ_WAVES",n/a')
     path = write(tmp_path / "x_counter_collection.csv", "".join(lines))
     assert warnings_by_code(analyze_ok(capsys, path))["malformed-row"]["message"] == (
-        f"{path}: 1 malformed row(s) skipped: line 3 (a field that is not a number)"
+        f"{path}: 1 malformed row skipped: line 3 (a field that is not a number)"
     )
 
 

@@ -277,7 +277,7 @@ def test_not_utf8_in_kernel_name(capsys: pytest.CaptureFixture[str], tmp_path: P
     assert doc["warnings"] == [
         {
             "code": "not-utf8",
-            "message": f"{path}: kernel names with bytes that are not UTF-8 on line(s) 3; they are "
+            "message": f"{path}: kernel names with bytes that are not UTF-8 on line 3; they are "
             "shown with U+FFFD in their place",
             "count": 1,
         }
@@ -345,7 +345,7 @@ def test_non_numeric_timestamp_mid_file(capsys: pytest.CaptureFixture[str], tmp_
     assert doc["warnings"] == [
         {
             "code": "malformed-row",
-            "message": f"{path}: 1 malformed row(s) skipped: line 4 (field BeginNs = "
+            "message": f"{path}: 1 malformed row skipped: line 4 (field BeginNs = "
             "'19159141O2590584' is not a bigint)",
             "count": 1,
         }

@@ -92,7 +92,7 @@ def test_each_dispatch_keeps_its_first_pass_times() -> None:
     got = profile.con.execute("SELECT dispatch_id, start_ns, end_ns FROM dispatches ORDER BY 1")
     assert [(int(i), (int(s), int(e))) for i, s, e in got.fetchall()] == sorted(want.items())
     (note,) = [w for w in profile.warnings if w.code == "pass-timestamps-differ"]
-    assert "3 dispatch(es) appear in 17 per-pass files" in note.message
+    assert "3 dispatches appear in 17 per-pass files" in note.message
     assert "results_pmc_perf_0.csv" in note.message
 
 

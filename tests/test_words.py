@@ -50,6 +50,9 @@ def scientific(text: str) -> list[str]:
         (1.5, "1.5"),
         (257.4, "257"),
         (0, "0"),
+        (1e18, "1,000,000,000,000,000,000"),  # a limit in a message, never 1e+18
+        (1e30 * 1e9, "1," + ",".join(["000"] * 13)),  # never the float's 999,...,112 digits
+        (-2.468e21, "-2,470,000,000,000,000,000,000"),
     ],
 )
 def test_significant_figures(value: float, text: str) -> None:

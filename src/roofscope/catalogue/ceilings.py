@@ -21,6 +21,7 @@ from typing import Literal
 
 from roofscope.catalogue.tomlfile import line_of, read_toml
 from roofscope.errors import InputError, UsageError
+from roofscope.model import words
 
 Kind = Literal["compute", "memory"]
 Origin = Literal["user", "measured", "catalogue"]
@@ -103,8 +104,8 @@ def user_ceilings(peak_flops: float | None, peak_bw: float | None) -> list[Ceili
     for option, value in (("--peak-flops", peak_flops), ("--peak-bw", peak_bw)):
         if value is not None and not plausible_peak(value):
             raise UsageError(
-                f"{option} {value:g}: expected a peak in SI units between 0 and "
-                f"{PLAUSIBLE_PEAK:g}, e.g. 22.6e12 FLOP/s or 1.6e12 B/s"
+                f"{option} {words.sig(value, 6)}: expected a peak in SI units between 0 and "
+                f"{words.sig(PLAUSIBLE_PEAK)}, e.g. 22.6e12 FLOP/s or 1.6e12 B/s"
             )
     out = []
     if peak_flops is not None:
@@ -147,7 +148,7 @@ def read_ceilings_file(path: Path) -> list[Ceiling]:
             raise InputError(
                 shown,
                 f"ceiling {key} = {value!r} is not a peak (a positive number up to "
-                f"{PLAUSIBLE_PEAK:g})",
+                f"{words.sig(PLAUSIBLE_PEAK)})",
                 "give FLOP/s or B/s in SI units, e.g. 1.6e12",
                 line=line,
             )

@@ -151,7 +151,7 @@ def _method(key: str, chosen: Measurement, results: Sequence[Measurement | Skipp
     rivals = [m for m in _measured(results) if m.ceiling == key]
     if len(rivals) == 1:
         return chosen.method
-    each = ", ".join(f"{m.name} {m.value:.4g}" for m in rivals)
+    each = ", ".join(f"{m.name} {si(m.value)}" for m in rivals)
     return f"highest of {each}: {chosen.name}, {chosen.method}"
 
 

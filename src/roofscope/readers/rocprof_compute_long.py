@@ -25,6 +25,7 @@ from enum import Enum
 from pathlib import Path
 
 from roofscope.errors import InputError
+from roofscope.model import words
 from roofscope.model.profile import Profile
 from roofscope.model.schema import Role
 from roofscope.readers.csvload import register_names
@@ -155,8 +156,8 @@ def _report(
     if dropped:
         profile.warn(
             "malformed-row",
-            f"{paths[0] if len(paths) == 1 else paths[0].parent}: {dropped} row(s) without a "
-            "dispatch id or kernel name skipped",
+            f"{paths[0] if len(paths) == 1 else paths[0].parent}: "
+            f"{words.count(int(dropped), 'row')} without a dispatch id or kernel name skipped",
             count=int(dropped),
         )
     profile.add_input(str(paths[0]), fmt, int(rows), role)
@@ -164,15 +165,20 @@ def _report(
         profile.add_input(str(path), fmt, int(rows), Role.COUNTER_PASS)
 
 
+def _appear(dispatches: int) -> str:
+    """``1 dispatch appears``, ``3 dispatches appear``."""
+    return f"{words.count(dispatches, 'dispatch')} {words.plural(dispatches, 'appears', 'appear')}"
+
+
 def _timing_note(paths: list[Path], replayed: int, passes: int, timing: Timing) -> str:
     if timing is Timing.MEDIAN:
         return (
-            f"{paths[0]}: {replayed} dispatch(es) appear once per pass (up to {passes} passes) "
+            f"{paths[0]}: {_appear(replayed)} once per pass (up to {words.count(passes, 'pass')}) "
             "with different timestamps; each is kept once, its duration the median of End - "
             "Start over its counter rows (as rocprof-compute computes it), its start the earliest"
         )
     return (
-        f"{paths[0].parent}: {replayed} dispatch(es) appear in {passes} per-pass files with "
+        f"{paths[0].parent}: {_appear(replayed)} in {words.count(passes, 'per-pass file')} with "
         f"different timestamps; each is kept once with the Start and End of the first file "
         f"holding it ({paths[0].name}), as rocprof-compute 3.6 and later take them, and the "
         "counters of every pass"
