@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from roofscope.cli.app import main
+from tests.test_numbers_read import misworded
 
 HEADER = (
     '"Index","KernelName","gpu-id","queue-id","queue-index","pid","tid","grd","wgr","lds",'
@@ -55,6 +56,7 @@ def error_line(err: str) -> str:
     lines = err.splitlines()
     assert len(lines) == 1, err
     assert lines[0].startswith("roofscope: error: "), err
+    assert misworded(lines[0]) == [], lines[0]
     return lines[0].removeprefix("roofscope: error: ")
 
 
@@ -66,6 +68,9 @@ def analyze_ok(capsys: pytest.CaptureFixture[str], path: Path, *extra: str) -> d
 
 
 def warnings_by_code(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The warnings by code, each worded well (:func:`misworded`)."""
+    wrong = {w["message"]: misworded(w["message"]) for w in doc["warnings"]}
+    assert {m: said for m, said in wrong.items() if said} == {}
     return {w["code"]: w for w in doc["warnings"]}
 
 

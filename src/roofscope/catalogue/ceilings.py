@@ -99,13 +99,21 @@ def plausible_peak(value: float) -> bool:
     return math.isfinite(value) and 0 < value <= PLAUSIBLE_PEAK
 
 
+def _shown(value: object) -> str:
+    """A ceilings file's value as an error names it: a number in plain words, else as TOML
+    gave it to Python."""
+    if isinstance(value, float):
+        return words.sized(value)
+    return repr(value)
+
+
 def user_ceilings(peak_flops: float | None, peak_bw: float | None) -> list[Ceiling]:
     """``--peak-flops`` (FP32 vector) and ``--peak-bw`` (HBM), in FLOP/s and B/s."""
     for option, value in (("--peak-flops", peak_flops), ("--peak-bw", peak_bw)):
         if value is not None and not plausible_peak(value):
             raise UsageError(
-                f"{option} {words.sig(value, 6)}: expected a peak in SI units between 0 and "
-                f"{words.sig(PLAUSIBLE_PEAK)}, e.g. 22.6e12 FLOP/s or 1.6e12 B/s"
+                f"{option} {words.sized(value)}: expected a peak in SI units between 0 and "
+                f"{words.sig(PLAUSIBLE_PEAK)}, e.g. `22.6e12` FLOP/s or `1.6e12` B/s"
             )
     out = []
     if peak_flops is not None:
@@ -130,7 +138,7 @@ def read_ceilings_file(path: Path) -> list[Ceiling]:
         raise InputError(
             shown,
             "has no [ceilings] table",
-            'add e.g. [ceilings] hbm = 1.6e12 and "fp32-vector" = 22.6e12',
+            'add e.g. `[ceilings] hbm = 1.6e12` and `"fp32-vector" = 22.6e12`',
         )
     scope = str(doc.get("scope", "device"))
     method = (
@@ -147,9 +155,9 @@ def read_ceilings_file(path: Path) -> list[Ceiling]:
         ):
             raise InputError(
                 shown,
-                f"ceiling {key} = {value!r} is not a peak (a positive number up to "
+                f"ceiling {key} = {_shown(value)} is not a peak (a positive number up to "
                 f"{words.sig(PLAUSIBLE_PEAK)})",
-                "give FLOP/s or B/s in SI units, e.g. 1.6e12",
+                "give FLOP/s or B/s in SI units, e.g. `1.6e12`",
                 line=line,
             )
         name = key.strip().lower()

@@ -53,6 +53,16 @@ def sig(x: float, digits: int = 3, *, trim: bool = True) -> str:
     return text.rstrip("0").rstrip(".") if trim else text
 
 
+def sized(x: float, digits: int = 6) -> str:
+    """A value that may be absurd (a damaged file's ``1e308``): as :func:`sig` up to 21 digits
+    (``10,000,000,000,000,000,000``), past that its size in words (``a 309-digit number``),
+    never an exponent nor a screenful of zeros."""
+    if not math.isfinite(x) or abs(x) < 1e21:
+        return sig(x, digits)
+    sign = "negative " if x < 0 else ""
+    return f"a {math.floor(math.log10(abs(x))) + 1}-digit {sign}number"
+
+
 def plain(x: float) -> str:
     """A value as a file gives it, in plain decimals, never an exponent: ``80.34``,
     ``0.00001`` (where ``:g`` wrote ``1e-05``), ``100``."""

@@ -152,7 +152,7 @@ def _refuse_implausible_counters(profile: Profile) -> None:
         counter, value, source = found[0]
         raise InputError(
             profile.inputs[int(source)].path,
-            f"counter {counter} = {words.sig(value, 6)} is beyond any GPU's count "
+            f"counter {counter} = {words.sized(value)} is beyond any GPU's count "
             f"({words.sig(PLAUSIBLE_COUNT)})",
             "the file (or a counter file read with it) is damaged; use the profiler's own output",
         )

@@ -13,7 +13,7 @@ import numpy as np
 from roofscope.errors import InputError
 from roofscope.model.profile import Profile, RunInfo
 from roofscope.model.schema import Role
-from roofscope.model.words import count, sig
+from roofscope.model.words import count, sized
 from roofscope.readers.batches import column, fits, registered
 from roofscope.readers.ncu_labels import DURATION
 from roofscope.readers.ncu_scan import Columns
@@ -101,7 +101,7 @@ def lay_out(path: Path, launches: list[Launch]) -> tuple[list[int | None], list[
             raise InputError(
                 str(path),
                 f"launch {launch.id} of process {launch.pid} ({launch.name[:60]!r}) lasts "
-                f"{sig(duration)} ns, beyond any kernel's time",
+                f"{sized(duration)} ns, beyond any kernel's time",
                 "pass the report as ncu wrote it",
             )
         if duration is None:

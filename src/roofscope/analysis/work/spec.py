@@ -279,7 +279,7 @@ def _plausible(value: float, what: str) -> float:
     """A kernel's total work: finite, not negative, and at most :data:`PLAUSIBLE_WORK`."""
     if not (math.isfinite(value) and 0 <= value <= PLAUSIBLE_WORK):
         raise ExprError(
-            f"{what} come to {words.sig(value, 6)} for the kernel, outside 0 to "
+            f"{what} come to {words.sized(value)} for the kernel, outside 0 to "
             f"{words.sig(PLAUSIBLE_WORK)}"
         )
     return value
