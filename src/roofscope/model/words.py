@@ -53,14 +53,15 @@ def sig(x: float, digits: int = 3, *, trim: bool = True) -> str:
     return text.rstrip("0").rstrip(".") if trim else text
 
 
-def sized(x: float, digits: int = 6) -> str:
+def sized(x: float, unit: str = "", digits: int = 6) -> str:
     """A value that may be absurd (a damaged file's ``1e308``): as :func:`sig` up to 21 digits
-    (``10,000,000,000,000,000,000``), past that its size in words (``a 309-digit number``),
-    never an exponent nor a screenful of zeros."""
+    (``10,000,000,000,000,000,000``), past that its size in words (``a 309-digit number``,
+    ``a 40-digit number of ns``), never an exponent nor a screenful of zeros."""
     if not math.isfinite(x) or abs(x) < 1e21:
-        return sig(x, digits)
+        return f"{sig(x, digits)} {unit}".rstrip()
     sign = "negative " if x < 0 else ""
-    return f"a {math.floor(math.log10(abs(x))) + 1}-digit {sign}number"
+    of = f" of {unit}" if unit else ""
+    return f"a {math.floor(math.log10(abs(x))) + 1}-digit {sign}number{of}"
 
 
 def plain(x: float) -> str:

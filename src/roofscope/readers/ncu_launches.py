@@ -101,7 +101,7 @@ def lay_out(path: Path, launches: list[Launch]) -> tuple[list[int | None], list[
             raise InputError(
                 str(path),
                 f"launch {launch.id} of process {launch.pid} ({launch.name[:60]!r}) lasts "
-                f"{sized(duration)} ns, beyond any kernel's time",
+                f"{sized(duration, 'ns')}, beyond any kernel's time",
                 "pass the report as ncu wrote it",
             )
         if duration is None:
