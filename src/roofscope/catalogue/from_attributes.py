@@ -25,7 +25,6 @@ from typing import Protocol
 
 from roofscope.catalogue.ceilings import Ceiling, is_integer
 from roofscope.catalogue.devices import arch_entries
-from roofscope.model import words
 
 PREFIX = "derived from the profile's device attributes"
 
@@ -115,8 +114,8 @@ def _compute(run: Attributes) -> list[Ceiling]:
         value = units * rate.per_clock * mhz * 1e6
         ops = "OP" if is_integer(name) else "FLOP"
         source = (
-            f"{PREFIX}: {units} {arch.unit}s x {words.plain(rate.per_clock)} {ops}/clk/{arch.unit} "
-            f"({arch.arch}, {rate.source}) x {words.plain(mhz)} MHz = "
+            f"{PREFIX}: {units} {arch.unit}s x {rate.per_clock:g} {ops}/clk/{arch.unit} "
+            f"({arch.arch}, {rate.source}) x {mhz:g} MHz = "
             f"{_scaled(value, 'IOP/s' if ops == 'OP' else 'FLOP/s')}"
         )
         out.append(Ceiling("compute", value, source, "catalogue", dtype=dtype, unit=engine))
@@ -129,7 +128,7 @@ def _memory(run: Attributes) -> list[Ceiling]:
         return []
     value = 2 * mhz * 1e6 * bits / 8
     source = (
-        f"{PREFIX}: hbm = 2 x {words.plain(mhz)} MHz memory clock x {bits}-bit bus / 8 = "
+        f"{PREFIX}: hbm = 2 x {mhz:g} MHz memory clock x {bits}-bit bus / 8 = "
         f"{_scaled(value, 'B/s')}"
     )
     return [Ceiling("memory", value, source, "catalogue", level="hbm")]
@@ -137,7 +136,11 @@ def _memory(run: Attributes) -> list[Ceiling]:
 
 def _scaled(value: float, unit: str) -> str:
     """``value`` with an SI prefix, 3 significant digits: 66.9 TFLOP/s, 1.07 PFLOP/s."""
-    return words.si(value, unit)
+    value = float(f"{value:.3g}")  # rounded first: 999.6e12 is 1 P, not 1e+03 T
+    for prefix, scale in (("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if value >= scale:
+            return f"{value / scale:.3g} {prefix}{unit}"
+    return f"{value:.3g} {unit}"
 
 
 def _missing(run: Attributes) -> tuple[str, ...]:

@@ -173,7 +173,8 @@ def _appear(dispatches: int) -> str:
 def _timing_note(paths: list[Path], replayed: int, passes: int, timing: Timing) -> str:
     if timing is Timing.MEDIAN:
         return (
-            f"{paths[0]}: {_appear(replayed)} once per pass (up to {words.count(passes, 'pass')}) "
+            f"{paths[0]}: {words.count(replayed, 'dispatch')} recorded once per pass (up to "
+            f"{words.count(passes, 'pass')}) "
             "with different timestamps; each is kept once, its duration the median of End - "
             "Start over its counter rows (as rocprof-compute computes it), its start the earliest"
         )
