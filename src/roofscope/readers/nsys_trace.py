@@ -247,7 +247,7 @@ def _gpu_name(profile: Profile, path: Path) -> str | None:
         GROUP BY gpu ORDER BY 2 DESC, 1"""
     ).fetchall()
     if len(rows) > 1:
-        shown = ", ".join(f"{g} ({n} kernels)" for g, n in rows)
+        shown = ", ".join(f"{g} ({words.count(n, 'kernel')})" for g, n in rows)
         profile.warn("nsys-several-gpus", f"{path}: kernels ran on several GPU models: {shown}")
     return str(rows[0][0]) if rows else None
 

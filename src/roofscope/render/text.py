@@ -126,7 +126,7 @@ def _rest(rest: list[KernelStats], tscale: float) -> list[str | NameCell]:
     share = sum(k.share or 0 for k in rest) if all(k.share is not None for k in rest) else None
     return [
         "",
-        f"other ({len(rest)} kernels)",
+        f"other ({count(len(rest), 'kernel')})",
         f"{sum(k.calls for k in rest):,}",
         cell(total, tscale),
         _pct(share),
