@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from roofscope.cli.app import main
+from tests.test_numbers_read import misworded
 
 HEADER = (
     '"Index","KernelName","gpu-id","queue-id","queue-index","pid","tid","grd","wgr","lds",'
@@ -55,6 +56,7 @@ def error_line(err: str) -> str:
     lines = err.splitlines()
     assert len(lines) == 1, err
     assert lines[0].startswith("roofscope: error: "), err
+    assert misworded(lines[0]) == [], lines[0]
     return lines[0].removeprefix("roofscope: error: ")
 
 
@@ -66,6 +68,9 @@ def analyze_ok(capsys: pytest.CaptureFixture[str], path: Path, *extra: str) -> d
 
 
 def warnings_by_code(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The warnings by code, each worded well (:func:`misworded`)."""
+    wrong = {w["message"]: misworded(w["message"]) for w in doc["warnings"]}
+    assert {m: said for m, said in wrong.items() if said} == {}
     return {w["code"]: w for w in doc["warnings"]}
 
 
@@ -277,7 +282,7 @@ def test_not_utf8_in_kernel_name(capsys: pytest.CaptureFixture[str], tmp_path: P
     assert doc["warnings"] == [
         {
             "code": "not-utf8",
-            "message": f"{path}: kernel names with bytes that are not UTF-8 on line(s) 3; they are "
+            "message": f"{path}: kernel names with bytes that are not UTF-8 on line 3; they are "
             "shown with U+FFFD in their place",
             "count": 1,
         }
@@ -345,7 +350,7 @@ def test_non_numeric_timestamp_mid_file(capsys: pytest.CaptureFixture[str], tmp_
     assert doc["warnings"] == [
         {
             "code": "malformed-row",
-            "message": f"{path}: 1 malformed row(s) skipped: line 4 (field BeginNs = "
+            "message": f"{path}: 1 malformed row skipped: line 4 (field BeginNs = "
             "'19159141O2590584' is not a bigint)",
             "count": 1,
         }

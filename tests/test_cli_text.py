@@ -129,3 +129,12 @@ def test_compare_table_numbers_whole(tmp_path: Path, width: int) -> None:
         shown = cells[1:] if width >= 120 else cells[1:5] if width >= 100 else cells[1:4]
         line = next(line for line in lines if line.startswith(short_name(k.name)[:16]))
         assert len(line) <= width and _cells_after_name(line, shown), (line, shown)
+
+
+def test_one_kernel_folded_into_other_is_singular() -> None:
+    """13 kernels (the stencils' own count), the top 12 shown: 'other (1 kernel)'."""
+    profile = load([str(DATA / "rocprofv1-mi250x" / "stencils")])
+    report = analyse(profile)
+    kernels = len(report.hotspots.kernels)
+    text = render_text(report, top=kernels - 1, width=140)
+    assert "other (1 kernel)" in text and "other (1 kernels)" not in text

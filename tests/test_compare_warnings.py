@@ -77,7 +77,7 @@ def test_nested_rerun_fails_the_gate(capsys: Cap) -> None:
     assert "Gate: PASS" not in out and "Gate: FAIL" in out
     assert "[clocks-apart]" not in out
     assert (
-        "! baseline: [nested-runs] 1 run(s) in sub-folders of the run read are other runs, "
+        "! baseline: [nested-runs] 1 run in sub-folders of the run read is another run, "
         f"left out: {RERUN};" in out
     )
     assert (

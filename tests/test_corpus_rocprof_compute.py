@@ -380,7 +380,7 @@ def _edit_first_field(path: Path, line: int, text: str) -> None:
     [
         # two dispatches of pmc_perf.csv share id 0: a run row of id 0 names both
         (("pmc_perf.csv", 2, "0"), "cannot be matched: pmc_perf.csv repeats dispatch ids"),
-        (("SQ_LEVEL_WAVES.csv", 3, "9"), "has 1 dispatch id(s) that pmc_perf.csv does not"),
+        (("SQ_LEVEL_WAVES.csv", 3, "9"), "has 1 dispatch id that pmc_perf.csv does not"),
     ],
 )
 def test_sq_run_that_cannot_be_matched_is_skipped(

@@ -210,7 +210,7 @@ def test_pass_with_other_dispatches_is_named(capsys: Cap, tmp_path: Path) -> Non
     assert warning["message"] == (
         f"{tmp_path / 'pass_3' / '2684167_counter_collection.csv'}: pass folder "
         f"{tmp_path / 'pass_3'} saw other dispatches than the first pass {tmp_path / 'pass_1'} "
-        f"(1 kernel(s) differ; {lost[:60]!r}: {calls - 1} here, {calls} there), so its "
+        f"(1 kernel differs; {lost[:60]!r}: {calls - 1} here, {calls} there), so its "
         "counters cannot be matched to the first pass's dispatches by kernel and occurrence: "
         "they are kept apart as a counter run (compared by kernel name only); re-run the "
         "passes on the same input, or analyse that pass alone"

@@ -1,7 +1,9 @@
 """Numbers a person reads (issue 36, point 8): every profile under tests/data through the text
 report at 80, 100 and 120 columns, the HTML report and the SVG charts, with no exponent
 (``1.6e+12``) outside kernel names, file paths and the report's script, no ``1 dispatches``
-and no ``kernel(s)``; each input file listed once."""
+and no ``kernel(s)``; each input file listed once. The warnings' words are read too, and every
+error and warning the bad-input tests meet goes through :func:`misworded`
+(tests/test_bad_inputs.py's ``error_line`` and ``warnings_by_code``)."""
 
 from __future__ import annotations
 
@@ -18,10 +20,24 @@ DATA = Path(__file__).parent / "data"
 # a number in e-notation, not the digits of a word such as a commit hash (@4056e092) or a
 # kernel's tile name
 EXPONENT = re.compile(r"(?<![\w@])\d+(?:\.\d+)?[eE][+-]?\d+(?!\w)")
-PLURALS = "dispatches|kernels|calls|gaps|ranks|runs|devices|rows|records|warnings|inputs"
-ONE_MANY = re.compile(rf"(?<![\d.,])1 (?:{PLURALS})\b")
+PLURALS = (
+    "dispatches|kernels|calls|gaps|ranks|runs|devices|rows|records|warnings|inputs|passes|"
+    "files|values|events|metrics|columns|packets|ids|lines|names|keys|tables|views|GPUs|sources"
+)
+ONE_MANY = re.compile(rf"(?<![\d.,])1 (?:[\w-]+ )?(?:{PLURALS})\b")  # 1 malformed rows
 MAYBE_MANY = re.compile(r"\w\((?:s|es)\)")
 SCRIPT = re.compile(r"<script.*?</script>", re.S)
+COMMIT = re.compile(r"@[0-9a-f]{7,40}\b")  # a metric source's commit: @4056e092
+# what a message may quote as the file or the user wrote it: '...', "...", `...`, a path, a
+# commit (ROCm/rocm-systems @4056e092)
+QUOTED = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"|`[^`\n]*`|\S*/\S*|@[0-9a-f]{7,40}\b")
+
+
+def misworded(message: str) -> list[str]:
+    """What reads wrong in a warning's or an error's words, outside its quoted file values and
+    paths: an exponent (``1e+18``), ``1 <plural>``, ``(s)``."""
+    said = QUOTED.sub("", message)
+    return [m.group(0) for p in (EXPONENT, ONE_MANY, MAYBE_MANY) for m in p.finditer(said)]
 
 
 @cache
@@ -45,12 +61,15 @@ def outputs() -> dict[str, dict[str, str]]:
         texts["html"] = SCRIPT.sub("", render_html(report))
         texts["svg"] = hotspot_svg(report) + roofline_svg(report) + timeline_svg(report)
         hidden = {k.name for k in report.hotspots.kernels} | {f.path for f in report.inputs}
-        # the readers' warnings (their words are the readers', issue 36's other parts)
+        # the warnings, shown in the text and HTML, are read on their own (paths and quoted
+        # file values left out): texts["warnings"]
         hidden |= {w.message for w in report.warnings}
         hidden |= {escape(h) for h in hidden}
         texts = {k: " ".join(t.split()) for k, t in texts.items()}  # unwrapped
+        texts = {k: COMMIT.sub("", t) for k, t in texts.items()}
         for h in sorted({" ".join(h.split()) for h in hidden}, key=len, reverse=True):
             texts = {k: t.replace(h, "") for k, t in texts.items()}
+        texts["warnings"] = " | ".join(QUOTED.sub("", w.message) for w in report.warnings)
         out[str(folder.relative_to(DATA))] = texts
     return out
 
@@ -83,3 +102,24 @@ def test_a_file_read_twice_is_listed_once(tmp_path: Path) -> None:
         assert main(["analyze", str(trace)]) == 0
     lines = [line for line in out.getvalue().splitlines() if "input:" in line]
     assert len(lines) == 1, lines
+
+
+@pytest.mark.parametrize(
+    ("message", "wrong"),
+    [
+        ("f.csv: 1 malformed rows skipped", ["1 malformed rows"]),
+        ("f.csv: 2 kernel(s) without a name skipped", ["l(s)"]),
+        ("counter X = 1e+30 is beyond any GPU's count (1e+18)", ["1e+3", "1e+1"]),
+        ("/tmp/run_1e5/f.csv: field 'x' = '6.02e23' is not an integer", []),  # path, quoted
+        ("f.csv: 1 malformed row skipped; 3 rows kept", []),
+    ],
+)
+def test_misworded_finds_what_reads_wrong(message: str, wrong: list[str]) -> None:
+    assert misworded(message) == wrong
+
+
+def test_warnings_of_every_profile_read_well() -> None:
+    """Each profile's warnings (a [pass-timestamps-differ] of 17 per-pass files among them)."""
+    said = {f: texts["warnings"] for f, texts in outputs().items() if texts["warnings"]}
+    assert "3 dispatches appear in 17 per-pass files" in said["rocprof-compute-rdna35-passes"]
+    assert {f: misworded(w) for f, w in said.items() if misworded(w)} == {}

@@ -318,7 +318,8 @@ def test_the_provenance_holds_methods_runs_and_skips(tmp_path: Path) -> None:
         "runs_s": None,
         "skipped": None,
     }
-    assert p["methods"]["hbm"].startswith("highest of hbm-copy 1.718e+12, hbm-triad 1.611e+12:")
+    # 2 GiB / 1.25 ms = 1.718e12 B/s and 3 GiB / 2 ms = 1.611e12 B/s, to 3 figures
+    assert p["methods"]["hbm"].startswith("highest of hbm-copy 1.72 TB/s, hbm-triad 1.61 TB/s:")
     assert p["runs_s"]["fp64-matrix"] == [20e-3 * 0.5, 20e-3, 20e-3 * 1.5]
     assert p["skipped"] == {
         "tf32-matrix": "TF32 needs compute capability 8.0 or newer; this is 7.0",

@@ -116,7 +116,7 @@ def test_a_field_that_is_no_number_in_a_late_pass(tmp_path: Path) -> None:
     profile = load([str(folder)])
     (warning,) = [w for w in profile.warnings if w.code == "unread-counter"]
     profile.con.close()
-    assert f"({rows[0][column]} in 1 row(s))" in warning.message
+    assert f"({rows[0][column]} in 1 row)" in warning.message
 
 
 @pytest.mark.usefixtures("small_passes")

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from roofscope.cli.app import main
+from roofscope.model.words import sized
 from roofscope.render.compare_words import speedup_text
 from roofscope.render.names import fit, short_name, short_names
 from roofscope.render.numbers import (
@@ -50,10 +51,28 @@ def scientific(text: str) -> list[str]:
         (1.5, "1.5"),
         (257.4, "257"),
         (0, "0"),
+        (1e18, "1,000,000,000,000,000,000"),  # a limit in a message, never 1e+18
+        (1e30 * 1e9, "1," + ",".join(["000"] * 13)),  # never the float's 999,...,112 digits
+        (-2.468e21, "-2,470,000,000,000,000,000,000"),
     ],
 )
 def test_significant_figures(value: float, text: str) -> None:
     assert sig(value) == text
+
+
+@pytest.mark.parametrize(
+    ("value", "unit", "text"),
+    [
+        (1e308, "", f"a {len(str(10**308))}-digit number"),  # a damaged file's counter
+        (1e39, "ns", f"a {len(str(10**39))}-digit number of ns"),
+        (-(2.0**74), "", f"a {len(str(2**74))}-digit negative number"),
+        (1e19, "", f"{10**19:,}"),  # up to 21 digits, every digit shown
+        (123456789.0, "B", "123,457,000 B"),
+        (float("inf"), "", "inf"),
+    ],
+)
+def test_an_absurd_value_is_sized_in_words(value: float, unit: str, text: str) -> None:
+    assert sized(value, unit) == text
 
 
 def test_si_prefixes() -> None:

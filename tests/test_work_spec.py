@@ -48,7 +48,7 @@ def test_arithmetic_is_evaluated(expr: str, value: float) -> None:
         ("N if N else 1", "conditional is not allowed"),
         ("'a' * 3", "constant 'a' is not a number"),
         ("_secret", "name '_secret' is not allowed"),
-        ("2 ** 100000", "exponent 100000 is too large"),
+        ("2 ** 100000", "exponent 100,000 is too large"),
         ("1 / 0", "cannot evaluate: float division by zero"),
         ("max(*N)", "starred argument is not allowed"),
     ],
@@ -80,11 +80,11 @@ def test_work_file_with_code_names_the_line(
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("[[kernel]]\nmatch = 'a'\nflops = 'N * 2'\n", "#1: flops uses unknown name(s) N"),
+        ("[[kernel]]\nmatch = 'a'\nflops = 'N * 2'\n", "#1: flops uses unknown name N"),
         ("[[kernel]]\nmatch = '('\n", "[[kernel]] #1: match '(' is not a regex"),
         ("[[kernel]]\nmatch = 'a'\nper = 'launch'\n", "[[kernel]] #1: per = 'launch'"),
         ("[[kernel]]\nmatch = 'a'\nbytes = { dram = 1 }\n", "#1: bytes level 'dram'"),
-        ("[[kernel]]\nmatch = 'a'\nflop = 1\n", "[[kernel]] #1 has unknown key(s) flop"),
+        ("[[kernel]]\nmatch = 'a'\nflop = 1\n", "[[kernel]] #1 has unknown key flop"),
         ("[constants]\nN = 'big'\n[[kernel]]\nmatch = 'a'\n", "must map names to numbers"),
         ("[[kernel]\n", "is not valid TOML"),
         ("[constants]\nN = 1\n", "has no [[kernel]] rules"),
@@ -106,8 +106,8 @@ def test_bad_work_files(tmp_path: Path, text: str, message: str) -> None:
         ("mat_mul", "neither NAME=FLOPS:BYTES[@DTYPE] nor a work file that exists"),
         ("mat_mul=2.6e10", "expected NAME=FLOPS:BYTES[@DTYPE]"),
         ("mat_mul=lots:6e8", "flops 'lots' is not a number"),
-        ("mat_mul=-1:6e8", "flops must be a number from 0 to 1e+24"),
-        ("mat_mul=1:inf", "bytes must be a number from 0 to 1e+24"),
+        ("mat_mul=-1:6e8", f"flops must be a number from 0 to {10**24:,}"),
+        ("mat_mul=1:inf", f"bytes must be a number from 0 to {10**24:,}"),
         ("mat_mul=1:1@fp12", "data type 'fp12' is not one of"),
     ],
 )

@@ -340,23 +340,32 @@ def _stats_agree(profile: Profile, hot: Hotspots | None) -> list[Warning]:
         missing = set(traced) - {r[0] for r in rows}
         if bad or missing:
             path = profile.inputs[source].path
-            first = bad[0] if bad else None
-            detail = (
-                f"first: {first[0][:60]!r} has {first[2]} calls / {first[3]:.0f} ns in the "
-                f"stats file, {first[1][0] if first[1] else 0} calls / "
-                f"{(first[1][1] or 0) if first[1] else 0:.0f} ns in the trace"
-                if first
-                else f"{len(missing)} traced kernel(s) are missing from it"
-            )
+            detail = _stats_detail(bad[0]) if bad else _missing_detail(len(missing))
             out.append(
                 Warning(
                     "stats-mismatch",
                     f"{path} disagrees with the trace beside it for "
-                    f"{len(bad) + len(missing)} kernel(s); {detail}",
+                    f"{words.count(len(bad) + len(missing), 'kernel')}; {detail}",
                     len(bad) + len(missing),
                 )
             )
     return out
+
+
+def _stats_detail(first: tuple[str, Traced | None, int, float]) -> str:
+    """The first kernel whose calls or time differ, in the stats file and in the trace."""
+    kernel, traced, calls, total = first
+    there_calls, there_ns = (traced[0], traced[1] or 0) if traced else (0, 0)
+    return (
+        f"first: {kernel[:60]!r} has {words.count(calls, 'call')} / {total:.0f} ns in the stats "
+        f"file, {words.count(there_calls, 'call')} / {there_ns:.0f} ns in the trace"
+    )
+
+
+def _missing_detail(missing: int) -> str:
+    """``1 traced kernel is missing from it``, ``2 traced kernels are ...``."""
+    verb = words.plural(missing, "is", "are")
+    return f"{words.count(missing, 'traced kernel')} {verb} missing from it"
 
 
 def _traced_from(profile: Profile, hot: Hotspots) -> dict[int, dict[str, Traced]] | None:

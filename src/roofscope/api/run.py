@@ -20,6 +20,7 @@ from roofscope.cli.checkup import (
     side_gpus,
 )
 from roofscope.errors import UsageError
+from roofscope.model import words
 from roofscope.report import with_lanes
 
 AnyPath: TypeAlias = str | os.PathLike[str]
@@ -132,7 +133,7 @@ def options_of(
         ("jobs", jobs, 1, math.inf), ("gap_us", gap_us, 0, MAX_GAP_US),
     ):  # fmt: skip
         if value is not None and not low <= value <= high:
-            raise UsageError(f"{name}={value!r}: expected a number from {low} to {high:g}")
+            raise UsageError(f"{name}={value!r}: expected a number from {low} to {words.sig(high)}")
     return CheckupOptions(
         fmt=fmt, kernel=kernel, device=device, gap_us=gap_us, gpu=gpu,
         work=(work,) if isinstance(work, str) else tuple(work),

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 from typing import Literal
 
@@ -98,13 +99,27 @@ def plausible_peak(value: float) -> bool:
     return math.isfinite(value) and 0 < value <= PLAUSIBLE_PEAK
 
 
+def _shown(value: object) -> str:
+    """A peak as an error names it, never an exponent: ``10,000,000,000,000,000,000``,
+    ``0.00001``, past 21 digits its size (``a 301-digit number``); a value that is no number
+    as TOML gave it to Python. (model/words.py words the rest of the messages, but the
+    catalogue sits below model.)"""
+    if not isinstance(value, float):
+        return repr(value)
+    if not math.isfinite(value):
+        return str(value)  # inf
+    if abs(value) >= 1e21:
+        return f"a {math.floor(math.log10(abs(value))) + 1}-digit number"
+    return f"{value:,.0f}" if abs(value) >= 1 else format(Decimal(repr(value)), "f")
+
+
 def user_ceilings(peak_flops: float | None, peak_bw: float | None) -> list[Ceiling]:
     """``--peak-flops`` (FP32 vector) and ``--peak-bw`` (HBM), in FLOP/s and B/s."""
     for option, value in (("--peak-flops", peak_flops), ("--peak-bw", peak_bw)):
         if value is not None and not plausible_peak(value):
             raise UsageError(
-                f"{option} {value:g}: expected a peak in SI units between 0 and "
-                f"{PLAUSIBLE_PEAK:g}, e.g. 22.6e12 FLOP/s or 1.6e12 B/s"
+                f"{option} {_shown(value)}: expected a peak in SI units between 0 and "
+                f"{_shown(PLAUSIBLE_PEAK)}, e.g. `22.6e12` FLOP/s or `1.6e12` B/s"
             )
     out = []
     if peak_flops is not None:
@@ -129,7 +144,7 @@ def read_ceilings_file(path: Path) -> list[Ceiling]:
         raise InputError(
             shown,
             "has no [ceilings] table",
-            'add e.g. [ceilings] hbm = 1.6e12 and "fp32-vector" = 22.6e12',
+            'add e.g. `[ceilings] hbm = 1.6e12` and `"fp32-vector" = 22.6e12`',
         )
     scope = str(doc.get("scope", "device"))
     method = (
@@ -146,9 +161,9 @@ def read_ceilings_file(path: Path) -> list[Ceiling]:
         ):
             raise InputError(
                 shown,
-                f"ceiling {key} = {value!r} is not a peak (a positive number up to "
-                f"{PLAUSIBLE_PEAK:g})",
-                "give FLOP/s or B/s in SI units, e.g. 1.6e12",
+                f"ceiling {key} = {_shown(value)} is not a peak (a positive number up to "
+                f"{_shown(PLAUSIBLE_PEAK)})",
+                "give FLOP/s or B/s in SI units, e.g. `1.6e12`",
                 line=line,
             )
         name = key.strip().lower()

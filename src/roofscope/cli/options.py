@@ -96,5 +96,5 @@ Force = Annotated[
 ]
 OutDir = Annotated[
     str | None,
-    typer.Option("-o", "--out", help="Write the HTML report into DIR, named after the input(s)."),
+    typer.Option("-o", "--out", help="Write the HTML report into DIR, named after the inputs."),
 ]

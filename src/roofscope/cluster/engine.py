@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 from roofscope import __version__
 from roofscope.cluster.partial import Partial, merge, reduce_run
 from roofscope.errors import InputError, RoofscopeError
+from roofscope.model import words
 from roofscope.readers.shards import default_jobs
 
 if TYPE_CHECKING:
@@ -294,7 +295,8 @@ def connect(address: str) -> Client:
     except TimeoutError:
         client.close()
         raise RoofscopeError(
-            f"--scheduler {address}: the scheduler has had no worker for {WORKER_WAIT:g} s; "
+            f"--scheduler {address}: the scheduler has had no worker for "
+            f"{words.sig(WORKER_WAIT)} s; "
             f"start workers (`dask worker {address}`) or check that they reach it"
         ) from None
     return client

@@ -30,6 +30,7 @@ from roofscope.cluster.summary import summary
 from roofscope.diagnosis.diagnose import short_dispatches
 from roofscope.diagnosis.evidence import KernelFacts, counter_collected, kernel_facts
 from roofscope.errors import InputError
+from roofscope.model import words
 from roofscope.model.access import Relation, copies, has_counters, named, query
 from roofscope.model.profile import Profile, RunInfo, Warning
 from roofscope.model.schema import Role
@@ -321,7 +322,10 @@ def merge(parts: Iterable[Partial]) -> Partial:
 def _merge_two(a: Partial, b: Partial) -> Partial:
     shared = {s.path for s in a.sources} & {s.path for s in b.sources}
     if shared:
-        raise ValueError(f"dispatch source(s) in two partials: {', '.join(sorted(shared))}")
+        raise ValueError(
+            f"dispatch {words.plural(len(shared), 'source')} in two partials: "
+            f"{', '.join(sorted(shared))}"
+        )
     kernels = dict(a.kernels)
     for name, k in b.kernels.items():
         kernels[name] = _kernel_merged(kernels[name], k) if name in kernels else k

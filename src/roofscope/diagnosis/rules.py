@@ -176,7 +176,7 @@ def short_kernels(p: ProgramView) -> Finding | None:
         "program",
         "medium",
         f"{'at least ' if from_summary else ''}{share:.0%} of {p.dispatches} dispatches run "
-        f"under {SHORT_NS / 1000:g} µs: launch overhead is a large part of their cost",
+        f"under {sig(SHORT_NS / 1000)} µs: launch overhead is a large part of their cost",
         "fuse the short kernels, or launch them as a HIP/CUDA graph",
         evidence,
         {"short_ns": SHORT_NS, "share_min": SHORT_SHARE, "min_dispatches": SHORT_MIN_DISPATCHES},
@@ -209,7 +209,7 @@ def occupancy_limited(k: KernelView) -> Finding | None:
         k.stats.name,
         "bottleneck",
         severity(k.stats.share),
-        f"{occ.waves_per_simd:g} of {occ.max_waves_per_simd} waves per SIMD fit "
+        f"{sig(occ.waves_per_simd)} of {occ.max_waves_per_simd} waves per SIMD fit "
         f"({occ.fraction:.0%}), limited by {occ.limiter}",
         f"{lift}; more resident waves hide memory latency",
         {

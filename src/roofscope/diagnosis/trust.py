@@ -191,7 +191,7 @@ def temper_idle(f: Finding, span_ns: int, dispatches: int) -> Finding:
         f,
         f"the trace is short ({_ms(span_ns)} ms of device time, {dispatches:,} "
         f"dispatch{'' if dispatches == 1 else 'es'}; idle time is judged from "
-        f"{IDLE_MIN_SPAN_NS / 1e6:g} ms and "
+        f"{sig(IDLE_MIN_SPAN_NS / 1e6)} ms and "
         f"{IDLE_MIN_DISPATCHES} dispatches on)",
     )
 

@@ -51,6 +51,7 @@ from functools import partial
 from typing import Any, Literal, Protocol
 
 from roofscope.errors import UsageError
+from roofscope.model import words
 
 Kind = Literal["compute", "memory"]
 
@@ -237,7 +238,7 @@ def _hbm_triad(backend: Backend, timing: _Timing) -> Measurement:
     a, b, c = (backend.allocate(HBM_BYTES) for _ in range(3))
     runs = _runs(backend, lambda: backend.triad(a, b, c, TRIAD_SCALAR), timing)
     method = (
-        f"triad a = b + {TRIAD_SCALAR:g}*c over three {_size(HBM_BYTES)} fp32 arrays; "
+        f"triad a = b + {words.plain(TRIAD_SCALAR)}*c over three {_size(HBM_BYTES)} fp32 arrays; "
         "counts 3 x bytes of one array (2 read, 1 written)"
     )
     return _memory("hbm-triad", "hbm", triad_bandwidth(HBM_BYTES, runs), runs, method)
@@ -308,7 +309,7 @@ def _vector(backend: Backend, timing: _Timing, dtype: str) -> Measurement:
 def _size(nbytes: int) -> str:
     for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if nbytes >= scale:
-            return f"{nbytes / scale:g} {unit}"
+            return f"{words.sig(nbytes / scale, 6)} {unit}"
     return f"{nbytes} B"
 
 

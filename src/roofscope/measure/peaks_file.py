@@ -13,6 +13,8 @@ from roofscope.measure.peaks import DeviceInfo, Measurement, Skipped
 from roofscope.outfile import write_atomically
 from roofscope.render.numbers import si
 
+_UNIT = {"compute": "FLOP/s", "memory": "B/s"}  # a measurement's rate, by its kind
+
 
 @dataclass(frozen=True)
 class Provenance:
@@ -151,7 +153,7 @@ def _method(key: str, chosen: Measurement, results: Sequence[Measurement | Skipp
     rivals = [m for m in _measured(results) if m.ceiling == key]
     if len(rivals) == 1:
         return chosen.method
-    each = ", ".join(f"{m.name} {m.value:.4g}" for m in rivals)
+    each = ", ".join(f"{m.name} {si(m.value, _UNIT[m.kind])}" for m in rivals)
     return f"highest of {each}: {chosen.name}, {chosen.method}"
 
 

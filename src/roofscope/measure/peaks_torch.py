@@ -12,6 +12,7 @@ from typing import Any
 
 from roofscope.errors import UsageError
 from roofscope.measure.peaks import DeviceInfo, Prepared, Unsupported, _size, _torch
+from roofscope.model import words
 
 
 def _first_line(e: BaseException) -> str:
@@ -47,7 +48,8 @@ class TorchBackend:
         count = int(self._t.cuda.device_count())
         if not 0 <= device < count:
             raise UsageError(
-                f"--device {device}: PyTorch sees {count} GPU(s); give 0 to {count - 1}"
+                f"--device {device}: PyTorch sees {words.count(count, 'GPU')}; "
+                f"give 0 to {count - 1}"
             )
         self._t.cuda.set_device(device)
         self._dev, self._index = self._t.device("cuda", device), device

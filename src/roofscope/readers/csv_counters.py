@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from roofscope.model import words
 from roofscope.model.profile import Profile
 from roofscope.readers.duck_sql import ident
 
@@ -21,7 +22,7 @@ def warn_per_field(
     """One warning for fields whose text was no number: per file column, its rows."""
     bad = {column: int(n) for column, n in rows.items() if n}
     if bad:
-        fields = ", ".join(f"{column} in {n} row(s)" for column, n in bad.items())
+        fields = ", ".join(f"{column} in {words.count(n, 'row')}" for column, n in bad.items())
         profile.warn(code, f"{path}: {what} ({fields}); {then}", count=sum(bad.values()))
 
 

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from roofscope.errors import InputError
+from roofscope.model import words
 from roofscope.model.profile import Profile
 from roofscope.model.schema import Role, barriers_role
 from roofscope.readers.csvload import CsvLayout, barrier_rows, insert_rows, load_dispatch_csv
@@ -33,8 +34,8 @@ def read_dispatch_csv(
     if rows == 0:
         raise InputError(
             str(path),
-            f"has no dispatch rows (header only, {barriers} barrier packet(s), or every row "
-            "malformed)"
+            f"has no dispatch rows (header only, {words.count(barriers, 'barrier packet')}, "
+            "or every row malformed)"
             if barriers
             else "has no dispatch rows (header only, or every row malformed)",
             "check that the profiled program launched kernels and the profiler finished",
@@ -74,14 +75,15 @@ def report_rows(
         more = f" and {len(other) - SHOWN_LINES} more" if len(other) > SHOWN_LINES else ""
         profile.warn(
             "malformed-row",
-            f"{path}: {len(other)} malformed row(s) skipped: {shown}{more}",
+            f"{path}: {words.count(len(other), 'malformed row')} skipped: {shown}{more}",
             count=len(other),
         )
     if not_utf8:
         lines = ", ".join(str(n) for n in not_utf8[:SHOWN_LINES])
         profile.warn(
             "not-utf8",
-            f"{path}: kernel names with bytes that are not UTF-8 on line(s) {lines}; "
+            f"{path}: kernel names with bytes that are not UTF-8 on "
+            f"{words.plural(len(not_utf8), 'line')} {lines}; "
             "they are shown with U+FFFD in their place",
             count=len(not_utf8),
         )

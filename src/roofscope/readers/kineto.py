@@ -303,7 +303,8 @@ class KinetoTrace(Reader):
             raise _no_kernels(path, meta, seen)
         if seen.untimed:
             profile.warn(
-                "kineto-untimed", f"{path}: {seen.untimed} GPU event(s) without ts/dur left out"
+                "kineto-untimed",
+                f"{path}: {count(seen.untimed, 'GPU event')} without ts/dur left out",
             )
         source = profile.begin_input()
         _insert_kernels(profile, source, seen.os_pid, waves(meta, seen.hip))

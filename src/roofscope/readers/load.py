@@ -20,6 +20,7 @@ from pathlib import Path
 import duckdb
 
 from roofscope.errors import EmptyInput, InputError
+from roofscope.model import words
 from roofscope.model.access import has_counters
 from roofscope.model.profile import Profile
 from roofscope.model.schema import Role
@@ -169,7 +170,8 @@ def _refuse_implausible_counters(profile: Profile) -> None:
         counter, value, source = found[0]
         raise InputError(
             profile.inputs[int(source)].path,
-            f"counter {counter} = {value:g} is beyond any GPU's count ({PLAUSIBLE_COUNT:g})",
+            f"counter {counter} = {words.sized(value)} is beyond any GPU's count "
+            f"({words.sig(PLAUSIBLE_COUNT)})",
             "the file (or a counter file read with it) is damaged; use the profiler's own output",
         )
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from roofscope.errors import EmptyInput, InputError
+from roofscope.model import words
 from roofscope.model.profile import Profile, RunInfo
 from roofscope.model.schema import Role
 from roofscope.readers.ncu_exports import join_export
@@ -78,8 +79,8 @@ class Notes:
         if self.conflicts:
             profile.warn(
                 "ncu-duplicate-metric",
-                f"{path}: {self.conflicts} metric(s) given twice for one launch with different "
-                "values; the first is kept",
+                f"{path}: {words.count(self.conflicts, 'metric')} given twice for one launch "
+                "with different values; the first is kept",
                 self.conflicts,
             )
         if self.cut is not None:
@@ -261,7 +262,8 @@ class Ncu(Reader):
         if len(timed) < len(rows):
             profile.warn(
                 "ncu-no-duration",
-                f"{path}: {len(rows) - len(timed)} kernel(s) without a duration metric left out",
+                f"{path}: {words.count(len(rows) - len(timed), 'kernel')} without a duration "
+                "metric left out",
                 len(rows) - len(timed),
             )
         profile.add_input(str(path), self.name, len(timed), role, on_timeline=False)

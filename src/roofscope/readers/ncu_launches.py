@@ -13,7 +13,7 @@ import numpy as np
 from roofscope.errors import InputError
 from roofscope.model.profile import Profile, RunInfo
 from roofscope.model.schema import Role
-from roofscope.model.words import count
+from roofscope.model.words import count, sized
 from roofscope.readers.batches import column, fits, registered
 from roofscope.readers.ncu_labels import DURATION
 from roofscope.readers.ncu_scan import Columns
@@ -101,7 +101,7 @@ def lay_out(path: Path, launches: list[Launch]) -> tuple[list[int | None], list[
             raise InputError(
                 str(path),
                 f"launch {launch.id} of process {launch.pid} ({launch.name[:60]!r}) lasts "
-                f"{_length(duration)}, beyond any kernel's time",
+                f"{sized(duration, 'ns')}, beyond any kernel's time",
                 "pass the report as ncu wrote it",
             )
         if duration is None:
@@ -247,9 +247,3 @@ def _dram_mhz(metrics: dict[str, float]) -> float | None:
     MHz, when plausible."""
     hz = metrics.get("dram__cycles_elapsed.avg.per_second")
     return hz / 1e6 if hz is not None and 0 < hz <= MAX_CLOCK_KHZ * 1000 else None
-
-
-def _length(duration_ns: float) -> str:
-    """A duration no kernel can have, in words without an exponent: a negative one by its
-    sign, one past the bound (:data:`PLAUSIBLE`, 10^18 ns) by the bound."""
-    return "a negative time" if duration_ns < 0 else "more than 10^18 ns (31 years)"

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from roofscope.errors import EmptyInput, InputError
+from roofscope.model import words
 
 DETAILS_START = '"ID","Process ID"'
 SUMMARY_START = '"Process ID","Process Name"'
@@ -133,9 +134,11 @@ class Columns:
         missing = [n for n in needed if n not in self.index]
         if missing:
             raise InputError(
-                str(path), f"the ncu header lacks column(s) {', '.join(missing)}", REMEDY,
+                str(path),
+                f"the ncu header lacks {words.plural(len(missing), 'column')} {', '.join(missing)}",
+                REMEDY,
                 line=line,
-            )  # fmt: skip
+            )
 
 
 class Blocks:

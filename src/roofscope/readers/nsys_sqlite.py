@@ -243,7 +243,7 @@ def read_kernels(
             devices[int(d)] = devices.get(int(d), 0) + 1
         _insert_batch(profile, source, arrays)
     if nameless:
-        profile.warn("nsys-nameless", f"{path}: {nameless} kernel(s) without a name skipped")
+        profile.warn("nsys-nameless", f"{path}: {count(nameless, 'kernel')} without a name skipped")
     if not rows:
         raise InputError(
             str(path),

@@ -21,6 +21,7 @@ from pathlib import Path
 import duckdb
 
 from roofscope.errors import InputError
+from roofscope.model import words
 from roofscope.model.profile import Profile, RunInfo
 from roofscope.model.schema import Role
 from roofscope.readers.batches import fits
@@ -143,7 +144,11 @@ def _locate_overflow(path: Path, header_line: int, layout: TraceLayout) -> None:
                 value = _field(row, col)
                 if not abs(value * (col.scale or 1.0)) <= PLAUSIBLE:
                     _refuse(
-                        path, line, col, row, f"beyond any time or size nsys writes ({PLAUSIBLE:g})"
+                        path,
+                        line,
+                        col,
+                        row,
+                        f"beyond any time or size nsys writes ({words.sig(PLAUSIBLE)})",
                     )
             product = math.prod(_field(row, c) for c in threads)
             if not fits(product):
@@ -204,7 +209,9 @@ def _insert_kernels(profile: Profile, path: Path, fmt: str, role: Role) -> None:
     profile.name_ids(kernels)
     nameless = profile.count(f"{tag} WHERE NOT memop AND raw IS NULL")
     if nameless:
-        profile.warn("nsys-nameless", f"{path}: {nameless} kernel row(s) without a Name skipped")
+        profile.warn(
+            "nsys-nameless", f"{path}: {words.count(nameless, 'kernel row')} without a Name skipped"
+        )
     con.execute(
         f"""INSERT INTO dispatches (source, name_id, pid, device, dispatch_id, start_ns, end_ns)
         SELECT {source}, n.name_id, t.pid, t.device, t.dispatch_id, t.start_ns, t.end_ns
@@ -240,7 +247,7 @@ def _gpu_name(profile: Profile, path: Path) -> str | None:
         GROUP BY gpu ORDER BY 2 DESC, 1"""
     ).fetchall()
     if len(rows) > 1:
-        shown = ", ".join(f"{g} ({n} kernels)" for g, n in rows)
+        shown = ", ".join(f"{g} ({words.count(n, 'kernel')})" for g, n in rows)
         profile.warn("nsys-several-gpus", f"{path}: kernels ran on several GPU models: {shown}")
     return str(rows[0][0]) if rows else None
 

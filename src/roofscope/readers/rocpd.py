@@ -21,7 +21,7 @@ import numpy as np
 from roofscope.errors import InputError
 from roofscope.model.profile import Profile, RunInfo
 from roofscope.model.schema import Role
-from roofscope.model.words import count
+from roofscope.model.words import count, plural
 from roofscope.readers.batches import SQL_TYPES, Kind, column, name_ids, registered
 from roofscope.readers.no_kernels import rocpd_no_kernels
 from roofscope.readers.registry import Reader
@@ -220,8 +220,9 @@ def _insert_counters(con: sqlite3.Connection, profile: Profile, path: Path, firs
     if orphans:
         profile.warn(
             "rocpd-orphan-counters",
-            f"{path}: {orphans} counter value(s) name a dispatch that the kernels view lacks; "
-            "they are left out",
+            f"{path}: {count(orphans, 'counter value')} {plural(orphans, 'names', 'name')} a "
+            f"dispatch that the kernels view lacks; {plural(orphans, 'it is', 'they are')} "
+            "left out",
             orphans,
         )
 

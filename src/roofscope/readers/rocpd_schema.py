@@ -8,6 +8,7 @@ import sqlite3
 from pathlib import Path
 
 from roofscope.errors import InputError
+from roofscope.model import words
 from roofscope.readers.sqlite_file import opened
 
 SUPPORTED_SCHEMAS = ("3",)
@@ -33,7 +34,8 @@ def require_views(path: Path, con: sqlite3.Connection) -> None:
     if any(n.startswith("rocpd_") for n in objects):
         raise InputError(
             str(path),
-            f"is a rocpd database without the {', '.join(missing)} view(s)",
+            f"is a rocpd database without the {', '.join(missing)} "
+            f"{words.plural(len(missing), 'view')}",
             "pass the database as rocprofv3 wrote it (its views query the uuid tables)",
         )
     if "KERN" in objects:

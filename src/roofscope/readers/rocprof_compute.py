@@ -23,6 +23,7 @@ from __future__ import annotations
 import itertools
 from pathlib import Path
 
+from roofscope.model import words
 from roofscope.model.profile import Profile, RunInfo
 from roofscope.model.schema import Role
 from roofscope.readers.dispatch_csv import read_dispatch_csv
@@ -140,9 +141,9 @@ def _mismatch(profile: Profile, tag: str, source: int) -> tuple[int, str | None]
     if distinct != count:
         return rows, f"cannot be matched: {base} repeats dispatch ids"
     if matched != rows:
-        return rows, f"has {rows - matched} dispatch id(s) that {base} does not"
+        return rows, f"has {words.count(rows - matched, 'dispatch id')} that {base} does not"
     if renamed:
-        return rows, f"names another kernel than {base} for {renamed} dispatch id(s)"
+        return rows, f"names another kernel than {base} for {words.count(renamed, 'dispatch id')}"
     return rows, None
 
 

@@ -26,9 +26,9 @@ from enum import Enum
 from pathlib import Path
 
 from roofscope.errors import InputError
+from roofscope.model import words
 from roofscope.model.profile import Profile
 from roofscope.model.schema import Role
-from roofscope.model.words import count
 from roofscope.readers.csvload import register_names
 from roofscope.readers.duck_sql import ident, read_csv
 from roofscope.readers.rocprof_compute_columns import MODEL, read_header
@@ -173,8 +173,8 @@ def _report(
     if dropped:
         profile.warn(
             "malformed-row",
-            f"{paths[0] if len(paths) == 1 else paths[0].parent}: {dropped} row(s) without a "
-            "dispatch id or kernel name skipped",
+            f"{paths[0] if len(paths) == 1 else paths[0].parent}: "
+            f"{words.count(int(dropped), 'row')} without a dispatch id or kernel name skipped",
             count=int(dropped),
         )
     profile.add_input(str(paths[0]), fmt, int(rows), role)
@@ -185,15 +185,15 @@ def _report(
 def _timing_note(paths: list[Path], replayed: int, passes: int, timing: Timing) -> str:
     if timing is Timing.MEDIAN:
         return (
-            f"{paths[0]}: {count(replayed, 'dispatch')} recorded once per pass (up to {passes} "
-            "passes) "
+            f"{paths[0]}: {words.count(replayed, 'dispatch')} recorded once per pass (up to "
+            f"{words.count(passes, 'pass')}) "
             "with different timestamps; each is kept once, its duration the median of End - "
             "Start over its counter rows (as rocprof-compute computes it), its start the earliest"
         )
     what = "pass folders" if paths[0].is_dir() else "per-pass files"
     return (
-        f"{paths[0].parent}: {count(replayed, 'dispatch')} recorded in {passes} {what} with "
-        f"different timestamps; each is kept once with the Start and End of the first "
-        f"{what[:-1]} holding it ({paths[0].name}), as rocprof-compute 3.6 and later take "
-        "them, and the counters of every pass"
+        f"{paths[0].parent}: {words.count(replayed, 'dispatch')} recorded in "
+        f"{words.count(passes, what[:-1], what)} with different timestamps; each is kept once "
+        f"with the Start and End of the first {what[:-1]} holding it ({paths[0].name}), as "
+        "rocprof-compute 3.6 and later take them, and the counters of every pass"
     )

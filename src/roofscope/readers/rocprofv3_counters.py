@@ -26,6 +26,7 @@ import re
 from pathlib import Path
 
 from roofscope.errors import InputError
+from roofscope.model import words
 from roofscope.model.profile import Profile, RunInfo
 from roofscope.model.schema import Role
 from roofscope.readers.csvload import header_name, register_names
@@ -228,7 +229,8 @@ def _warn_unmatched(
     profile.warn(
         "pass-mismatch",
         f"{path}: pass folder {_pass_folder(path)} saw other dispatches than the first pass "
-        f"{_pass_folder(first)} ({kernels} kernel(s) differ; {str(kernel)[:60]!r}: {here} here, "
+        f"{_pass_folder(first)} ({words.count(kernels, 'kernel')} "
+        f"{words.plural(kernels, 'differs', 'differ')}; {str(kernel)[:60]!r}: {here} here, "
         f"{there} there), so its counters cannot be matched to the first pass's dispatches by "
         "kernel and occurrence: they are kept apart as a counter run (compared by kernel "
         "name only); re-run the passes on the same input, or analyse that pass alone",

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from roofscope.errors import InputError
+from roofscope.model import words
 from roofscope.model.profile import Profile
 from roofscope.model.schema import Role
 from roofscope.readers.batches import insert_lists
@@ -220,8 +221,10 @@ def _counters(staged: Staged, first: int, src: int) -> None:
     if orphans:
         profile.warn(
             "json-orphan-counters",
-            f"{staged.path}: {orphans} counter value(s) name a dispatch that "
-            "buffer_records.kernel_dispatch lacks; they are left out",
+            f"{staged.path}: {words.count(orphans, 'counter value')} "
+            f"{words.plural(orphans, 'names', 'name')} a dispatch that "
+            "buffer_records.kernel_dispatch lacks; "
+            f"{words.plural(orphans, 'it is', 'they are')} left out",
             orphans,
         )
 

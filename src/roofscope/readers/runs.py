@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from roofscope.model import words
 from roofscope.model.profile import Profile, Runs
 from roofscope.model.schema import Role
 
@@ -96,7 +97,8 @@ def describe(profile: Profile, nested: Sequence[Path]) -> None:
         first = shown[0]
         profile.warn(
             "nested-runs",
-            f"{len(shown)} run(s) in sub-folders of the run read are other runs, left out: "
+            f"{words.count(len(shown), 'run')} in sub-folders of the run read "
+            f"{words.plural(len(shown), 'is another run', 'are other runs')}, left out: "
             f"{', '.join(shown)}; analyse one alone (roofscope analyze {first}) or compare "
             "it with this one",
             count=len(shown),

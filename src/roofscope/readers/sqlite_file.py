@@ -17,6 +17,7 @@ from contextlib import closing, contextmanager
 from pathlib import Path
 
 from roofscope.errors import InputError
+from roofscope.model import words
 from roofscope.readers.batches import Kind
 
 # (label shown to the user, SQL expression over the relation aliased t, kind it must be)
@@ -47,12 +48,20 @@ def refuse_bad_value(
             WHERE typeof({expression}) NOT IN {_ALLOWED[kind]} ORDER BY {key} LIMIT 1"""
         ).fetchone()
         if row is not None and isinstance(row[0], int):
-            found.append((row[0], label, repr(row[1])[:40], kind))
+            found.append((row[0], label, _shown(row[1]), kind))
     if found:
         at, label, shown, kind = min(found)
         raise InputError(
             str(path), f"{relation} {key} {at}: {label} is {shown}, {_WHAT[kind]}", remedy
         )
+
+
+def _shown(value: object) -> str:
+    """A stored value as the error names it: a number in plain words (``a 301-digit
+    number``, never ``1e+300``), anything else as Python writes it, cut to 40 characters."""
+    if isinstance(value, float):
+        return words.sized(value)
+    return repr(value)[:40]
 
 
 @contextmanager

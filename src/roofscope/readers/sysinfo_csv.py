@@ -24,6 +24,7 @@ from pathlib import Path
 
 from roofscope.catalogue.ceilings import Ceiling, plausible_peak
 from roofscope.errors import InputError
+from roofscope.model import words
 from roofscope.model.profile import Profile, RunInfo
 from roofscope.model.schema import Role
 from roofscope.readers.sniff import read_text
@@ -77,7 +78,7 @@ def read_sysinfo(path: Path) -> dict[str, str]:
         if not abs(number) <= MAX_SYSINFO_NUMBER:  # NaN too
             raise InputError(
                 str(path),
-                f"field {key} = {value!r} is beyond any GPU's ({MAX_SYSINFO_NUMBER:g})",
+                f"field {key} = {value!r} is beyond any GPU's ({words.sig(MAX_SYSINFO_NUMBER)})",
                 "the file is damaged; copy it again from the workload folder",
                 line=2,
             )
@@ -186,7 +187,8 @@ def _warn_if_devices_differ(
     profile.warn(
         "roofline-devices-differ",
         f"{path}: the measured peaks of its {len(peaks)} devices differ (e.g. {col} "
-        f"{min(values):g} to {max(values):g} {unit}); the ceilings are device {device}'s",
+        f"{words.plain(min(values))} to {words.plain(max(values))} {unit}); the ceilings are "
+        f"device {device}'s",
     )
 
 

@@ -35,7 +35,8 @@ def hotspot_bars(ranked: Sequence[KernelStats], top: int = 20) -> str:
     shown, rest = kernels[:top], kernels[top:]
     rows = [(i, k.name, k.share or 0.0, k.hot, k.calls, k.mean_ns) for i, k in enumerate(shown)]
     if rest:
-        rows.append((-1, f"other ({len(rest)} kernels)", sum(k.share or 0 for k in rest), False,
+        other = f"other ({count(len(rest), 'kernel')})"
+        rows.append((-1, other, sum(k.share or 0 for k in rest), False,
                      sum(k.calls for k in rest), None))  # fmt: skip
     short = shortened([k.name for k in shown], 38)
     labels = [short.get(r[1]) or fit(r[1], 38) for r in rows]

@@ -103,7 +103,7 @@ def _other(rest: list[Doc], tscale: float) -> list[str | NameCell]:
     shares = [k.get("share") for k in rest]
     return [
         "",
-        f"other ({len(rest)} kernels)",
+        f"other ({count(len(rest), 'kernel')})",
         f"{sum(k['calls'] for k in rest):,}",
         cell(None if None in totals else sum(t or 0 for t in totals), tscale),
         pct(None if None in shares else sum(s or 0 for s in shares)),

@@ -32,6 +32,7 @@ from roofscope.render.compare_words import (
     speedup_text,
     warning_text,
 )
+from roofscope.render.inputs_line import inputs_once
 from roofscope.render.layout import side_by_side, words
 from roofscope.render.names import name_cell, shortened
 from roofscope.render.numbers import count, duration, pct, si
@@ -40,7 +41,6 @@ from roofscope.render.text import (
     barrier_line,
     busy_idle,
     gpu_title,
-    inputs_once,
     runs_line,
 )
 from roofscope.render.timeline_chart import SCRIPT as TIMELINE_SCRIPT

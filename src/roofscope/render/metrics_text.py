@@ -12,7 +12,7 @@ from roofscope.analysis.metrics.value import MetricValue
 from roofscope.diagnosis.profiler import FINDING_KINDS, ProfilerRule
 from roofscope.render.findings_text import wrapped
 from roofscope.render.names import short_names
-from roofscope.render.numbers import count, quantity
+from roofscope.render.numbers import count, quantity, sig
 from roofscope.report import Report
 
 SHOWN = (
@@ -71,7 +71,7 @@ def metrics_section(console: Console, report: Report) -> None:
         occ = m.occupancy
         if occ is not None:
             line = (
-                f"    occupancy: {occ.waves_per_simd:g}/{occ.max_waves_per_simd} waves per SIMD "
+                f"    occupancy: {sig(occ.waves_per_simd)}/{occ.max_waves_per_simd} waves per SIMD "
                 f"({occ.fraction:.0%}), limited by {occ.limiter}"
             )
             if m.achieved is not None and m.achieved.ratio is not None:

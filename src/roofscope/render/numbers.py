@@ -7,38 +7,14 @@ output (JSON) keeps raw numbers in base units and does not come through here.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 
-from roofscope.model.words import plural, sig
+from roofscope.model.words import plural, si, sig
 
 __all__ = ["count", "duration", "number", "pct", "quantity", "ratio", "si", "sig"]
 
-_PREFIXES = [
-    (1e18, "E"),
-    (1e15, "P"),
-    (1e12, "T"),
-    (1e9, "G"),
-    (1e6, "M"),
-    (1e3, "k"),
-    (1.0, ""),
-    (1e-3, "m"),
-    (1e-6, "µ"),
-    (1e-9, "n"),
-    (1e-12, "p"),
-]
 # (ns per unit, name): the duration units, smallest first
 TIME_UNITS = [(1.0, "ns"), (1e3, "µs"), (1e6, "ms"), (1e9, "s"), (60e9, "min"), (3600e9, "h")]
-
-
-def si(value: float | None, unit: str = "", *, missing: str = "-") -> str:
-    """``2.26e13, "FLOP/s"`` -> ``22.6 TFLOP/s``; ``4.3e12, "B/s"`` -> ``4.3 TB/s``."""
-    if value is None:
-        return missing
-    if value == 0 or not math.isfinite(value):
-        return f"{sig(value)} {unit}".rstrip()
-    scale, prefix = next(((s, p) for s, p in _PREFIXES if abs(value) >= s * 0.9995), _PREFIXES[-1])
-    return f"{sig(value / scale)} {prefix}{unit}".rstrip()
 
 
 def number(value: float | None, unit: str = "", *, missing: str = "-") -> str:

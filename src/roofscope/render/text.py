@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-from collections.abc import Sequence
 
 from rich.console import Console
 from rich.table import Table
@@ -13,10 +12,10 @@ from roofscope import __version__
 from roofscope.analysis.hotspots import KernelStats
 from roofscope.analysis.timeline import Timeline
 from roofscope.catalogue import devices
-from roofscope.model.profile import InputFile, Runs
-from roofscope.model.schema import Role
+from roofscope.model.profile import Runs
 from roofscope.render.columns import NameCell, fitted_table, text_console
 from roofscope.render.findings_text import findings_section, wrapped
+from roofscope.render.inputs_line import inputs_once
 from roofscope.render.limiter_text import limiter_section
 from roofscope.render.metrics_text import metrics_section
 from roofscope.render.names import short_names
@@ -127,7 +126,7 @@ def _rest(rest: list[KernelStats], tscale: float) -> list[str | NameCell]:
     share = sum(k.share or 0 for k in rest) if all(k.share is not None for k in rest) else None
     return [
         "",
-        f"other ({len(rest)} kernels)",
+        f"other ({count(len(rest), 'kernel')})",
         f"{sum(k.calls for k in rest):,}",
         cell(total, tscale),
         _pct(share),
@@ -259,25 +258,3 @@ def job_line(report: Report) -> str | None:
     size = f" of {run.world_size}" if run.world_size else ""
     backend = f", backend {run.backend}" if run.backend else ""
     return f"{which}{size}{backend}"
-
-
-def inputs_once(inputs: Sequence[InputFile]) -> list[tuple[str, str]]:
-    """Each file once, with what each of its readings gave (a Kineto trace gives dispatches
-    and copies): ``(path, "kineto, 1,154 rows, dispatches; 50 rows, copies")``."""
-    by_path: dict[str, list[InputFile]] = {}
-    for f in inputs:
-        by_path.setdefault(f.path, []).append(f)
-    return [(path, _readings(fs)) for path, fs in by_path.items()]
-
-
-def _readings(fs: list[InputFile]) -> str:
-    first = input_summary(fs[0])
-    rest = [input_summary(f).removeprefix(f"{f.format}, ") for f in fs[1:]]
-    return "; ".join([first, *rest])
-
-
-def input_summary(f: InputFile) -> str:
-    """``FORMAT, N rows, ROLE``; no count for a file that only describes the run."""
-    if f.role == Role.METADATA:
-        return f"{f.format}, {f.role}"
-    return f"{f.format}, {f.rows:,} row{'' if f.rows == 1 else 's'}, {f.role}"

@@ -17,7 +17,7 @@ from roofscope.render.chart_labels import text_width
 from roofscope.render.charts import escape_text as _e
 from roofscope.render.font import SVG_FONT
 from roofscope.render.names import shortened, showing_full
-from roofscope.render.numbers import duration
+from roofscope.render.numbers import count, duration, sig
 from roofscope.render.time_axis import ticks
 from roofscope.verify.compare import Comparison
 
@@ -50,7 +50,7 @@ def _steps(cmp: Comparison, top: int) -> list[tuple[int, str, float]]:
     items = [(i, k.name, k.delta_ns) for i, k in enumerate(cmp.kernels)]
     if len(items) > top:
         rest = sum(d for _, _, d in items[top:])
-        items = [*items[:top], (-1, f"other ({len(items) - top} kernels)", rest)]
+        items = [*items[:top], (-1, f"other ({count(len(items) - top, 'kernel')})", rest)]
     return items
 
 
@@ -64,7 +64,7 @@ def _signed(delta: float, base: float) -> str:
 
 def _pct(pct: float) -> str:
     """A percentage to one decimal, or to one significant figure when smaller than 0.1 %."""
-    return f"{pct:+.1f}%" if abs(pct) >= 0.1 else f"{pct:+.1g}%"
+    return f"{pct:+.1f}%" if abs(pct) >= 0.1 else f"{'+' if pct >= 0 else '-'}{sig(abs(pct), 1)}%"
 
 
 def waterfall_svg(cmp: Comparison, top: int = 20) -> str:

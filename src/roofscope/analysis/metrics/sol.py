@@ -40,6 +40,7 @@ from roofscope.analysis.metrics.formula import (
 )
 from roofscope.analysis.metrics.machine import Machine
 from roofscope.analysis.work.counters import FLOPS
+from roofscope.model import words
 
 # --- speed of light: compute ----------------------------------------------------------------
 
@@ -79,7 +80,7 @@ def _util(name: str, archs: Archs, *counters: str, scale: float = 1.0, src: str 
     """The share of CU cycles a unit was busy: ``100 * sum(counters)`` over ``scale`` x the
     CU cycles of the dispatch."""
     busy = " + ".join(counters)
-    text = f"100 * ({busy}) / (GRBM_GUI_ACTIVE / num_xcd * cu_per_gpu * {scale:g})"
+    text = f"100 * ({busy}) / (GRBM_GUI_ACTIVE / num_xcd * cu_per_gpu * {words.plain(scale)})"
     cycles = total(*counters)
     return ratio(
         name, "%", archs, src, text,

@@ -14,6 +14,8 @@ import math
 import operator
 from collections.abc import Callable, Mapping
 
+from roofscope.model import words
+
 MAX_LENGTH = 2000
 MAX_POWER = 1024.0
 
@@ -122,7 +124,7 @@ def _eval(node: ast.expr, values: Mapping[str, float]) -> float:
     if isinstance(node, ast.BinOp):
         left, right = _eval(node.left, values), _eval(node.right, values)
         if isinstance(node.op, ast.Pow) and abs(right) > MAX_POWER:
-            raise ExprError(f"exponent {right:g} is too large")
+            raise ExprError(f"exponent {words.sized(right)} is too large")
         try:
             return float(_BINARY[type(node.op)](left, right))
         except (ZeroDivisionError, OverflowError, ValueError) as e:

@@ -31,6 +31,7 @@ from roofscope.analysis.work.expr import ExprError, evaluate, names_in
 from roofscope.catalogue.ceilings import DTYPES, LEVELS, UNITS
 from roofscope.catalogue.tomlfile import line_of, read_toml
 from roofscope.errors import InputError, UsageError
+from roofscope.model import words
 from roofscope.model.schema import LAUNCH_COLUMNS
 
 # a kernel's total FLOPs or bytes: a GPU at 1 EFLOP/s for 11 days; beyond it a number is a
@@ -89,7 +90,9 @@ def parse_inline(text: str) -> Rule:
         except ValueError:
             raise UsageError(f"{where}: {part} {m.group(part)!r} is not a number") from None
         if not (math.isfinite(value) and 0 <= value <= PLAUSIBLE_WORK):
-            raise UsageError(f"{where}: {part} must be a number from 0 to {PLAUSIBLE_WORK:g}")
+            raise UsageError(
+                f"{where}: {part} must be a number from 0 to {words.sig(PLAUSIBLE_WORK)}"
+            )
     dtype = ceiling_name(m.group("dtype") or "fp32", where=where)
     return Rule(
         match=re.compile(re.escape(m.group("name").strip())),
@@ -122,7 +125,7 @@ def read_work_file(path: Path) -> list[Rule]:
         )
     rules = [_rule(shown, text, i, k, constants) for i, k in enumerate(kernels)]
     _refuse_unknown(
-        shown, text, doc, {"constants", "kernel"}, "has unknown table(s)",
+        shown, text, doc, {"constants", "kernel"}, "has unknown table",
         "use [constants] and [[kernel]] only",
     )  # fmt: skip
     return rules
@@ -160,7 +163,7 @@ def _rule(shown: str, text: str, index: int, k: object, constants: Mapping[str, 
     nbytes = _exprs(shown, text, where, k.get("bytes"), "hbm", allowed, kind="bytes")
     keys = {"match", "per", "dtype", "flops", "bytes"}
     _refuse_unknown(
-        shown, text, k, keys, f"{where} has unknown key(s)", "use match, per, dtype, flops, bytes"
+        shown, text, k, keys, f"{where} has unknown key", "use match, per, dtype, flops, bytes"
     )
     return Rule(pattern, per, flops, nbytes, origin=f"{shown} {where}", constants=constants)
 
@@ -168,12 +171,12 @@ def _rule(shown: str, text: str, index: int, k: object, constants: Mapping[str, 
 def _refuse_unknown(
     shown: str, text: str, found: Mapping[str, object], allowed: set[str], what: str, remedy: str
 ) -> None:
-    """One line naming the first unknown table or key, and its line."""
+    """One line naming the unknown tables or keys (``what`` their singular noun phrase, ``has
+    unknown table``), and the first one's line."""
     unknown = sorted(set(found) - allowed)
     if unknown:
-        raise InputError(
-            shown, f"{what} {', '.join(unknown)}", remedy, line=line_of(text, unknown[0])
-        )
+        named = f"{words.plural(len(unknown), what)} {', '.join(unknown)}"
+        raise InputError(shown, named, remedy, line=line_of(text, unknown[0]))
 
 
 def _exprs(
@@ -221,7 +224,8 @@ def _exprs(
         if used - allowed:
             raise InputError(
                 shown,
-                f"{where}: {kind} uses unknown name(s) {', '.join(sorted(used - allowed))}",
+                f"{where}: {kind} uses unknown {words.plural(len(used - allowed), 'name')} "
+                f"{', '.join(sorted(used - allowed))}",
                 "define them under [constants]; per-call rules may also use "
                 + ", ".join(LAUNCH_FIELDS),
                 line=line_of(text, source),
@@ -274,5 +278,8 @@ def evaluate_rule(
 def _plausible(value: float, what: str) -> float:
     """A kernel's total work: finite, not negative, and at most :data:`PLAUSIBLE_WORK`."""
     if not (math.isfinite(value) and 0 <= value <= PLAUSIBLE_WORK):
-        raise ExprError(f"{what} come to {value:g} for the kernel, outside 0..{PLAUSIBLE_WORK:g}")
+        raise ExprError(
+            f"{what} come to {words.sized(value)} for the kernel, outside 0 to "
+            f"{words.sig(PLAUSIBLE_WORK)}"
+        )
     return value
