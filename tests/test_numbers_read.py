@@ -119,5 +119,5 @@ def test_misworded_finds_what_reads_wrong(message: str, wrong: list[str]) -> Non
 def test_warnings_of_every_profile_read_well() -> None:
     """Each profile's warnings (a [pass-timestamps-differ] of 17 per-pass files among them)."""
     said = {f: texts["warnings"] for f, texts in outputs().items() if texts["warnings"]}
-    assert "3 dispatches appear in 17 per-pass files" in said["rocprof-compute-rdna35-passes"]
+    assert "3 dispatches recorded in 17 per-pass files" in said["rocprof-compute-rdna35-passes"]
     assert {f: misworded(w) for f, w in said.items() if misworded(w)} == {}
