@@ -27,7 +27,6 @@ from roofscope.model.schema import Role
 from roofscope.readers import other_outputs, registry, runs, shards
 from roofscope.readers.plan import Found, Planned, plan
 from roofscope.readers.registry import Reader
-from roofscope.readers.rocprof_compute_raw import workload_of
 from roofscope.readers.sniff import Head, is_folder, read_head
 
 _CANDIDATE = re.compile(r"\.(csv|json|json\.gz|db|sqlite)$", re.IGNORECASE)
@@ -67,6 +66,11 @@ def _warn_workload_parts(profile: Profile) -> None:
     """Name the pass databases of a rocprof-compute workload read apart from it (its reader
     lists its pass folders, never these files)."""
     dbs = {Path(f.path) for f in profile.inputs if f.path.endswith(".db")}
+    if not dbs:
+        return
+    # the raw-pass reader loads rocpd, DuckDB's CSV scan and numpy: only for databases
+    from roofscope.readers.rocprof_compute_raw import workload_of
+
     parts = sorted((w, db) for db in dbs if (w := workload_of(db)) is not None)
     for folder in sorted({w for w, _ in parts}):
         mine = [db for w, db in parts if w == folder]
