@@ -154,3 +154,13 @@ def wide_layout(path: Path, header: list[str]) -> CsvLayout:
             line=1,
         )
     return CsvLayout(columns=columns, mapping=mapping, name=name, counters=counters)
+
+
+def require_columns(
+    path: Path, header: list[str], need: tuple[str, ...], what: str, remedy: str
+) -> None:
+    """Refuse, naming line 1, a ``what`` (``a long counter table``) whose header lacks any
+    of ``need``."""
+    missing = [c for c in need if c not in header]
+    if missing:
+        raise InputError(str(path), f"is {what} without {', '.join(missing)}", remedy, line=1)

@@ -25,13 +25,12 @@ from collections.abc import Callable
 from enum import Enum
 from pathlib import Path
 
-from roofscope.errors import InputError
 from roofscope.model import words
 from roofscope.model.profile import Profile
 from roofscope.model.schema import Role
 from roofscope.readers.csvload import register_names
 from roofscope.readers.duck_sql import ident, read_csv
-from roofscope.readers.rocprof_compute_columns import MODEL, read_header
+from roofscope.readers.rocprof_compute_columns import MODEL, read_header, require_columns
 
 
 class Timing(Enum):
@@ -99,14 +98,8 @@ def _stage(profile: Profile, paths: list[Path], tag: str) -> None:
 
 
 def _check_header(path: Path, header: list[str]) -> None:
-    missing = [c for c in _NEED if c not in header]
-    if missing:
-        raise InputError(
-            str(path),
-            f"is a long counter table without {', '.join(missing)}",
-            "pass the pmc_perf.csv (or results_pmc_perf_N.csv) rocprof-compute wrote",
-            line=1,
-        )
+    remedy = "pass the pmc_perf.csv (or results_pmc_perf_N.csv) rocprof-compute wrote"
+    require_columns(path, header, _NEED, "a long counter table", remedy)
 
 
 def _pivot(profile: Profile, tag: str, timing: Timing) -> None:

@@ -29,7 +29,7 @@ from roofscope.readers.batches import Kind, column, registered
 from roofscope.readers.duck_sql import read_csv
 from roofscope.readers.rocpd import run_info
 from roofscope.readers.rocpd_schema import check_schema, require_views
-from roofscope.readers.rocprof_compute_columns import read_header
+from roofscope.readers.rocprof_compute_columns import read_header, require_columns
 from roofscope.readers.sqlite_file import opened
 
 NATIVE_SUFFIX = "_native_counter_collection.csv"
@@ -213,14 +213,8 @@ def _copy(
 
 def _stage_native(profile: Profile, path: Path, number: int, tag: str) -> None:
     header = read_header(path)  # a damaged gzip file is named here
-    missing = [c for c in _NATIVE_COLUMNS if c not in header]
-    if missing:
-        raise InputError(
-            str(path),
-            f"is a native counter CSV without {', '.join(missing)}",
-            "pass the workload folder as rocprof-compute profile wrote it",
-            line=1,
-        )
+    remedy = "pass the workload folder as rocprof-compute profile wrote it"
+    require_columns(path, header, _NATIVE_COLUMNS, "a native counter CSV", remedy)
     columns = [(c, "VARCHAR") for c in header]
     con = profile.con
     # trim() keeps DuckDB from pushing the casts into the scan, where a value that does not
