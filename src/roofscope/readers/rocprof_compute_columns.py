@@ -29,6 +29,7 @@ import gzip
 import io
 import re
 import zlib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import BinaryIO
 
@@ -157,7 +158,7 @@ def wide_layout(path: Path, header: list[str]) -> CsvLayout:
 
 
 def require_columns(
-    path: Path, header: list[str], need: tuple[str, ...], what: str, remedy: str
+    path: Path, header: list[str], need: Sequence[str], what: str, remedy: str
 ) -> None:
     """Refuse, naming line 1, a ``what`` (``a long counter table``) whose header lacks any
     of ``need``."""
