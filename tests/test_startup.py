@@ -120,6 +120,18 @@ def test_a_small_trace_loads_no_numpy(path: Path) -> None:
     assert _loaded(modules, {"numpy"}) == set()
 
 
+def test_a_kernel_summary_loads_no_numpy_nor_the_raw_pass_reader() -> None:
+    """Detecting a CSV asks the rocprof-compute reader; its raw-pass code (rocprof-compute
+    3.9's out/ databases: rocpd, numpy) loads only for such a workload. It loaded for every
+    CSV once that reader existed: an nsys summary's check-up took 0.44 s, not 0.36 s."""
+    out, modules = imported(
+        "analyze", str(DATA / "nsys" / "decode_cuda_gpu_kern_sum.csv"), "--json"
+    )
+    assert json.loads(out)["summary"]["kernels"] > 0
+    assert _loaded(modules, {"numpy", "roofscope.readers.rocprof_compute_raw"}) == set()
+    assert _loaded(modules, {"roofscope.readers.rocpd"}) == set()
+
+
 def test_a_gzipped_trace_loads_no_reader_of_plain_files() -> None:
     """Only Kineto's reader reads gzip: detecting a .json.gz trace imports no other."""
     out, modules = imported("analyze", str(DATA / "kineto" / "inference_rank_1.json.gz"), "--json")

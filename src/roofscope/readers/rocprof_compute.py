@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import itertools
 from pathlib import Path
+from types import ModuleType
 
 from roofscope.model import words
 from roofscope.model.profile import Profile, RunInfo
@@ -37,7 +38,6 @@ from roofscope.readers.rocprof_compute_columns import (
 )
 from roofscope.readers.rocprof_compute_folder import workload_files
 from roofscope.readers.rocprof_compute_long import Timing, load_long
-from roofscope.readers.rocprof_compute_raw import agent_run, stage_raw
 from roofscope.readers.sniff import Head
 from roofscope.readers.sysinfo_csv import ceiling_scope, read_roofline, read_sysinfo, sysinfo_run
 
@@ -179,7 +179,7 @@ class Workload(Reader):
         files = workload_files(folder)
         source = profile.begin_input()
         if files.raw or files.per_pass:
-            stage = stage_raw if files.raw else None
+            stage = _raw().stage_raw if files.raw else None
             passes = load_long(
                 profile,
                 files.dispatches,
@@ -201,7 +201,15 @@ class Workload(Reader):
             read_roofline(roofline, profile, scope=ceiling_scope(run.partition))
         profile.set_run(run)
         if files.raw:  # what sysinfo.csv leaves out, from the first database's GPU agent
-            profile.set_run(agent_run(files.dispatches))
+            profile.set_run(_raw().agent_run(files.dispatches))
+
+
+def _raw() -> ModuleType:
+    """The raw-pass reader (3.9+ out/ folders), loaded only for such a workload: it brings
+    rocpd and numpy, which a check-up of any other CSV never needs."""
+    from roofscope.readers import rocprof_compute_raw
+
+    return rocprof_compute_raw
 
 
 class WorkloadCsv(Reader):

@@ -24,7 +24,6 @@ from pathlib import Path
 
 from roofscope.errors import InputError
 from roofscope.readers.rocprof_compute_columns import is_long, open_bytes, read_header
-from roofscope.readers.rocprof_compute_raw import raw_passes
 
 PER_PASS = re.compile(r"^(?:results_)?pmc_perf_(\d+)\.csv(?:\.gz)?$")
 _PC_SAMPLING = re.compile(r"^(?:\d+_)?ps_file_results\.json$")
@@ -135,3 +134,28 @@ def _no_counter_file(folder: Path) -> InputError:
         "results_pmc_perf_N.csv or timestamps.csv",
         "copy the whole workload folder that rocprof-compute profile wrote",
     )
+
+
+# -- the raw layout (3.9+): out/<pass>/<host>/<pid>.db, read by rocprof_compute_raw; its
+# folders are found here, where finding them loads neither rocpd nor numpy
+
+
+def raw_passes(folder: Path) -> list[Path]:
+    """The pass folders under ``folder/out`` that hold a database, in name order."""
+    out = folder / "out"
+    if not out.is_dir():
+        return []
+    return sorted((p for p in out.iterdir() if p.is_dir() and databases(p)), key=lambda p: p.name)
+
+
+def workload_of(db: Path) -> Path | None:
+    """The rocprof-compute workload folder whose ``out/<pass>/*/`` holds ``db``, if any."""
+    path = db.resolve()
+    if len(path.parents) < 4 or path.parents[2].name != "out":
+        return None
+    folder = path.parents[3]
+    return folder if (folder / "sysinfo.csv").is_file() else None
+
+
+def databases(pass_dir: Path) -> list[Path]:
+    return sorted(pass_dir.glob("*/*.db"))

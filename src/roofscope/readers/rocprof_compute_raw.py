@@ -30,6 +30,7 @@ from roofscope.readers.duck_sql import read_csv
 from roofscope.readers.rocpd import run_info
 from roofscope.readers.rocpd_schema import check_schema, require_views
 from roofscope.readers.rocprof_compute_columns import read_header, require_columns
+from roofscope.readers.rocprof_compute_folder import databases
 from roofscope.readers.sqlite_file import opened
 
 NATIVE_SUFFIX = "_native_counter_collection.csv"
@@ -63,27 +64,6 @@ _COLLECTED: dict[str, tuple[str, Kind]] = {
 # a native CSV's counters name no device: they are the process's; a view's name the agent
 _SAME_DEVICE = "(c.device IS NULL OR c.device = k.device)"
 _KEY = "pid, raw, grid_size, workgroup_size, lds_bytes, start_ns, end_ns"
-
-
-def raw_passes(folder: Path) -> list[Path]:
-    """The pass folders under ``folder/out`` that hold a database, in name order."""
-    out = folder / "out"
-    if not out.is_dir():
-        return []
-    return sorted((p for p in out.iterdir() if p.is_dir() and databases(p)), key=lambda p: p.name)
-
-
-def workload_of(db: Path) -> Path | None:
-    """The rocprof-compute workload folder whose ``out/<pass>/*/`` holds ``db``, if any."""
-    path = db.resolve()
-    if len(path.parents) < 4 or path.parents[2].name != "out":
-        return None
-    folder = path.parents[3]
-    return folder if (folder / "sysinfo.csv").is_file() else None
-
-
-def databases(pass_dir: Path) -> list[Path]:
-    return sorted(pass_dir.glob("*/*.db"))
 
 
 def native_csv(db: Path) -> Path | None:
