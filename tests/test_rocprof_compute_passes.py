@@ -344,3 +344,23 @@ def test_the_html_report_names_a_cross_pass_ratio(
     html = out.read_text(encoding="utf-8")
     assert "112 waves (cross-pass)" in html
     assert "cross-pass ratio: SQ_BUSY_CYCLES_avr in results_pmc_perf_3.csv" in html
+
+
+def test_wide_per_pass_files_without_pmc_perf_are_read_as_before(tmp_path: Path) -> None:
+    """An older workload's per-pass files are wide (one row per dispatch, counters as
+    columns): without its pmc_perf.csv, pmc_perf_0.csv gives the dispatches and the other
+    passes are matched onto them, as before the long-table join existed. It was sent to the
+    long-table join (DuckDB Binder Error on Counter_Name)."""
+    folder = tmp_path / "mi350"
+    shutil.copytree(DATA / "rocprof-compute-mi350", folder)
+    (folder / "pmc_perf.csv").unlink()
+    with (folder / "pmc_perf_0.csv").open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    profile = load([str(folder)])
+    got = {(k.name, k.calls) for k in hotspots(profile).kernels}
+    want: dict[str, int] = defaultdict(int)
+    for row in rows:
+        want[row["Kernel_Name"]] += 1
+    assert {calls for _, calls in got} == set(want.values())
+    assert sum(c for _, c in got) == len(rows)
+    assert profile.inputs[0].path.endswith("pmc_perf_0.csv")

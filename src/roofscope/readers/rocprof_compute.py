@@ -178,7 +178,7 @@ class Workload(Reader):
             profile.sysinfo.setdefault(key, value)
         files = workload_files(folder)
         source = profile.begin_input()
-        if files.raw or files.per_pass:
+        if files.raw or files.long:
             stage = _raw().stage_raw if files.raw else None
             passes = load_long(
                 profile,

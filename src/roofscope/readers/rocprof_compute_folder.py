@@ -33,15 +33,14 @@ _PC_SAMPLING = re.compile(r"^(?:\d+_)?ps_file_results\.json$")
 class WorkloadFiles:
     """``dispatches``: the file (or, for per-pass long files, the files in name order; with
     ``raw``, the ``out/<pass>`` folders in name order) the dispatches come from; ``runs``:
-    wide files whose counters are matched onto them."""
+    wide files whose counters are matched onto them; ``long``: the dispatches are long
+    per-pass tables (3.6+), joined on the dispatch (a wide ``pmc_perf_N.csv`` of an older
+    release, read when no pmc_perf.csv is there, is not)."""
 
     dispatches: list[Path]
     runs: list[Path]
     raw: bool = False
-
-    @property
-    def per_pass(self) -> bool:
-        return PER_PASS.match(self.dispatches[0].name) is not None
+    long: bool = False
 
 
 def workload_files(folder: Path) -> WorkloadFiles:
@@ -59,7 +58,7 @@ def workload_files(folder: Path) -> WorkloadFiles:
     passes = [p for p in per_pass(folder) if has_rows(p)]
     long = [p for p in passes if is_long(read_header(p))]
     if long:
-        return WorkloadFiles(long, squads + [p for p in passes if p not in long])
+        return WorkloadFiles(long, squads + [p for p in passes if p not in long], long=True)
     merged = _first_file(folder, "pmc_perf.csv", "pmc_perf.csv.gz")
     if merged is not None and has_rows(merged):
         return WorkloadFiles([merged], squads)
