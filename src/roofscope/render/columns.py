@@ -23,7 +23,7 @@ from rich.table import Table
 from rich.text import Text
 
 from roofscope.render.name_fit import wrap
-from roofscope.render.names import short_names, shortened, showing_full
+from roofscope.render.names import short_names, shortened_to, showing_full
 
 NAME_MIN = 36
 MIN_WIDTH = 60
@@ -91,8 +91,10 @@ def _names(
     every = sorted({n for c in cells if isinstance(c, NameCell) for n in c.names})
     marks = max((cell_len(c.mark) for c in cells if isinstance(c, NameCell)), default=0)
     one = None if room is None else max(1, room - marks)
-    widths = (None, one, None if one is None else max(1, (one - 3) // 2))
-    short = [shortened(every, w) if i == 0 or w is not None else {} for i, w in enumerate(widths)]
+    pairs = any(isinstance(c, NameCell) and len(c.names) > 1 for c in cells)
+    half = None if one is None or not pairs else max(1, (one - 3) // 2)
+    whole, in_room, in_half = shortened_to(every, [None, one, half])
+    short = [whole, in_room if one is not None else {}, in_half if half is not None else {}]
     return [_cell_text(c, short, room) for c in cells]
 
 

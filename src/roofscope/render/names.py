@@ -36,6 +36,7 @@ __all__ = [
     "short_name",
     "short_names",
     "shortened",
+    "shortened_to",
     "showing_full",
 ]
 
@@ -225,8 +226,16 @@ def short_name(name: str, width: int | None = None) -> str:
 
 def shortened(names: Sequence[str], width: int | None = None) -> dict[str, str]:
     """Each of ``names`` (shown together) to its short name (in ``width`` characters)."""
+    return shortened_to(names, [width])[0]
+
+
+def shortened_to(names: Sequence[str], widths: Sequence[int | None]) -> list[dict[str, str]]:
+    """:func:`shortened` at each of ``widths``, the names' short forms worked out once and
+    then fitted to each width (``short_names(n, w)`` is ``apart(short_names(n), w)``)."""
     unique = sorted(set(names))
-    return dict(zip(unique, short_names(unique, width), strict=True))
+    base = short_names(unique)
+    fitted = [apart(base, w) if w and not _FULL.get() else base for w in widths]
+    return [dict(zip(unique, shown, strict=True)) for shown in fitted]
 
 
 def name_cell(full: str, short: str, *, mark: str = "", after: str = "") -> str:
