@@ -17,7 +17,7 @@ from pathlib import Path
 
 from roofscope.model.profile import Profile
 from roofscope.model.schema import Role
-from roofscope.readers.ncu_launches import Launch
+from roofscope.readers.ncu_launches import Launch, insert_metrics
 
 DURATION_REL_TOL = 0.01  # 3 printed digits round by at most 0.5 %
 _JOINABLE = (Role.DISPATCHES, Role.COUNTER_RUN)
@@ -87,18 +87,7 @@ def _add_counters(profile: Profile, rows: list[int], launches: list[Launch]) -> 
             [rows],
         ).fetchall()
     )
-    new = [
-        (row, name, value)
-        for row, launch in zip(rows, launches, strict=True)
-        for name, value in launch.metrics.items()
-        if (row, name) not in has
-    ]
-    if new:
-        ids = profile.counter_ids(name for _, name, _ in new)
-        profile.con.executemany(
-            "INSERT INTO counters (row_id, counter_id, value) VALUES (?, ?, ?)",
-            [(row, ids[name], value) for row, name, value in new],
-        )
+    insert_metrics(profile, rows, launches, has)
 
 
 def _add_rules(profile: Profile, rows: list[int], launches: list[Launch]) -> None:

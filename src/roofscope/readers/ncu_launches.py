@@ -4,6 +4,7 @@ producer_rules."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -190,7 +191,20 @@ def _insert_shapes(profile: Profile, source: int, rows: list[tuple[int | None, .
 
 
 def _insert_counters(profile: Profile, first: int, launches: list[Launch]) -> None:
-    rows = [(first + k, c, v) for k, x in enumerate(launches) for c, v in x.metrics.items()]
+    insert_metrics(profile, range(first, first + len(launches)), launches, set())
+
+
+def insert_metrics(
+    profile: Profile, row_ids: Sequence[int], launches: list[Launch], held: set[tuple[int, str]]
+) -> None:
+    """Each launch's metrics onto its dispatch row, in one batch; those ``held`` (row,
+    metric) already are left out (a second export of the same launches)."""
+    rows = [
+        (row, c, v)
+        for row, x in zip(row_ids, launches, strict=True)
+        for c, v in x.metrics.items()
+        if (row, c) not in held
+    ]
     if rows:
         row_ids, names, values = zip(*rows, strict=True)
         ids = profile.counter_ids(names)
