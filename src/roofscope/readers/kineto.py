@@ -273,10 +273,17 @@ class KinetoTrace(Reader):
     compressed = True
 
     def detect(self, head: Head) -> bool:
-        return not_a_trace(head) is None
+        return self.mismatch(head) is None
 
     def mismatch(self, head: Head) -> str | None:
-        return not_a_trace(head)
+        """:func:`not_a_trace` of ``head``, asked once: ``--format kineto`` asks detection,
+        then this, of the same head, and a file that is no trace may take a 64 MiB scan."""
+        last = self._last
+        if last is None or last[0] is not head:
+            last = self._last = (head, not_a_trace(head))
+        return last[1]
+
+    _last: tuple[Head, str | None] | None = None
 
     def role(self, head: Head) -> Role:
         return Role.DISPATCHES
