@@ -145,7 +145,7 @@ def test_a_counter_of_a_dispatch_the_database_lacks_is_named(tmp_path: Path) -> 
     profile = load([str(folder)])
     (warning,) = [w for w in profile.warnings if w.code == "rocpd-orphan-counters"]
     assert warning.count == 1  # one (dispatch, counter) after summing its instance rows
-    assert "out/pmc_perf_16: 1 counter value(s) name a dispatch" in warning.message
+    assert "out/pmc_perf_16: 1 counter value names a dispatch" in warning.message
     assert stored(profile) == counter_values()[0]
 
 
@@ -173,7 +173,7 @@ def test_a_pass_without_counter_values_is_named(tmp_path: Path) -> None:
     assert stored(profile) == {k: v for k, v in values.items() if k[1] not in lost}
     (warning,) = [w for w in profile.warnings if w.code == "raw-pass-without-counters"]
     assert warning.message.startswith(
-        f"{folder / 'out' / 'pmc_perf_16'}: none of its 4 dispatch(es) has a counter value"
+        f"{folder / 'out' / 'pmc_perf_16'}: none of its 4 dispatches has a counter value"
     )
 
 
@@ -185,7 +185,7 @@ def test_raw_pass_folders_without_any_counter_value_are_an_error(tmp_path: Path)
         load([str(folder)])
     assert str(e.value) == (
         f"{folder}: is a rocprof-compute workload whose raw pass folders (17 under out/) hold "
-        "no counter value for any of their 68 dispatch(es): no native counter CSV beside the "
+        "no counter value for any of their 68 dispatches: no native counter CSV beside the "
         "databases, and none in them; copy each "
         "out/<pass>/<pid>_native_counter_collection.csv.gz with the databases"
     )
@@ -248,8 +248,8 @@ def test_a_native_row_that_does_not_parse_leaves_its_value_out(tmp_path: Path) -
     assert stored(profile) == {k: v for k, v in values.items() if k != (0, "GRBM_COUNT")}
     (warning,) = [w for w in profile.warnings if w.code == "malformed-row"]
     assert warning.message == (
-        f"{native}: 1 row(s) without a numeric dispatch_id or counter_value, or a "
-        "counter_name; the 1 (dispatch, counter) value(s) they belong to are left out"
+        f"{native}: 1 row without a numeric dispatch_id or counter_value, or a "
+        "counter_name; the 1 (dispatch, counter) value they belong to are left out"
     )
 
 

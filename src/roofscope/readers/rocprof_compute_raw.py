@@ -24,6 +24,7 @@ import sqlite3
 from pathlib import Path
 
 from roofscope.errors import InputError
+from roofscope.model import words
 from roofscope.model.profile import Profile, RunInfo
 from roofscope.readers.batches import Kind, column, registered
 from roofscope.readers.duck_sql import read_csv
@@ -92,8 +93,8 @@ def stage_raw(profile: Profile, passes: list[Path], tag: str) -> None:
         raise InputError(
             str(passes[0].parent.parent),
             f"is a rocprof-compute workload whose raw pass folders ({len(passes)} under out/) "
-            f"hold no counter value for any of their {dispatches} dispatch(es): no native "
-            "counter CSV beside the databases, and none in them",
+            f"hold no counter value for any of their {words.count(dispatches, 'dispatch')}: "
+            "no native counter CSV beside the databases, and none in them",
             "copy each out/<pass>/<pid>_native_counter_collection.csv.gz with the databases",
         )
 
@@ -132,9 +133,9 @@ def _stage_pass(profile: Profile, pass_dir: Path, index: int, tag: str) -> int:
     if dispatches and not counted:
         profile.warn(
             "raw-pass-without-counters",
-            f"{pass_dir}: none of its {dispatches} dispatch(es) has a counter value (no native "
-            "counter CSV beside its databases, and none in them); the counters of this pass "
-            "are missing",
+            f"{pass_dir}: none of its {words.count(dispatches, 'dispatch')} has a counter "
+            "value (no native counter CSV beside its databases, and none in them); the "
+            "counters of this pass are missing",
         )
     return dispatches
 
@@ -226,9 +227,9 @@ def _malformed(profile: Profile, path: Path, tag: str) -> None:
     if values:
         profile.warn(
             "malformed-row",
-            f"{path}: {int(rows)} row(s) without a numeric dispatch_id or counter_value, or a "
-            f"counter_name; the {int(values)} (dispatch, counter) value(s) they belong to are "
-            "left out",
+            f"{path}: {words.count(int(rows), 'row')} without a numeric dispatch_id or "
+            "counter_value, or a counter_name; the "
+            f"{words.count(int(values), '(dispatch, counter) value')} they belong to are left out",
             count=int(rows),
         )
 
@@ -242,7 +243,8 @@ def _orphans(profile: Profile, pass_dir: Path, tag: str) -> None:
     if orphans:
         profile.warn(
             "rocpd-orphan-counters",
-            f"{pass_dir}: {orphans} counter value(s) name a dispatch that no database of the "
+            f"{pass_dir}: {words.count(orphans, 'counter value')} "
+            f"{words.plural(orphans, 'names', 'name')} a dispatch that no database of the "
             "pass holds; they are left out",
             orphans,
         )
