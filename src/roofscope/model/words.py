@@ -32,9 +32,11 @@ def plural(n: float, noun: str, many: str | None = None) -> str:
     return many or (noun + "es" if noun.endswith(("s", "sh", "ch", "x")) else noun + "s")
 
 
-def count(n: int, noun: str, many: str | None = None) -> str:
-    """``1 dispatch``, ``2,258 dispatches``: a whole count, thousands separated."""
-    return f"{n:,} {plural(n, noun, many)}"
+def count(n: float, noun: str, many: str | None = None) -> str:
+    """``1 dispatch``, ``2,258 dispatches``, ``2.5 calls`` (a mean over runs): a count with
+    its noun, thousands separated, singular only for one."""
+    shown = f"{n:,.0f}" if n == int(n) else sig(n)
+    return f"{shown} {plural(n, noun, many)}"
 
 
 def sig(x: float, digits: int = 3, *, trim: bool = True) -> str:

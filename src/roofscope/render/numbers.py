@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from roofscope.model.words import plural, si, sig
+from roofscope.model.words import count, si, sig
 
 __all__ = ["count", "duration", "number", "pct", "quantity", "ratio", "si", "sig"]
 
@@ -97,10 +97,3 @@ def quantity(value: float | None, unit: str, *, missing: str = "-") -> str:
     if unit in _BASE_UNITS:
         return si(value, unit)
     return number(value, unit)
-
-
-def count(n: float, noun: str, many: str | None = None) -> str:
-    """``1 dispatch``, ``2,258 dispatches``, ``2.5 calls`` (a mean over runs): a count with
-    its noun, singular only for one (``model/words.py``'s rule, as the warnings word it)."""
-    shown = f"{n:,.0f}" if n == int(n) else sig(n)
-    return f"{shown} {plural(n, noun, many)}"
