@@ -175,7 +175,7 @@ def short_kernels(p: ProgramView) -> Finding | None:
         None,
         "program",
         "medium",
-        f"{'at least ' if from_summary else ''}{share:.0%} of {p.dispatches} dispatches run "
+        f"{'at least ' if from_summary else ''}{share:.0%} of {p.dispatches:,} dispatches run "
         f"under {sig(SHORT_NS / 1000)} µs: launch overhead is a large part of their cost",
         "fuse the short kernels, or launch them as a HIP/CUDA graph",
         evidence,
