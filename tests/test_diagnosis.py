@@ -258,7 +258,7 @@ def test_short_kernels_on_a_kernel_summary(capsys: pytest.CaptureFixture[str]) -
         "dispatches": total,
         "short_dispatches_from_summary": surely,
     }
-    assert f["summary"].startswith(f"at least {surely / total:.0%} of 78016 dispatches")
+    assert f["summary"].startswith(f"at least {surely / total:.0%} of 78,016 dispatches")
 
 
 @pytest.mark.parametrize(
