@@ -38,13 +38,9 @@ def test_compare_help_lists_every_analysis_option(capsys: Cap) -> None:
     shown = capsys.readouterr().out
     for option in (*ANALYSIS, "--base-gpu", "--new-gpu"):
         assert f" {option} " in shown, option
-    # every option of analyze under the same name but the text table's length and the
-    # cluster summary's (compare reads each side's rows; --scheduler summarises one job)
-    assert options_of("analyze") - options_of("compare") == {
-        "--top",
-        "--scheduler",
-        "--skip-unreadable",
-    }
+    # every option of analyze under the same name but the text table's length and leaving
+    # out unreadable runs (a side of a comparison is read whole, or not compared)
+    assert options_of("analyze") - options_of("compare") == {"--top", "--skip-unreadable"}
 
 
 def stats(path: Path, kernel: str) -> tuple[int, int]:

@@ -41,7 +41,8 @@ def misworded(message: str) -> list[str]:
 @cache
 def outputs() -> dict[str, dict[str, str]]:
     """Each profile folder's outputs, with its kernel names and input paths taken out."""
-    from roofscope.cli.checkup import CheckupOptions, check_up, prepare
+    from roofscope.checkup.engine import check_up, prepare
+    from roofscope.checkup.options import CheckupOptions
     from roofscope.render.charts import hotspot_svg, roofline_svg
     from roofscope.render.html import render_html
     from roofscope.render.text import render_text

@@ -93,8 +93,8 @@ def test_analyze_json_loads_no_renderer_it_does_not_use() -> None:
     assert "cxxfilt" not in modules  # no mangled name in it: the demangler stays unloaded
     # one process reads one profile and compares nothing
     assert _loaded(modules, {"multiprocessing", "concurrent", "roofscope.verify"}) == set()
-    # no cluster summary without --scheduler; no TOML without a work or ceilings file
-    assert _loaded(modules, {"roofscope.cli.cluster", "roofscope.cluster", "tomllib"}) == set()
+    # no Dask engine without --scheduler; no TOML without a work or ceilings file
+    assert _loaded(modules, {"roofscope.checkup.workers", "distributed", "tomllib"}) == set()
 
 
 def test_a_counter_workload_loads_no_masked_arrays() -> None:

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
-    from roofscope.api.cluster import ClusterSummary, cluster_summary
     from roofscope.api.comparison import Comparison
     from roofscope.api.report import Report, Summary
     from roofscope.api.run import analyze, compare
@@ -30,8 +29,6 @@ _WHERE = {
     "Report": "roofscope.api.report",
     "Summary": "roofscope.api.report",
     "Comparison": "roofscope.api.comparison",
-    "ClusterSummary": "roofscope.api.cluster",
-    "cluster_summary": "roofscope.api.cluster",
     "Verdict": "roofscope.verify.gate",
     "InputError": "roofscope.errors",
     "UsageError": "roofscope.errors",
@@ -39,7 +36,6 @@ _WHERE = {
 }
 
 __all__ = [
-    "ClusterSummary",
     "Comparison",
     "InputError",
     "Report",
@@ -49,7 +45,6 @@ __all__ = [
     "Verdict",
     "__version__",
     "analyze",
-    "cluster_summary",
     "compare",
 ]
 

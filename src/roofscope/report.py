@@ -74,6 +74,15 @@ def barrier_summary(
 
 
 @dataclass(frozen=True)
+class Engine:
+    """Where the runs were read (``--scheduler``): the check-up itself is the same anywhere."""
+
+    scheduler: str  # "local", or the Dask scheduler's address (or its file)
+    workers: int  # worker processes (local) or Dask workers when the runs were read
+    runs: int  # runs (ranks) read apart and merged; 1: one run, read in this process
+
+
+@dataclass(frozen=True)
 class RooflineOptions:
     gpu: str | None = None
     rules: tuple[Rule, ...] = ()  # --work, inline first, then files
@@ -110,6 +119,7 @@ class Report:
     barriers: Barriers | None = None  # barrier packets the producer listed among kernels
     limiters: dict[str, Limiter] = field(default_factory=dict)  # per studied kernel
     lanes: TimelineLanes | None = None  # the timeline's bins, made for the charts (with_lanes)
+    engine: Engine | None = None  # where the runs were read, when --scheduler named it
 
     def validity(self, kernel: str) -> tuple[str, ...]:
         """The validity findings (rule names) about one kernel (``validity_of``)."""

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, overload
 
 from roofscope.api.report import Report
 from roofscope.catalogue.ceilings import Ceiling
-from roofscope.cli.checkup import Compared
+from roofscope.checkup.engine import Compared
 from roofscope.errors import UsageError
 from roofscope.outfile import write_atomically
 from roofscope.verify.compare import Comparison as Result

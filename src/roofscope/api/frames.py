@@ -18,8 +18,7 @@ KERNEL_COLUMNS = ("name", "calls", "total_s", "mean_s", "median_s", "min_s", "ma
 ROOF_COLUMNS = ("bound", "efficiency", "achieved_flops_s", "attainable_flops_s", "ceiling")
 # the columns that are not numbers (or None): every other one is float64, None as NaN
 OTHER = {"name", "full_name", "calls", "hotspot", "limiter", "bound", "ceiling", "base_name",
-         "new_name", "matched_by", "beyond_noise", "median_exact"}  # fmt: skip
-TIMES = ("total", "mean", "median", "min", "max", "std")  # a cluster summary's *_ns
+         "new_name", "matched_by", "beyond_noise"}  # fmt: skip
 
 
 def pandas(method: str) -> ModuleType:
@@ -51,24 +50,6 @@ def _kernel_row(k: dict[str, Any]) -> dict[str, Any]:
     row |= {f"intensity_{level}": v for level, v in (roof.get("ai") or {}).items()}
     row |= {f"achieved_bytes_s_{lv}": v for lv, v in (roof.get("achieved_bytes_s") or {}).items()}
     return row
-
-
-def cluster_frame(doc: dict[str, Any]) -> DataFrame:
-    """One row per kernel of a cluster summary (``analyze --scheduler --json``), its
-    nanoseconds in seconds."""
-    rows = [_cluster_row(k) for k in doc["kernels"]]
-    columns = ["name", "full_name", "calls", *(f"{t}_s" for t in TIMES), "median_exact",
-               "share", "cumulative_share", "hotspot"]  # fmt: skip
-    return _frame("ClusterSummary.to_pandas()", rows, columns)
-
-
-def _cluster_row(k: dict[str, Any]) -> dict[str, Any]:
-    times = {f"{t}_s": None if k[f"{t}_ns"] is None else k[f"{t}_ns"] / 1e9 for t in TIMES}
-    return {
-        "name": k["name"], "full_name": "; ".join(k["raw_names"]), "calls": k["calls"], **times,
-        "median_exact": k["median_exact"], "share": k["share"],
-        "cumulative_share": k["cumulative_share"], "hotspot": k["hot"],
-    }  # fmt: skip
 
 
 def change_frame(doc: dict[str, Any]) -> DataFrame:

@@ -1,32 +1,24 @@
-"""``analyze`` and ``compare``: the check-up the commands run (``cli/checkup.py``), with the
-options as keyword arguments (``kernel=`` is ``--kernel``, ``peak_flops=`` is
-``--peak-flops``). Errors name the command-line option that matches the argument."""
+"""``analyze`` and ``compare``: the check-up the commands run (``checkup/engine.py``), with
+the options as keyword arguments (``kernel=`` is ``--kernel``, ``peak_flops=`` is
+``--peak-flops``), checked where the command line's are (``checkup/options.py``); errors name
+the argument (``gap_us=``)."""
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Callable, Sequence
 from typing import TypeAlias
 
-from roofscope.analysis.timeline import DEFAULT_GAP_NS
 from roofscope.api.comparison import Comparison
 from roofscope.api.report import Report
-from roofscope.cli.checkup import (
-    CheckupOptions,
-    check_up,
-    compare_sides,
-    prepare,
-    side_gpus,
-)
+from roofscope.checkup.engine import check_up, compare_sides, prepare, side_gpus
+from roofscope.checkup.options import DEFAULT_GAP_US, CheckupOptions, Spelling
 from roofscope.errors import UsageError
-from roofscope.model import words
 from roofscope.report import with_lanes
 
 AnyPath: TypeAlias = str | os.PathLike[str]
 Progress: TypeAlias = Callable[[str], None]  # hears the name of each file as it is read
-DEFAULT_GAP_US = DEFAULT_GAP_NS / 1000
-MAX_GAP_US = 1e12  # as --gap-us
+PYTHON = Spelling.PYTHON
 
 
 def analyze(
@@ -40,6 +32,7 @@ def analyze(
     device: int | None = None,
     jobs: int | None = None,
     scheduler: str | None = None,
+    skip_unreadable: bool = False,
     fmt: str | None = None,
     gap_us: float = DEFAULT_GAP_US,
     progress: Progress | None = None,
@@ -47,21 +40,17 @@ def analyze(
 ) -> Report:
     """The check-up of one profile (``roofscope analyze PATHS``): files of several processes
     merge. ``work``: ``NAME=FLOPS:BYTES[@DTYPE]`` rules or work files (TOML), one or many.
-    ``full_names``: the report's HTML and charts show kernel names whole (``--full-names``).
-
-    ``scheduler`` is refused: the cluster summary (``analyze --scheduler``) has no dispatch
-    rows, so no Report's counter metrics; ``roofscope.cluster_summary`` gives it."""
-    if scheduler is not None:
-        raise UsageError(
-            f"scheduler={scheduler!r}: the cluster summary has kernels, devices, ranks, a "
-            "roofline and findings but no counter metrics, so it is no Report; call "
-            "roofscope.cluster_summary(*paths, scheduler=...) for it, or drop scheduler="
-        )
-    options = options_of(
-        gpu=gpu, work=work, ceilings=ceilings, peak_flops=peak_flops, peak_bw=peak_bw,
-        kernel=kernel, device=device, jobs=jobs, fmt=fmt, gap_us=gap_us,
+    ``scheduler``: read the runs (ranks) on this Dask scheduler (``tcp://HOST:PORT`` or its
+    scheduler file; ``pip install 'roofscope[dask]'``) or ``"local"`` (``jobs`` worker
+    processes): the same Report, with its ``engine``. ``full_names``: the report's HTML and
+    charts show kernel names whole (``--full-names``)."""
+    options = CheckupOptions(
+        gpu=gpu, work=_work(work), ceilings=_path(ceilings), peak_flops=peak_flops,
+        peak_bw=peak_bw, kernel=kernel, device=device, jobs=jobs, fmt=fmt, gap_us=gap_us,
+        scheduler=scheduler, skip_unreadable=skip_unreadable,
     )  # fmt: skip
-    checkup = check_up(paths_of(paths, "analyze"), prepare(options), progress=progress)
+    names = paths_of(paths, "analyze")
+    checkup = check_up(names, prepare(options, PYTHON), progress=progress, spelling=PYTHON)
     report = with_lanes(checkup.report, checkup.profile)  # the timeline chart's bins
     return Report(report, read=(*checkup.read, *options.files), full_names=full_names)
 
@@ -82,6 +71,7 @@ def compare(
     kernel: str | None = None,
     device: int | None = None,
     jobs: int | None = None,
+    scheduler: str | None = None,
     fmt: str | None = None,
     gap_us: float = DEFAULT_GAP_US,
     progress: Progress | None = None,
@@ -91,15 +81,18 @@ def compare(
     ``new_runs``: more runs of a side (``--base-run``, ``--new-run``). The gate is
     ``Comparison.gate(...)``; ``full_names``: kernel names whole in the HTML and charts
     (``--full-names``)."""
-    options = options_of(
-        gpu=gpu, work=work, ceilings=ceilings, peak_flops=peak_flops, peak_bw=peak_bw,
-        kernel=kernel, device=device, jobs=jobs, fmt=fmt, gap_us=gap_us,
+    options = CheckupOptions(
+        gpu=gpu, work=_work(work), ceilings=_path(ceilings), peak_flops=peak_flops,
+        peak_bw=peak_bw, kernel=kernel, device=device, jobs=jobs, fmt=fmt, gap_us=gap_us,
+        scheduler=scheduler,
     )  # fmt: skip
-    sides = side_gpus(gpu, base_gpu, new_gpu)
-    settings = prepare(options)
+    sides = side_gpus(gpu, base_gpu, new_gpu, PYTHON)
+    settings = prepare(options, PYTHON)
     both = compare_sides(
         paths_of([base, *base_runs], "compare"), paths_of([new, *new_runs], "compare"), settings,
-        sides, check=lambda paths, s, label: check_up(paths, s, label=label, progress=progress),
+        sides, check=lambda paths, s, label: check_up(
+            paths, s, label=label, progress=progress, spelling=PYTHON
+        ),
     )  # fmt: skip
     return Comparison.of(both, full_names=full_names)
 
@@ -114,29 +107,9 @@ def paths_of(paths: Sequence[AnyPath], function: str) -> list[str]:
     return [os.fspath(p) for p in paths]
 
 
-def options_of(
-    *,
-    gpu: str | None,
-    work: str | Sequence[str],
-    ceilings: AnyPath | None,
-    peak_flops: float | None,
-    peak_bw: float | None,
-    kernel: str | None,
-    device: int | None,
-    jobs: int | None,
-    fmt: str | None,
-    gap_us: float,
-) -> CheckupOptions:
-    """The options as the command line checks them (its ``min=``/``max=``)."""
-    for name, value, low, high in (
-        ("peak_flops", peak_flops, 0, math.inf), ("peak_bw", peak_bw, 0, math.inf),
-        ("jobs", jobs, 1, math.inf), ("gap_us", gap_us, 0, MAX_GAP_US),
-    ):  # fmt: skip
-        if value is not None and not low <= value <= high:
-            raise UsageError(f"{name}={value!r}: expected a number from {low} to {words.sig(high)}")
-    return CheckupOptions(
-        fmt=fmt, kernel=kernel, device=device, gap_us=gap_us, gpu=gpu,
-        work=(work,) if isinstance(work, str) else tuple(work),
-        ceilings=None if ceilings is None else os.fspath(ceilings),
-        peak_flops=peak_flops, peak_bw=peak_bw, jobs=jobs,
-    )  # fmt: skip
+def _work(work: str | Sequence[str]) -> tuple[str, ...]:
+    return (work,) if isinstance(work, str) else tuple(work)
+
+
+def _path(path: AnyPath | None) -> str | None:
+    return None if path is None else os.fspath(path)

@@ -10,10 +10,7 @@ import typer
 
 from roofscope.cli import options as o
 from roofscope.cli.outputs import html_path, report_view, stem, write_charts
-from roofscope.errors import UsageError
 from roofscope.outfile import write_atomically
-
-SCHEDULER_ENV = "ROOFSCOPE_SCHEDULER"
 
 
 def analyze(
@@ -24,8 +21,7 @@ def analyze(
         typer.Option(
             "--top",
             min=1,
-            help="Kernels shown in the text table; the rest fold into 'other' "
-            "(default 20; 10 with --scheduler).",
+            help="Kernels shown in the text table; the rest fold into 'other' (default 20).",
         ),
     ] = None,
     kernel: o.Kernel = None,
@@ -44,56 +40,20 @@ def analyze(
     out: o.OutDir = None,
     whole_names: o.FullNames = False,
     jobs: o.Jobs = None,
-    scheduler: Annotated[
-        str | None,
-        typer.Option(
-            "--scheduler",
-            envvar=SCHEDULER_ENV,
-            help="Reduce each run (rank) on this Dask scheduler (tcp://HOST:PORT, or its "
-            "--scheduler-file), or on this machine's worker processes ('local', with --jobs), "
-            "and print the cluster summary: kernels, devices, ranks.",
-        ),
-    ] = None,
-    skip_unreadable: Annotated[
-        bool,
-        typer.Option(
-            "--skip-unreadable",
-            help="With --scheduler: leave out the runs that cannot be read, and list them.",
-        ),
-    ] = False,
+    scheduler: o.Scheduler = None,
+    skip_unreadable: o.SkipUnreadable = False,
 ) -> None:
     """Baseline, hotspots and roofline of one profile (files of several processes merge)."""
-    if scheduler:
-        from roofscope.cli.cluster import Charts, cluster_summary, refuse_without_rows
-
-        refuse_without_rows({
-            "--kernel": kernel, "--device": device, "--html": html, "--out": out,
-            "--gap-us": gap_us if gap_us != o.DEFAULT_GAP_US else None,
-        })  # fmt: skip
-        from roofscope.cli.checkup import CheckupOptions, prepare
-        from roofscope.render.names import full_names
-
-        given = CheckupOptions(
-            gpu=gpu, work=tuple(work or ()), ceilings=ceilings, peak_flops=peak_flops,
-            peak_bw=peak_bw,
-        )  # fmt: skip
-        with full_names(whole_names):
-            summary = cluster_summary(
-                paths, scheduler, jobs=jobs, fmt=fmt, skip_unreadable=skip_unreadable,
-                as_json=as_json, top=top, roof=prepare(given).roof,
-                charts=Charts(svg, png, force, tuple(given.files)),
-            )  # fmt: skip
-        sys.stdout.write(summary)
-        return
-    if skip_unreadable:
-        raise UsageError("--skip-unreadable applies to --scheduler only; add --scheduler ADDR")
-    from roofscope.cli.checkup import CheckupOptions, prepare, run_checkup  # DuckDB, numpy
+    from roofscope.checkup.engine import prepare  # DuckDB, numpy
+    from roofscope.checkup.options import CheckupOptions
+    from roofscope.cli.progress import run_checkup
     from roofscope.render.names import full_names
     from roofscope.report import with_lanes
 
     options = CheckupOptions(
         fmt=fmt, kernel=kernel, device=device, gap_us=gap_us, gpu=gpu, work=tuple(work or ()),
         ceilings=ceilings, peak_flops=peak_flops, peak_bw=peak_bw, jobs=jobs,
+        scheduler=scheduler, skip_unreadable=skip_unreadable,
     )  # fmt: skip
     checkup = run_checkup(paths, prepare(options))
     report, keep = checkup.report, [*checkup.read, *options.files]

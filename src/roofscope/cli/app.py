@@ -37,7 +37,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # without standalone mode, click returns the code of a typer.Exit (the gate's 3)
         code = app(args=args, prog_name="roofscope", standalone_mode=False)
     except RoofscopeError as exc:
-        from roofscope.cli.words import worded
+        from roofscope.checkup.options import worded
 
         sys.stderr.write(f"roofscope: error: {worded(exc)}\n")
         return exc.exit_code

@@ -85,6 +85,7 @@ def compare(
     peak_flops: o.PeakFlops = None,
     peak_bw: o.PeakBw = None,
     jobs: o.Jobs = None,
+    scheduler: o.Scheduler = None,
     as_json: o.Json = False,
     html: o.Html = None,
     svg: o.Svg = None,
@@ -94,13 +95,9 @@ def compare(
     whole_names: o.FullNames = False,
 ) -> None:
     """Baseline against candidate: per-kernel and end-to-end speedup, and a gate for CI."""
-    from roofscope.cli.checkup import (  # DuckDB, numpy
-        CheckupOptions,
-        compare_sides,
-        prepare,
-        run_checkup,
-        side_gpus,
-    )
+    from roofscope.checkup.engine import compare_sides, prepare, side_gpus  # DuckDB, numpy
+    from roofscope.checkup.options import CheckupOptions
+    from roofscope.cli.progress import run_checkup
     from roofscope.render.compare_out import render_compare_json, render_compare_text
     from roofscope.render.names import full_names
     from roofscope.verify.gate import gate
@@ -108,6 +105,7 @@ def compare(
     options = CheckupOptions(
         fmt=fmt, kernel=kernel, device=device, gap_us=gap_us, gpu=gpu, work=tuple(work or ()),
         ceilings=ceilings, peak_flops=peak_flops, peak_bw=peak_bw, jobs=jobs,
+        scheduler=scheduler,
     )  # fmt: skip
     sides = side_gpus(gpu, base_gpu, new_gpu)
     settings = prepare(options)

@@ -30,7 +30,7 @@ def demo(
     """Run analyze on a real profile shipped with roofscope (AMD HPC training, MIT licence)."""
     if which not in FOLDERS:
         raise UsageError(f"demo {which!r}: choose one of {', '.join(FOLDERS)}")
-    from roofscope.cli.checkup import run_checkup  # DuckDB, numpy
+    from roofscope.cli.progress import run_checkup  # DuckDB, numpy
 
     root = resources.files("roofscope") / "data" / "demo" / FOLDERS[which]
     with resources.as_file(root) as folder:

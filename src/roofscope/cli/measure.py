@@ -76,7 +76,7 @@ def profile(
                 f"check that the program launches GPU kernels (and --kernel matches); "
                 f"the output is kept in {folder}",
             )
-    from roofscope.cli.checkup import run_checkup  # DuckDB, numpy
+    from roofscope.cli.progress import run_checkup  # DuckDB, numpy
 
     report = run_checkup([str(folder)]).report  # the check-up of what was just recorded
     sys.stdout.write(report_view(report, as_json=as_json))

@@ -1,74 +1,43 @@
 """Every option more than one command takes, declared once with its help text.
 
 A command names an option by its type here (``gpu: Gpu = None``); the analysis options
-(``Format`` to ``Jobs``) travel on as one ``CheckupOptions`` (``cli/checkup.py``). An option
-only one command has is declared beside that command.
+(``Format`` to ``SkipUnreadable``) are declared and checked in ``checkup/options.py`` and
+travel on as one ``CheckupOptions``. An option only one command has is declared beside that
+command.
 """
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
-MAX_GAP_US = 1e12  # 11.6 days; beyond it the threshold overflowed the integer nanoseconds
-# analysis.timeline.DEFAULT_GAP_NS in µs (tests/test_startup.py holds them equal): importing
-# the analysis would load DuckDB and numpy for every command's help
-DEFAULT_GAP_US = 10.0
+from roofscope.checkup.options import DEFAULT_GAP_US, MAX_GAP_US, OPTIONS
+
+__all__ = ["DEFAULT_GAP_US", "MAX_GAP_US"]
+
+
+def _option(name: str) -> Any:
+    """The Typer option of ``checkup/options.py``'s declaration: its flag and help. The range
+    is checked there (``CheckupOptions.checked``), in the words of the command line."""
+    option = OPTIONS[name]
+    return typer.Option(option.flag, help=option.help, envvar=option.env)
+
 
 # -- what is read and analysed (analyze, compare: both sides) -------------------------------
 
-Format = Annotated[
-    str | None,
-    typer.Option("--format", help="Read every file as this format (see `roofscope formats`)."),
-]
-Kernel = Annotated[
-    str | None,
-    typer.Option("--kernel", help="Only kernels whose normalised name matches this regex."),
-]
-Device = Annotated[
-    int | None, typer.Option("--device", help="Only dispatches on this device (agent) id.")
-]
-GapUs = Annotated[
-    float,
-    typer.Option(
-        "--gap-us", min=0, max=MAX_GAP_US, help="Count idle gaps at least this long (µs)."
-    ),
-]
-Gpu = Annotated[
-    str | None,
-    typer.Option(
-        "--gpu", help="The GPU it ran on, when the profile does not say (see `roofscope devices`)."
-    ),
-]
-Work = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--work",
-        help="Work of a kernel: NAME=FLOPS:BYTES[@DTYPE] (totals), or a work file (TOML). "
-        "Repeatable.",
-    ),
-]
-Ceilings = Annotated[
-    str | None,
-    typer.Option(
-        "--ceilings", help="Ceilings file (TOML): your peaks override measured and catalogue ones."
-    ),
-]
-PeakFlops = Annotated[
-    float | None,
-    typer.Option("--peak-flops", min=0, help="FP32 vector peak, FLOP/s (e.g. 22.6e12)."),
-]
-PeakBw = Annotated[
-    float | None,
-    typer.Option("--peak-bw", min=0, help="HBM bandwidth peak, B/s (e.g. 1.6e12)."),
-]
-Jobs = Annotated[
-    int | None,
-    typer.Option(
-        "--jobs", min=1, help="Worker processes reading many ranks' files (default: all cores)."
-    ),
-]
+Format = Annotated[str | None, _option("fmt")]
+Kernel = Annotated[str | None, _option("kernel")]
+Device = Annotated[int | None, _option("device")]
+GapUs = Annotated[float, _option("gap_us")]
+Gpu = Annotated[str | None, _option("gpu")]
+Work = Annotated[list[str] | None, _option("work")]
+Ceilings = Annotated[str | None, _option("ceilings")]
+PeakFlops = Annotated[float | None, _option("peak_flops")]
+PeakBw = Annotated[float | None, _option("peak_bw")]
+Jobs = Annotated[int | None, _option("jobs")]
+Scheduler = Annotated[str | None, _option("scheduler")]
+SkipUnreadable = Annotated[bool, _option("skip_unreadable")]
 
 # -- what is written -------------------------------------------------------------------------
 

@@ -41,14 +41,19 @@ def load(
     fmt: str | None = None,
     progress: Progress | None = None,
     jobs: int | None = None,
+    run_on: shards.RunOn | None = None,
+    skip_unreadable: bool = False,
 ) -> Profile:
     """Read every path into one Profile; InputError when nothing usable is found.
 
     Runs that stand alone (one per process of a many-rank job) are read one after another,
-    or by ``jobs`` worker processes (default: every core) when there are enough of them."""
+    or by ``jobs`` worker processes (default: every core) when there are enough of them, or
+    by ``run_on`` (a Dask cluster: ``checkup/workers.py``), each into its partial, merged in
+    their order. A run found in a folder that cannot be read is left out with a warning
+    (``skip_unreadable``: a run named too)."""
     damaged: list[Path] = []
     found, nested = _find(paths, fmt, damaged)
-    profile = _read(plan(found), progress, jobs)
+    profile = _read(plan(found), progress, jobs, run_on, skip_unreadable)
     for path in damaged:
         kind = read_head(path).kind
         profile.warn(
@@ -122,21 +127,29 @@ def _shown(root: Path, folder: Path) -> Path:
     return root / folder.relative_to(root.resolve())
 
 
-def _read(plan: list[Planned], progress: Progress | None, jobs: int | None) -> Profile:
+def _read(
+    plan: list[Planned],
+    progress: Progress | None,
+    jobs: int | None,
+    run_on: shards.RunOn | None,
+    skip_unreadable: bool,
+) -> Profile:
     """The plan read in this process, or its independent runs by worker processes."""
     units = shards.units(plan)
-    jobs = shards.default_jobs() if jobs is None else jobs
     if units is None:
         return read_plan(plan, progress)
     # runs found in a folder: one that cannot be read is left out with a warning
-    tolerant = all(f.scanned for f, _ in plan)
-    if jobs < 2 or _bytes(plan) < PARALLEL_MIN_BYTES:
-        profile = read_plan([item for unit in units for item in unit], progress, tolerant=tolerant)
-        return _some_run_read(profile, plan)
+    tolerant = skip_unreadable or all(f.scanned for f, _ in plan)
+    if run_on is None:
+        jobs = shards.default_jobs() if jobs is None else jobs
+        if jobs < 2 or _bytes(plan) < PARALLEL_MIN_BYTES:
+            flat = [item for unit in units for item in unit]
+            return _some_run_read(read_plan(flat, progress, tolerant=tolerant), plan)
+        run_on = shards.LocalWorkers(jobs)
     profile = Profile.empty()
     # a worker may read only a failed export: 16 MiB of input hold data elsewhere
     read = partial(read_plan, tolerant=tolerant, empty_ok=True)
-    for shard in shards.read_parallel(shards.split(units, jobs), jobs, read):
+    for shard in run_on(units, read):
         shards.absorb(profile, shard)
         for f in shard.inputs:
             if progress and f.role == Role.DISPATCHES:

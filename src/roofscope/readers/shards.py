@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from roofscope.catalogue.ceilings import Ceiling
 from roofscope.model.profile import InputFile, Profile, RunInfo, Warning
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     Columns = dict[str, npt.NDArray[Any]]
 
 Planned = tuple["Found", Role]
+ReadPlan = Callable[[Sequence[Planned]], Profile]  # a batch of runs read into a new Profile
 
 # tables a shard carries, with the columns renumbered on the way in
 _TABLES = (
@@ -101,8 +102,41 @@ def default_jobs() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
+class RunOn(Protocol):
+    """The map step of a check-up: each run (a batch of planned files) read by ``read`` into
+    its partial, the partials yielded in the runs' order, wherever they are read."""
+
+    runs: int  # how many runs it was given, once called
+
+    @property
+    def workers(self) -> int: ...
+
+    def __call__(self, units: Sequence[Sequence[Planned]], read: ReadPlan) -> Iterator[Shard]: ...
+
+
+@dataclass
+class LocalWorkers:
+    """The map step on this machine: batches of runs read by ``jobs`` worker processes, the
+    partials yielded in the runs' order (``checkup/workers.py`` has the Dask one)."""
+
+    jobs: int
+    runs: int = 0  # how many it was given, once called
+
+    @property
+    def workers(self) -> int:
+        return self.jobs
+
+    def __call__(self, units: Sequence[Sequence[Planned]], read: ReadPlan) -> Iterator[Shard]:
+        self.runs = len(units)
+        jobs = min(self.jobs, len(units))
+        if jobs < 2:
+            yield from (export(read(list(unit))) for unit in units)
+            return
+        yield from read_parallel(split([list(u) for u in units], jobs), jobs, read)
+
+
 def read_parallel(
-    batches: Sequence[Sequence[Planned]], jobs: int, read: Callable[[Sequence[Planned]], Profile]
+    batches: Sequence[Sequence[Planned]], jobs: int, read: ReadPlan
 ) -> Iterator[Shard]:
     """Each batch read by ``read`` in a worker and exported, yielded in order."""
     import multiprocessing  # with the pool: a profile read in one process loads neither
@@ -114,7 +148,7 @@ def read_parallel(
         yield from pool.map(_export_batch, [(read, list(b)) for b in batches])
 
 
-def _export_batch(job: tuple[Callable[[Sequence[Planned]], Profile], list[Planned]]) -> Shard:
+def _export_batch(job: tuple[ReadPlan, list[Planned]]) -> Shard:
     read, batch = job
     return export(read(batch))
 

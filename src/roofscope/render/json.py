@@ -31,6 +31,13 @@ def seconds(ns: float | None) -> float | None:
 
 
 def to_dict(report: Report) -> dict[str, Any]:
+    doc = _document(report)
+    if report.engine is not None:  # --scheduler: where the runs were read, nothing else
+        doc["engine"] = asdict(report.engine)
+    return doc
+
+
+def _document(report: Report) -> dict[str, Any]:
     h, t = report.hotspots, report.timeline
     roof = {k.name: k for k in report.roofline.result.kernels}
     return {

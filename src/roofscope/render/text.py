@@ -71,6 +71,12 @@ def _header(console: Console, report: Report) -> None:
         console.print(f"  job: {line}")
     if line := runs_line(report.runs):
         console.print(f"  runs: {line}")
+    if (engine := report.engine) is not None:
+        where = "this machine's" if engine.scheduler == "local" else f"Dask {engine.scheduler}:"
+        console.print(
+            f"  engine: {count(engine.runs, 'run')} read on {where} "
+            f"{count(engine.workers, 'worker')}, merged"
+        )
     h, t = report.hotspots, report.timeline
     if report.selection.kernel or report.selection.device is not None:
         console.print(

@@ -1,13 +1,16 @@
-"""The check-up every analysing command runs: load the files, check the selection, analyse.
-
+"""The one check-up engine: read each run of a profile into its partial (where the options
+say: ``workers.py``), merge the partials in the runs' order into one Profile, analyse it.
 ``analyze`` runs it once, ``compare`` once per run of each side, ``profile`` on what it
-recorded. The options are checked and their files (``--work``, ``--ceilings``) read once, by
-``prepare``, before any profile is read.
+recorded, the Python API as the commands do. The options are checked and their files
+(``--work``, ``--ceilings``) read once, by :func:`prepare`, before any profile is read.
+
+The partial of a run is its rows (``readers.shards.Shard``): merging keeps every number
+exact (medians, idle gaps, counters per dispatch), so the report of a job read on a Dask
+cluster is the report of the same files read in this process.
 """
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -18,40 +21,19 @@ from roofscope.analysis.timeline import DEFAULT_GAP_NS
 from roofscope.analysis.work.spec import Rule, parse_inline, read_work_file
 from roofscope.catalogue import devices
 from roofscope.catalogue.ceilings import read_ceilings_file, user_ceilings
-from roofscope.cli.options import DEFAULT_GAP_US
-from roofscope.cli.words import worded
+from roofscope.checkup.options import LOCAL, OPTIONS, CheckupOptions, Spelling, worded
 from roofscope.errors import UsageError
 from roofscope.model.profile import Profile
 from roofscope.model.selection import EVERYTHING, EmptySelection, Selection, require_some
 from roofscope.readers.load import load
+from roofscope.readers.shards import LocalWorkers, RunOn, default_jobs
 from roofscope.readers.sniff import size_if_file
-from roofscope.report import DEFAULTS, Report, RooflineOptions, analyse
+from roofscope.report import DEFAULTS, Engine, Report, RooflineOptions, analyse
 
 if TYPE_CHECKING:
     from roofscope.verify.compare import Comparison, Run
 
-PROGRESS_BYTES = 64 << 20
-
-
-@dataclass(frozen=True, kw_only=True)
-class CheckupOptions:
-    """The analysis options, as given (``cli/options.py`` declares each)."""
-
-    fmt: str | None = None
-    kernel: str | None = None
-    device: int | None = None
-    gap_us: float = DEFAULT_GAP_US
-    gpu: str | None = None
-    work: tuple[str, ...] = ()
-    ceilings: str | None = None
-    peak_flops: float | None = None
-    peak_bw: float | None = None
-    jobs: int | None = None
-
-    @property
-    def files(self) -> list[str]:
-        """The paths the options name (work and ceilings files): inputs, never outputs."""
-        return [*self.work, *([self.ceilings] if self.ceilings else [])]
+Progress = Callable[[str], None]  # hears the name of each file as it is read
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -60,6 +42,8 @@ class Settings:
 
     fmt: str | None = None
     jobs: int | None = None
+    scheduler: str | None = None
+    skip_unreadable: bool = False
     selection: Selection = EVERYTHING
     gap_ns: int = DEFAULT_GAP_NS
     roof: RooflineOptions = DEFAULTS
@@ -69,6 +53,9 @@ class Settings:
         return self if gpu is None else replace(self, roof=replace(self.roof, gpu=gpu))
 
 
+AS_GIVEN = Settings()  # no option given
+
+
 @dataclass(frozen=True)
 class Checkup:
     profile: Profile
@@ -76,11 +63,15 @@ class Checkup:
     read: tuple[str, ...]  # the paths named and every file read from a folder
 
 
-def prepare(options: CheckupOptions) -> Settings:
-    """A bad regex, work rule or ceilings file is an error before any profile is read."""
+def prepare(options: CheckupOptions, spelling: Spelling = Spelling.CLI) -> Settings:
+    """A value out of range, a bad regex, work rule or ceilings file is an error before any
+    profile is read."""
+    options = options.checked(spelling)
     selection = Selection(kernel=options.kernel, device=options.device)
-    selection.pattern()
-    rules = tuple(work_rules(options.work))
+    try:
+        selection.pattern()
+    except UsageError as exc:
+        raise UsageError(worded(exc, spelling)) from None
     ceilings = [
         *user_ceilings(options.peak_flops, options.peak_bw),
         *(read_ceilings_file(Path(options.ceilings)) if options.ceilings else []),
@@ -88,42 +79,67 @@ def prepare(options: CheckupOptions) -> Settings:
     return Settings(
         fmt=options.fmt,
         jobs=options.jobs,
+        scheduler=options.scheduler,
+        skip_unreadable=options.skip_unreadable,
         selection=selection,
         gap_ns=round(options.gap_us * 1000),
-        roof=RooflineOptions(gpu=options.gpu, rules=rules, ceilings=tuple(ceilings)),
-    )
-
-
-def run_checkup(
-    paths: Sequence[str], settings: Settings = Settings(), *, label: str | None = None
-) -> Checkup:
-    """``check_up``, with a spinner on stderr while a big input is read (a terminal only)."""
-    with _progress(paths) as tick:
-        return check_up(paths, settings, label=label, progress=tick)
+        roof=RooflineOptions(
+            gpu=options.gpu, rules=tuple(work_rules(options.work, spelling)),
+            ceilings=tuple(ceilings),
+        ),
+    )  # fmt: skip
 
 
 def check_up(
     paths: Sequence[str],
-    settings: Settings = Settings(),
+    settings: Settings = AS_GIVEN,
     *,
     label: str | None = None,
-    progress: Callable[[str], None] | None = None,
+    progress: Progress | None = None,
+    spelling: Spelling = Spelling.CLI,
 ) -> Checkup:
-    """Read ``paths`` as one profile (files of several processes merge) and analyse it;
+    """Read ``paths`` as one profile (the runs of several processes merge) and analyse it;
     ``progress`` hears the name of each file as it is read. ``label`` (compare's ``baseline``,
     ``candidate``) and the first path lead the error of a selection that keeps nothing of
     this profile. Prints nothing: the commands and the Python API both call it."""
-    profile = load(paths, fmt=settings.fmt, progress=progress, jobs=settings.jobs)
+    with _runs_on(settings) as run_on:
+        profile = load(
+            paths, fmt=settings.fmt, progress=progress, jobs=settings.jobs, run_on=run_on,
+            skip_unreadable=settings.skip_unreadable,
+        )  # fmt: skip
+        engine = _engine(settings, run_on)
     try:
         require_some(profile, settings.selection)
     except EmptySelection as exc:
-        if label is None:
-            raise
-        raise UsageError(f"{label} {paths[0]}: {worded(exc)}") from None
+        where = "" if label is None else f"{label} {paths[0]}: "
+        raise UsageError(f"{where}{worded(exc, spelling)}") from None
     report = analyse(
         profile, selection=settings.selection, gap_threshold_ns=settings.gap_ns, roof=settings.roof
     )
+    report = replace(report, engine=engine)
     return Checkup(profile, report, (*paths, *(f.path for f in profile.inputs)))
+
+
+@contextmanager
+def _runs_on(settings: Settings) -> Iterator[RunOn | None]:
+    """Where the runs are read: None (``readers.load`` decides: this process, or every core
+    for big jobs), this machine's workers (``--scheduler local``), or a Dask cluster."""
+    if settings.scheduler is None:
+        yield None
+    elif settings.scheduler == LOCAL:
+        yield LocalWorkers(default_jobs() if settings.jobs is None else settings.jobs)
+    else:
+        from roofscope.checkup.workers import on_dask  # distributed: only for a cluster
+
+        with on_dask(settings.scheduler) as dask:
+            yield dask
+
+
+def _engine(settings: Settings, run_on: RunOn | None) -> Engine | None:
+    """What the report says of where its runs were read: only when ``--scheduler`` chose."""
+    if settings.scheduler is None or run_on is None:
+        return None
+    return Engine(settings.scheduler, run_on.workers, max(run_on.runs, 1))
 
 
 CheckUp = Callable[[Sequence[str], Settings, str], Checkup]  # paths, settings, side's label
@@ -166,21 +182,28 @@ def compare_sides(
 
 
 def side_gpus(
-    gpu: str | None, base_gpu: str | None, new_gpu: str | None
+    gpu: str | None,
+    base_gpu: str | None,
+    new_gpu: str | None,
+    spelling: Spelling = Spelling.CLI,
 ) -> tuple[str | None, str | None]:
     """Each side's ``--gpu`` override; a name the catalogue lacks is an error before reading."""
+    names = {"gpu": "--gpu", "base_gpu": "--base-gpu", "new_gpu": "--new-gpu"}
+    if spelling is Spelling.PYTHON:
+        names = {k: f"{k}=" for k in names}
     if gpu is not None and base_gpu is not None and new_gpu is not None:
+        one, both = names["gpu"], f"{names['base_gpu']} and {names['new_gpu']}"
         raise UsageError(
-            f"--gpu {gpu!r} with both --base-gpu and --new-gpu: it would apply to neither side; "
-            "drop --gpu, or keep it for one side and drop that side's option"
+            f"{one} {gpu!r} with both {both}: it would apply to neither side; "
+            f"drop {one}, or keep it for one side and drop that side's option"
         )
-    for option, name in (("--base-gpu", base_gpu), ("--new-gpu", new_gpu)):
+    for option, name in (("base_gpu", base_gpu), ("new_gpu", new_gpu)):
         if name is not None and not devices.resolve(name):
-            raise UsageError(f"{option} {devices.not_found(name)}")
+            raise UsageError(f"{names[option]} {devices.not_found(name)}")
     return base_gpu, new_gpu
 
 
-def work_rules(values: Sequence[str]) -> list[Rule]:
+def work_rules(values: Sequence[str], spelling: Spelling = Spelling.CLI) -> list[Rule]:
     """Inline rules first (in order), then the rules of each work file."""
     inline, files = [], []
     for v in values:
@@ -190,20 +213,7 @@ def work_rules(values: Sequence[str]) -> list[Rule]:
             inline.append(parse_inline(v))
         else:
             raise UsageError(
-                f"--work {v!r}: neither NAME=FLOPS:BYTES[@DTYPE] nor a work file that exists"
+                f"{OPTIONS['work'].spelt(spelling)} {v!r}: neither NAME=FLOPS:BYTES[@DTYPE] "
+                "nor a work file that exists"
             )
     return [*inline, *files]
-
-
-@contextmanager
-def _progress(paths: Sequence[str]) -> Iterator[Callable[[str], None] | None]:
-    """A spinner on stderr for big inputs, only when stderr is a terminal."""
-    size = sum(size_if_file(Path(p)) or 0 for p in paths)
-    if not sys.stderr.isatty() or size < PROGRESS_BYTES:
-        yield None
-        return
-    from rich.console import Console
-
-    console = Console(stderr=True)
-    with console.status("reading…") as status:
-        yield lambda name: status.update(f"reading {name}")

@@ -1,0 +1,151 @@
+"""The analysis options, declared and checked once, for both adapters: the command line
+spells an option ``--gap-us``, Python ``gap_us=`` (:class:`Spelling`); every range check and
+every message about an option is made here, in the caller's spelling.
+
+Nothing here loads DuckDB or numpy: ``cli/options.py`` builds the Typer options from
+:data:`OPTIONS` for ``--help``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields
+from enum import Enum
+
+from roofscope.errors import RoofscopeError, UsageError
+
+MAX_GAP_US = 1e12  # 11.6 days; beyond it the threshold overflowed the integer nanoseconds
+# analysis.timeline.DEFAULT_GAP_NS in µs (tests/test_startup.py holds them equal): importing
+# the analysis would load DuckDB and numpy for every command's help
+DEFAULT_GAP_US = 10.0
+LOCAL = "local"  # --scheduler local: this machine's worker processes, no Dask
+
+
+class Spelling(Enum):
+    """How the caller names an option: ``--gap-us`` on the command line, ``gap_us=`` in Python."""
+
+    CLI = "cli"
+    PYTHON = "python"
+
+
+@dataclass(frozen=True)
+class Option:
+    """One analysis option: its Python name, its flag, its help, and its range (numbers)."""
+
+    name: str
+    flag: str
+    help: str
+    low: float | None = None
+    high: float | None = None
+    env: str | None = None  # the environment variable that gives it, when the flag does not
+
+    def spelt(self, spelling: Spelling) -> str:
+        return self.flag if spelling is Spelling.CLI else f"{self.name}="
+
+
+_OPTIONS = (
+    Option("fmt", "--format", "Read every file as this format (see `roofscope formats`)."),
+    Option("kernel", "--kernel", "Only kernels whose normalised name matches this regex."),
+    Option("device", "--device", "Only dispatches on this device (agent) id."),
+    Option("gap_us", "--gap-us", "Count idle gaps at least this long (µs).", 0, MAX_GAP_US),
+    Option(
+        "gpu", "--gpu",
+        "The GPU it ran on, when the profile does not say (see `roofscope devices`).",
+    ),
+    Option(
+        "work", "--work",
+        "Work of a kernel: NAME=FLOPS:BYTES[@DTYPE] (totals), or a work file (TOML). Repeatable.",
+    ),
+    Option(
+        "ceilings", "--ceilings",
+        "Ceilings file (TOML): your peaks override measured and catalogue ones.",
+    ),
+    Option("peak_flops", "--peak-flops", "FP32 vector peak, FLOP/s (e.g. 22.6e12).", 0, math.inf),
+    Option("peak_bw", "--peak-bw", "HBM bandwidth peak, B/s (e.g. 1.6e12).", 0, math.inf),
+    Option(
+        "jobs", "--jobs",
+        "Worker processes reading the runs (ranks) of a job (default: all cores).", 1, math.inf,
+    ),
+    Option(
+        "scheduler", "--scheduler",
+        "Read each run (rank) on this Dask scheduler (tcp://HOST:PORT, or its --scheduler-file), "
+        "or 'local': this machine's worker processes (--jobs). The check-up is the same.",
+        env="ROOFSCOPE_SCHEDULER",
+    ),
+    Option(
+        "skip_unreadable", "--skip-unreadable",
+        "Leave out the runs (ranks) that cannot be read, even those named, and list them.",
+    ),
+)  # fmt: skip
+OPTIONS = {o.name: o for o in _OPTIONS}
+
+
+@dataclass(frozen=True, kw_only=True)
+class CheckupOptions:
+    """The analysis options, as given; :meth:`checked` refuses a value out of range."""
+
+    fmt: str | None = None
+    kernel: str | None = None
+    device: int | None = None
+    gap_us: float = DEFAULT_GAP_US
+    gpu: str | None = None
+    work: tuple[str, ...] = ()
+    ceilings: str | None = None
+    peak_flops: float | None = None
+    peak_bw: float | None = None
+    jobs: int | None = None
+    scheduler: str | None = None
+    skip_unreadable: bool = False
+
+    @property
+    def files(self) -> list[str]:
+        """The paths the options name (work and ceilings files): inputs, never outputs."""
+        return [*self.work, *([self.ceilings] if self.ceilings else [])]
+
+    def checked(self, spelling: Spelling) -> CheckupOptions:
+        """These options, or a UsageError naming the first out of its range, or ``--jobs``
+        with a Dask scheduler (whose workers are the cluster's)."""
+        for f in fields(self):
+            option, value = OPTIONS[f.name], getattr(self, f.name)
+            if option.low is None or option.high is None or value is None:
+                continue
+            if not option.low <= value <= option.high:
+                raise UsageError(
+                    f"{option.spelt(spelling)}{'' if spelling is Spelling.PYTHON else ' '}"
+                    f"{_number(value)}: expected a number from {_number(option.low)} to "
+                    f"{_number(option.high)}"
+                )
+        if self.jobs is not None and self.scheduler not in (None, LOCAL):
+            jobs, scheduler = OPTIONS["jobs"].spelt(spelling), OPTIONS["scheduler"].spelt(spelling)
+            raise UsageError(
+                f"{jobs} sets this machine's worker processes, and {scheduler} "
+                f"{self.scheduler} runs on the Dask cluster's workers; drop {jobs}, or use "
+                f"{scheduler} {LOCAL}"
+            )
+        return self
+
+
+def _number(value: float) -> str:
+    """A bound as the messages show it: ``0``, ``1,000,000,000,000``, ``inf``."""
+    from roofscope.model.words import sig  # the model stage: not for --help, which checks none
+
+    return str(value) if not math.isfinite(value) else sig(value)
+
+
+def worded(exc: RoofscopeError, spelling: Spelling = Spelling.CLI) -> str:
+    """The one line for ``exc``: a selection error names the options the caller gave."""
+    from roofscope.model.selection import BadPattern, EmptySelection  # DuckDB: not for --help
+
+    kernel, device = OPTIONS["kernel"].spelt(spelling), OPTIONS["device"].spelt(spelling)
+    gap = "" if spelling is Spelling.PYTHON else " "
+    if isinstance(exc, BadPattern):
+        return f"{kernel}{gap}{exc.pattern!r}: not a valid regular expression ({exc.why})"
+    if isinstance(exc, EmptySelection):
+        given = [f"{kernel}{gap}{exc.kernel!r}"] if exc.kernel is not None else []
+        given += [f"{device}{gap}{exc.device}"] if exc.device is not None else []
+        known = ", ".join(map(str, exc.devices)) or "none named"
+        return (
+            f"{' '.join(given)}: selects nothing of the profile (its devices: {known}); "
+            f"widen the selection ({kernel} searches the normalised kernel names)"
+        )
+    return str(exc)
