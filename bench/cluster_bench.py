@@ -1,42 +1,37 @@
-"""The cluster summary of a many-rank job on one process, two local worker processes and a local
-Dask cluster of two workers, side by side, at two sizes; and the merging process's peak RSS.
+"""The check-up of a many-rank job read in one process, on two local worker processes
+(``--jobs 2`` and ``--scheduler local --jobs 2``) and on a local Dask cluster of two workers,
+side by side, at two sizes; and the merging process's peak RSS.
 
     python bench/cluster_bench.py [--sizes 2000000,20000000] [--ranks 20] [--format rocpd]
-                                  [--repeat 1] [--no-analyze] [--modes A,B] [--data DIR]
-                                  [--out RESULTS.json]
+                                  [--repeat 1] [--modes A,B] [--data DIR] [--out RESULTS.json]
 
 For each size, bench/gen_ranks.py writes ``--ranks`` rank files of size / ranks dispatches each
 (300 kernels, rank 5 a straggler); the ranks stay fixed, so between sizes only the dispatches
 per rank grow. Then, taking turns, each contender runs ``--repeat`` times in a fresh child
-process that is the merging process, and reports its own wall time around the work and its own
-peak RSS (``VmHWM`` of /proc/self/status: that process only, not its workers):
+process that is the merging process, and reports its own wall time around ``roofscope
+analyze DIR --json ...`` and its own peak RSS (``VmHWM`` of /proc/self/status: that process
+only, not its workers). Since issue 37 every contender is the one engine (each run read into
+its partial, the run's rows; the partials merged in the runs' order; one report), so all give
+the same document but for its ``engine`` section, which the bench checks:
 
-- ``partials-1``: ``roofscope.cluster.engine.merged(runs, jobs=1)`` (every run reduced in
-  the merging process, each partial merged as it arrives, as ``analyze --scheduler`` does),
-  then ``summary``;
-- ``partials-2``: the same with ``jobs=2`` (two local worker processes);
-- ``dask-2``: the same with ``scheduler=`` the address of a ``distributed.LocalCluster(
-  n_workers=2, threads_per_worker=1)`` that this script starts once, before the first
-  contender, its workers made to import roofscope (a cluster is long-lived: its start-up is
-  reported apart, not in the wall time; ``partials-2`` starts its workers in its wall time);
-- ``analyze-1`` / ``analyze-2`` (unless ``--no-analyze``): ``roofscope analyze DIR --json
-  --jobs 1|2``, the full check-up that keeps every dispatch row in the main process, for
-  reference.
+- ``analyze-1``: ``--jobs 1`` (every run read in the merging process);
+- ``analyze-2``: ``--jobs 2`` (two local worker processes, as ``analyze`` picks for a big job);
+- ``local-2``: ``--scheduler local --jobs 2``;
+- ``dask-2``: ``--scheduler ADDR``, the address of a ``distributed.LocalCluster(n_workers=2,
+  threads_per_worker=1)`` that this script starts once, before the first contender, its
+  workers made to import roofscope (a cluster is long-lived: its start-up is reported apart,
+  not in the wall time; the local contenders start their workers in their wall time).
 
-Throughput is dispatches / wall seconds / workers (1, 2, 2). The partial contenders also
-report the merge cost (the mean time of one merge call over the second half of the runs,
-once the merged partial holds half of them: the cost of one more partial) and the pickled
-size of a partial (what a worker sends back). Without
-``roofscope.cluster`` (issue 24's parts A and B) only the analyze baselines run.
+Throughput is dispatches / wall seconds / workers (1, 2, 2, 2).
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -49,13 +44,13 @@ sys.path.insert(0, str(HERE))
 from gen_ranks import generate  # noqa: E402
 
 KERNELS, STRAGGLER, SLOW = 300, 5, 1.2
-PARTIAL_MODES = {"partials-1": 1, "partials-2": 2, "dask-2": 2}
-ANALYZE_MODES = {"analyze-1": 1, "analyze-2": 2}
-MISSING = (
-    "roofscope.cluster is missing or incomplete ({why}): issue 24's parts A (partial.py: "
-    "reduce_run, merge, summary) and B (engine.py: partials) have not landed in this checkout; "
-    "running only the analyze baselines"
-)
+MODES = {"analyze-1": 1, "analyze-2": 2, "local-2": 2, "dask-2": 2}
+ARGS = {
+    "analyze-1": ["--jobs", "1"],
+    "analyze-2": ["--jobs", "2"],
+    "local-2": ["--scheduler", "local", "--jobs", "2"],
+    "dask-2": ["--scheduler"],  # + the cluster's address
+}
 
 
 # -- in the child: the merging process ------------------------------------------------------
@@ -68,89 +63,34 @@ def _peak_rss_mb() -> float:
     raise RuntimeError("no VmHWM in /proc/self/status")
 
 
-def cluster_api() -> tuple[Any, Any]:
-    """``(engine, summary)``; ImportError naming what is missing."""
-    from roofscope.cluster import engine, partial
-    from roofscope.cluster.summary import summary
+def child(args: argparse.Namespace) -> int:
+    import hashlib
 
-    for module, name in ((engine, "merged"), (engine, "merge"), (partial, "reduce_run")):
-        if not hasattr(module, name):
-            raise ImportError(f"{module.__name__}.{name}")
-    return engine, summary
-
-
-def child_partials(runs: list[list[str]], jobs: int, scheduler: str | None) -> dict[str, Any]:
-    """``engine.merged`` as ``analyze --scheduler`` runs it: each partial merged as it
-    arrives. Every merge call is timed, and the first few arriving partials pickled (outside
-    the wall time) for their size."""
-    import pickle
-
-    engine, summary = cluster_api()
-    merge = engine.merge
-    costs: list[float] = []
-    sizes: list[int] = []
-    aside = 0.0  # seconds spent pickling, taken out of the wall time
-
-    def timed(parts: list[Any]) -> Any:
-        nonlocal aside
-        if len(sizes) < 3:
-            t = time.perf_counter()
-            sizes.append(len(pickle.dumps(parts[-1])))
-            aside += time.perf_counter() - t
-        t = time.perf_counter()
-        out = merge(parts)
-        costs.append(time.perf_counter() - t)
-        return out
-
-    engine.merge = timed
-    start = time.perf_counter()
-    whole, skipped = engine.merged(runs, jobs=jobs, scheduler=scheduler)
-    reduced = time.perf_counter()
-    doc = summary(whole)
-    wall = time.perf_counter() - start - aside
-    late = costs[len(costs) // 2 :] or costs  # none on Dask: its workers merge
-    return {
-        "wall_s": wall,
-        "merge_s": sum(costs),
-        "summary_s": time.perf_counter() - reduced,
-        # the cost of one more partial once the merged one holds half the runs
-        "merge_per_partial_s": statistics.mean(late) if late else None,
-        "partial_bytes": statistics.mean(sizes) if sizes else None,
-        "merged_bytes": len(pickle.dumps(whole)),
-        "dispatches": doc.get("dispatches"),
-        "skipped": len(skipped),
-        "stragglers": [s.get("rank") for s in (doc.get("ranks") or {}).get("stragglers", [])],
-    }
-
-
-def child_analyze(root: str, jobs: int) -> dict[str, Any]:
     from roofscope.cli.app import main
 
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, 1)  # the JSON report is not the measurement
-    start = time.perf_counter()
-    code = main(["analyze", root, "--json", "--jobs", str(jobs)])
-    return {"wall_s": time.perf_counter() - start, "exit_code": code}
-
-
-def child(args: argparse.Namespace) -> int:
-    runs = [[str(p)] for p in rank_files(Path(args.dir))]
-    if args.child in ANALYZE_MODES:
-        result = child_analyze(args.dir, ANALYZE_MODES[args.child])
-    else:
-        jobs = PARTIAL_MODES[args.child]
-        scheduler = args.scheduler if args.child == "dask-2" else None
-        result = child_partials(runs, jobs, scheduler)
-    result["peak_rss_mb"] = _peak_rss_mb()
+    argv = ["analyze", args.dir, "--json", *ARGS[args.child]]
+    argv += [args.scheduler] if args.child == "dask-2" else []
+    out = Path(args.result).with_suffix(".out")
+    saved = os.dup(1)
+    with out.open("wb") as f:
+        os.dup2(f.fileno(), 1)  # the JSON report is not the measurement: kept aside for its digest
+        start = time.perf_counter()
+        code = main(argv)
+        wall = time.perf_counter() - start
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+    doc = json.loads(out.read_text(encoding="utf-8")) if code == 0 else {}
+    out.unlink()
+    engine = doc.pop("engine", None)
+    digest = hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:12]
+    stragglers = [s["rank"] for s in (doc.get("ranks") or {}).get("stragglers", [])]
+    result = {"wall_s": wall, "exit_code": code, "digest": digest, "engine": engine,
+              "stragglers": stragglers, "peak_rss_mb": _peak_rss_mb()}  # fmt: skip
     Path(args.result).write_text(json.dumps(result), encoding="utf-8")
     return 0
 
 
 # -- in the parent: data, cluster, turns, table --------------------------------------------
-
-
-def rank_files(root: Path) -> list[Path]:
-    return sorted([*root.rglob("*_results.db"), *root.rglob("*.pt.trace.json.gz")])
 
 
 def job_dir(data: Path, fmt: str, ranks: int, dispatches: int) -> Path:
@@ -178,7 +118,7 @@ def start_cluster() -> tuple[Any, float]:
         silence_logs=40,
     )  # fmt: skip
     with Client(cluster) as client:  # a long-lived cluster's workers have roofscope imported
-        client.run(importlib.import_module, "roofscope.cluster.partial")
+        client.run(importlib.import_module, "roofscope.readers.load")
     return cluster, time.perf_counter() - start
 
 
@@ -201,39 +141,28 @@ def run_child(mode: str, root: Path, scheduler: str | None) -> dict[str, Any]:
 def table(results: list[dict[str, Any]]) -> str:
     lines = [
         "| dispatches | contender | workers | wall s | dispatches/s per worker "
-        "| merging process peak RSS MiB | merge per partial ms | partial KiB |",
-        "|---:|---|---:|---:|---:|---:|---:|---:|",
+        "| merging process peak RSS MiB | document (sha256, engine left out) |",
+        "|---:|---|---:|---:|---:|---:|---|",
     ]
     for r in results:
         if "failed" in r:
-            lines.append(f"| {r['dispatches']:,} | {r['mode']} | | {r['failed']} | | | | |")
+            lines.append(f"| {r['dispatches']:,} | {r['mode']} | | {r['failed']} | | | |")
             continue
         rate = r["dispatches"] / r["wall_s"] / r["workers"]
-        per = r.get("merge_per_partial_s")
-        merge = "" if per is None else f"{1e3 * per:.2f}"
-        size = f"{r['partial_bytes'] / 1024:.0f}" if r.get("partial_bytes") else ""
         lines.append(
             f"| {r['dispatches']:,} | {r['mode']} | {r['workers']} | {r['wall_s']:.1f} "
-            f"| {rate:,.0f} | {r['peak_rss_mb']:.0f} | {merge} | {size} |"
+            f"| {rate:,.0f} | {r['peak_rss_mb']:.0f} | {r['digest']} |"
         )
     return "\n".join(lines)
 
 
 def contenders(args: argparse.Namespace) -> dict[str, int]:
-    modes = {} if args.no_analyze else dict(ANALYZE_MODES)
-    if args.modes:
-        wanted = args.modes.split(",")
-        modes = {m: w for m, w in modes.items() if m in wanted}
-    try:
-        cluster_api()
-        import distributed  # noqa: F401
-    except ImportError as exc:
-        print(MISSING.format(why=exc), file=sys.stderr)
-        if args.no_analyze:
-            raise SystemExit("cluster_bench: nothing to run (--no-analyze)") from None
-        return modes
-    partial = {m: w for m, w in PARTIAL_MODES.items() if not args.modes or m in args.modes}
-    return {**partial, **modes}
+    wanted = args.modes.split(",") if args.modes else list(MODES)
+    modes = {m: w for m, w in MODES.items() if m in wanted}
+    if "dask-2" in modes and importlib.util.find_spec("distributed") is None:
+        print("no distributed installed (pip install roofscope[dask]): no dask-2", file=sys.stderr)
+        modes.pop("dask-2")
+    return modes
 
 
 def parent(args: argparse.Namespace) -> int:
@@ -262,6 +191,9 @@ def parent(args: argparse.Namespace) -> int:
         if cluster is not None:
             cluster.close()
     print(table(results))
+    for n in sizes:
+        digests = {r["digest"] for r in results if r["dispatches"] == n and "digest" in r}
+        print(f"{n:,} dispatches: {'one document' if len(digests) == 1 else 'DOCUMENTS DIFFER'}")
     print(f"cores: {os.cpu_count()}; Dask cluster start-up {startup:.1f} s (not in wall times)")
     if args.out:
         meta = {
@@ -281,11 +213,10 @@ def main() -> int:
     parser.add_argument("--ranks", type=int, default=20)
     parser.add_argument("--format", choices=("rocpd", "kineto"), default="rocpd")
     parser.add_argument("--repeat", type=int, default=1)
-    parser.add_argument("--no-analyze", action="store_true", help="leave out analyze-1/-2")
     parser.add_argument("--modes", help="only these contenders, comma-separated")
     parser.add_argument("--data", type=Path, default=Path(tempfile.gettempdir()) / "cluster-bench")
     parser.add_argument("--out", type=Path)
-    parser.add_argument("--child", choices=[*PARTIAL_MODES, *ANALYZE_MODES], help=argparse.SUPPRESS)
+    parser.add_argument("--child", choices=list(MODES), help=argparse.SUPPRESS)
     parser.add_argument("--dir", help=argparse.SUPPRESS)
     parser.add_argument("--scheduler", help=argparse.SUPPRESS)
     parser.add_argument("--result", help=argparse.SUPPRESS)
