@@ -128,8 +128,8 @@ def test_a_kernel_summary_loads_no_numpy_nor_the_raw_pass_reader() -> None:
         "analyze", str(DATA / "nsys" / "decode_cuda_gpu_kern_sum.csv"), "--json"
     )
     assert json.loads(out)["summary"]["kernels"] > 0
-    assert _loaded(modules, {"numpy", "roofscope.readers.rocprof_compute_raw"}) == set()
-    assert _loaded(modules, {"roofscope.readers.rocpd"}) == set()
+    assert _loaded(modules, {"numpy", "roofscope.readers.amd.rocprof_compute_raw"}) == set()
+    assert _loaded(modules, {"roofscope.readers.amd.rocpd"}) == set()
 
 
 def test_a_gzipped_trace_loads_no_reader_of_plain_files() -> None:

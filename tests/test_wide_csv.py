@@ -1,5 +1,5 @@
 """A dispatch CSV of thousands of counter columns (rocprof-compute's pmc_perf.csv) is staged in
-passes of ``STAGE_BATCH`` counters (readers/csv_counters.py ``stage_counters``): every
+passes of ``STAGE_BATCH`` counters (readers/io/csv_counters.py ``stage_counters``): every
 counter of every dispatch must land on its own dispatch, as the csv module reads the file,
 whatever the pass.
 
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from roofscope.readers import csv_counters, csvload
+from roofscope.readers.io import csv_counters, csvload
 from roofscope.readers.load import load
 from tests.conftest import DATA, NAMED_COUNTERS
 

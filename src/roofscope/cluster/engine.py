@@ -37,7 +37,7 @@ from roofscope import __version__
 from roofscope.cluster.partial import Partial, merge, reduce_run
 from roofscope.errors import InputError, RoofscopeError
 from roofscope.model import words
-from roofscope.readers.shards import default_jobs
+from roofscope.readers.io.shards import default_jobs
 
 if TYPE_CHECKING:
     from distributed import Client
