@@ -26,8 +26,9 @@ from roofscope.model.profile import Profile
 from roofscope.model.schema import Role
 from roofscope.readers import other_outputs, registry, runs
 from roofscope.readers.io import shards
-from roofscope.readers.plan import Found, Planned, plan
+from roofscope.readers.plan import plan
 from roofscope.readers.registry import Reader
+from roofscope.readers.runs import Found, Planned
 from roofscope.readers.sniff import Head, is_folder, read_head
 
 _CANDIDATE = re.compile(r"\.(csv|json|json\.gz|db|sqlite)$", re.IGNORECASE)

@@ -24,16 +24,13 @@ from typing import TYPE_CHECKING, Any
 from roofscope.catalogue.ceilings import Ceiling
 from roofscope.model.profile import InputFile, Profile, RunInfo, Warning
 from roofscope.model.schema import Role
+from roofscope.readers.runs import Planned
 
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-    from roofscope.readers.plan import Found
-
     Columns = dict[str, npt.NDArray[Any]]
-
-Planned = tuple["Found", Role]
 
 # tables a shard carries, with the columns renumbered on the way in
 _TABLES = (
