@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from roofscope.errors import InputError
-from roofscope.readers.io.csvload import CsvLayout, header_name, is_unnamed
+from roofscope.readers.io.csv_layout import CsvLayout, header_name, is_unnamed
 from roofscope.readers.io.duck_sql import ident
 
 # model column <- the file columns (lower case) that hold it, rocprof v1 and rocprof-compute names

@@ -15,7 +15,7 @@ from pathlib import Path
 from roofscope.model.profile import Profile, RunInfo
 from roofscope.model.schema import DISPATCH_COLUMNS, Role
 from roofscope.readers.amd.rocminfo import rocminfo_beside
-from roofscope.readers.io.csvload import CsvLayout, header_name, is_unnamed
+from roofscope.readers.io.csv_layout import CsvLayout, header_name, is_unnamed
 from roofscope.readers.io.dispatch_csv import read_dispatch_csv
 from roofscope.readers.io.rowfix import split_row
 from roofscope.readers.registry import Reader

@@ -14,7 +14,7 @@ from pathlib import Path
 from roofscope.model.profile import Profile, RunInfo
 from roofscope.model.schema import Role
 from roofscope.readers.amd.rocprof_v1_stats import RocprofV1Stats, activity_kind
-from roofscope.readers.io.csvload import CsvLayout, header_name
+from roofscope.readers.io.csv_layout import CsvLayout, header_name
 from roofscope.readers.io.dispatch_csv import read_dispatch_csv
 from roofscope.readers.io.duck_sql import product, read_csv
 from roofscope.readers.io.stats_csv import StatsRow, SummaryRow

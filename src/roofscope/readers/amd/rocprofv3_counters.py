@@ -30,7 +30,8 @@ from roofscope.model import words
 from roofscope.model.profile import Profile, RunInfo
 from roofscope.model.schema import Role
 from roofscope.readers.amd.rocprofv3 import pid_from_name
-from roofscope.readers.io.csvload import header_name, register_names
+from roofscope.readers.io.csv_layout import header_name
+from roofscope.readers.io.csvload import register_names
 from roofscope.readers.io.dispatch_csv import report_rows
 from roofscope.readers.io.duck_sql import ident, read_csv
 from roofscope.readers.registry import Reader

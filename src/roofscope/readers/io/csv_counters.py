@@ -6,14 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from roofscope.model import words
 from roofscope.model.profile import Profile
+from roofscope.readers.io.csv_layout import CsvLayout
 from roofscope.readers.io.duck_sql import ident
-
-if TYPE_CHECKING:
-    from roofscope.readers.io.csvload import CsvLayout
 
 
 def warn_per_field(

@@ -17,8 +17,8 @@ runs only when an analysis asks for them.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
@@ -35,6 +35,7 @@ from roofscope.readers.io.csv_counters import (
     stage_counters,
     warn_per_field,
 )
+from roofscope.readers.io.csv_layout import CsvLayout
 from roofscope.readers.io.duck_sql import ident, read_csv
 
 SAMPLE_ROWS = 20_000
@@ -42,39 +43,6 @@ SAMPLE_ROWS = 20_000
 # input; text in a number column: conversion); any other error (an interrupt) stands
 BAD_ROW = (duckdb.InvalidInputException, duckdb.ConversionException)
 _ids = itertools.count()
-
-
-@dataclass(frozen=True)
-class CsvLayout:
-    """How a dispatch CSV maps onto the model.
-
-    ``columns`` are the file's columns in order with their DuckDB types; ``mapping`` gives
-    for each model column an SQL expression over those columns; ``name`` is the column
-    holding the kernel name; ``counters`` are columns kept as counters. ``loose`` names, for
-    each launch field read from text with TRY_CAST, the file column it comes from: text there
-    that is not a number makes the field unknown, and a warning counts it.
-    """
-
-    columns: Sequence[tuple[str, str]]
-    mapping: dict[str, str]
-    name: str
-    counters: Sequence[str] = ()
-    header: bool = True
-    loose: Mapping[str, str] = field(default_factory=dict)
-    # the producer lists barrier packets among its kernels (rocprof v1): their rows go to
-    # the source after the file's own, an input of their own role (see barrier_rows)
-    barriers: bool = False
-
-
-def header_name(raw: str, index: int) -> str:
-    """A header field as a column name: stripped; an empty one (the field after a trailing
-    comma, as spreadsheets write) named by its position, ``(column 23)``."""
-    return raw.strip() or f"(column {index + 1})"
-
-
-def is_unnamed(raw: str) -> bool:
-    """Whether a header field names nothing: such a column is read past, never a counter."""
-    return not raw.strip()
 
 
 @dataclass(frozen=True)

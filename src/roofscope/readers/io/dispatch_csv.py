@@ -9,7 +9,8 @@ from roofscope.errors import InputError
 from roofscope.model import words
 from roofscope.model.profile import Profile
 from roofscope.model.schema import Role, barriers_role
-from roofscope.readers.io.csvload import CsvLayout, barrier_rows, insert_rows, load_dispatch_csv
+from roofscope.readers.io.csv_layout import CsvLayout
+from roofscope.readers.io.csvload import barrier_rows, insert_rows, load_dispatch_csv
 from roofscope.readers.io.no_kernels import HEADER_ONLY_REMEDY, no_kernel_ran
 from roofscope.readers.io.rowfix import fix_rows, read_lines
 
