@@ -139,6 +139,7 @@ def test_a_gzipped_trace_loads_no_reader_of_plain_files() -> None:
     loaded = {m.split(".")[-1] for m in modules if m.startswith("roofscope.readers.")}
     others = {"rocprof_v1_csv", "rocprof_v1_stats", "rocprof_v1_json", "rocprofv3", "csvload"}
     others |= {"rocprofv3_counters", "summary_csv", "rocprof_compute", "rocpd", "nsys_csv"}
+    others |= {"rocprofv3_agent_info"}
     assert "kineto" in loaded and loaded & others == set()
     # a trace without counters loads none of the counter formulas
     formulas = {"derived", "formula", "sol", "achieved", "counters", "nvidia", "rocprof_v1"}

@@ -96,7 +96,7 @@ BUILT_IN: tuple[tuple[str, str, tuple[str, ...], bool], ...] = (
     ("amd.rocprofv3", "Stats", TEXT, False),
     ("amd.rocprofv3", "MemoryCopyTrace", TEXT, False),
     ("amd.rocprofv3_counters", "CounterCollection", TEXT, False),
-    ("amd.rocprofv3_counters", "AgentInfo", TEXT, False),
+    ("amd.rocprofv3_agent_info", "AgentInfo", TEXT, False),
     ("amd.rocprofv3_json", "ResultsJson", TEXT, True),
     ("summary_csv", "SummaryCsv", TEXT, False),
     ("amd.rocprof_compute", "Workload", TEXT, False),

@@ -8,12 +8,13 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from roofscope.model.profile import Profile, RunInfo
 from roofscope.model.schema import Role
 from roofscope.readers.amd.rocprof_v1_stats import RocprofV1Stats, activity_kind
+from roofscope.readers.amd.rocprofv3_agent_info import agent_info_beside, pid_from_name
+from roofscope.readers.amd.rocprofv3_json import agents_beside
 from roofscope.readers.io.csv_layout import CsvLayout, header_name
 from roofscope.readers.io.dispatch_csv import read_dispatch_csv
 from roofscope.readers.io.duck_sql import product, read_csv
@@ -21,7 +22,6 @@ from roofscope.readers.io.stats_csv import StatsRow, SummaryRow
 from roofscope.readers.registry import Reader
 from roofscope.readers.sniff import Head
 
-_PID_PREFIX = re.compile(r"^(\d+)_")
 _TEXT = {"Kind", "Agent_Id", "Kernel_Name"}
 _AGENT = "TRY_CAST(regexp_extract(\"Agent_Id\", '(\\d+)\\s*$', 1) AS INTEGER)"
 
@@ -51,11 +51,6 @@ STATS_HEADER = [
     "MaxNs",
     "StdDev",
 ]
-
-
-def pid_from_name(path: Path) -> int | None:
-    m = _PID_PREFIX.match(path.name)
-    return int(m.group(1)) if m else None
 
 
 def kernel_trace_layout(header: list[str], pid: int | None) -> CsvLayout:
@@ -162,8 +157,5 @@ class MemoryCopyTrace(Reader):
 
 def _agent_info_beside(profile: Profile, path: Path) -> None:
     """The GPU from the run's agent_info.csv, else from the agents of its results.json."""
-    from roofscope.readers.amd.rocprofv3_counters import agent_info_beside  # imports this module
-    from roofscope.readers.amd.rocprofv3_json import agents_beside
-
     agent_info_beside(profile, path)
     agents_beside(profile, path)

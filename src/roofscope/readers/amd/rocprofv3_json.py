@@ -204,7 +204,8 @@ def agents_beside(profile: Profile, path: Path) -> None:
     """The GPU from the agents of the run's ``<prefix>results.json`` beside the rocprofv3 CSV
     ``path`` (rocprofv3 --output-format csv,json), when no agent_info.csv named it: the file is
     read up to its first process's agents only, and listed as metadata."""
-    from roofscope.readers.amd.rocprofv3_counters import beside  # the CSV readers, loaded by now
+    # imported here to defer it: detecting a gzipped trace asks this module, never a CSV reader
+    from roofscope.readers.amd.rocprofv3_agent_info import beside
 
     if profile.run.gpu is not None:
         return
