@@ -7,7 +7,7 @@ event of ``traceEvents`` and look at the fields the Kineto reader reads.
 ``--python`` must have ijson, orjson and pysimdjson installed (contenders whose module is
 missing are skipped); roofscope is imported from this checkout's src/. Contenders:
 
-- ``stream``: roofscope's :class:`~roofscope.readers.json_stream.EventStream` (stdlib C
+- ``stream``: roofscope's :class:`~roofscope.readers.io.json_stream.EventStream` (stdlib C
   scanner, one event at a time from a 1 MiB sliding buffer, floats as Decimal: exact);
 - ``ijson``: ijson's yajl2_c backend, ``items(f, "traceEvents.item")`` (Decimal: exact);
 - ``orjson-whole``: ``orjson.loads`` of the whole file (memory grows with the file);
@@ -74,7 +74,7 @@ def runs(f):
 
 start = time.perf_counter()
 if which == "stream":
-    from roofscope.readers.json_stream import EventStream, open_text
+    from roofscope.readers.io.json_stream import EventStream, open_text
     from pathlib import Path
     with open_text(Path(path), gzipped=False) as text:
         for e in EventStream(text, path).events():

@@ -444,8 +444,8 @@ def test_rejected_line_beyond_the_bound(tmp_path: Path) -> None:
     with its line number, never held whole (bench/long_line_bench.py: a 1 GiB line ends in one
     error line in 2.8 s at 225 MB)."""
     from roofscope.errors import InputError
-    from roofscope.readers.csvload import Rejected
-    from roofscope.readers.rowfix import MAX_LINE_BYTES, read_lines
+    from roofscope.readers.io.csvload import Rejected
+    from roofscope.readers.io.rowfix import MAX_LINE_BYTES, read_lines
 
     path = write(tmp_path / "results.csv", b"header\n" + b"9" * (MAX_LINE_BYTES + 1) + b"\n")
     for rejected in (Rejected(2, 8, "too long"), Rejected(2, None, "too long")):

@@ -19,7 +19,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from roofscope.readers.barriers import MEANING, is_barrier
+from roofscope.readers.io.barriers import MEANING, is_barrier
 from tests.conftest import DATA
 from tests.test_bad_inputs import analyze_ok, run, warnings_by_code
 from tests.test_compare import compare_json

@@ -24,8 +24,8 @@ from roofscope.catalogue.ceilings import Ceiling
 from roofscope.errors import InputError
 from roofscope.model.names import normalise
 from roofscope.model.profile import Profile, RunInfo
+from roofscope.readers.amd.rocprof_compute_sysinfo import read_sysinfo
 from roofscope.readers.load import load
-from roofscope.readers.sysinfo_csv import read_sysinfo
 from tests.conftest import DATA, NAMED_COUNTERS, SHARED_CORPUS, run_json
 
 CORPUS = SHARED_CORPUS / "amd"

@@ -18,8 +18,8 @@ import pytest
 from roofscope.analysis.device import DeviceChoice, from_profile_attributes
 from roofscope.catalogue import from_attributes
 from roofscope.model.profile import RunInfo
-from roofscope.readers import kineto_meta
 from roofscope.readers.load import load
+from roofscope.readers.torch import kineto_meta
 from tests.conftest import DATA, run_json
 
 H200 = DATA / "ncu" / "roofscope-profile-h200" / "ncu.csv"

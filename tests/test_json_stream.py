@@ -1,4 +1,4 @@
-"""The streaming trace reader (readers/json_stream.py) against the whole document decoded by
+"""The streaming trace reader (readers/io/json_stream.py) against the whole document decoded by
 ``json`` with exact decimals: the same events and top-level keys at every chunk size, runs of
 events decoded at once where the text allows, and errors that name the same place."""
 
@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from roofscope.errors import InputError
-from roofscope.readers import json_stream
-from roofscope.readers.json_stream import EventStream, paused_gc
+from roofscope.readers.io import json_stream
+from roofscope.readers.io.json_stream import EventStream, paused_gc
 
 
 def tricky_events(n: int) -> list[str]:

@@ -26,9 +26,10 @@ from roofscope.analysis import checks
 from roofscope.errors import InputError
 from roofscope.model.profile import Profile
 from roofscope.model.schema import Role
-from roofscope.readers import json_stream, registry
-from roofscope.readers.kineto import KinetoTrace
+from roofscope.readers import registry
+from roofscope.readers.io import json_stream
 from roofscope.readers.sniff import read_head
+from roofscope.readers.torch.kineto import KinetoTrace
 from tests.conftest import DATA, SHARED_CORPUS
 
 HERE = DATA / "kineto"

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from roofscope.cli.app import main
-from roofscope.readers import json_keys
-from roofscope.readers.json_keys import Malformed, TopKeys
+from roofscope.readers.io import json_keys
+from roofscope.readers.io.json_keys import Malformed, TopKeys
 from roofscope.render.numbers import duration
 from tests.conftest import DATA
 

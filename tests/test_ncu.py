@@ -19,9 +19,9 @@ from roofscope.analysis.work import nvidia
 from roofscope.errors import InputError
 from roofscope.model.profile import Profile
 from roofscope.model.schema import Role
-from roofscope.readers import ncu_units
-from roofscope.readers.ncu_csv import Ncu
-from roofscope.readers.ncu_units import parse_number, unit_factor
+from roofscope.readers.nvidia import ncu_units
+from roofscope.readers.nvidia.ncu_csv import Ncu
+from roofscope.readers.nvidia.ncu_units import parse_number, unit_factor
 from roofscope.readers.sniff import read_head
 from tests.conftest import DATA, NAMED_COUNTERS, SHARED_CORPUS
 

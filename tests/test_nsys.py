@@ -24,7 +24,8 @@ from roofscope.cli.app import main
 from roofscope.errors import InputError
 from roofscope.model.profile import Profile
 from roofscope.model.schema import Role
-from roofscope.readers import nsys_csv, nsys_sqlite, nsys_trace, sqlite_file
+from roofscope.readers.io import sqlite_file
+from roofscope.readers.nvidia import nsys_csv, nsys_sqlite, nsys_trace
 from roofscope.readers.registry import Reader
 from roofscope.readers.sniff import read_head
 from tests.conftest import DATA, SHARED_CORPUS

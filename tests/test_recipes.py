@@ -23,7 +23,7 @@ from roofscope.errors import InputError
 from roofscope.model.profile import Profile, RunInfo
 from roofscope.model.schema import Role
 from roofscope.readers import registry as readers
-from roofscope.readers.batches import column, name_ids, registered
+from roofscope.readers.io.batches import column, name_ids, registered
 from roofscope.readers.load import load
 from roofscope.readers.registry import Reader
 from roofscope.readers.sniff import Head

@@ -19,7 +19,8 @@ from roofscope.cli.app import main
 from roofscope.model.names import normalise
 from roofscope.model.profile import Profile
 from roofscope.model.schema import Role
-from roofscope.readers import rocpd, sqlite_file
+from roofscope.readers.amd import rocpd
+from roofscope.readers.io import sqlite_file
 from roofscope.readers.load import load
 from roofscope.readers.sniff import read_head
 from tests.conftest import NAMED_COUNTERS, SHARED_CORPUS, rocpd_table, run_json

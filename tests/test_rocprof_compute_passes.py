@@ -325,8 +325,8 @@ def test_per_pass_files_come_before_a_pmc_perf_csv_beside_them(tmp_path: Path) -
 
 
 def test_a_worker_s_shard_carries_which_pass_counted_each_counter() -> None:
-    """Read in a worker and merged (readers/shards.py): the sources are renumbered."""
-    from roofscope.readers import shards
+    """Read in a worker and merged (readers/io/shards.py): the sources are renumbered."""
+    from roofscope.readers.io import shards
 
     one = load([str(PASSES)])
     merged = load([str(DATA / "rocprof-compute-mi200")])

@@ -20,7 +20,7 @@ import pytest
 
 from roofscope.cli.app import main
 from roofscope.model.profile import Profile
-from roofscope.readers import rocprofv3_json_rows
+from roofscope.readers.amd import rocprofv3_json_rows
 from roofscope.readers.load import load
 from tests.conftest import run_json
 

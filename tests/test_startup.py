@@ -128,8 +128,8 @@ def test_a_kernel_summary_loads_no_numpy_nor_the_raw_pass_reader() -> None:
         "analyze", str(DATA / "nsys" / "decode_cuda_gpu_kern_sum.csv"), "--json"
     )
     assert json.loads(out)["summary"]["kernels"] > 0
-    assert _loaded(modules, {"numpy", "roofscope.readers.rocprof_compute_raw"}) == set()
-    assert _loaded(modules, {"roofscope.readers.rocpd"}) == set()
+    assert _loaded(modules, {"numpy", "roofscope.readers.amd.rocprof_compute_raw"}) == set()
+    assert _loaded(modules, {"roofscope.readers.amd.rocpd"}) == set()
 
 
 def test_a_gzipped_trace_loads_no_reader_of_plain_files() -> None:
@@ -139,6 +139,7 @@ def test_a_gzipped_trace_loads_no_reader_of_plain_files() -> None:
     loaded = {m.split(".")[-1] for m in modules if m.startswith("roofscope.readers.")}
     others = {"rocprof_v1_csv", "rocprof_v1_stats", "rocprof_v1_json", "rocprofv3", "csvload"}
     others |= {"rocprofv3_counters", "summary_csv", "rocprof_compute", "rocpd", "nsys_csv"}
+    others |= {"rocprofv3_agent_info"}
     assert "kineto" in loaded and loaded & others == set()
     # a trace without counters loads none of the counter formulas
     formulas = {"derived", "formula", "sol", "achieved", "counters", "nvidia", "rocprof_v1"}

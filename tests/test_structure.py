@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 
 from roofscope.model.schema import Table
@@ -82,6 +82,64 @@ def test_no_two_packages_import_each_other() -> None:
 
 def test_the_cycle_finder_finds_one() -> None:
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+# -- no module-level circle inside readers/ ----------------------------------------------------
+
+
+def _module_name(path: Path) -> str:
+    """The dotted name of a source file (``roofscope.readers.io`` for its ``__init__.py``)."""
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def module_imports(source: str, module: str, *, package: bool, known: set[str]) -> set[str]:
+    """The ``known`` modules that ``source`` (the module ``module``; ``package`` if it is an
+    ``__init__``) imports, at any depth: in functions and under TYPE_CHECKING too, relative
+    imports resolved. ``from x import y`` names the module ``x.y`` where that is one, else ``x``."""
+    package_parts = (module if package else module.rpartition(".")[0]).split(".")
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            above = package_parts[: len(package_parts) + 1 - node.level] if node.level else []
+            parts = [*above, *([node.module] if node.module else [])]
+            names = {".".join([*parts, a.name]) for a in node.names}
+            found |= names & known or {".".join(parts)}
+    return (found & known) - {module}
+
+
+def module_graph(prefix: str = "roofscope.") -> dict[str, set[str]]:
+    """Which modules each module whose dotted name starts with ``prefix`` imports, of those."""
+    paths = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+    known = {m for m in paths if m.startswith(prefix)}
+    return {
+        m: module_imports(
+            paths[m].read_text(encoding="utf-8"),
+            m,
+            package=paths[m].name == "__init__.py",
+            known=known,
+        )
+        for m in sorted(known)
+    }
+
+
+def test_no_module_circle_in_readers() -> None:
+    assert cycles(module_graph("roofscope.readers.")) == []
+
+
+def test_the_module_graph_sees_every_kind_of_import() -> None:
+    source = "import p.q\nfrom . import b\nfrom .c import X\nfrom .. import top\n"
+    source += "if TYPE_CHECKING:\n    from p.r import S\ndef f():\n    from p.s import t\n"
+    known = {"p.a", "p.b", "p.c", "p.q", "p.r", "p.s", "p.s.t", "top"}
+    found = module_imports(source, "p.a", package=False, known=known)
+    assert found == {"p.q", "p.b", "p.c", "top", "p.r", "p.s.t"}
+
+
+def test_no_folder_of_readers_holds_more_than_20_modules() -> None:
+    counts = Counter(str(p.parent) for p in (PACKAGE / "readers").rglob("*.py"))
+    assert max(counts.values()) <= 20, counts
 
 
 def test_the_package_is_its_stages_and_a_few_modules() -> None:

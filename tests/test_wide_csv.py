@@ -1,5 +1,5 @@
 """A dispatch CSV of thousands of counter columns (rocprof-compute's pmc_perf.csv) is staged in
-passes of ``STAGE_BATCH`` counters (readers/csv_counters.py ``stage_counters``): every
+passes of ``STAGE_BATCH`` counters (readers/io/csv_counters.py ``stage_counters``): every
 counter of every dispatch must land on its own dispatch, as the csv module reads the file,
 whatever the pass.
 
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from roofscope.readers import csv_counters, csvload
+from roofscope.readers.io import csv_counters, csv_layout
 from roofscope.readers.load import load
 from tests.conftest import DATA, NAMED_COUNTERS
 
@@ -136,7 +136,7 @@ def test_passes_that_disagree_fall_back_to_one(
     """Were a later pass to read other lines than the first, the stage is made in one pass."""
     real = csv_counters.staged_sql
 
-    def losing(layout: csvload.CsvLayout, key: str, counters: list[str], from_sql: str) -> str:
+    def losing(layout: csv_layout.CsvLayout, key: str, counters: list[str], from_sql: str) -> str:
         sql = real(layout, key, counters, from_sql)
         later = counters[0] != layout.counters[0]
         return sql + " LIMIT 1" if later else sql  # a later pass loses lines

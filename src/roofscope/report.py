@@ -41,7 +41,7 @@ from roofscope.model.profile import InputFile, Profile, RunInfo, Runs, Warning
 from roofscope.model.schema import Role
 from roofscope.model.selection import EVERYTHING, Selection, among
 from roofscope.model.words import sig
-from roofscope.readers.barriers import MEANING
+from roofscope.readers.io.barriers import MEANING
 
 if TYPE_CHECKING:
     from roofscope.analysis.timeline_lanes import TimelineLanes

@@ -7,7 +7,7 @@ Three kinds of records, each listed as :class:`Activity` (kind, name, calls, tot
 - :func:`copy_records`: the memory copies traced one by one, per direction (``copy``),
   largest first; their total is the sum of End - Begin;
 - :func:`barrier_records`: the barrier packets among a dispatch file's rows (rocprof v1,
-  ``readers/barriers.py``), per name, their valid durations summed.
+  ``readers/io/barriers.py``), per name, their valid durations summed.
 
 A later pass repeating the first's trace or stats (``Role.PASS_REPEAT``) is not counted.
 The check-up lists the three in that order (:func:`activity`); the cluster summary reduces

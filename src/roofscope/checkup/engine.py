@@ -4,7 +4,7 @@ say: ``workers.py``), merge the partials in the runs' order into one Profile, an
 recorded, the Python API as the commands do. The options are checked and their files
 (``--work``, ``--ceilings``) read once, by :func:`prepare`, before any profile is read.
 
-The partial of a run is its rows (``readers.shards.Shard``): merging keeps every number
+The partial of a run is its rows (``readers.io.shards.Shard``): merging keeps every number
 exact (medians, idle gaps, counters per dispatch), so the report of a job read on a Dask
 cluster is the report of the same files read in this process.
 """
@@ -25,8 +25,8 @@ from roofscope.checkup.options import LOCAL, OPTIONS, CheckupOptions, Spelling, 
 from roofscope.errors import UsageError
 from roofscope.model.profile import Profile
 from roofscope.model.selection import EVERYTHING, EmptySelection, Selection, require_some
+from roofscope.readers.io.shards import LocalWorkers, RunOn, default_jobs
 from roofscope.readers.load import load
-from roofscope.readers.shards import LocalWorkers, RunOn, default_jobs
 from roofscope.readers.sniff import size_if_file
 from roofscope.report import DEFAULTS, Engine, Report, RooflineOptions, analyse
 

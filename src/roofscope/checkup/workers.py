@@ -1,11 +1,11 @@
 """Where the runs of a profile are read: in this process, on this machine's worker
 processes, or on a Dask cluster. Whatever reads them, each run (rank) becomes the same
-mergeable partial, a :class:`~roofscope.readers.shards.Shard` (its rows, exact), and the
+mergeable partial, a :class:`~roofscope.readers.io.shards.Shard` (its rows, exact), and the
 partials are merged in the runs' order into one Profile (``readers.load``), so the check-up
 is the same at every scale.
 
 - **This process**, or **local worker processes** (``--jobs N``, ``--scheduler local``):
-  ``readers/shards.py``, from a fork server, batches of runs per worker.
+  ``readers/io/shards.py``, from a fork server, batches of runs per worker.
 - **Dask** (``--scheduler tcp://HOST:PORT``, or the path of the JSON file that ``dask
   scheduler --scheduler-file`` writes): ``distributed.Client``, one task per run; the workers
   read the paths themselves, from a file system they share. A worker that dies is replaced by
@@ -30,7 +30,8 @@ from typing import TYPE_CHECKING, Any
 
 from roofscope.errors import InputError, RoofscopeError
 from roofscope.model import words
-from roofscope.readers.shards import Planned, ReadPlan, Shard, export
+from roofscope.readers.io.shards import ReadPlan, Shard, export
+from roofscope.readers.runs import Planned
 from roofscope.version import __version__
 
 if TYPE_CHECKING:

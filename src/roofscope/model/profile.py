@@ -176,7 +176,7 @@ class Profile:
     def begin_input(self) -> SourceId:
         """The id of the input a reader is about to read: the rows it inserts carry it, and
         its :meth:`add_input` comes before any other input's. (A dispatch file's barrier
-        packets are the input after it, added by :func:`readers.dispatch_csv.add_barrier_input`.)
+        packets are the input after it, added by :func:`readers.io.dispatch_csv.add_barrier_input`.)
         """
         return SourceId(len(self.inputs))
 

@@ -111,7 +111,7 @@ class Role(StrEnum):
     SAME_LAUNCHES = "same-launches"
     METADATA = "metadata"  # describes the run (agents, sysinfo, roofline), no dispatches
     # a dispatch file's barrier packets (rocprof v1): ``dispatches`` rows under their own
-    # source id, never kernel time (readers/barriers.py); counted beside a DISPATCHES file
+    # source id, never kernel time (readers/io/barriers.py); counted beside a DISPATCHES file
     BARRIERS = "barriers"
     COUNTER_RUN_BARRIERS = "counter-run-barriers"
     PASS_REPEAT_BARRIERS = "pass-repeat-barriers"

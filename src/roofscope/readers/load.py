@@ -24,9 +24,11 @@ from roofscope.model import words
 from roofscope.model.access import has_counters
 from roofscope.model.profile import Profile
 from roofscope.model.schema import Role
-from roofscope.readers import other_outputs, registry, runs, shards
-from roofscope.readers.plan import Found, Planned, plan
+from roofscope.readers import other_outputs, registry, runs
+from roofscope.readers.io import shards
+from roofscope.readers.plan import plan
 from roofscope.readers.registry import Reader
+from roofscope.readers.runs import Found, Planned
 from roofscope.readers.sniff import Head, is_folder, read_head
 
 _CANDIDATE = re.compile(r"\.(csv|json|json\.gz|db|sqlite)$", re.IGNORECASE)
@@ -73,7 +75,7 @@ def _warn_workload_parts(profile: Profile) -> None:
     dbs = {Path(f.path) for f in profile.inputs if f.path.endswith(".db")}
     if not dbs:
         return
-    from roofscope.readers.rocprof_compute_folder import workload_of  # only for databases
+    from roofscope.readers.amd.rocprof_compute_folder import workload_of  # only for databases
 
     parts = sorted((w, db) for db in dbs if (w := workload_of(db)) is not None)
     for folder in sorted({w for w, _ in parts}):

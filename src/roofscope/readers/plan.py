@@ -23,44 +23,14 @@ which files a run leaves.
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
 from pathlib import Path
 
 from roofscope.model.schema import Role
 from roofscope.readers import runs
-from roofscope.readers.registry import Reader
-from roofscope.readers.sniff import Head
-
-# the kinds rocprofv3 names its files by; the named ones are looked for first, so that a
-# prefix with underscores (rocprofiler-compute's ``ps_file_``) is kept whole
-_V3_NAMED = re.compile(
-    r"_(kernel_trace|kernel_stats|memory_copy_trace|memory_copy_stats|agent_info|"
-    r"counter_collection|results)$"
-)
-_V3_SUFFIX = re.compile(r"_([a-z_]*api_stats|[a-z_]*domain_stats|[a-z_]*_trace)$")
+from roofscope.readers.runs import Found, Planned
 
 # the role of a later pass's kernel trace or stats: read, listed, not counted
 _REPEATABLE = ("rocprofv3-kernel-trace", "rocprofv3-stats", "rocprofv3-memory-copy")
-
-
-@dataclass(frozen=True)
-class Found:
-    """A file a reader recognised, and the role that reader gives it."""
-
-    head: Head
-    reader: Reader
-    role: Role
-    scanned: bool = False  # found in a folder the user named (not named itself)
-
-    @property
-    def group(self) -> tuple[str, str]:
-        stem = self.head.path.name.split(".")[0]
-        named = _V3_NAMED.sub("", stem)
-        return str(self.head.path.parent), named if named != stem else _V3_SUFFIX.sub("", stem)
-
-
-Planned = tuple[Found, Role]
 
 
 def plan(found: list[Found]) -> list[Planned]:

@@ -83,32 +83,32 @@ def readers(head: Head | None = None) -> Iterator[Reader]:
 
 TEXT, SQLITE = ("text",), ("sqlite",)
 
-# The built-in readers as (module of roofscope.readers, class, its ``kinds``, whether it is
+# The built-in readers as (module under roofscope.readers, class, its ``kinds``, whether it is
 # ``compressed``), in detection order; imported by name: each reader module imports this one
 # for Reader and the roles. The kinds and compressed are the class's own (a test holds them
 # equal), written here so that a file no reader of a module can be asked about leaves that
 # module unloaded.
 BUILT_IN: tuple[tuple[str, str, tuple[str, ...], bool], ...] = (
-    ("rocprof_v1_csv", "RocprofV1Csv", TEXT, False),
-    ("rocprof_v1_stats", "RocprofV1Stats", TEXT, False),
-    ("rocprof_v1_json", "RocprofV1Json", TEXT, False),
-    ("rocprofv3", "KernelTrace", TEXT, False),
-    ("rocprofv3", "Stats", TEXT, False),
-    ("rocprofv3", "MemoryCopyTrace", TEXT, False),
-    ("rocprofv3_counters", "CounterCollection", TEXT, False),
-    ("rocprofv3_counters", "AgentInfo", TEXT, False),
-    ("rocprofv3_json", "ResultsJson", TEXT, True),
+    ("amd.rocprof_v1_csv", "RocprofV1Csv", TEXT, False),
+    ("amd.rocprof_v1_stats", "RocprofV1Stats", TEXT, False),
+    ("amd.rocprof_v1_json", "RocprofV1Json", TEXT, False),
+    ("amd.rocprofv3", "KernelTrace", TEXT, False),
+    ("amd.rocprofv3", "Stats", TEXT, False),
+    ("amd.rocprofv3", "MemoryCopyTrace", TEXT, False),
+    ("amd.rocprofv3_counters", "CounterCollection", TEXT, False),
+    ("amd.rocprofv3_agent_info", "AgentInfo", TEXT, False),
+    ("amd.rocprofv3_json", "ResultsJson", TEXT, True),
     ("summary_csv", "SummaryCsv", TEXT, False),
-    ("rocprof_compute", "Workload", TEXT, False),
-    ("rocprof_compute", "WorkloadCsv", TEXT, False),
-    ("rocpd", "Rocpd", SQLITE, False),
-    ("kineto", "KinetoTrace", TEXT, True),
-    ("nsys_csv", "KernSum", TEXT, False),
-    ("nsys_trace", "GpuTrace", TEXT, False),
-    ("nsys_csv", "MemTimeSum", TEXT, False),
-    ("nsys_csv", "ApiSum", TEXT, False),
-    ("nsys_sqlite", "NsysSqlite", SQLITE, False),
-    ("ncu_csv", "Ncu", TEXT, False),
+    ("amd.rocprof_compute", "Workload", TEXT, False),
+    ("amd.rocprof_compute", "WorkloadCsv", TEXT, False),
+    ("amd.rocpd", "Rocpd", SQLITE, False),
+    ("torch.kineto", "KinetoTrace", TEXT, True),
+    ("nvidia.nsys_csv", "KernSum", TEXT, False),
+    ("nvidia.nsys_trace", "GpuTrace", TEXT, False),
+    ("nvidia.nsys_csv", "MemTimeSum", TEXT, False),
+    ("nvidia.nsys_csv", "ApiSum", TEXT, False),
+    ("nvidia.nsys_sqlite", "NsysSqlite", SQLITE, False),
+    ("nvidia.ncu_csv", "Ncu", TEXT, False),
 )
 
 

@@ -22,14 +22,12 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from roofscope.model import words
 from roofscope.model.profile import Profile, Runs
 from roofscope.model.schema import Role
-
-if TYPE_CHECKING:
-    from roofscope.readers.plan import Found
+from roofscope.readers.registry import Reader
+from roofscope.readers.sniff import Head
 
 _PASS_DIR = re.compile(r"^(?:pass|pmc)_(\d+)$")
 # a number that names a process of a job: after one of these words, or alone as a path part
@@ -40,6 +38,33 @@ _RANK_WORD = re.compile(
 _NUMBER = re.compile(r"\d+")
 # the roles whose files make a run (metadata and API summaries go with the run beside them)
 _RUN_ROLES = (Role.DISPATCHES, Role.WORKLOAD, Role.KERNEL_SUMMARY, Role.COUNTER_COLLECTION)
+
+# the kinds rocprofv3 names its files by; the named ones are looked for first, so that a
+# prefix with underscores (rocprofiler-compute's ``ps_file_``) is kept whole
+_V3_NAMED = re.compile(
+    r"_(kernel_trace|kernel_stats|memory_copy_trace|memory_copy_stats|agent_info|"
+    r"counter_collection|results)$"
+)
+_V3_SUFFIX = re.compile(r"_([a-z_]*api_stats|[a-z_]*domain_stats|[a-z_]*_trace)$")
+
+
+@dataclass(frozen=True)
+class Found:
+    """A file a reader recognised, and the role that reader gives it."""
+
+    head: Head
+    reader: Reader
+    role: Role
+    scanned: bool = False  # found in a folder the user named (not named itself)
+
+    @property
+    def group(self) -> tuple[str, str]:
+        stem = self.head.path.name.split(".")[0]
+        named = _V3_NAMED.sub("", stem)
+        return str(self.head.path.parent), named if named != stem else _V3_SUFFIX.sub("", stem)
+
+
+Planned = tuple[Found, Role]  # a file and the role the planner reads it in
 
 
 def pass_of(path: Path) -> tuple[Path, int] | None:

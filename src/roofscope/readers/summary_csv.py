@@ -7,10 +7,10 @@ from pathlib import Path
 from roofscope.errors import InputError
 from roofscope.model.profile import Profile
 from roofscope.model.schema import Role
-from roofscope.readers.dispatch_csv import report_rows
+from roofscope.readers.io.dispatch_csv import report_rows
+from roofscope.readers.io.stats_csv import insert_kernel_summary, parse_stats
 from roofscope.readers.registry import Reader
 from roofscope.readers.sniff import Head
-from roofscope.readers.stats_csv import insert_kernel_summary, parse_stats
 
 HEADER = ["Name", "Count", "TotalTimeNs", "AverageTimeNs"]
 

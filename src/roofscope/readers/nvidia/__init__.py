@@ -1,0 +1,1 @@
+"""Readers of NVIDIA's profilers: Nsight Compute (ncu) and Nsight Systems (nsys)."""

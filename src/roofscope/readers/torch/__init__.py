@@ -1,0 +1,1 @@
+"""Readers of PyTorch profiler (Kineto) traces."""

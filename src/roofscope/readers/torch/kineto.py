@@ -1,0 +1,327 @@
+"""PyTorch profiler / Kineto chrome traces (``*.pt.trace.json[.gz]``;
+docs/formats/pytorch-kineto.md), read as a stream: the document is never loaded whole (traces
+reach GBs), one event object at a time is decoded from a bounded sliding text buffer
+(:class:`~roofscope.readers.io.json_stream.EventStream`).
+
+Kernel events become dispatches and launches, copy and set events copies (never kernel time);
+metadata and data-loader steps are read by :mod:`~roofscope.readers.torch.kineto_meta`. Times are
+microseconds converted to integer ns exactly, from each number's literal text (float64 loses
+the last ns at 1.7e15 µs): see "Time base" and "Into the model" of that page. PyTorch
+execution traces (``schema`` + ``nodes``) are recognised and refused with one line.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import zlib
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from roofscope.errors import InputError
+from roofscope.model.profile import Profile
+from roofscope.model.schema import Role
+from roofscope.model.words import count
+from roofscope.readers.io.batches import fits
+from roofscope.readers.io.json_keys import Malformed, TopKeys, Unfinished
+from roofscope.readers.io.json_stream import EventStream, open_text, paused_gc
+from roofscope.readers.io.no_kernels import (
+    KINETO_WIDEN,
+    held,
+    is_launch,
+    kernels_not_recorded,
+    no_kernel_ran,
+)
+from roofscope.readers.registry import Reader
+from roofscope.readers.sniff import Head
+from roofscope.readers.torch.kineto_meta import (
+    LOADER,
+    LOADER_CATS,
+    PRODUCER,
+    arch_doubt,
+    insert_loader_steps,
+    run_info,
+    run_rank,
+    waves,
+    whole,
+)
+from roofscope.readers.torch.kineto_rows import (
+    COPY_COLUMNS,
+    KERNEL_COLUMNS,
+    STAGE,
+    Rows,
+    copy_columns,
+    kernel_columns,
+    ns,
+)
+
+KERNEL_CATS = frozenset({"kernel", "Kernel"})
+COPY_CATS = frozenset({"gpu_memcpy", "gpu_memset", "Memcpy", "Memset"})
+RUNTIME_CATS = frozenset({"cuda_runtime", "Runtime", "cuda_driver"})
+HOST_CATS = frozenset({"cpu_op", "Operator", *RUNTIME_CATS})
+# torch.profiler with experimental_config(profiler_metrics=...): CUPTI's range profiler
+# replaces each kernel's trace event by a range event holding its counters
+PROFILER_RANGE_CAT = "cuda_profiler_range"
+# how far detection reads a JSON object's top-level values looking for ``traceEvents``
+DETECT_LIMIT_CHARS = 64 << 20
+
+
+# -- one pass over the events -------------------------------------------------------------
+
+
+class _Pass:
+    """What one pass over ``traceEvents`` keeps: staged rows and a few facts."""
+
+    def __init__(self, profile: Profile, path: Path) -> None:
+        self.kernels = Rows(profile, path, STAGE, KERNEL_COLUMNS, kernel_columns)
+        self.copies = Rows(profile, path, f"{STAGE}_m", COPY_COLUMNS, copy_columns)
+        self.os_pid: int | None = None
+        self.hip = False
+        self.runtime = 0  # CUDA/HIP runtime and driver calls: the GPU was traced
+        self.launches = 0  # of them, kernel launches: kernels ran
+        self.ranges = 0  # CUPTI profiler ranges: kernels measured by counters, not traced
+        self.loader: list[tuple[str, int, int]] = []  # data-loader steps (kineto_meta)
+        # what a complete ("X") event of each category is read for, one dict lookup an
+        # event: the host facts (HOST_CATS: operators and runtime calls) and the data-loader
+        # steps (LOADER_CATS: operators and annotations), the kernels, copies and ranges
+        self.readers: dict[str, Callable[[dict[str, Any]], None]] = {
+            **dict.fromkeys(KERNEL_CATS, self.kernels.pending.append),
+            **dict.fromkeys(COPY_CATS, self.copies.pending.append),
+            **dict.fromkeys(HOST_CATS & LOADER_CATS, self._operator),
+            **dict.fromkeys(RUNTIME_CATS, self._runtime),
+            **dict.fromkeys(LOADER_CATS - HOST_CATS, self._annotation),
+            PROFILER_RANGE_CAT: self._range,
+        }
+
+    def run(self, events: list[Any]) -> None:
+        """A run of events (:meth:`EventStream.runs`), each read by its category's reader;
+        then its kernels and copies converted together."""
+        readers = self.readers
+        for event in events:
+            if isinstance(event, dict) and event.get("ph") == "X":
+                cat = event.get("cat")  # none, or not a string: a damaged event
+                read = readers.get(cat) if isinstance(cat, str) else None
+                if read is not None:
+                    read(event)
+        self.kernels.take()
+        self.copies.take()
+
+    @property
+    def untimed(self) -> int:
+        return self.kernels.untimed + self.copies.untimed
+
+    def _operator(self, event: dict[str, Any]) -> None:  # both a host event and a loader's
+        name = str(event.get("name", ""))
+        self._loader_step(event, name)
+        self._host(event, name)
+
+    def _runtime(self, event: dict[str, Any]) -> None:
+        name = str(event.get("name", ""))
+        self._host(event, name)
+        self.runtime += 1
+        self.launches += is_launch(name)
+
+    def _annotation(self, event: dict[str, Any]) -> None:
+        self._loader_step(event, str(event.get("name", "")))
+
+    def _range(self, event: dict[str, Any]) -> None:
+        self.ranges += 1
+
+    def _loader_step(self, event: dict[str, Any], name: str) -> None:
+        if LOADER.search(name):
+            start, dur = ns(event.get("ts")), ns(event.get("dur"))
+            if start is not None and dur is not None:
+                self.loader.append((name, start, start + dur))
+
+    def _host(self, event: dict[str, Any], name: str) -> None:
+        if self.os_pid is None and (pid := whole(event.get("pid"))) is not None:
+            self.os_pid = pid if fits(pid) else None
+        if not self.hip and name.startswith("hip"):
+            self.hip = True
+
+
+# -- writing the model --------------------------------------------------------------------
+
+
+def _create_stage(profile: Profile) -> None:
+    duck = profile.con
+    duck.execute(f"CREATE TEMP TABLE {STAGE} ({', '.join(f'{c} BIGINT' for c in KERNEL_COLUMNS)})")
+    duck.execute(
+        f"""CREATE TEMP TABLE {STAGE}_m (direction VARCHAR, src_agent VARCHAR,
+        dst_agent VARCHAR, start_ns BIGINT, end_ns BIGINT)"""
+    )
+    duck.execute(f"CREATE TEMP TABLE {STAGE}_w (device BIGINT, wave_size BIGINT)")
+
+
+def _insert_kernels(profile: Profile, source: int, pid: int | None, waves: list[Any]) -> None:
+    duck = profile.con
+    duck.execute(  # one statement: executemany costs a statement per row
+        f"INSERT INTO {STAGE}_w SELECT unnest($1::BIGINT[]), unnest($2::BIGINT[])",
+        [[w[0] for w in waves], [w[1] for w in waves]],
+    )
+    duck.execute(
+        f"""INSERT INTO dispatches (source, name_id, pid, device, dispatch_id, start_ns,
+        end_ns) SELECT {source}, name_id, $1, device, dispatch_id, start_ns, end_ns
+        FROM {STAGE}""",
+        [pid],
+    )
+    duck.execute(
+        f"""INSERT INTO launches (source, name_id, stream, grid_size, workgroup_size,
+        lds_bytes, arch_vgpr, wave_size, dispatches)
+        SELECT {source}, k.name_id, k.stream, k.grid_size, k.workgroup_size, k.lds_bytes,
+        k.arch_vgpr, coalesce(w.wave_size, d.wave_size), count(*)
+        FROM {STAGE} k LEFT JOIN {STAGE}_w w ON w.device = k.device
+        CROSS JOIN (SELECT wave_size FROM {STAGE}_w WHERE device = -1) d
+        GROUP BY ALL ORDER BY min(k.start_ns)"""
+    )
+
+
+def _insert_copies(
+    profile: Profile, path: Path, pid: int | None, rows: int, rank: int | None
+) -> None:
+    if rows:
+        source = profile.begin_input()
+        profile.con.execute(f"INSERT INTO copies SELECT {source}, $1, * FROM {STAGE}_m", [pid])
+        profile.add_input(str(path), KinetoTrace.name, rows, Role.COPIES, rank=rank)
+
+
+def _graph_key(path: str, key: str, meta: Mapping[str, Any]) -> InputError | None:
+    """Stop at an execution trace's ``nodes`` (its operator graph) once ``schema`` was read."""
+    return execution_trace(path, meta["schema"]) if key == "nodes" and "schema" in meta else None
+
+
+def execution_trace(path: str, schema: object) -> InputError:
+    return InputError(
+        path,
+        f"is a PyTorch execution trace (ExecutionTraceObserver output, schema {schema}: an "
+        "operator graph without GPU kernel times), not a profiler trace",
+        "pass the Kineto trace (torch.profiler's *.pt.trace.json[.gz]) of the same run",
+    )
+
+
+def _no_kernels(path: Path, meta: dict[str, Any], seen: _Pass) -> InputError:
+    if "nodes" in meta and "schema" in meta:
+        return execution_trace(str(path), meta["schema"])
+    if seen.ranges:
+        return InputError(
+            str(path),
+            f"holds {seen.ranges:,} CUPTI profiler ranges (kernels measured by counters: "
+            "torch.profiler's experimental_config profiler_metrics) and no kernel events, "
+            "which roofscope reads for kernel times",
+            "profile the same steps again without profiler_metrics (ProfilerActivity.CUDA) "
+            "for the kernel trace",
+        )
+    if seen.launches:
+        return kernels_not_recorded(
+            str(path),
+            f"its runtime trace holds {count(seen.launches, 'kernel launch')}",
+            "profile again with ProfilerActivity.CUDA in torch.profiler's activities, and check "
+            "the profiler's log for dropped activity records",
+        )
+    if seen.runtime or seen.copies.count:
+        what = held([(seen.runtime, "runtime calls"), (seen.copies.count, "memcpys/memsets")])
+        return no_kernel_ran(str(path), what, KINETO_WIDEN)
+    return InputError(
+        str(path),
+        "holds no GPU kernels (no traceEvents with cat kernel/Kernel: a CPU-only trace?)",
+        "profile with ProfilerActivity.CUDA in torch.profiler's activities",
+    )
+
+
+def not_a_trace(head: Head) -> str | None:
+    """None when the file is a JSON object with a ``traceEvents`` array wherever that stands
+    among its keys (or an execution trace's ``schema`` and ``nodes``, refused when read);
+    else what it is instead. The top-level values are skipped, not decoded: the head's text
+    first, then the file, where metadata runs past the head (docs/formats/pytorch-kineto.md,
+    "Top level and metadata")."""
+    if not head.text.lstrip().startswith("{"):
+        return "it is no JSON object"
+    try:
+        return _keys_say(TopKeys(io.StringIO(head.text), limit=len(head.text)))
+    except Unfinished:
+        pass  # the head ends inside the top-level values: read on in the file
+    except Malformed as exc:
+        return f"it is no JSON object ({exc})"
+    try:
+        with open_text(head.path, gzipped=head.gzip) as text:
+            return _keys_say(TopKeys(text, limit=DETECT_LIMIT_CHARS))
+    except Malformed as exc:
+        return f"no traceEvents array was found ({exc})"
+    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+        return f"its gzip stream is damaged ({exc})"
+
+
+def _keys_say(scan: TopKeys) -> str | None:
+    seen: set[str] = set()
+    for key, first in scan.pairs():
+        if key == "traceEvents":
+            return None if first == "[" else "its traceEvents is no array"
+        seen.add(key)
+        if {"schema", "nodes"} <= seen:
+            return None
+    return "it is a JSON object without a traceEvents array"
+
+
+class KinetoTrace(Reader):
+    name = "kineto"
+    description = (
+        "PyTorch profiler / Kineto chrome trace (.json or .json.gz; kernels, memcpy/memset, "
+        "rank and GPU from deviceProperties)"
+    )
+    producer = PRODUCER
+    compressed = True
+
+    def detect(self, head: Head) -> bool:
+        return self.mismatch(head) is None
+
+    def mismatch(self, head: Head) -> str | None:
+        """:func:`not_a_trace` of ``head``, asked once: ``--format kineto`` asks detection,
+        then this, of the same head, and a file that is no trace may take a 64 MiB scan."""
+        last = self._last
+        if last is None or last[0] is not head:
+            last = self._last = (head, not_a_trace(head))
+        return last[1]
+
+    _last: tuple[Head, str | None] | None = None
+
+    def role(self, head: Head) -> Role:
+        return Role.DISPATCHES
+
+    def read(self, path: Path, head: Head, profile: Profile, *, role: Role) -> None:
+        _create_stage(profile)
+        try:
+            with paused_gc():
+                self._read(path, head, profile, role)
+        finally:
+            for suffix in ("", "_m", "_w"):
+                profile.con.execute(f"DROP TABLE IF EXISTS {STAGE}{suffix}")
+
+    def _read(self, path: Path, head: Head, profile: Profile, role: Role) -> None:
+        seen = _Pass(profile, path)
+        with open_text(path, gzipped=head.gzip) as text:
+            stream = EventStream(text, str(path), refuse=_graph_key)
+            for run in stream.runs():
+                seen.run(run)
+            meta = stream.meta
+        seen.kernels.flush()
+        seen.copies.flush()
+        if not seen.kernels.count:
+            raise _no_kernels(path, meta, seen)
+        if seen.untimed:
+            profile.warn(
+                "kineto-untimed",
+                f"{path}: {count(seen.untimed, 'GPU event')} without ts/dur left out",
+            )
+        source = profile.begin_input()
+        _insert_kernels(profile, source, seen.os_pid, waves(meta, seen.hip))
+        insert_loader_steps(profile, source, seen.loader)
+        rank = run_rank(meta)
+        profile.add_input(str(path), self.name, seen.kernels.count, role, rank=rank)
+        profile.warn_deviceless(path, source, "neither args.device nor pid is an integer")
+        _insert_copies(profile, path, seen.os_pid, seen.copies.count, rank)
+        top = seen.kernels.devices.most_common(1)
+        device = top[0][0] if top else None
+        profile.set_run(run_info(meta, device, seen.hip))
+        if doubt := arch_doubt(meta, device, seen.hip):
+            profile.warn("kineto-gpu-unnamed", f"{path}: {doubt}; pass --gpu NAME")
