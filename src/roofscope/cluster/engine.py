@@ -33,11 +33,11 @@ from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from roofscope import __version__
 from roofscope.cluster.partial import Partial, merge, reduce_run
 from roofscope.errors import InputError, RoofscopeError
 from roofscope.model import words
 from roofscope.readers.shards import default_jobs
+from roofscope.version import __version__
 
 if TYPE_CHECKING:
     from distributed import Client

@@ -15,12 +15,12 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from roofscope import __version__
 from roofscope.diagnosis.findings import Finding
 from roofscope.render.columns import NameCell, fitted_table, text_console
 from roofscope.render.findings_text import findings_section, wrapped
 from roofscope.render.names import short_names
 from roofscope.render.numbers import cell, column_unit, count, duration, number, pct, si
+from roofscope.version import __version__
 
 Doc = dict[str, Any]
 SHOWN_DEVICES = 8

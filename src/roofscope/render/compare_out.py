@@ -10,7 +10,6 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from roofscope import __version__
 from roofscope.render.columns import NameCell, fitted_table, terminal_width
 from roofscope.render.compare_words import (
     NO_GATE,
@@ -30,6 +29,7 @@ from roofscope.render.numbers import count, duration, number, pct, ratio
 from roofscope.verify.compare import Comparison, Interval, KernelChange
 from roofscope.verify.gate import Verdict
 from roofscope.verify.quality import SideWarning
+from roofscope.version import __version__
 
 SCHEMA_VERSION = "1"
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from roofscope import __version__
 from roofscope.analysis.ranks import STRAGGLER_EXCESS
 from roofscope.analysis.roofline import KernelRoofline
 from roofscope.catalogue.ceilings import Ceiling
@@ -50,6 +49,7 @@ from roofscope.render.zoom import zoom_script
 from roofscope.report import Report
 from roofscope.verify.compare import Comparison
 from roofscope.verify.gate import Verdict
+from roofscope.version import __version__
 
 STYLE = """
 body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1800px}

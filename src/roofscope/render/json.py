@@ -10,7 +10,6 @@ import json
 from dataclasses import asdict, fields
 from typing import Any
 
-from roofscope import __version__
 from roofscope.analysis.limiter import Limiter
 from roofscope.analysis.metrics.machine import Machine
 from roofscope.analysis.metrics.per_kernel import KernelMetrics
@@ -21,6 +20,7 @@ from roofscope.analysis.work.model import Work
 from roofscope.catalogue.ceilings import Ceiling, is_integer
 from roofscope.diagnosis.findings import Finding
 from roofscope.report import Barriers, Report, RooflineSection
+from roofscope.version import __version__
 
 SCHEMA_VERSION = "1"
 

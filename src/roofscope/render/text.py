@@ -8,7 +8,6 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from roofscope import __version__
 from roofscope.analysis.hotspots import KernelStats
 from roofscope.analysis.timeline import Timeline
 from roofscope.catalogue import devices
@@ -22,6 +21,7 @@ from roofscope.render.names import short_names
 from roofscope.render.numbers import cell, column_unit, count, duration, pct
 from roofscope.render.roofline_text import roofline_section
 from roofscope.report import Barriers, Report
+from roofscope.version import __version__
 
 BAR_WIDTH = 10
 
