@@ -87,12 +87,12 @@ class Comparison:
 
     def to_dict(self, verdict: Verdict | None = None) -> dict[str, Any]:
         """The ``compare --json`` document; its gate is ``verdict`` (default: none set)."""
-        from roofscope.render.compare_out import compare_dict
+        from roofscope.render.compare.out import compare_dict
 
         return compare_dict(self.result, verdict or self.gate())
 
     def to_json(self, verdict: Verdict | None = None) -> str:
-        from roofscope.render.compare_out import render_compare_json
+        from roofscope.render.compare.out import render_compare_json
 
         return render_compare_json(self.result, verdict or self.gate())
 
@@ -104,7 +104,7 @@ class Comparison:
         self, path: str | os.PathLike[str] | None = None, verdict: Verdict | None = None
     ) -> str | None:
         """The compare page (``--html``): returned, or written to ``path`` whole."""
-        from roofscope.render.html import render_compare_html
+        from roofscope.render.report.html import render_compare_html
 
         with self._names():
             page = render_compare_html(self.result, verdict or self.gate(), *self._ceilings(),
@@ -123,14 +123,14 @@ class Comparison:
 
     def waterfall_svg(self) -> str:
         """Each kernel's contribution to the change, from the baseline's total to the new."""
-        from roofscope.render.waterfall_chart import waterfall_svg
+        from roofscope.render.charts.waterfall import waterfall_svg
 
         with self._names():
             return waterfall_svg(self.result)
 
     def movement_svg(self) -> str:
         """Each kernel's move on the roofline; empty when none has roofline data both sides."""
-        from roofscope.render.compare_charts import movement_svg
+        from roofscope.render.charts.movement import movement_svg
 
         with self._names():
             return movement_svg(self.result, *self._ceilings(), self._gpus())
@@ -148,7 +148,7 @@ class Comparison:
         return self.base[0].device.name or "baseline", self.new[0].device.name or "candidate"
 
     def _repr_html_(self) -> str:
-        from roofscope.render.notebook import compare_fragment
+        from roofscope.render.report.notebook import compare_fragment
 
         with self._names():
             return compare_fragment(self.result, self.gate(), self._ceilings(), self._gpus())

@@ -50,7 +50,7 @@ class Report:
 
     @property
     def summary(self) -> Summary:
-        from roofscope.render.json import summary_dict
+        from roofscope.render.report.json import summary_dict
 
         return Summary(**summary_dict(self.checkup))
 
@@ -84,13 +84,13 @@ class Report:
 
     def to_dict(self) -> dict[str, Any]:
         """The ``analyze --json`` document (schema ``schema/report-v1.schema.json``)."""
-        from roofscope.render.json import to_dict
+        from roofscope.render.report.json import to_dict
 
         return to_dict(self.checkup)
 
     def to_json(self) -> str:
         """The ``analyze --json`` text, byte for byte."""
-        from roofscope.render.json import render_json
+        from roofscope.render.report.json import render_json
 
         return render_json(self.checkup)
 
@@ -101,7 +101,7 @@ class Report:
     def to_html(self, path: str | os.PathLike[str] | None = None) -> str | None:
         """The offline HTML report (``--html``): returned, or written to ``path`` whole
         (replacing an earlier report there, never a file this report read)."""
-        from roofscope.render.html import render_html
+        from roofscope.render.report.html import render_html
 
         with self._names():
             page = render_html(self.checkup)
@@ -119,27 +119,27 @@ class Report:
 
     def hotspots_svg(self, top: int = 20) -> str:
         """The top kernels' time as bars (hotspots red), the rest folded into 'other'."""
-        from roofscope.render.charts import hotspot_svg
+        from roofscope.render.charts.hotspots import hotspot_svg
 
         with self._names():
             return hotspot_svg(self.checkup, top)
 
     def roofline_svg(self) -> str:
         """The roofline with each kernel placed (``--svg``'s ``roofline.svg``)."""
-        from roofscope.render.charts import roofline_svg
+        from roofscope.render.charts.hotspots import roofline_svg
 
         with self._names():
             return roofline_svg(self.checkup)
 
     def timeline_svg(self) -> str:
         """Busy and idle over time, the hot kernels told apart; empty without timestamps."""
-        from roofscope.render.timeline_chart import timeline_svg
+        from roofscope.render.charts.timeline import timeline_svg
 
         with self._names():
             return timeline_svg(self.checkup)
 
     def _repr_html_(self) -> str:
-        from roofscope.render.notebook import report_fragment
+        from roofscope.render.report.notebook import report_fragment
 
         with self._names():
             return report_fragment(self.checkup)

@@ -102,12 +102,12 @@ def analyze(
         report = with_lanes(report, checkup.profile)
     with full_names(whole_names):
         if html:
-            from roofscope.render.html import render_html
+            from roofscope.render.report.html import render_html
 
             write_atomically(Path(html), render_html(report), force=force, keep=keep)
         if svg or png:
-            from roofscope.render.charts import hotspot_svg, roofline_svg
-            from roofscope.render.timeline_chart import timeline_svg
+            from roofscope.render.charts.hotspots import hotspot_svg, roofline_svg
+            from roofscope.render.charts.timeline import timeline_svg
 
             charts = {"hotspots": hotspot_svg(report), "roofline": roofline_svg(report),
                       "timeline": timeline_svg(report)}  # fmt: skip

@@ -101,7 +101,7 @@ def compare(
         run_checkup,
         side_gpus,
     )
-    from roofscope.render.compare_out import render_compare_json, render_compare_text
+    from roofscope.render.compare.out import render_compare_json, render_compare_text
     from roofscope.render.names import full_names
     from roofscope.verify.gate import gate
 
@@ -155,7 +155,7 @@ def _write_files(
 ) -> None:
     """The CI reports, the HTML page (``--html``, or ``-o DIR``'s ``NAME.roofscope.html``) and
     the charts asked for, drawn on each side's ceilings."""
-    from roofscope.render.compare_gate import junit, markdown
+    from roofscope.render.compare.gate import junit, markdown
 
     if junit_out:
         write_atomically(Path(junit_out), junit(cmp, verdict), force=force, keep=keep)
@@ -163,13 +163,13 @@ def _write_files(
         write_atomically(Path(markdown_out), markdown(cmp, verdict), force=force, keep=keep)
     html = html_path(html, out, name)
     if html:
-        from roofscope.render.html import render_compare_html
+        from roofscope.render.report.html import render_compare_html
 
         page = render_compare_html(cmp, verdict, ceilings, new_ceilings, gpus)
         write_atomically(Path(html), page, force=force, keep=keep)
     if svg or png:
-        from roofscope.render.compare_charts import movement_svg
-        from roofscope.render.waterfall_chart import waterfall_svg
+        from roofscope.render.charts.movement import movement_svg
+        from roofscope.render.charts.waterfall import waterfall_svg
 
         movement = movement_svg(cmp, ceilings, new_ceilings, gpus)
         charts = {"waterfall": waterfall_svg(cmp), "movement": movement}

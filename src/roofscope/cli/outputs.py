@@ -38,7 +38,7 @@ def write_charts(
         for name, chart in charts.items():
             write_atomically(Path(svg) / f"{name}.svg", chart, force=force, keep=keep)
     if png:
-        from roofscope.render.png import write_pngs
+        from roofscope.render.charts.png import write_pngs
 
         write_pngs(charts, Path(png), force=force, keep=keep)
 
@@ -46,9 +46,9 @@ def write_charts(
 def report_view(report: Report, *, as_json: bool, top: int = 20) -> str:
     """The report as JSON, or as text for the terminal (colour only on one, NO_COLOR honoured)."""
     if as_json:
-        from roofscope.render.json import render_json
+        from roofscope.render.report.json import render_json
 
         return render_json(report)
-    from roofscope.render.text import render_text  # rich loads only for the terminal view
+    from roofscope.render.report.text import render_text  # rich loads only for the terminal view
 
     return render_text(report, top=top, color=sys.stdout.isatty() and "NO_COLOR" not in os.environ)

@@ -44,7 +44,7 @@ from roofscope.analysis.work.spec import Rule
 from roofscope.cluster.counters import CounterPart, KernelCounters, complete
 from roofscope.cluster.records import SHAPE_COLUMNS
 from roofscope.model.profile import RunInfo
-from roofscope.render.json import ceiling_dict, kernel_roofline
+from roofscope.render.report.json import ceiling_dict, kernel_roofline
 from roofscope.report import DEFAULTS, RooflineOptions
 
 if TYPE_CHECKING:

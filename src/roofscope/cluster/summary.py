@@ -24,7 +24,7 @@ from roofscope.cluster.ranks import job_of, rank_view_of
 from roofscope.cluster.records import ORIGINS, SHAPE_COLUMNS
 from roofscope.cluster.roof import ClusterRoofline, cluster_roofline, counters_doc, roofline_doc
 from roofscope.diagnosis.findings import Finding
-from roofscope.render.json import finding_dict
+from roofscope.render.report.json import finding_dict
 from roofscope.report import DEFAULTS, RooflineOptions
 
 if TYPE_CHECKING:

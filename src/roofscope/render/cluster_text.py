@@ -17,9 +17,9 @@ from rich.table import Table
 
 from roofscope.diagnosis.findings import Finding
 from roofscope.render.columns import NameCell, fitted_table, text_console
-from roofscope.render.findings_text import findings_section, wrapped
 from roofscope.render.names import short_names
 from roofscope.render.numbers import cell, column_unit, count, duration, number, pct, si
+from roofscope.render.report.findings_text import findings_section, wrapped
 from roofscope.version import __version__
 
 Doc = dict[str, Any]

@@ -13,16 +13,20 @@ from roofscope.analysis.roofline import KernelRoofline
 from roofscope.catalogue.ceilings import Ceiling
 from roofscope.diagnosis.findings import Finding
 from roofscope.diagnosis.profiler import FINDING_KINDS
-from roofscope.render.charts import (
+from roofscope.render.charts.hotspots import (
     drawn_on_roofline,
     hotspot_svg,
     roofline_svg,
 )
-from roofscope.render.charts import (
+from roofscope.render.charts.hotspots import (
     escape_text as _e,
 )
-from roofscope.render.compare_charts import movement_svg
-from roofscope.render.compare_words import (
+from roofscope.render.charts.movement import movement_svg
+from roofscope.render.charts.timeline import SCRIPT as TIMELINE_SCRIPT
+from roofscope.render.charts.timeline import timeline_svg
+from roofscope.render.charts.waterfall import waterfall_svg
+from roofscope.render.charts.zoom import zoom_script
+from roofscope.render.compare.words import (
     NO_GATE,
     gate_reasons,
     gate_set,
@@ -35,17 +39,13 @@ from roofscope.render.inputs_line import inputs_once
 from roofscope.render.layout import side_by_side, words
 from roofscope.render.names import name_cell, shortened
 from roofscope.render.numbers import count, duration, pct, si
-from roofscope.render.sources import ceiling_table
-from roofscope.render.text import (
+from roofscope.render.report.sources import ceiling_table
+from roofscope.render.report.text import (
     barrier_line,
     busy_idle,
     gpu_title,
     runs_line,
 )
-from roofscope.render.timeline_chart import SCRIPT as TIMELINE_SCRIPT
-from roofscope.render.timeline_chart import timeline_svg
-from roofscope.render.waterfall_chart import waterfall_svg
-from roofscope.render.zoom import zoom_script
 from roofscope.report import Report
 from roofscope.verify.compare import Comparison
 from roofscope.verify.gate import Verdict
@@ -251,7 +251,7 @@ def _rank_tables(report: Report, top: int = 20) -> str:
 def _metrics_table(report: Report) -> str:
     """One row per hot kernel with metrics: the speed-of-light set, mean over dispatches
     (the time-weighted value beside it where the two differ), and occupancy."""
-    from roofscope.render.metrics_text import SHOWN, pass_note, peer_note, value_text
+    from roofscope.render.report.metrics_text import SHOWN, pass_note, peer_note, value_text
 
     index = {k.name: i for i, k in enumerate(report.hotspots.kernels)}
     kernels = [k for k in report.hotspots.kernels if k.name in report.metrics.kernels]
@@ -289,7 +289,7 @@ def _bound(r: KernelRoofline | None) -> str:
 def _limiter_table(report: Report) -> str:
     """One row per kernel with a limiter (hot, or on the roofline): the unit nearest its
     peak, how near, where the number comes from, and every other unit measured."""
-    from roofscope.render.limiter_text import unit_text
+    from roofscope.render.report.limiter_text import unit_text
 
     index = {k.name: i for i, k in enumerate(report.hotspots.kernels)}
     short = shortened(list(report.limiters))

@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.text import Text
 
 from roofscope.render.columns import NameCell, fitted_table, terminal_width
-from roofscope.render.compare_words import (
+from roofscope.render.compare.words import (
     NO_GATE,
     block_reason,
     check_reason,
@@ -22,10 +22,10 @@ from roofscope.render.compare_words import (
     speedup_text,
     warning_text,
 )
-from roofscope.render.findings_text import wrapped
-from roofscope.render.json import seconds
 from roofscope.render.names import short_names
 from roofscope.render.numbers import count, duration, number, pct, ratio
+from roofscope.render.report.findings_text import wrapped
+from roofscope.render.report.json import seconds
 from roofscope.verify.compare import Comparison, Interval, KernelChange
 from roofscope.verify.gate import Verdict
 from roofscope.verify.quality import SideWarning

@@ -7,14 +7,14 @@ from __future__ import annotations
 
 from roofscope.catalogue.ceilings import Ceiling
 from roofscope.diagnosis.findings import Finding
-from roofscope.render.charts import escape_text as _e
-from roofscope.render.charts import hotspot_svg, roofline_svg
-from roofscope.render.compare_charts import movement_svg
-from roofscope.render.compare_words import gate_reasons, gate_set, speedup_text
+from roofscope.render.charts.hotspots import escape_text as _e
+from roofscope.render.charts.hotspots import hotspot_svg, roofline_svg
+from roofscope.render.charts.movement import movement_svg
+from roofscope.render.charts.waterfall import waterfall_svg
+from roofscope.render.compare.words import gate_reasons, gate_set, speedup_text
 from roofscope.render.names import shortened
 from roofscope.render.numbers import count, duration
-from roofscope.render.text import busy_idle, gpu_title
-from roofscope.render.waterfall_chart import waterfall_svg
+from roofscope.render.report.text import busy_idle, gpu_title
 from roofscope.report import Report
 from roofscope.verify.compare import Comparison
 from roofscope.verify.gate import Verdict
