@@ -42,7 +42,8 @@ def misworded(message: str) -> list[str]:
 def outputs() -> dict[str, dict[str, str]]:
     """Each profile folder's outputs, with its kernel names and input paths taken out."""
     from roofscope.cli.checkup import CheckupOptions, check_up, prepare
-    from roofscope.render.charts.hotspots import hotspot_svg, roofline_svg
+    from roofscope.render.charts.hotspots import hotspot_svg
+    from roofscope.render.charts.roofline import roofline_svg
     from roofscope.render.charts.timeline import timeline_svg
     from roofscope.render.report.html import render_html
     from roofscope.render.report.text import render_text

@@ -12,7 +12,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from roofscope.diagnosis.findings import validity_of
-from roofscope.render.charts.hotspots import hotspot_bars, roofline_plot
+from roofscope.render.charts.hotspots import hotspot_bars
+from roofscope.render.charts.roofline import roofline_plot
 
 if TYPE_CHECKING:
     from roofscope.cluster.summary import Examined

@@ -16,10 +16,10 @@ from rich.console import Console
 from rich.table import Table
 
 from roofscope.diagnosis.findings import Finding
-from roofscope.render.columns import NameCell, fitted_table, text_console
+from roofscope.render.columns import NameCell, fitted_table, text_console, wrapped
 from roofscope.render.names import short_names
 from roofscope.render.numbers import cell, column_unit, count, duration, number, pct, si
-from roofscope.render.report.findings_text import findings_section, wrapped
+from roofscope.render.report.findings_text import findings_section
 from roofscope.version import __version__
 
 Doc = dict[str, Any]

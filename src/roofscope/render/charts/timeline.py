@@ -14,9 +14,9 @@ from pathlib import Path
 
 from roofscope.analysis.timeline_lanes import IDLE, OTHER, Lane, TimelineLanes
 from roofscope.render.charts.font import SVG_FONT
-from roofscope.render.charts.hotspots import escape_text as _e
 from roofscope.render.charts.labels import text_width
 from roofscope.render.charts.time_axis import ticks
+from roofscope.render.escape import escape_text as _e
 from roofscope.render.names import fit, shortened, showing_full
 from roofscope.render.numbers import count, duration
 from roofscope.report import Report

@@ -14,9 +14,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from roofscope.render.charts.font import SVG_FONT
-from roofscope.render.charts.hotspots import escape_text as _e
 from roofscope.render.charts.labels import text_width
 from roofscope.render.charts.time_axis import ticks
+from roofscope.render.escape import escape_text as _e
 from roofscope.render.names import shortened, showing_full
 from roofscope.render.numbers import count, duration, sig
 from roofscope.verify.compare import Comparison

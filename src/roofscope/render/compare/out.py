@@ -10,7 +10,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from roofscope.render.columns import NameCell, fitted_table, terminal_width
+from roofscope.render.columns import NameCell, fitted_table, terminal_width, wrapped
 from roofscope.render.compare.words import (
     NO_GATE,
     block_reason,
@@ -23,9 +23,7 @@ from roofscope.render.compare.words import (
     warning_text,
 )
 from roofscope.render.names import short_names
-from roofscope.render.numbers import count, duration, number, pct, ratio
-from roofscope.render.report.findings_text import wrapped
-from roofscope.render.report.json import seconds
+from roofscope.render.numbers import count, duration, number, pct, ratio, seconds
 from roofscope.verify.compare import Comparison, Interval, KernelChange
 from roofscope.verify.gate import Verdict
 from roofscope.verify.quality import SideWarning

@@ -8,8 +8,8 @@ from rich.console import Console
 from rich.text import Text
 
 from roofscope.analysis.limiter import Limiter, Utilisation
+from roofscope.render.columns import wrapped
 from roofscope.render.names import short_names, showing_full
-from roofscope.render.report.findings_text import wrapped
 from roofscope.report import Report
 
 UNITS_SHOWN = 3  # the busiest and the next ones, per kernel
