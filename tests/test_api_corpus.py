@@ -62,7 +62,7 @@ def checked(path: Path, corpus: Path) -> tuple[str, str | None]:
 def _on_local_workers(path: Path, report: Any) -> str | None:
     """What differs when the runs are read on two local worker processes, or None."""
     import roofscope
-    from roofscope.render.text import render_text
+    from roofscope.render.report.text import render_text
 
     apart = roofscope.analyze(path, scheduler="local", jobs=2)
     doc = apart.to_dict()

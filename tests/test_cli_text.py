@@ -11,11 +11,11 @@ import pytest
 
 from roofscope.cli.app import main
 from roofscope.readers.load import load
-from roofscope.render.compare_out import _row as compare_row
-from roofscope.render.compare_out import render_compare_text
+from roofscope.render.compare.out import _row as compare_row
+from roofscope.render.compare.out import render_compare_text
 from roofscope.render.names import short_name
-from roofscope.render.roofline_text import _row as roofline_row
-from roofscope.render.text import render_text
+from roofscope.render.report.roofline_text import _row as roofline_row
+from roofscope.render.report.text import render_text
 from roofscope.report import analyse
 from roofscope.verify.compare import compare, run_of
 from roofscope.verify.gate import gate

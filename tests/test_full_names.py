@@ -16,7 +16,7 @@ import pytest
 
 import roofscope
 from roofscope.cli.app import main
-from roofscope.render.chart_labels import text_width
+from roofscope.render.charts.labels import text_width
 from roofscope.render.name_fit import wrap
 from roofscope.render.names import full_names, short_names
 from tests.conftest import DATA

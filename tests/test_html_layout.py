@@ -165,7 +165,7 @@ def test_each_source_shown_once(capsys: pytest.CaptureFixture[str], tmp_path: Pa
     import re
     from html import unescape
 
-    from roofscope.render.sources import short_source
+    from roofscope.render.report.sources import short_source
     from tests.test_timeline_lanes import LAPLACIAN
 
     html = tmp_path / "r.html"
@@ -204,7 +204,7 @@ def _escaped(text: str) -> str:
 
 
 def test_short_source_names() -> None:
-    from roofscope.render.sources import short_source
+    from roofscope.render.report.sources import short_source
 
     assert (
         short_source("measured: tests/data/rocprof-compute-mi200/roofline.csv (FP64Flops)")

@@ -35,8 +35,8 @@ def expected_line() -> tuple[str, str]:
 def test_per_pass_files_are_one_input_line(capsys: pytest.CaptureFixture[str]) -> None:
     from roofscope.checkup.engine import check_up, prepare
     from roofscope.checkup.options import CheckupOptions
-    from roofscope.render.html import render_html
-    from roofscope.render.text import render_text
+    from roofscope.render.report.html import render_html
+    from roofscope.render.report.text import render_text
 
     path, what = expected_line()
     report = check_up([str(PASSES)], prepare(CheckupOptions())).report

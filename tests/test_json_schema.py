@@ -1,7 +1,7 @@
 """`roofscope analyze --json` output validates against the shipped schema (report-v1).
 
 The schema closes every object (additionalProperties false), so a key added to or dropped
-from ``render/json.py`` without a matching schema change fails here.
+from ``render/report/json.py`` without a matching schema change fails here.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import jsonschema
 import pytest
 
 from roofscope.cli.app import main
-from roofscope.render.json import SCHEMA_VERSION
+from roofscope.render.report.json import SCHEMA_VERSION
 from tests.conftest import DATA
 
 DEMO = (

@@ -3,7 +3,7 @@
 
 Here the demo profiles go through the command (``analyze --json``, its bytes); every corpus
 profile is held to its digest by tests/test_api_corpus.py, through ``Report.to_dict()``, the
-same document (``render.json``), so that the suite analyses each profile once, not twice.
+same document (``render.report.json``), so that the suite analyses each profile once, not twice.
 
 A refactor must keep them. A change meant to change what roofscope reports rewrites them
 (``python tools/json_snapshot.py tests/data/json-digests.json``) and says which profiles moved

@@ -25,7 +25,7 @@ from roofscope.analysis.checks import check
 from roofscope.analysis.rounding import CHANCE, binomial_tail, timestamp_stamps
 from roofscope.model.profile import Profile
 from roofscope.readers.load import load
-from roofscope.render.text import render_text
+from roofscope.render.report.text import render_text
 from roofscope.report import analyse
 from tests.conftest import DATA, SHARED_CORPUS, run_json
 

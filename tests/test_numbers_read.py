@@ -43,10 +43,11 @@ def outputs() -> dict[str, dict[str, str]]:
     """Each profile folder's outputs, with its kernel names and input paths taken out."""
     from roofscope.checkup.engine import check_up, prepare
     from roofscope.checkup.options import CheckupOptions
-    from roofscope.render.charts import hotspot_svg, roofline_svg
-    from roofscope.render.html import render_html
-    from roofscope.render.text import render_text
-    from roofscope.render.timeline_chart import timeline_svg
+    from roofscope.render.charts.hotspots import hotspot_svg
+    from roofscope.render.charts.roofline import roofline_svg
+    from roofscope.render.charts.timeline import timeline_svg
+    from roofscope.render.report.html import render_html
+    from roofscope.render.report.text import render_text
     from roofscope.report import with_lanes
 
     out = {}

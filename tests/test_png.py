@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 from roofscope.cli.app import main
-from roofscope.render.font import SVG_FONT
-from roofscope.render.png import png_bytes
+from roofscope.render.charts.font import SVG_FONT
+from roofscope.render.charts.png import png_bytes
 from tests.conftest import DATA, SUMMARY, SUMMARY_WORK
 
 ARTIFACTS = Path(__file__).parents[1] / "test-artifacts" / "png"

@@ -18,9 +18,9 @@ import pytest
 from roofscope.diagnosis.findings import Finding
 from roofscope.diagnosis.profiler import ProfilerRule, lead_with_profiler
 from roofscope.readers.load import load
-from roofscope.render.html import render_html
-from roofscope.render.json import to_dict
-from roofscope.render.text import render_text
+from roofscope.render.report.html import render_html
+from roofscope.render.report.json import to_dict
+from roofscope.render.report.text import render_text
 from roofscope.report import Report, analyse
 from tests.conftest import DATA, SHARED_CORPUS
 

@@ -26,7 +26,7 @@ from roofscope.analysis.metrics.derived import CATALOGUE, metrics, peak
 from roofscope.analysis.metrics.machine import Machine, machine_for
 from roofscope.analysis.metrics.value import ALL, MetricValue
 from roofscope.readers.load import load
-from roofscope.render.text import render_text
+from roofscope.render.report.text import render_text
 from roofscope.report import analyse
 from tests.conftest import DATA, SHARED_CORPUS, run_json
 

@@ -12,7 +12,7 @@ from xml.etree import ElementTree as ET
 import pytest
 
 from roofscope.cli.app import main
-from roofscope.render.logplot import si_tick
+from roofscope.render.charts.logplot import si_tick
 from roofscope.render.numbers import si
 from tests.conftest import DATA, SHARED_CORPUS, SUMMARY, SUMMARY_WORK, run_json
 from tests.test_html import ARTIFACTS, CHROMIUM, needs_browser

@@ -87,7 +87,7 @@ def test_analyze_json_loads_no_renderer_it_does_not_use() -> None:
     out, modules = imported("analyze", SMALL, "--json")
     assert out.startswith("{")
     assert _loaded(modules, RICH_HEAVY | ELSEWHERE | {"rich"}) == set()
-    assert _renderers(modules) == {"roofscope.render.json"}
+    assert _renderers(modules) == {"roofscope.render.report.json"}
     other_readers = {"kineto", "nsys_sqlite", "nsys_csv", "ncu_csv", "rocpd", "rocprof_compute"}
     assert {m for m in modules if m.split(".")[-1] in other_readers} == set()
     assert "cxxfilt" not in modules  # no mangled name in it: the demangler stays unloaded
@@ -168,14 +168,14 @@ def test_analyze_text_loads_no_chart_or_html() -> None:
     out, modules = imported("analyze", SMALL)
     assert "Kernel" in out or "kernel" in out
     assert _loaded(modules, ELSEWHERE) == set()
-    drawn = {"html", "charts", "roofline_chart", "timeline_chart", "png", "json"}
-    assert {m for m in _renderers(modules) if m.split(".")[2] in drawn} == set()
+    assert _renderers(modules) == {"roofscope.render.report.text"}
 
 
 def _renderers(modules: set[str]) -> set[str]:
     """The output formats loaded: the modules of render/ that write a whole document."""
-    formats = {"json", "text", "html", "charts", "png", "timeline_chart", "roofline_chart"}
-    return {m for m in modules if m.startswith("roofscope.render.") and m[17:] in formats}
+    formats = {"report.json", "report.text", "report.html", "charts.hotspots", "charts.png"}
+    formats |= {"charts.timeline", "charts.roofline", "compare.out", "compare.html"}
+    return {m for m in modules if m.removeprefix("roofscope.render.") in formats}
 
 
 def test_option_default_matches_the_analysis() -> None:

@@ -10,7 +10,7 @@ import pytest
 
 from roofscope.cli.app import main
 from roofscope.model.words import sized
-from roofscope.render.compare_words import speedup_text
+from roofscope.render.compare.words import speedup_text
 from roofscope.render.names import fit, short_name, short_names
 from roofscope.render.numbers import (
     cell,

@@ -1,4 +1,4 @@
-"""The package's version, in one place: ``roofscope --version``, every output's header and
-the Dask workers' check read it, without loading the package's API."""
+"""roofscope's version: its own module, so that no module below the top imports the package's
+``__init__`` for it."""
 
 __version__ = "0.1.0"

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import os
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
@@ -14,6 +13,8 @@ from roofscope.catalogue.ceilings import Ceiling
 from roofscope.checkup.engine import Compared
 from roofscope.errors import UsageError
 from roofscope.outfile import write_atomically
+from roofscope.render.names import full_names
+from roofscope.render.registry import Gated, compare_dict, renderer
 from roofscope.verify.compare import Comparison as Result
 from roofscope.verify.compare import EndToEnd, KernelChange
 from roofscope.verify.gate import Verdict, gate
@@ -87,14 +88,10 @@ class Comparison:
 
     def to_dict(self, verdict: Verdict | None = None) -> dict[str, Any]:
         """The ``compare --json`` document; its gate is ``verdict`` (default: none set)."""
-        from roofscope.render.compare_out import compare_dict
-
-        return compare_dict(self.result, verdict or self.gate())
+        return compare_dict(self._gated(verdict))
 
     def to_json(self, verdict: Verdict | None = None) -> str:
-        from roofscope.render.compare_out import render_compare_json
-
-        return render_compare_json(self.result, verdict or self.gate())
+        return self._render("json", verdict)
 
     @overload
     def to_html(self, path: None = None, verdict: Verdict | None = None) -> str: ...
@@ -104,11 +101,7 @@ class Comparison:
         self, path: str | os.PathLike[str] | None = None, verdict: Verdict | None = None
     ) -> str | None:
         """The compare page (``--html``): returned, or written to ``path`` whole."""
-        from roofscope.render.html import render_compare_html
-
-        with self._names():
-            page = render_compare_html(self.result, verdict or self.gate(), *self._ceilings(),
-                                       self._gpus())  # fmt: skip
+        page = self._render("html", verdict)
         if path is None:
             return page
         write_atomically(Path(path), page, force=True, keep=self.read)
@@ -123,23 +116,20 @@ class Comparison:
 
     def waterfall_svg(self) -> str:
         """Each kernel's contribution to the change, from the baseline's total to the new."""
-        from roofscope.render.waterfall_chart import waterfall_svg
-
-        with self._names():
-            return waterfall_svg(self.result)
+        return self._render("waterfall")
 
     def movement_svg(self) -> str:
         """Each kernel's move on the roofline; empty when none has roofline data both sides."""
-        from roofscope.render.compare_charts import movement_svg
+        return self._render("movement")
 
-        with self._names():
-            return movement_svg(self.result, *self._ceilings(), self._gpus())
+    def _render(self, name: str, verdict: Verdict | None = None) -> str:
+        """The registry's ``name`` view of the comparison (its gate ``verdict``, by default
+        none set), names whole or short as ``full_names`` says."""
+        with full_names(self.full_names):
+            return renderer("compare", name).render(self._gated(verdict))
 
-    def _names(self) -> AbstractContextManager[None]:
-        """Names whole or short in what is rendered inside it, as ``full_names`` says."""
-        from roofscope.render.names import full_names
-
-        return full_names(self.full_names)
+    def _gated(self, verdict: Verdict | None) -> Gated:
+        return Gated(self.result, verdict or self.gate(), self._ceilings(), self._gpus())
 
     def _ceilings(self) -> tuple[tuple[Ceiling, ...], tuple[Ceiling, ...]]:
         return self.base[0].roofline.ceilings, self.new[0].roofline.ceilings
@@ -148,10 +138,7 @@ class Comparison:
         return self.base[0].device.name or "baseline", self.new[0].device.name or "candidate"
 
     def _repr_html_(self) -> str:
-        from roofscope.render.notebook import compare_fragment
-
-        with self._names():
-            return compare_fragment(self.result, self.gate(), self._ceilings(), self._gpus())
+        return self._render("notebook")
 
     def __repr__(self) -> str:
         from roofscope.model.words import count

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
@@ -14,6 +13,8 @@ from roofscope.analysis.roofline import Roofline
 from roofscope.diagnosis.findings import Finding
 from roofscope.model.profile import InputFile, Warning
 from roofscope.outfile import write_atomically
+from roofscope.render.names import full_names
+from roofscope.render.registry import NO_OPTIONS, Options, renderer, report_dict, summary_dict
 from roofscope.report import Report as Checkup
 
 if TYPE_CHECKING:
@@ -50,8 +51,6 @@ class Report:
 
     @property
     def summary(self) -> Summary:
-        from roofscope.render.json import summary_dict
-
         return Summary(**summary_dict(self.checkup))
 
     @property
@@ -84,15 +83,11 @@ class Report:
 
     def to_dict(self) -> dict[str, Any]:
         """The ``analyze --json`` document (schema ``schema/report-v1.schema.json``)."""
-        from roofscope.render.json import to_dict
-
-        return to_dict(self.checkup)
+        return report_dict(self.checkup)
 
     def to_json(self) -> str:
         """The ``analyze --json`` text, byte for byte."""
-        from roofscope.render.json import render_json
-
-        return render_json(self.checkup)
+        return self._render("json")
 
     @overload
     def to_html(self, path: None = None) -> str: ...
@@ -101,10 +96,7 @@ class Report:
     def to_html(self, path: str | os.PathLike[str] | None = None) -> str | None:
         """The offline HTML report (``--html``): returned, or written to ``path`` whole
         (replacing an earlier report there, never a file this report read)."""
-        from roofscope.render.html import render_html
-
-        with self._names():
-            page = render_html(self.checkup)
+        page = self._render("html")
         if path is None:
             return page
         write_atomically(Path(path), page, force=True, keep=self.read)
@@ -119,36 +111,24 @@ class Report:
 
     def hotspots_svg(self, top: int = 20) -> str:
         """The top kernels' time as bars (hotspots red), the rest folded into 'other'."""
-        from roofscope.render.charts import hotspot_svg
-
-        with self._names():
-            return hotspot_svg(self.checkup, top)
+        return self._render("hotspots", Options(top=top))
 
     def roofline_svg(self) -> str:
         """The roofline with each kernel placed (``--svg``'s ``roofline.svg``)."""
-        from roofscope.render.charts import roofline_svg
-
-        with self._names():
-            return roofline_svg(self.checkup)
+        return self._render("roofline")
 
     def timeline_svg(self) -> str:
         """Busy and idle over time, the hot kernels told apart; empty without timestamps."""
-        from roofscope.render.timeline_chart import timeline_svg
-
-        with self._names():
-            return timeline_svg(self.checkup)
+        return self._render("timeline")
 
     def _repr_html_(self) -> str:
-        from roofscope.render.notebook import report_fragment
+        return self._render("notebook")
 
-        with self._names():
-            return report_fragment(self.checkup)
-
-    def _names(self) -> AbstractContextManager[None]:
-        """Names whole or short in what is rendered inside it, as ``full_names`` says."""
-        from roofscope.render.names import full_names
-
-        return full_names(self.full_names)
+    def _render(self, name: str, options: Options = NO_OPTIONS) -> str:
+        """The registry's ``name`` view of the check-up, names whole or short as ``full_names``
+        says."""
+        with full_names(self.full_names):
+            return renderer("report", name, options).render(self.checkup)
 
     def __repr__(self) -> str:
         from roofscope.model.words import count

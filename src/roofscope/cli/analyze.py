@@ -48,6 +48,7 @@ def analyze(
     from roofscope.checkup.options import CheckupOptions
     from roofscope.cli.progress import run_checkup
     from roofscope.render.names import full_names
+    from roofscope.render.registry import CHARTS, renderer
     from roofscope.report import with_lanes
 
     options = CheckupOptions(
@@ -62,15 +63,10 @@ def analyze(
         report = with_lanes(report, checkup.profile)
     with full_names(whole_names):
         if html:
-            from roofscope.render.html import render_html
-
-            write_atomically(Path(html), render_html(report), force=force, keep=keep)
+            page = renderer("report", "html").render(report)
+            write_atomically(Path(html), page, force=force, keep=keep)
         if svg or png:
-            from roofscope.render.charts import hotspot_svg, roofline_svg
-            from roofscope.render.timeline_chart import timeline_svg
-
-            charts = {"hotspots": hotspot_svg(report), "roofline": roofline_svg(report),
-                      "timeline": timeline_svg(report)}  # fmt: skip
+            charts = {name: renderer("report", name).render(report) for name in CHARTS["report"]}
             write_charts(charts, svg, png, force=force, keep=keep)
         text = report_view(report, as_json=as_json, top=20 if top is None else top)
     sys.stdout.write(text)

@@ -17,8 +17,8 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from roofscope import __version__
 from roofscope.errors import RoofscopeError
+from roofscope.version import __version__
 
 
 def main(argv: Sequence[str] | None = None) -> int:

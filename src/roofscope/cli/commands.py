@@ -12,12 +12,12 @@ from typing import Annotated
 
 import typer
 
-from roofscope import __version__
 from roofscope.cli.analyze import analyze
 from roofscope.cli.compare import compare
 from roofscope.cli.demo import demo
 from roofscope.cli.lists import devices, formats
 from roofscope.cli.measure import peaks, profile
+from roofscope.version import __version__
 
 COMMANDS = (analyze, profile, peaks, demo, compare, devices, formats)
 

@@ -17,9 +17,7 @@ from roofscope.cli.outputs import html_path, stem, write_charts
 from roofscope.outfile import write_atomically
 
 if TYPE_CHECKING:
-    from roofscope.catalogue.ceilings import Ceiling
-    from roofscope.verify.compare import Comparison
-    from roofscope.verify.gate import Verdict
+    from roofscope.render.registry import Gated
 
 EXIT_GATE_FAILED = 3
 MAX_SLOWER_PCT = 1e6  # 10,000 times slower; inf reached the JSON gate thresholds
@@ -98,8 +96,8 @@ def compare(
     from roofscope.checkup.engine import compare_sides, prepare, side_gpus  # DuckDB, numpy
     from roofscope.checkup.options import CheckupOptions
     from roofscope.cli.progress import run_checkup
-    from roofscope.render.compare_out import render_compare_json, render_compare_text
     from roofscope.render.names import full_names
+    from roofscope.render.registry import Gated, renderer
     from roofscope.verify.gate import gate
 
     options = CheckupOptions(
@@ -121,25 +119,23 @@ def compare(
         min_share=min_share,
     )
     base_roof, new_roof = both.base[0].report.roofline, both.new[0].report.roofline
+    gated = Gated(
+        cmp, verdict, (base_roof.result.ceilings, new_roof.result.ceilings),
+        (base_roof.choice.name or "baseline", new_roof.choice.name or "candidate"),
+    )  # fmt: skip
     with full_names(whole_names):
         _write_files(
-            cmp, verdict, base_roof.result.ceilings, new_roof.result.ceilings,
-            (base_roof.choice.name or "baseline", new_roof.choice.name or "candidate"),
-            junit_out=junit_out, markdown_out=markdown_out, force=force, keep=keep,
+            gated, junit_out=junit_out, markdown_out=markdown_out, force=force, keep=keep,
             html=html, out=out, name=f"{stem(base)}-vs-{stem(new)}", svg=svg, png=png,
         )  # fmt: skip
-        text = render_compare_json(cmp, verdict) if as_json else render_compare_text(cmp, verdict)
+        text = renderer("compare", "json" if as_json else "text").render(gated)
     sys.stdout.write(text)
     if not verdict.passed:
         raise typer.Exit(EXIT_GATE_FAILED)
 
 
 def _write_files(
-    cmp: Comparison,
-    verdict: Verdict,
-    ceilings: tuple[Ceiling, ...],
-    new_ceilings: tuple[Ceiling, ...],
-    gpus: tuple[str, str],
+    gated: Gated,
     *,
     junit_out: str | None,
     markdown_out: str | None,
@@ -153,22 +149,13 @@ def _write_files(
 ) -> None:
     """The CI reports, the HTML page (``--html``, or ``-o DIR``'s ``NAME.roofscope.html``) and
     the charts asked for, drawn on each side's ceilings."""
-    from roofscope.render.compare_gate import junit, markdown
+    from roofscope.render.registry import CHARTS, renderer
 
-    if junit_out:
-        write_atomically(Path(junit_out), junit(cmp, verdict), force=force, keep=keep)
-    if markdown_out:
-        write_atomically(Path(markdown_out), markdown(cmp, verdict), force=force, keep=keep)
-    html = html_path(html, out, name)
-    if html:
-        from roofscope.render.html import render_compare_html
-
-        page = render_compare_html(cmp, verdict, ceilings, new_ceilings, gpus)
-        write_atomically(Path(html), page, force=force, keep=keep)
+    for view, path in (("junit", junit_out), ("markdown", markdown_out), ("html", html)):
+        path = html_path(path, out, name) if view == "html" else path  # -o DIR made only now
+        if path:
+            page = renderer("compare", view).render(gated)
+            write_atomically(Path(path), page, force=force, keep=keep)
     if svg or png:
-        from roofscope.render.compare_charts import movement_svg
-        from roofscope.render.waterfall_chart import waterfall_svg
-
-        movement = movement_svg(cmp, ceilings, new_ceilings, gpus)
-        charts = {"waterfall": waterfall_svg(cmp), "movement": movement}
+        charts = {view: renderer("compare", view).render(gated) for view in CHARTS["compare"]}
         write_charts(charts, svg, png, force=force, keep=keep)

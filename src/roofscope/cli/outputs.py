@@ -38,17 +38,20 @@ def write_charts(
         for name, chart in charts.items():
             write_atomically(Path(svg) / f"{name}.svg", chart, force=force, keep=keep)
     if png:
-        from roofscope.render.png import write_pngs
+        from roofscope.render.registry import renderer
 
-        write_pngs(charts, Path(png), force=force, keep=keep)
+        to_png = renderer("chart", "png")
+        make_folder(Path(png))
+        for name, chart in charts.items():
+            image = to_png.render(chart)  # the rasteriser's remedy before any file is written
+            write_atomically(Path(png) / f"{name}{to_png.suffix}", image, force=force, keep=keep)
 
 
 def report_view(report: Report, *, as_json: bool, top: int = 20) -> str:
     """The report as JSON, or as text for the terminal (colour only on one, NO_COLOR honoured)."""
+    from roofscope.render.registry import Options, renderer
+
     if as_json:
-        from roofscope.render.json import render_json
-
-        return render_json(report)
-    from roofscope.render.text import render_text  # rich loads only for the terminal view
-
-    return render_text(report, top=top, color=sys.stdout.isatty() and "NO_COLOR" not in os.environ)
+        return renderer("report", "json").render(report)
+    color = sys.stdout.isatty() and "NO_COLOR" not in os.environ
+    return renderer("report", "text", Options(top=top, color=color)).render(report)

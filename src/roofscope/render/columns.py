@@ -12,6 +12,8 @@ column (between words, a word longer than the column folded), never cut.
 from __future__ import annotations
 
 import io
+import re
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -151,3 +153,26 @@ def text_console(buf: io.StringIO, width: int | None, color: bool | None) -> Con
 def _room(widths: list[int], shown: list[int], name: int, width: int) -> int:
     """What the name column gets of ``width`` beside the other shown columns."""
     return width - sum(widths[i] for i in shown if i != name) - GAP * (len(shown) - 1)
+
+
+# a number and the word after it stay on one line (``9.21 TB/s``)
+_GLUE = re.compile(r"(?<=\d) (?=[^\s\d(\[·→-])")
+
+
+def wrapped(
+    console: Console, text: str, indent: str, hanging: str | None = None, style: str = ""
+) -> None:
+    """``text`` whole, wrapped at the console's width between words: a word longer than a
+    line (a URL, a kernel name) stands on its own line, never cut; a number stays on the line
+    of the word after it (``9.21 TB/s``)."""
+    lines = textwrap.wrap(
+        _GLUE.sub("\u00a0", text),
+        width=console.width,
+        initial_indent=indent,
+        subsequent_indent=indent if hanging is None else hanging,
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
+    for line in lines:
+        line = line.replace("\u00a0", " ")
+        console.print(Text(line, style=style), no_wrap=True, overflow="ignore", crop=False)

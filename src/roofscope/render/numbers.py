@@ -97,3 +97,8 @@ def quantity(value: float | None, unit: str, *, missing: str = "-") -> str:
     if unit in _BASE_UNITS:
         return si(value, unit)
     return number(value, unit)
+
+
+def seconds(ns: float | None) -> float | None:
+    """Nanoseconds to the JSON's SI seconds; None stays None."""
+    return None if ns is None else ns / 1e9

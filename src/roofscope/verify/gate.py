@@ -1,5 +1,5 @@
 """The pass/fail gate for CI: each check and the verdict as data (their words, the JUnit and
-Markdown reports: ``render/compare_words.py``, ``render/compare_gate.py``; the exit code: the
+Markdown reports: ``render/compare/words.py``, ``render/compare/gate.py``; the exit code: the
 CLI).
 
 A regression counts only when it is larger than its threshold AND beyond noise (its 95 %

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from html import escape
 
 from roofscope.catalogue.ceilings import Ceiling
-from roofscope.render.logplot import si_tick
+from roofscope.render.charts.logplot import si_tick
 from roofscope.render.numbers import si
 
 ROW = 30

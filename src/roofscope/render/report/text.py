@@ -8,20 +8,20 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from roofscope import __version__
 from roofscope.analysis.hotspots import KernelStats
 from roofscope.analysis.timeline import Timeline
 from roofscope.catalogue import devices
 from roofscope.model.profile import Runs
-from roofscope.render.columns import NameCell, fitted_table, text_console
-from roofscope.render.findings_text import findings_section, wrapped
+from roofscope.render.columns import NameCell, fitted_table, text_console, wrapped
 from roofscope.render.inputs_line import inputs_once
-from roofscope.render.limiter_text import limiter_section
-from roofscope.render.metrics_text import metrics_section
 from roofscope.render.names import short_names
 from roofscope.render.numbers import cell, column_unit, count, duration, pct
-from roofscope.render.roofline_text import roofline_section
+from roofscope.render.report.findings_text import findings_section
+from roofscope.render.report.limiter_text import limiter_section
+from roofscope.render.report.metrics_text import metrics_section
+from roofscope.render.report.roofline_text import roofline_section
 from roofscope.report import Barriers, Report
+from roofscope.version import __version__
 
 BAR_WIDTH = 10
 

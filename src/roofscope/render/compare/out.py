@@ -10,9 +10,8 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from roofscope import __version__
-from roofscope.render.columns import NameCell, fitted_table, terminal_width
-from roofscope.render.compare_words import (
+from roofscope.render.columns import NameCell, fitted_table, terminal_width, wrapped
+from roofscope.render.compare.words import (
     NO_GATE,
     block_reason,
     check_reason,
@@ -23,13 +22,12 @@ from roofscope.render.compare_words import (
     speedup_text,
     warning_text,
 )
-from roofscope.render.findings_text import wrapped
-from roofscope.render.json import seconds
 from roofscope.render.names import short_names
-from roofscope.render.numbers import count, duration, number, pct, ratio
+from roofscope.render.numbers import count, duration, number, pct, ratio, seconds
 from roofscope.verify.compare import Comparison, Interval, KernelChange
 from roofscope.verify.gate import Verdict
 from roofscope.verify.quality import SideWarning
+from roofscope.version import __version__
 
 SCHEMA_VERSION = "1"
 

@@ -13,12 +13,12 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from roofscope.analysis.timeline_lanes import IDLE, OTHER, Lane, TimelineLanes
-from roofscope.render.chart_labels import text_width
-from roofscope.render.charts import escape_text as _e
-from roofscope.render.font import SVG_FONT
+from roofscope.render.charts.font import SVG_FONT
+from roofscope.render.charts.labels import text_width
+from roofscope.render.charts.time_axis import ticks
+from roofscope.render.escape import escape_text as _e
 from roofscope.render.names import fit, shortened, showing_full
 from roofscope.render.numbers import count, duration
-from roofscope.render.time_axis import ticks
 from roofscope.report import Report
 
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",

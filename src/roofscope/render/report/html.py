@@ -6,106 +6,23 @@ Kernel names are untrusted text: they reach the page only through :func:`html.es
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from roofscope import __version__
 from roofscope.analysis.ranks import STRAGGLER_EXCESS
 from roofscope.analysis.roofline import KernelRoofline
-from roofscope.catalogue.ceilings import Ceiling
 from roofscope.diagnosis.findings import Finding
 from roofscope.diagnosis.profiler import FINDING_KINDS
-from roofscope.render.charts import (
-    drawn_on_roofline,
-    hotspot_svg,
-    roofline_svg,
-)
-from roofscope.render.charts import (
-    escape_text as _e,
-)
-from roofscope.render.compare_charts import movement_svg
-from roofscope.render.compare_words import (
-    NO_GATE,
-    gate_reasons,
-    gate_set,
-    share_text,
-    side_label,
-    speedup_text,
-    warning_text,
-)
+from roofscope.render.charts.hotspots import hotspot_svg
+from roofscope.render.charts.roofline import drawn_on_roofline, roofline_svg
+from roofscope.render.charts.timeline import timeline_svg
+from roofscope.render.escape import escape_text as _e
 from roofscope.render.inputs_line import inputs_once
 from roofscope.render.layout import side_by_side, words
 from roofscope.render.names import name_cell, shortened
 from roofscope.render.numbers import count, duration, pct, si
-from roofscope.render.sources import ceiling_table
-from roofscope.render.text import (
-    barrier_line,
-    busy_idle,
-    gpu_title,
-    runs_line,
-)
-from roofscope.render.timeline_chart import SCRIPT as TIMELINE_SCRIPT
-from roofscope.render.timeline_chart import timeline_svg
-from roofscope.render.waterfall_chart import waterfall_svg
-from roofscope.render.zoom import zoom_script
+from roofscope.render.page import page
+from roofscope.render.report.sources import ceiling_table
+from roofscope.render.report.text import barrier_line, busy_idle, gpu_title, runs_line
 from roofscope.report import Report
-from roofscope.verify.compare import Comparison
-from roofscope.verify.gate import Verdict
-
-STYLE = """
-body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1800px}
-h1{font-size:20px}h2{font-size:16px;margin-top:28px;border-bottom:1px solid #ddd}
-svg.chart{display:block;width:100%;height:auto;max-width:1100px}
-.dual{display:flex;flex-wrap:wrap;gap:24px;align-items:flex-start}
-.dual>figure{flex:1 1 640px;margin:0;min-width:0}figure>p{margin:0 0 6px}
-table{border-collapse:collapse;font-size:12px;display:block;overflow-x:auto;max-width:100%}
-td,th{padding:3px 8px;border-bottom:1px solid #eee;
-text-align:right}td:first-child,th:first-child{text-align:left;max-width:520px;
-overflow-wrap:normal}.w{white-space:nowrap}.src{text-align:left}ol.sources{font-size:12px;color:#555}
-.sel rect,rect.sel{stroke:#000;stroke-width:2}circle.sel{stroke:#000;stroke-width:4}
-tr.sel{background:#fff3b0}tr.straggler td:first-child{color:#b00020}.muted{color:#777}
-.validity{color:#b00020}
-.fail{color:#b00020;font-weight:bold}
-.pass{color:#1b7f3b;font-weight:bold}#tip{position:fixed;pointer-events:none;background:#222;
-color:#fff;padding:4px 8px;border-radius:4px;font-size:12px;max-width:600px;display:none;
-white-space:pre-wrap}[data-k]{cursor:pointer}#timeline{cursor:grab;touch-action:none}
-td.name summary{cursor:pointer;overflow-wrap:normal}td.name .full{display:block;font-size:11px;
-color:#555}
-"""
-
-SCRIPT = """
-(function(){
-  var tip=document.getElementById('tip');
-  function select(k){
-    document.querySelectorAll('.sel').forEach(function(e){e.classList.remove('sel');});
-    document.querySelectorAll('[data-k="'+k+'"]').forEach(function(e){e.classList.add('sel');});
-  }
-  document.querySelectorAll('[data-k]').forEach(function(el){
-    el.addEventListener('click',function(){select(el.getAttribute('data-k'));});
-    el.addEventListener('mousemove',function(ev){
-      var t=el.querySelector('title');
-      tip.textContent=t?t.textContent:(el.getAttribute('data-name')||'');
-      tip.style.display='block';tip.style.left=(ev.clientX+12)+'px';tip.style.top=(ev.clientY+12)+'px';
-    });
-    el.addEventListener('mouseleave',function(){tip.style.display='none';});
-  });
-})();
-"""
-
-
-def _page(title: str, body: list[str]) -> str:
-    return "\n".join(
-        [
-            "<!DOCTYPE html>",
-            '<html lang="en"><head><meta charset="utf-8">',
-            '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
-            "style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">",
-            f"<title>{_e(title)}</title><style>{STYLE}</style></head><body>",
-            *body,
-            '<div id="tip"></div>',
-            f"<script>{SCRIPT}{zoom_script()}{TIMELINE_SCRIPT}</script>",
-            "</body></html>",
-        ]
-    )
+from roofscope.version import __version__
 
 
 def render_html(report: Report) -> str:
@@ -154,7 +71,7 @@ def render_html(report: Report) -> str:
             + "".join(f"<li>[{_e(w.code)}] {_e(w.message)}</li>" for w in report.warnings)
             + "</ul>"
         )
-    return _page(f"roofscope · {gpu}", body)
+    return page(f"roofscope · {gpu}", body)
 
 
 def _dual(report: Report) -> str:
@@ -251,7 +168,7 @@ def _rank_tables(report: Report, top: int = 20) -> str:
 def _metrics_table(report: Report) -> str:
     """One row per hot kernel with metrics: the speed-of-light set, mean over dispatches
     (the time-weighted value beside it where the two differ), and occupancy."""
-    from roofscope.render.metrics_text import SHOWN, pass_note, peer_note, value_text
+    from roofscope.render.report.metrics_text import SHOWN, pass_note, peer_note, value_text
 
     index = {k.name: i for i, k in enumerate(report.hotspots.kernels)}
     kernels = [k for k in report.hotspots.kernels if k.name in report.metrics.kernels]
@@ -289,7 +206,7 @@ def _bound(r: KernelRoofline | None) -> str:
 def _limiter_table(report: Report) -> str:
     """One row per kernel with a limiter (hot, or on the roofline): the unit nearest its
     peak, how near, where the number comes from, and every other unit measured."""
-    from roofscope.render.limiter_text import unit_text
+    from roofscope.render.report.limiter_text import unit_text
 
     index = {k.name: i for i, k in enumerate(report.hotspots.kernels)}
     short = shortened(list(report.limiters))
@@ -362,64 +279,3 @@ def _evidence(f: Finding) -> str:
     ours = f.evidence.get("roofscope_summary")
     extra = f'<br><span class="muted">roofscope: {_e(ours)}</span>' if isinstance(ours, str) else ""
     return _e(f.summary) + extra
-
-
-def _compare_warnings(cmp: Comparison) -> str:
-    """Each side's data-quality warnings, as ``compare``'s other outputs list them."""
-    if not cmp.warnings:
-        return ""
-    items = "".join(f"<li>{_e(side_label(w))}: {_e(warning_text(w))}</li>" for w in cmp.warnings)
-    return f'<h2>Data-quality warnings</h2><ul id="warnings">{items}</ul>'
-
-
-def _gate_line(verdict: Verdict) -> str:
-    """The verdict, only where a gate was set (a threshold, or a side that fails it)."""
-    if not gate_set(verdict):
-        return f'<p class="muted">Gate: {_e(NO_GATE)}</p>'
-    word = "PASS" if verdict.passed else "FAIL"
-    return f'<p class="{word.lower()}">Gate: {word}</p>'
-
-
-def render_compare_html(
-    cmp: Comparison,
-    verdict: Verdict,
-    ceilings: Sequence[Ceiling] = (),
-    new_ceilings: Sequence[Ceiling] = (),
-    gpus: tuple[str, str] = ("baseline", "candidate"),
-) -> str:
-    e = cmp.end_to_end
-    body = [
-        f"<h1>roofscope compare · {_e(cmp.base_label)} → {_e(cmp.new_label)}</h1>",
-        _gate_line(verdict),
-        "<ul>" + "".join(f"<li>{_e(r)}</li>" for r in gate_reasons(verdict)) + "</ul>",
-        _compare_warnings(cmp),
-        f"<p>End to end (kernel time): {duration(e.kernel_ns[0])} → "
-        f"{duration(e.kernel_ns[1])}: {_e(speedup_text(e.speedup, e.interval))}</p>",
-        "<h2>Contributions to the change, and roofline movement</h2>",
-        side_by_side(
-            waterfall_svg(cmp),
-            movement_svg(cmp, ceilings, new_ceilings, gpus)
-            or '<p class="muted">No kernel has roofline data on both sides.</p>',
-        ),
-        "<h2>Kernels</h2>",
-    ]
-    rows = []
-    short = shortened([k.name for k in cmp.kernels])
-    for i, k in enumerate(cmp.kernels):
-        share = share_text(k.attribution)
-        rows.append(
-            f'<tr data-k="{i}" data-name="{_e(k.name)}">{name_cell(k.name, short[k.name])}'
-            f"<td>{_e(k.how)}</td>"
-            f"<td>{duration(k.total_ns[0])}</td><td>{duration(k.total_ns[1])}</td>"
-            f"<td>{_e(speedup_text(k.speedup, k.interval))}</td><td>{share}</td></tr>"
-        )
-    added = [k.name for k in cmp.kernels if k.how == "added"]
-    removed = [k.name for k in cmp.kernels if k.how == "removed"]
-    for title, names in (("Added (candidate only)", added), ("Removed (baseline only)", removed)):
-        if names:
-            body.append(f"<p>{title}: " + ", ".join(_e(n) for n in names) + "</p>")
-    body.append(
-        '<table id="changes"><tr><th>Kernel</th><th>Matched</th><th>Base</th><th>New</th>'
-        "<th>Speedup</th><th>Share of change</th></tr>" + "".join(rows) + "</table>"
-    )
-    return _page(f"roofscope compare · {cmp.base_label} → {cmp.new_label}", body)

@@ -10,7 +10,7 @@ from rich.text import Text
 from roofscope.analysis.metrics.nvidia import PIPE_METRICS
 from roofscope.analysis.metrics.value import MetricValue
 from roofscope.diagnosis.profiler import FINDING_KINDS, ProfilerRule
-from roofscope.render.findings_text import wrapped
+from roofscope.render.columns import wrapped
 from roofscope.render.names import short_names
 from roofscope.render.numbers import count, quantity, sig
 from roofscope.report import Report

@@ -1,18 +1,15 @@
 """PNG images of the charts: the same SVG, rasterised at twice its size without a browser.
 
 vl-convert-python (a self-contained wheel around the resvg renderer) draws the SVG; its
-bundled Liberation Sans is the charts' font (``render.font``), so the image is the same on
+bundled Liberation Sans is the charts' font (``render.charts.font``), so the image is the same on
 every machine.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
-from pathlib import Path
 from xml.etree import ElementTree as ET
 
 from roofscope.errors import UsageError
-from roofscope.outfile import make_folder, write_atomically
 
 SCALE = 2  # pixels per SVG unit: sharp on a slide and on a high-density screen
 
@@ -33,16 +30,3 @@ def _on_white(svg: str) -> str:
     root = ET.fromstring(svg)
     size = f'width="{root.get("width")}" height="{root.get("height")}"'
     return f'<svg xmlns="http://www.w3.org/2000/svg" {size}><rect {size} fill="#fff"/>{svg}</svg>'
-
-
-def write_pngs(
-    charts: Mapping[str, str], folder: Path, *, force: bool, keep: Collection[str] = ()
-) -> list[Path]:
-    """One ``NAME.png`` per chart, twice the SVG's size."""
-    make_folder(folder)
-    written = []
-    for name, svg in charts.items():
-        path = folder / f"{name}.png"
-        write_atomically(path, png_bytes(svg), force=force, keep=keep)
-        written.append(path)
-    return written

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from html import escape
 
 from roofscope.catalogue.ceilings import Ceiling
-from roofscope.render.chart_labels import Box, Grid, text_width
-from roofscope.render.logplot import LogPlot
+from roofscope.render.charts.labels import Box, Grid, text_width
+from roofscope.render.charts.logplot import LogPlot
 from roofscope.render.numbers import si, sig
 
 SIZE = 10.0

@@ -1,10 +1,10 @@
-"""The gate's CI reports: JUnit XML and a Markdown summary (their words: ``compare_words``)."""
+"""The gate's CI reports: JUnit XML and a Markdown summary (their words: ``compare.words``)."""
 
 from __future__ import annotations
 
 from xml.etree import ElementTree as ET
 
-from roofscope.render.compare_words import (
+from roofscope.render.compare.words import (
     block_reason,
     check_reason,
     gate_reasons,

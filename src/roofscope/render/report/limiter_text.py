@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.text import Text
 
 from roofscope.analysis.limiter import Limiter, Utilisation
-from roofscope.render.findings_text import wrapped
+from roofscope.render.columns import wrapped
 from roofscope.render.names import short_names, showing_full
 from roofscope.report import Report
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 
-from roofscope.render.chart_labels import text_width
+from roofscope.render.charts.labels import text_width
 from roofscope.render.numbers import si
 
 SIZE = 10.0

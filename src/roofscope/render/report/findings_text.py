@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import re
-import textwrap
 from collections.abc import Sequence
 
 from rich.console import Console
 from rich.text import Text
 
 from roofscope.diagnosis.findings import Finding
+from roofscope.render.columns import wrapped
 from roofscope.render.names import fit, short_names
 from roofscope.render.numbers import count
 
-_GLUE = re.compile(r"(?<=\d) (?=[^\s\d(\[·→-])")
 STYLE = {"high": "bold red", "medium": "yellow", "low": "dim"}
 
 
@@ -62,22 +60,3 @@ def _grouped(findings: list[Finding]) -> list[tuple[Finding, int]]:
         seen[key] = len(out)
         out.append((f, 0))
     return out
-
-
-def wrapped(
-    console: Console, text: str, indent: str, hanging: str | None = None, style: str = ""
-) -> None:
-    """``text`` whole, wrapped at the console's width between words: a word longer than a
-    line (a URL, a kernel name) stands on its own line, never cut; a number stays on the line
-    of the word after it (``9.21 TB/s``)."""
-    lines = textwrap.wrap(
-        _GLUE.sub("\u00a0", text),
-        width=console.width,
-        initial_indent=indent,
-        subsequent_indent=indent if hanging is None else hanging,
-        break_long_words=False,
-        break_on_hyphens=False,
-    )
-    for line in lines:
-        line = line.replace("\u00a0", " ")
-        console.print(Text(line, style=style), no_wrap=True, overflow="ignore", crop=False)

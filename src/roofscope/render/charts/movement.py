@@ -8,13 +8,13 @@ import math
 from collections.abc import Sequence
 
 from roofscope.catalogue.ceilings import Ceiling
-from roofscope.render.bandwidth_strip import StripMark, bandwidth_strip, strip_height
-from roofscope.render.chart_labels import Box, circle_box, place, text_width
-from roofscope.render.charts import escape_text as _e
-from roofscope.render.font import SVG_FONT
-from roofscope.render.logplot import LogPlot
+from roofscope.render.charts.bandwidth_strip import StripMark, bandwidth_strip, strip_height
+from roofscope.render.charts.font import SVG_FONT
+from roofscope.render.charts.labels import Box, circle_box, place, text_width
+from roofscope.render.charts.logplot import LogPlot
+from roofscope.render.charts.roof_lines import RoofStyle, Segment, crosses, draw_roof, roof_segments
+from roofscope.render.escape import escape_text as _e
 from roofscope.render.numbers import number, si
-from roofscope.render.roof_lines import RoofStyle, Segment, crosses, draw_roof, roof_segments
 from roofscope.verify.compare import Comparison
 
 BASE_ROOF = RoofStyle("#8c8c8c", "", "ceiling base")

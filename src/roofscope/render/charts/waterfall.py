@@ -13,12 +13,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from roofscope.render.chart_labels import text_width
-from roofscope.render.charts import escape_text as _e
-from roofscope.render.font import SVG_FONT
+from roofscope.render.charts.font import SVG_FONT
+from roofscope.render.charts.labels import text_width
+from roofscope.render.charts.time_axis import ticks
+from roofscope.render.escape import escape_text as _e
 from roofscope.render.names import shortened, showing_full
 from roofscope.render.numbers import count, duration, sig
-from roofscope.render.time_axis import ticks
 from roofscope.verify.compare import Comparison
 
 WIDTH, LEFT, RIGHT, TOP, ROW = 760, 250, 130, 34, 22

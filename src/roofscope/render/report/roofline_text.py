@@ -7,10 +7,9 @@ from rich.console import Console
 from roofscope.analysis.roofline import KernelRoofline
 from roofscope.catalogue import vector_rates
 from roofscope.catalogue.ceilings import is_integer
-from roofscope.render.columns import NameCell, fitted_table
-from roofscope.render.findings_text import wrapped
+from roofscope.render.columns import NameCell, fitted_table, wrapped
 from roofscope.render.numbers import number, pct, si
-from roofscope.render.sources import document
+from roofscope.render.report.sources import document
 from roofscope.report import Report
 
 

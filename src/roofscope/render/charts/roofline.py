@@ -13,14 +13,14 @@ from html import escape
 
 from roofscope.analysis.hotspots import KernelStats
 from roofscope.analysis.roofline import KernelRoofline, Roofline
-from roofscope.render.bandwidth_strip import StripMark, bandwidth_strip, strip_height
-from roofscope.render.chart_labels import Box, Grid, circle_box, leader_end, place
-from roofscope.render.font import SVG_FONT
-from roofscope.render.logplot import LogPlot
+from roofscope.render.charts.bandwidth_strip import StripMark, bandwidth_strip, strip_height
+from roofscope.render.charts.font import SVG_FONT
+from roofscope.render.charts.labels import Box, Grid, circle_box, leader_end, place
+from roofscope.render.charts.logplot import LogPlot
+from roofscope.render.charts.roof_lines import Segment, crosses, draw_roof
+from roofscope.render.charts.roofline_legend import Clipped, legend, legend_height
 from roofscope.render.names import short_names
 from roofscope.render.numbers import number, si, sig
-from roofscope.render.roof_lines import Segment, crosses, draw_roof
-from roofscope.render.roofline_legend import Clipped, legend, legend_height
 from roofscope.report import Report
 
 BOUND_COLOUR = {"memory": "#1f77b4", "compute": "#d62728", None: "#7f7f7f"}

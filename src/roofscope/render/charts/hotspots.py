@@ -1,26 +1,20 @@
-"""Charts as SVG, drawn here (not in the browser) so that the HTML report and ``--svg``
-write the same pictures. Every element of a kernel carries ``data-k`` (its index in the
-report's kernel list) for the linked highlighting; every text is escaped."""
+"""The kernel-time (hotspots) chart as SVG, drawn here (not in the browser) so that the HTML
+report and ``--svg`` write the same pictures. Every element of a kernel carries ``data-k`` (its
+index in the report's kernel list) for the linked highlighting; every text is escaped."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 from roofscope.analysis.hotspots import KernelStats
-from roofscope.render.chart_labels import text_width
-from roofscope.render.escape import escape_text as escape_text
-from roofscope.render.font import SVG_FONT
+from roofscope.render.charts.font import SVG_FONT
+from roofscope.render.charts.labels import text_width
+from roofscope.render.escape import escape_text as _e
 from roofscope.render.names import fit, shortened, showing_full
 from roofscope.render.numbers import count, duration
-from roofscope.render.roofline_chart import drawn_on_roofline as drawn_on_roofline
-from roofscope.render.roofline_chart import roofline_plot as roofline_plot
-from roofscope.render.roofline_chart import roofline_svg as roofline_svg
 from roofscope.report import Report
 
 HOT, COLD = "#d62728", "#9aa5b1"
-
-
-_e = escape_text
 
 
 def hotspot_svg(report: Report, top: int = 20) -> str:

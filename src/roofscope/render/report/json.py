@@ -10,7 +10,6 @@ import json
 from dataclasses import asdict, fields
 from typing import Any
 
-from roofscope import __version__
 from roofscope.analysis.limiter import Limiter
 from roofscope.analysis.metrics.machine import Machine
 from roofscope.analysis.metrics.per_kernel import KernelMetrics
@@ -20,14 +19,11 @@ from roofscope.analysis.roofline import KernelRoofline
 from roofscope.analysis.work.model import Work
 from roofscope.catalogue.ceilings import Ceiling, is_integer
 from roofscope.diagnosis.findings import Finding
+from roofscope.render.numbers import seconds
 from roofscope.report import Barriers, Report, RooflineSection
+from roofscope.version import __version__
 
 SCHEMA_VERSION = "1"
-
-
-def seconds(ns: float | None) -> float | None:
-    """Nanoseconds to the JSON's SI seconds; None stays None."""
-    return None if ns is None else ns / 1e9
 
 
 def to_dict(report: Report) -> dict[str, Any]:
