@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import numpy.typing as npt
 
-from roofscope.analysis.roofline import KernelRoofline
+from roofscope.analysis.roofline import Bound, KernelRoofline
 from roofscope.model.access import launches, named, query
 from roofscope.model.profile import Profile
 from roofscope.model.selection import among, dispatches
@@ -67,7 +67,7 @@ class Movement:
     achieved_flops_s: tuple[float | None, float | None]
     achieved_bytes_s: tuple[float | None, float | None]
     efficiency: tuple[float | None, float | None]
-    bound: tuple[str | None, str | None]
+    bound: tuple[Bound | None, Bound | None]
     level: str
 
 
