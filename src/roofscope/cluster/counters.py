@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from roofscope.catalogue.ceilings import Ceiling
 from roofscope.model.access import counter_names, counter_values, named, query
 from roofscope.model.profile import Profile
+from roofscope.model.schema import DURATION, POSITIVE_DURATION
 from roofscope.model.selection import dispatches
 
 Number = int | float
@@ -76,14 +77,14 @@ class CounterPart:
     ceilings: tuple[Ceiling, ...] = ()  # measured ones the runs carry
 
 
-_PER_DISPATCH = """SELECT kernel, count(*), count(*) FILTER (end_ns - start_ns > 0),
-    coalesce(sum(end_ns - start_ns), 0) FROM d WHERE row_id IN (SELECT row_id FROM c)
+_PER_DISPATCH = f"""SELECT kernel, count(*), count(*) FILTER ({POSITIVE_DURATION}),
+    coalesce(sum({DURATION}), 0) FROM d WHERE row_id IN (SELECT row_id FROM c)
     GROUP BY kernel"""
 _PER_COUNTER = f"""SELECT kernel, counter_id,
     bool_and(value = trunc(value) AND abs(value) < {INTEGRAL_BELOW}),
     sum(CASE WHEN abs(value) < {INTEGRAL_BELOW} THEN value::HUGEINT END), fsum(value),
-    coalesce(fsum(value / (end_ns - start_ns)) FILTER (end_ns - start_ns > 0), 0),
-    count(*), count(*) FILTER (end_ns - start_ns > 0), coalesce(sum(end_ns - start_ns), 0)
+    coalesce(fsum(value / {DURATION}) FILTER ({POSITIVE_DURATION}), 0),
+    count(*), count(*) FILTER ({POSITIVE_DURATION}), coalesce(sum({DURATION}), 0)
     FROM d JOIN c USING (row_id) WHERE value IS NOT NULL GROUP BY kernel, counter_id"""
 
 

@@ -33,7 +33,7 @@ from roofscope.errors import InputError
 from roofscope.model import words
 from roofscope.model.access import Relation, copies, has_counters, named, query
 from roofscope.model.profile import Profile, RunInfo, Warning
-from roofscope.model.schema import Role
+from roofscope.model.schema import DURATION, NOT_BACKWARDS, VALID_DURATION, Role
 from roofscope.model.selection import EVERYTHING, dispatches
 from roofscope.readers.load import load
 
@@ -184,8 +184,8 @@ def _left_out(profile: Profile) -> list[Warning]:
     return [Warning("counter-run-left-out", COUNTER_RUN_LEFT_OUT, runs)] if runs else []
 
 
-_DURATIONS = """SELECT kernel, raw_name, start_ns, end_ns - start_ns AS dur FROM d
-    WHERE end_ns IS NULL OR start_ns IS NULL OR end_ns >= start_ns"""  # as analysis.hotspots
+_DURATIONS = f"""SELECT kernel, raw_name, start_ns, {DURATION} AS dur FROM d
+    WHERE {NOT_BACKWARDS}"""  # as analysis.hotspots
 _TIMED = f"SELECT kernel, dur FROM ({_DURATIONS}) x WHERE dur IS NOT NULL"
 _SMALL = f"SELECT kernel FROM ({_TIMED}) y GROUP BY kernel HAVING count(*) <= {sketch.EXACT_LIMIT}"
 
@@ -248,16 +248,16 @@ def _sources(profile: Profile) -> list[SourcePart]:
         for s, pid, tpid, start, end in query(
             profile,
             dispatches(profile),
-            """SELECT source, min(pid), min(pid) FILTER (end_ns >= start_ns),
-            min(start_ns) FILTER (end_ns >= start_ns), max(end_ns) FILTER (end_ns >= start_ns)
+            f"""SELECT source, min(pid), min(pid) FILTER ({VALID_DURATION}),
+            min(start_ns) FILTER ({VALID_DURATION}), max(end_ns) FILTER ({VALID_DURATION})
             FROM d GROUP BY source""",
         ).fetchall()
     }
     per_kernel: dict[int, dict[str, int]] = {}
     for s, kernel, total in query(
         profile,
-        named(profile, dispatches(profile).filter("end_ns >= start_ns")),
-        "SELECT source, kernel, sum(end_ns - start_ns) FROM d GROUP BY ALL ORDER BY ALL",
+        named(profile, dispatches(profile).filter(VALID_DURATION)),
+        f"SELECT source, kernel, sum({DURATION}) FROM d GROUP BY ALL ORDER BY ALL",
     ).fetchall():
         per_kernel.setdefault(int(s), {})[str(kernel)] = int(total)
     out = []
@@ -308,8 +308,8 @@ def _copies(profile: Profile) -> dict[str, CopyPart]:
     rows = query(
         profile,
         copies(profile),
-        """SELECT coalesce(direction, ''), count(*),
-        coalesce(sum(end_ns - start_ns) FILTER (end_ns >= start_ns), 0) FROM d GROUP BY 1""",
+        f"""SELECT coalesce(direction, ''), count(*),
+        coalesce(sum({DURATION}) FILTER ({VALID_DURATION}), 0) FROM d GROUP BY 1""",
     ).fetchall()
     return {str(k): CopyPart(int(n), int(ns)) for k, n, ns in sorted(rows)}
 

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from roofscope.model import words
 from roofscope.model.profile import Profile, Runs
-from roofscope.model.schema import Role
+from roofscope.model.schema import VALID_DURATION, Role
 
 if TYPE_CHECKING:
     from roofscope.readers.plan import Found
@@ -139,8 +139,8 @@ def _spans(profile: Profile, ids: Sequence[int]) -> dict[int, _Known]:
     if not ids:
         return {}
     rows = profile.con.execute(
-        f"""SELECT source, min(pid), min(start_ns) FILTER (end_ns >= start_ns),
-        max(end_ns) FILTER (end_ns >= start_ns) FROM dispatches
+        f"""SELECT source, min(pid), min(start_ns) FILTER ({VALID_DURATION}),
+        max(end_ns) FILTER ({VALID_DURATION}) FROM dispatches
         WHERE source IN ({", ".join(map(str, ids))}) GROUP BY source"""
     ).fetchall()
     return {int(s): (pid, start, end) for s, pid, start, end in rows}
