@@ -44,6 +44,7 @@ from roofscope.analysis.work.spec import Rule
 from roofscope.cluster.counters import CounterPart, KernelCounters, complete
 from roofscope.cluster.records import SHAPE_COLUMNS
 from roofscope.model.profile import RunInfo
+from roofscope.render.device_choice import detected_from
 from roofscope.render.json import ceiling_dict, kernel_roofline
 from roofscope.report import DEFAULTS, RooflineOptions
 
@@ -154,7 +155,7 @@ def roofline_doc(p: Partial, found: ClusterRoofline) -> dict[str, Any]:
             "key": c.device.key if c and c.device else None,
             "arch": c.arch if c else None,
             "scope": c.scope if c else None,
-            "detected_from": c.detected_from if c else None,
+            "detected_from": detected_from(c) if c else None,
             "problem": found.problem,
             "doubt": found.doubt,
         },

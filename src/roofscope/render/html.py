@@ -32,6 +32,7 @@ from roofscope.render.compare_words import (
     speedup_text,
     warning_text,
 )
+from roofscope.render.device_choice import detected_from
 from roofscope.render.inputs_line import inputs_once
 from roofscope.render.layout import side_by_side, words
 from roofscope.render.names import name_cell, shortened
@@ -166,7 +167,7 @@ def _dual(report: Report) -> str:
         problem = f'<p class="muted">{_e(section.problem)}.</p>' if section.problem else ""
         roof = (
             f"{problem}<p>{_e(choice.name or 'ceilings from the user')} · scope "
-            f"{_e(choice.scope)} · detected from {_e(choice.detected_from or '-')}</p>"
+            f"{_e(choice.scope)} · detected from {_e(detected_from(choice) or '-')}</p>"
             f"{roofline_svg(report)}"
         )
     return side_by_side(hotspot_svg(report), roof)

@@ -8,6 +8,7 @@ from roofscope.analysis.roofline import Bound, KernelRoofline, PlacedBy
 from roofscope.catalogue import vector_rates
 from roofscope.catalogue.ceilings import is_integer
 from roofscope.render.columns import NameCell, fitted_table
+from roofscope.render.device_choice import detected_from
 from roofscope.render.findings_text import wrapped
 from roofscope.render.numbers import number, pct, si
 from roofscope.render.sources import document
@@ -27,7 +28,7 @@ def roofline_section(console: Console, report: Report, top: int) -> None:
     )
     where = f"ceilings {given}"
     if choice.device is not None or choice.attribute_ceilings:
-        where = f"{choice.name} ({choice.arch}, {choice.detected_from})"
+        where = f"{choice.name} ({choice.arch}, {detected_from(choice)})"
     scope = f" · per {choice.scope.upper()}" if choice.scope != "device" else ""
     ops = "IOP" if r.main_ceiling and is_integer(r.main_ceiling) else "FLOP"
     ridge = ", ".join(f"{number(ai)} {ops}/B ({lvl})" for lvl, ai in r.ridge.items())
