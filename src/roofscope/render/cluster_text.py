@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.table import Table
 
 from roofscope import __version__
+from roofscope.analysis.roofline import Bound, PlacedBy
 from roofscope.diagnosis.findings import Finding
 from roofscope.render.columns import NameCell, fitted_table, text_console
 from roofscope.render.findings_text import findings_section, wrapped
@@ -179,20 +180,20 @@ def _roofline(console: Console, roof: Doc | None, top: int) -> None:
     headers = ["Kernel", "AI [FLOP/B]", "Achieved", "Eff.", "Bound"]
     rows = [(_roof_row(k), "bold red" if k.get("above_roof") else None) for k in kernels[:top]]
     console.print(fitted_table(headers, rows, width=console.width, name=0, drop=(2,)))
-    if any(k.get("placed_by") == "iops" for k in kernels[:top]):
+    if any(k.get("placed_by") == PlacedBy.IOPS for k in kernels[:top]):
         console.print("  kernels on an integer ceiling: AI in IOP/B, rates in IOP/s")
 
 
 def _roof_row(k: Doc) -> list[str | NameCell]:
     level = k.get("limiting_level") or "hbm"
-    if k.get("placed_by") == "bandwidth":
+    if k.get("placed_by") == PlacedBy.BANDWIDTH:
         achieved = si((k.get("achieved_bytes_s") or {}).get(level), "B/s")
     else:
         achieved = si(
-            k.get("achieved_flops_s"), "IOP/s" if k.get("placed_by") == "iops" else "FLOP/s"
+            k.get("achieved_flops_s"), "IOP/s" if k.get("placed_by") == PlacedBy.IOPS else "FLOP/s"
         )
     bound = k.get("bound") or "-"
-    if bound == "memory" and k.get("limiting_level"):
+    if bound == Bound.MEMORY and k.get("limiting_level"):
         bound = f"memory ({k['limiting_level']})"
     ai = (k.get("ai") or {}).get(level)
     return [NameCell((str(k["name"]),)), number(ai), achieved, pct(k.get("efficiency")), bound]
