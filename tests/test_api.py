@@ -209,7 +209,9 @@ def test_errors_are_raised_not_printed(capsys: pytest.CaptureFixture[str], tmp_p
         roofscope.analyze(COUNTERS, kernel="no_such_kernel")
     with pytest.raises(roofscope.UsageError, match=r"^kernel='\(': not a valid regular"):
         roofscope.analyze(COUNTERS, kernel="(")
-    with pytest.raises(roofscope.UsageError, match=r"^gap_us=-1: expected a number from 0 to 1,000,000,000,000$"):
+    with pytest.raises(
+        roofscope.UsageError, match=r"^gap_us=-1: expected a number from 0 to 1,000,000,000,000$"
+    ):
         roofscope.analyze(COUNTERS, gap_us=-1.0)
     with pytest.raises(roofscope.UsageError, match=r"jobs=0: expected a number from 1"):
         roofscope.analyze(COUNTERS, jobs=0)

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from roofscope.analysis.device import DeviceChoice, gather_ceilings
+from roofscope.analysis.device import Detection, DeviceChoice, DeviceSource, gather_ceilings
 from roofscope.analysis.roofline import _kernel
 from roofscope.analysis.work.model import Work
 from roofscope.catalogue.ceilings import Ceiling
@@ -107,7 +107,7 @@ def test_a_half2_kernel_sits_on_the_fp16_vector_roofline(
 
 def choice(key: str) -> DeviceChoice:
     device = next(d for d in catalogue() if d.key == key)
-    return DeviceChoice(device, "device", "--gpu", None)
+    return DeviceChoice(device, "device", Detection(DeviceSource.GPU_OPTION), None)
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,12 @@ from typing import Any
 
 import pytest
 
-from roofscope.analysis.device import DeviceChoice, from_profile_attributes
+from roofscope.analysis.device import (
+    Detection,
+    DeviceChoice,
+    DeviceSource,
+    from_profile_attributes,
+)
 from roofscope.catalogue import from_attributes
 from roofscope.model.profile import RunInfo
 from roofscope.readers.load import load
@@ -153,7 +158,7 @@ def test_kineto_records_no_clock_so_no_ceiling_and_the_message_says_so() -> None
 
 def test_a_gpu_given_with_gpu_is_kept() -> None:
     run = RunInfo(gpu="NVIDIA Test Board QS", arch="sm_90", compute_units=132, clock_mhz=1980)
-    given = DeviceChoice(None, "device", "--gpu", None)
+    given = DeviceChoice(None, "device", Detection(DeviceSource.GPU_OPTION), None)
     assert from_profile_attributes(given, run) is given
 
 

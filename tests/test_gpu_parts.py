@@ -23,6 +23,7 @@ from roofscope.analysis.device import catalogue_ceilings, choose_device
 from roofscope.catalogue import devices
 from roofscope.model.profile import RunInfo
 from roofscope.readers.load import load
+from roofscope.render.device_choice import detected_from
 from tests.conftest import DATA
 
 SUPERBENCH = DATA / "ncu" / "superbench-cublaslt-ncu" / "cublaslt_ncu.log"
@@ -152,7 +153,7 @@ def test_memory_tells_an_mi300x_from_an_mi325x() -> None:
     choice = choose_device(run, None)
     assert choice.device is not None and choice.device.key == "mi300x"
     assert choice.alternatives == ()
-    assert choice.detected_from == "profile: gfx942 with 304 CUs and 192 GiB"
+    assert detected_from(choice) == "profile: gfx942 with 304 CUs and 192 GiB"
     both = choose_device(RunInfo(arch="gfx942", compute_units=304), None)
     assert {d.key for d in (both.device, *both.alternatives) if d} == {"mi300x", "mi325x"}
 

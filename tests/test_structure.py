@@ -225,3 +225,14 @@ def test_no_reader_counts_the_inputs_for_its_source_id() -> None:
         if pattern.search(line) and "self.inputs" not in line
     ]
     assert found == []
+
+
+def test_only_readers_and_model_spell_a_duration() -> None:
+    """A duration is ``model.schema.DURATION``, and which ones count ``VALID_DURATION``: one
+    definition, not SQL text copied into every analysis."""
+    spelled = [
+        str(p.relative_to(PACKAGE))
+        for p in _outside_owners()
+        if "end_ns - start_ns" in p.read_text(encoding="utf-8")
+    ]
+    assert spelled == []

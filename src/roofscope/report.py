@@ -23,7 +23,7 @@ from roofscope.analysis.limiter import Limiter, limiters, out_of_range
 from roofscope.analysis.metrics.per_kernel import MetricsSection, kernel_metrics
 from roofscope.analysis.metrics.value import MetricValue
 from roofscope.analysis.ranks import RankView, rank_view
-from roofscope.analysis.roofline import Roofline, roofline
+from roofscope.analysis.roofline import PlacedBy, Roofline, roofline
 from roofscope.analysis.rounding import timestamp_stamps
 from roofscope.analysis.timeline import DEFAULT_GAP_NS, Timeline, timeline
 from roofscope.analysis.work.assign import kernel_work
@@ -241,7 +241,7 @@ def _bound_by_limiter(section: RooflineSection, limits: dict[str, Limiter]) -> R
         lim = limits.get(k.name)
         top = lim.busiest if lim is not None else None
         if top and top.side == "compute" and top.pct_of_peak >= BUSY_PCT:
-            k = replace(k, bound=None) if k.placed_by == "bandwidth" else k
+            k = replace(k, bound=None) if k.placed_by is PlacedBy.BANDWIDTH else k
         kernels.append(k)
     return replace(section, result=replace(section.result, kernels=tuple(kernels)))
 

@@ -23,7 +23,7 @@ from duckdb import Expression
 from roofscope.model.access import activity as activity_rows
 from roofscope.model.access import copies, named, query
 from roofscope.model.profile import Profile
-from roofscope.model.schema import Role
+from roofscope.model.schema import DURATION, VALID_DURATION, Role
 from roofscope.model.selection import among, dispatches
 
 
@@ -56,7 +56,7 @@ def copy_records(profile: Profile) -> tuple[Activity, ...]:
     rows = query(
         profile,
         copies(profile).filter(_counted(profile)),
-        """SELECT direction, count(*), sum(end_ns - start_ns)
+        f"""SELECT direction, count(*), sum({DURATION})
         FROM d GROUP BY direction ORDER BY 3 DESC""",
     ).fetchall()
     return tuple(Activity("copy", str(d), int(c), float(t or 0)) for d, c, t in rows)
@@ -70,8 +70,8 @@ def barrier_records(profile: Profile) -> tuple[Activity, ...]:
     rows = query(
         profile,
         named(profile, dispatches(profile, sources=sources)),
-        """SELECT trim(trim(trim(raw_name), '"')), count(*),
-        sum(end_ns - start_ns) FILTER (end_ns >= start_ns) FROM d GROUP BY 1 ORDER BY 3 DESC, 1""",
+        f"""SELECT trim(trim(trim(raw_name), '"')), count(*),
+        sum({DURATION}) FILTER ({VALID_DURATION}) FROM d GROUP BY 1 ORDER BY 3 DESC, 1""",
     )
     return tuple(Activity("barrier", str(n), int(c), float(t or 0)) for n, c, t in rows.fetchall())
 

@@ -43,7 +43,7 @@ from roofscope.model.access import (
     query,
 )
 from roofscope.model.profile import Profile, Warning
-from roofscope.model.schema import Role
+from roofscope.model.schema import DURATION, NOT_BACKWARDS, VALID_DURATION, Role
 from roofscope.model.selection import dispatches
 
 BITMAP_LIMIT_BYTES = 64 << 20
@@ -157,7 +157,7 @@ def _clocks_apart(profile: Profile) -> list[Warning]:
         return []
     spans = (
         dispatches(profile, sources=timed)
-        .filter("end_ns >= start_ns")
+        .filter(VALID_DURATION)
         .aggregate("min(start_ns), max(end_ns)", "source")
         .fetchall()
     )
@@ -385,10 +385,10 @@ def _traced_from(profile: Profile, hot: Hotspots) -> dict[int, dict[str, Traced]
 def _traced(profile: Profile) -> dict[int, dict[str, Traced]]:
     """Per dispatch source and kernel: calls and total ns, as hotspots counts them (dispatches
     whose End precedes their Begin left out; no total when no dispatch has times)."""
-    kept = dispatches(profile).filter("end_ns IS NULL OR start_ns IS NULL OR end_ns >= start_ns")
+    kept = dispatches(profile).filter(NOT_BACKWARDS)
     rows = (
         named(profile, kept)
-        .aggregate("source, kernel, count(*), sum(end_ns - start_ns)", "source, kernel")
+        .aggregate(f"source, kernel, count(*), sum({DURATION})", "source, kernel")
         .fetchall()
     )
     out: dict[int, dict[str, Traced]] = {}

@@ -18,6 +18,7 @@ import numpy.typing as npt
 
 from roofscope.model.access import Relation, counter_names, counter_values, query
 from roofscope.model.profile import Profile
+from roofscope.model.schema import DURATION
 from roofscope.model.selection import dispatches
 
 Array = npt.NDArray[np.float64]
@@ -105,7 +106,7 @@ def _dispatch_counters(profile: Profile, sources: Sequence[int]) -> DispatchCoun
     rows = query(
         profile,
         mine,
-        """SELECT row_id, name_id, coalesce((end_ns - start_ns)::DOUBLE, 'NaN') AS dur
+        f"""SELECT row_id, name_id, coalesce({DURATION}::DOUBLE, 'NaN') AS dur
         FROM d WHERE row_id IN (SELECT row_id FROM c) ORDER BY row_id""",
         c=counter_values(profile),
     ).fetchnumpy()

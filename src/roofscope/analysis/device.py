@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from enum import Enum, StrEnum
 
 from roofscope.catalogue import devices, from_attributes
 from roofscope.catalogue.ceilings import Ceiling, resolve
@@ -39,11 +40,43 @@ MEMORY_CLOCK_TOLERANCE = 0.10  # a profile's memory clock within 10 % of a part'
 MEMORY_TOLERANCE = 0.10
 
 
+class DeviceSource(StrEnum):
+    """What chose the device; the values begin the JSON report's ``device.detected_from``."""
+
+    GPU_OPTION = "--gpu"  # the user named it
+    PROFILE = "profile"  # the profile's GPU name or arch, narrowed by its units and memory
+    ATTRIBUTES = from_attributes.PREFIX  # no catalogue part: the profile's device attributes
+
+
+class Unserved(Enum):
+    """Why the catalogue's part cannot serve, so the profile's device attributes do."""
+
+    NOT_NAMED = "the profile names no GPU"
+    NOT_CATALOGUED = "its GPU is in no catalogue"
+    NO_COMPUTE_PEAK = "the catalogue states no compute peak of the part"
+    OTHER_UNITS = "the profile reports another unit count than the part has"
+
+
+@dataclass(frozen=True)
+class Detection:
+    """How the device was chosen, as facts (the renderers word them, render/device_choice.py)."""
+
+    source: DeviceSource
+    names: tuple[str, ...] = ()  # what named it: --gpu's NAME; the profile's GPU and arch
+    units: int | None = None  # the profile's compute units, where they were weighed
+    unit_name: str = ""  # what the profile calls them: "CUs", "SMs"
+    memory_bytes: int | None = None  # the profile's memory, where it narrowed the parts
+    shared: bool = False  # several parts fit: the ceilings they share are used
+    unserved: Unserved | None = None  # ATTRIBUTES: why not the catalogue's part
+    part: devices.Device | None = None  # ATTRIBUTES: the catalogue's part that cannot serve
+    derived: from_attributes.Derived | None = None  # ATTRIBUTES: what the attributes lack
+
+
 @dataclass(frozen=True)
 class DeviceChoice:
     device: devices.Device | None
     scope: str  # "device", or "gcd" when the profiled agent is one GCD of the product
-    detected_from: str | None  # "--gpu", "profile: <name>", "profile: <arch> with N CUs"
+    detected: Detection | None  # None: no device known
     problem: str | None  # one line: why no device is known, and what to pass
     alternatives: tuple[devices.Device, ...] = ()  # others the profile cannot tell apart
     units: int | None = None  # the compute units the profile reports
@@ -68,11 +101,11 @@ class DeviceChoice:
 def choose_device(run: RunInfo, gpu: str | None) -> DeviceChoice:
     if gpu is not None:
         return _named_by_user(run, gpu)
-    for name in (run.gpu, run.arch):
-        found = devices.find(name) if name else None
+    for name in (n for n in (run.gpu, run.arch) if n):
+        found = devices.find(name)
         if found is not None:
             scope = devices.scope_for(found, run.compute_units)
-            return DeviceChoice(found, scope, f"profile: {name}", None)
+            return DeviceChoice(found, scope, Detection(DeviceSource.PROFILE, (name,)), None)
     pool = _candidates(run)
     if run.compute_units:  # parts of that count first, then parts whose count no vendor states
         fits = [d for d in pool if d.compute_units and _fits(d, run)]
@@ -80,22 +113,27 @@ def choose_device(run: RunInfo, gpu: str | None) -> DeviceChoice:
         # no count fits: a partition the catalogue does not know (warned)
     by_memory = [d for d in pool if _memory_fits(d, run)] or pool  # none: a slice (MIG, a VF)
     said = " / ".join(n for n in (run.gpu, run.arch) if n)
-    units = (
-        f" with {run.compute_units} {from_attributes.unit_name(run)}" if run.compute_units else ""
+    seen = Detection(
+        DeviceSource.PROFILE,
+        tuple(n for n in (run.gpu, run.arch) if n),
+        run.compute_units or None,
+        from_attributes.unit_name(run),
+        run.memory_bytes if len(by_memory) < len(pool) and run.memory_bytes else None,
     )
-    if len(by_memory) < len(pool) and run.memory_bytes:
-        units += f"{' and' if units else ' with'} {run.memory_bytes / 2**30:,.0f} GiB"
     pool = by_memory
     if len(pool) == 1:
         scope = devices.scope_for(pool[0], run.compute_units)
-        return DeviceChoice(pool[0], scope, f"profile: {said}{units}", None)
+        return DeviceChoice(pool[0], scope, seen, None)
     if len(pool) > 1 and devices.shared_ceilings(pool, run.compute_units):
         scope = devices.scope_for(pool[0], run.compute_units)
-        seen = f"profile: {said}{units}; the ceilings its candidates share"
+        seen = replace(seen, shared=True)
         return DeviceChoice(pool[0], scope, seen, None, tuple(pool[1:]), run.compute_units)
     names = [d.key for d in pool] or devices.closest(said or "")
     hint = f" (candidates: {', '.join(names[:4])}{', ...' if len(names) > 4 else ''})"
     if not devices.names_a_part(run.gpu) and len(pool) > 1:  # an arch, which parts share
+        units = f" with {seen.units} {seen.unit_name}" if seen.units else ""
+        if seen.memory_bytes:
+            units += f"{' and' if units else ' with'} {seen.memory_bytes / 2**30:,.0f} GiB"
         known = f"the profile names only its arch, {run.arch}{units}, which {len(pool)} parts share"
     elif said:
         known = f"the GPU is not in the catalogue: {said}"
@@ -115,7 +153,7 @@ def _named_by_user(run: RunInfo, gpu: str) -> DeviceChoice:
     first = pool[0]
     scope = devices.scope_for(first, run.compute_units)
     if len(pool) == 1:
-        return DeviceChoice(first, scope, "--gpu", None)
+        return DeviceChoice(first, scope, Detection(DeviceSource.GPU_OPTION), None)
     parts = ", ".join(d.model for d in pool)
     if not devices.shared_ceilings(pool, run.compute_units):
         keys = ", ".join(d.key for d in pool)
@@ -124,7 +162,7 @@ def _named_by_user(run: RunInfo, gpu: str) -> DeviceChoice:
             f"pass the one profiled: {keys}"
         )
         return DeviceChoice(None, "device", None, problem)
-    said = f"--gpu {gpu}: the ceilings {parts} share"
+    said = Detection(DeviceSource.GPU_OPTION, (gpu,), shared=True)
     return DeviceChoice(first, scope, said, None, tuple(pool[1:]), run.compute_units)
 
 
@@ -246,7 +284,7 @@ def from_profile_attributes(choice: DeviceChoice, run: RunInfo) -> DeviceChoice:
     with ``--gpu`` is kept. In the second case the catalogue stays unless the attributes give
     a compute and the ``hbm`` ceiling; a GPU in no catalogue takes what they give, and the
     choice says what they lack."""
-    if (choice.detected_from or "").startswith("--gpu"):
+    if choice.detected is not None and choice.detected.source is DeviceSource.GPU_OPTION:
         return choice
     unknown, why = _why_not_catalogue(choice, run)
     if why is None:
@@ -260,11 +298,10 @@ def from_profile_attributes(choice: DeviceChoice, run: RunInfo) -> DeviceChoice:
             return choice  # a profile that names no GPU has no attributes to speak of
         said = f"; no ceilings from its device attributes either: {lacking}" if lacking else ""
         return replace(choice, problem=f"{choice.problem}{said}")
-    seen = f"{from_attributes.PREFIX}: {why}" + (f"; {lacking}" if lacking else "")
     return DeviceChoice(
         None,
         "device",
-        seen,
+        replace(why, derived=got),
         None,
         units=run.compute_units,
         attribute_ceilings=got.ceilings,
@@ -272,19 +309,20 @@ def from_profile_attributes(choice: DeviceChoice, run: RunInfo) -> DeviceChoice:
     )
 
 
-def _why_not_catalogue(choice: DeviceChoice, run: RunInfo) -> tuple[bool, str | None]:
+def _why_not_catalogue(choice: DeviceChoice, run: RunInfo) -> tuple[bool, Detection | None]:
     """(whether the profile's GPU is in no catalogue, why the catalogue's part does not serve
     it or None when it does)."""
-    if choice.device is None:
+    source, part = DeviceSource.ATTRIBUTES, choice.device
+    if part is None:
         named = run.gpu or run.arch
-        return True, f"{named} is in no catalogue" if named else "the profile names no GPU"
-    if not any(c.kind == "compute" for c in devices.ceilings_for(choice.device, choice.scope)):
-        return True, f"the catalogue states no compute peak of {choice.device.model}"
+        if not named:
+            return True, Detection(source, unserved=Unserved.NOT_NAMED)
+        return True, Detection(source, (named,), unserved=Unserved.NOT_CATALOGUED)
+    if not any(c.kind == "compute" for c in devices.ceilings_for(part, choice.scope)):
+        return True, Detection(source, unserved=Unserved.NO_COMPUTE_PEAK, part=part)
     if devices.names_a_part(run.gpu) and not devices.candidates(run.gpu or ""):
-        return True, f"{run.gpu} is in no catalogue"
+        return True, Detection(source, (run.gpu or "",), unserved=Unserved.NOT_CATALOGUED)
     if catalogue_doubt(choice, run) is None:
         return False, None
-    return False, (
-        f"the profile reports {run.compute_units} {from_attributes.unit_name(run)} where "
-        f"{choice.device.model} has {choice.device.compute_units}"
-    )
+    units, unit_name = run.compute_units, from_attributes.unit_name(run)
+    return False, Detection(source, (), units, unit_name, unserved=Unserved.OTHER_UNITS, part=part)

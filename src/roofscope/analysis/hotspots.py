@@ -17,6 +17,7 @@ from roofscope.model.access import Relation, named, query
 from roofscope.model.access import names as all_names
 from roofscope.model.names import is_communication
 from roofscope.model.profile import Profile
+from roofscope.model.schema import DURATION, NOT_BACKWARDS
 from roofscope.model.selection import EVERYTHING, Selection, dispatches, summary
 
 HOT_SHARE = 0.8
@@ -129,10 +130,9 @@ def _from_dispatches(profile: Profile, selection: Selection) -> list[tuple[str, 
     rows = query(
         profile,
         selected,
-        """SELECT k.kid, count(*), count(dur), sum(dur), min(dur), max(dur),
+        f"""SELECT k.kid, count(*), count(dur), sum(dur), min(dur), max(dur),
                sum(dur::HUGEINT * dur), median(dur), arg_min(dur, start_ns)
-        FROM (SELECT name_id, start_ns, end_ns - start_ns AS dur FROM d
-              WHERE end_ns IS NULL OR start_ns IS NULL OR end_ns >= start_ns) x
+        FROM (SELECT name_id, start_ns, {DURATION} AS dur FROM d WHERE {NOT_BACKWARDS}) x
         JOIN (SELECT name_id, dense_rank() OVER (ORDER BY kernel) AS kid FROM n) k
         USING (name_id) GROUP BY k.kid""",
         n=all_names(profile),

@@ -14,6 +14,7 @@ from duckdb import CoalesceOperator, ColumnExpression, ConstantExpression
 
 from roofscope.model.access import Relation, host_ranges, is_empty
 from roofscope.model.profile import Profile
+from roofscope.model.schema import POSITIVE_DURATION, VALID_DURATION
 from roofscope.model.selection import EVERYTHING, Selection, dispatches
 
 Ranges = list[tuple[int, int]]
@@ -26,12 +27,12 @@ def loader_idle_ns(profile: Profile, selection: Selection = EVERYTHING) -> int |
         return None
     steps: dict[int, Ranges] = {}
     for source, start, end in (
-        loader.filter("end_ns > start_ns")
+        loader.filter(POSITIVE_DURATION)
         .project("source, start_ns, end_ns")
         .order("source, start_ns")
     ).fetchall():
         steps.setdefault(int(source), []).append((int(start), int(end)))
-    valid = dispatches(profile, selection).filter("start_ns IS NOT NULL AND end_ns >= start_ns")
+    valid = dispatches(profile, selection).filter(VALID_DURATION)
     total = 0
     for source, ranges in steps.items():
         devices = valid.filter(ColumnExpression("source") == source).aggregate(

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from roofscope.analysis.checks import mixed_formats
 from roofscope.model.access import named, query
 from roofscope.model.profile import Profile
-from roofscope.model.schema import Role
+from roofscope.model.schema import DURATION, VALID_DURATION, Role
 from roofscope.model.selection import EVERYTHING, Selection, dispatches
 
 STRAGGLER_EXCESS = 0.10
@@ -64,11 +64,11 @@ def rank_view(profile: Profile, selection: Selection = EVERYTHING) -> RankView |
         sources = [s for s in sources if s in selection.sources]
     if len(sources) < 2 or mixed_formats(profile) or profile.runs.separate:
         return None  # one process, or runs that are not ranks of one job (readers/runs.py)
-    timed = dispatches(profile, selection).filter("end_ns >= start_ns")
+    timed = dispatches(profile, selection).filter(VALID_DURATION)
     rows = query(
         profile,
         named(profile, timed),
-        "SELECT source, kernel, sum(end_ns - start_ns), min(pid) FROM d GROUP BY ALL",
+        f"SELECT source, kernel, sum({DURATION}), min(pid) FROM d GROUP BY ALL",
     ).fetchall()
     pid_of: dict[int, int] = {}
     for source, _, _, pid in rows:

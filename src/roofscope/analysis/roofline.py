@@ -17,12 +17,29 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 
 from roofscope.analysis.hotspots import Hotspots
 from roofscope.analysis.work.model import Work
 from roofscope.catalogue.ceilings import LEVELS, Ceiling
 
 ABOVE_ROOF_TOLERANCE = 1e-9
+
+
+class Bound(StrEnum):
+    """Which roof limits a kernel; the values are the JSON report's ``bound``."""
+
+    MEMORY = "memory"  # a bandwidth roof is the lower one (intensity below the ridge point)
+    COMPUTE = "compute"
+
+
+class PlacedBy(StrEnum):
+    """What puts a kernel on the roofline; the values are the JSON report's ``placed_by``."""
+
+    FLOPS = "flops"  # its floating-point work
+    IOPS = "iops"  # its integer work (no floating-point work)
+    BANDWIDTH = "bandwidth"  # its bytes alone: no work known
+    NONE = "none"  # neither work nor bytes known
 
 
 @dataclass(frozen=True)
@@ -41,8 +58,8 @@ class KernelRoofline:
     limiting_level: str | None  # the memory level whose roof is the lowest
     attainable_flops_s: float | None
     efficiency: float | None
-    bound: str | None  # "memory" | "compute"; None without a ceiling for its work
-    placed_by: str  # "flops" | "iops" | "bandwidth" | "none" (neither work nor bytes known)
+    bound: Bound | None  # None without a ceiling for its work
+    placed_by: PlacedBy
     above_roof: bool
     missing_ceiling: str | None = None  # the ceiling its work needs and the device lacks
 
@@ -109,11 +126,11 @@ def _kernel(
     if work and ceiling is not None:  # the roofline proper, in FLOPs or in IOPs
         limiting, attainable, efficiency, bound = _placed(ceiling, intensity, memory, achieved)
     elif not work and levels:  # no work, or unknown: placed by bandwidth
-        placed_by = "bandwidth"
+        placed_by = PlacedBy.BANDWIDTH
         use = {lvl: bytes_s[lvl] / memory[lvl].value for lvl in levels if lvl in memory and bytes_s}
         if use:
             limiting = max(use, key=lambda lvl: use[lvl])
-            efficiency, bound = use[limiting], "memory"
+            efficiency, bound = use[limiting], Bound.MEMORY
     return KernelRoofline(
         name=name,
         calls=calls,
@@ -141,34 +158,35 @@ def _placed(
     intensity: Mapping[str, float],
     memory: Mapping[str, Ceiling],
     achieved: float | None,
-) -> tuple[str | None, float, float | None, str | None]:
+) -> tuple[str | None, float, float | None, Bound | None]:
     """Limiting level, attainable, efficiency and bound under ``ceiling`` and the memory
     roofs; without a rate (zero-length timestamps) no efficiency or bound (report.py)."""
     roofs = {lvl: memory[lvl].value * ai for lvl, ai in intensity.items() if lvl in memory}
     lowest = min(roofs, key=lambda lvl: roofs[lvl]) if roofs else None
     if lowest is not None and roofs[lowest] < ceiling.value:
-        limiting, attainable, bound = lowest, roofs[lowest], "memory"
+        limiting, attainable, bound = lowest, roofs[lowest], Bound.MEMORY
     else:
-        limiting, attainable, bound = None, ceiling.value, "compute"
+        limiting, attainable, bound = None, ceiling.value, Bound.COMPUTE
     if achieved is None:
         return None, attainable, None, None
     return limiting, attainable, achieved / attainable, bound
 
 
-def _work(w: Work) -> tuple[float | None, str]:
+def _work(w: Work) -> tuple[float | None, PlacedBy]:
     """The work the roofline measures: FLOPs, else IOPs where the floating-point work is
     known to be none (counters that give IOPs but no FLOP counts cannot tell)."""
     flops, iops = w.total_flops, w.total_iops
     if flops:
-        return flops, "flops"
+        return flops, PlacedBy.FLOPS
     if iops and (flops is not None or not w.source.startswith("counters")):
-        return iops, "iops"
-    return None, "none"
+        return iops, PlacedBy.IOPS
+    return None, PlacedBy.NONE
 
 
-def _ceiling_name(placed_by: str, ceiling: Ceiling | None, level: str | None) -> str | None:
+def _ceiling_name(placed_by: PlacedBy, ceiling: Ceiling | None, level: str | None) -> str | None:
     """What the efficiency is measured against: the compute ceiling, or the bandwidth of the
     memory level for a kernel placed by bandwidth."""
-    if placed_by == "bandwidth":
+    if placed_by is PlacedBy.BANDWIDTH:
         return level
-    return ceiling.name if ceiling is not None and placed_by in ("flops", "iops") else None
+    by_work = placed_by in (PlacedBy.FLOPS, PlacedBy.IOPS)
+    return ceiling.name if ceiling is not None and by_work else None

@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 
 from roofscope.model.access import Relation, query
 from roofscope.model.profile import Profile
-from roofscope.model.schema import Role
+from roofscope.model.schema import VALID_DURATION, Role
 from roofscope.model.selection import dispatches
 
 UNIT_NS = 1_000_000_000  # a whole second: where a spreadsheet's 5 to 7 digits leave a 1e15 ns clock
@@ -134,7 +134,7 @@ def _counted(profile: Profile, sources: Sequence[int]) -> Relation:
     whether each is on a whole second (each remainder computed once, not per count)."""
     u = UNIT_NS
     return dispatches(profile, sources=sources).project(
-        f"source, start_ns, end_ns, end_ns >= start_ns AND start_ns > {AFTER_NS} AS counted, "
+        f"source, start_ns, end_ns, {VALID_DURATION} AND start_ns > {AFTER_NS} AS counted, "
         f"start_ns % {u} = 0 AS whole_start, end_ns % {u} = 0 AS whole_end"
     )
 

@@ -18,7 +18,7 @@ from duckdb import ColumnExpression
 
 from roofscope.model.access import count, query
 from roofscope.model.profile import Profile
-from roofscope.model.schema import Role
+from roofscope.model.schema import VALID_DURATION, Role
 from roofscope.model.selection import EVERYTHING, Selection, among, dispatches
 
 if TYPE_CHECKING:
@@ -122,7 +122,7 @@ def _devices(profile: Profile, valid: duckdb.DuckDBPyRelation, process: str) -> 
 def timed_dispatches(profile: Profile, selection: Selection) -> tuple[duckdb.DuckDBPyRelation, str]:
     """The dispatches on a real timeline (timed, selected) and the SQL expression of their
     process: the source when the profile merges several, else -1."""
-    valid = dispatches(profile, selection).filter("start_ns IS NOT NULL AND end_ns >= start_ns")
+    valid = dispatches(profile, selection).filter(VALID_DURATION)
     untimed = [i for i, f in enumerate(profile.inputs) if not f.on_timeline]
     if untimed:  # durations laid end to end by the reader: no real timeline
         valid = valid.filter(~among("source", untimed))

@@ -65,7 +65,7 @@ class Report:
 
     @property
     def device(self) -> DeviceChoice:
-        """The GPU and how it was chosen (``.name``, ``.detected_from``, ``.problem``)."""
+        """The GPU and how it was chosen (``.name``, ``.detected``, ``.problem``)."""
         return self.checkup.roofline.choice
 
     @property

@@ -29,6 +29,7 @@ from roofscope.diagnosis.validity import CAVEATS
 from roofscope.model.access import count
 from roofscope.model.access import has_counters as has_counters_in
 from roofscope.model.profile import Profile
+from roofscope.model.schema import DURATION, VALID_DURATION
 from roofscope.model.selection import Selection, dispatches, summary
 
 
@@ -128,9 +129,7 @@ def _program_view(given: Inputs, has_counters: bool) -> ProgramView:
 
 
 def short_dispatches(profile: Profile, selection: Selection) -> int:
-    short = dispatches(profile, selection).filter(
-        f"end_ns >= start_ns AND end_ns - start_ns < {SHORT_NS}"
-    )
+    short = dispatches(profile, selection).filter(f"{VALID_DURATION} AND {DURATION} < {SHORT_NS}")
     return count(profile, short)
 
 

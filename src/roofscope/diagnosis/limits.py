@@ -12,6 +12,7 @@ no verdict, as between FAR and NEAR of a roof. Below FAR no unit limits the kern
 from __future__ import annotations
 
 from roofscope.analysis.limiter import Utilisation
+from roofscope.analysis.roofline import Bound
 from roofscope.diagnosis.evidence import KernelView
 
 FAR = 0.5  # of a roof (rules) or of a unit's peak: below it the kernel loses to how it works
@@ -33,4 +34,4 @@ def compute_limited(k: KernelView) -> Utilisation | None:
 
 def compute_side(k: KernelView) -> bool:
     """Compute-bound on the roofline, or by its limiter: no memory-side prescription."""
-    return (k.roof is not None and k.roof.bound == "compute") or compute_limited(k) is not None
+    return (k.roof is not None and k.roof.bound is Bound.COMPUTE) or compute_limited(k) is not None

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from roofscope.analysis.limiter import Utilisation
 from roofscope.analysis.ranks import STRAGGLER_EXCESS
+from roofscope.analysis.roofline import Bound
 from roofscope.diagnosis.evidence import KernelView, ProgramView
 from roofscope.diagnosis.findings import Finding, Severity, Value, kernel_gain
 from roofscope.diagnosis.limits import BUSY_PCT, FAR, compute_limited, compute_side
@@ -61,20 +62,21 @@ def roofline_rule(k: KernelView) -> Finding | None:
     r = k.roof
     busy = compute_limited(k)
     busiest = busy is not None and k.limiter is not None and busy is k.limiter.busiest
-    if busy is not None and (r is None or r.bound is None or (busiest and r.bound != "compute")):
+    unjudged = r is None or r.bound is None or (busiest and r.bound is not Bound.COMPUTE)
+    if busy is not None and unjudged:
         return _busy_unit(k, busy)  # no roofline verdict, or the busiest unit computes
     if r is None or r.efficiency is None or r.bound is None:
         return None
     if FAR <= r.efficiency < NEAR:
         return None
     where = "far-below-roof" if r.efficiency < FAR else "near-roof"
-    bound = "memory" if r.bound == "memory" else "compute"
-    if bound == "memory" and busy is not None:
+    bound = r.bound
+    if bound is Bound.MEMORY and busy is not None:
         return None  # a compute unit busy too: fewer or better-placed bytes would not relieve it
     rule = f"{bound}-{where}"
     gain, formula = kernel_gain(k.stats.share, r.efficiency)
     level = r.limiting_level or "hbm"
-    roof = f"{level} bandwidth" if bound == "memory" else f"{r.ceiling} compute"
+    roof = f"{level} bandwidth" if bound is Bound.MEMORY else f"{r.ceiling} compute"
     return Finding(
         rule,
         k.stats.name,

@@ -33,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from roofscope.analysis.roofline import KernelRoofline, Roofline
+from roofscope.analysis.roofline import Bound, KernelRoofline, Roofline
 from roofscope.catalogue.ceilings import Ceiling
 from roofscope.diagnosis.findings import Finding, Severity
 from roofscope.model.words import sig
@@ -67,9 +67,9 @@ class RoofStanding:
 def bounding_ceiling(k: KernelRoofline, ceilings: Sequence[Ceiling]) -> Ceiling | None:
     """The ceiling that sets a kernel's attainable rate: its compute ceiling when it is
     compute-bound, else the bandwidth of its limiting level."""
-    if k.bound == "compute":
+    if k.bound is Bound.COMPUTE:
         return next((c for c in ceilings if c.kind == "compute" and c.name == k.ceiling), None)
-    if k.bound == "memory":
+    if k.bound is Bound.MEMORY:
         return next((c for c in ceilings if c.level == k.limiting_level), None)
     return None
 

@@ -36,6 +36,15 @@ DISPATCH_COLUMNS: dict[str, str] = {
     "raw_overflow": "VARCHAR",  # a name first seen after the sampled rows, until it has an id
 }
 
+# A timed row's duration (a dispatch's, a copy's, a host range's), in SQL over its
+# ``start_ns`` and ``end_ns``, and the rows whose duration counts: both times known and the
+# end not before the start. A row with an unknown time is no backwards one: NOT_BACKWARDS
+# keeps it where only backwards rows are dropped (a call without a duration still counts).
+DURATION = "(end_ns - start_ns)"
+VALID_DURATION = "end_ns >= start_ns"
+NOT_BACKWARDS = f"(end_ns IS NULL OR start_ns IS NULL OR {VALID_DURATION})"
+POSITIVE_DURATION = "end_ns > start_ns"  # what a rate can be divided by
+
 # How a dispatch was launched (host thread, queue, stream, shape); kept in ``launches``, one
 # row per distinct combination of a kernel, with its dispatch count.
 LAUNCH_COLUMNS: dict[str, str] = {

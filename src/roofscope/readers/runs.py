@@ -25,7 +25,7 @@ from pathlib import Path
 
 from roofscope.model import words
 from roofscope.model.profile import Profile, Runs
-from roofscope.model.schema import Role
+from roofscope.model.schema import VALID_DURATION, Role
 from roofscope.readers.registry import Reader
 from roofscope.readers.sniff import Head
 
@@ -164,8 +164,8 @@ def _spans(profile: Profile, ids: Sequence[int]) -> dict[int, _Known]:
     if not ids:
         return {}
     rows = profile.con.execute(
-        f"""SELECT source, min(pid), min(start_ns) FILTER (end_ns >= start_ns),
-        max(end_ns) FILTER (end_ns >= start_ns) FROM dispatches
+        f"""SELECT source, min(pid), min(start_ns) FILTER ({VALID_DURATION}),
+        max(end_ns) FILTER ({VALID_DURATION}) FROM dispatches
         WHERE source IN ({", ".join(map(str, ids))}) GROUP BY source"""
     ).fetchall()
     return {int(s): (pid, start, end) for s, pid, start, end in rows}

@@ -24,9 +24,10 @@ from dataclasses import dataclass, replace
 import numpy as np
 import numpy.typing as npt
 
-from roofscope.analysis.roofline import KernelRoofline
+from roofscope.analysis.roofline import Bound, KernelRoofline
 from roofscope.model.access import launches, named, query
 from roofscope.model.profile import Profile
+from roofscope.model.schema import DURATION, VALID_DURATION
 from roofscope.model.selection import among, dispatches
 from roofscope.report import Report
 from roofscope.verify.match import Matching, Shape, match
@@ -67,7 +68,7 @@ class Movement:
     achieved_flops_s: tuple[float | None, float | None]
     achieved_bytes_s: tuple[float | None, float | None]
     efficiency: tuple[float | None, float | None]
-    bound: tuple[str | None, str | None]
+    bound: tuple[Bound | None, Bound | None]
     level: str
 
 
@@ -121,10 +122,10 @@ def run_of(profile: Profile, report: Report) -> Run:
     small = [k.name for k in report.hotspots.kernels if k.calls <= BOOTSTRAP_MAX]
     if small:
         # the report's own selection: under --device, that device's dispatches alone
-        timed = named(profile, dispatches(profile, report.selection)).filter("end_ns >= start_ns")
+        timed = named(profile, dispatches(profile, report.selection)).filter(VALID_DURATION)
         rows = (
             timed.filter(among("kernel", small))
-            .aggregate("kernel, list(end_ns - start_ns)", "kernel")
+            .aggregate(f"kernel, list({DURATION})", "kernel")
             .fetchall()
         )
         durations = {str(k): np.asarray(v, dtype=np.float64) for k, v in rows}

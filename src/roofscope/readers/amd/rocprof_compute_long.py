@@ -27,7 +27,7 @@ from pathlib import Path
 
 from roofscope.model import words
 from roofscope.model.profile import Profile
-from roofscope.model.schema import Role
+from roofscope.model.schema import DURATION, Role
 from roofscope.readers.amd.rocprof_compute_columns import MODEL, read_header, require_columns
 from roofscope.readers.io.csvload import register_names
 from roofscope.readers.io.duck_sql import ident, read_csv
@@ -104,10 +104,10 @@ def _check_header(path: Path, header: list[str]) -> None:
 
 def _pivot(profile: Profile, tag: str, timing: Timing) -> None:
     if timing is Timing.MEDIAN:
-        times = "min(start_ns) AS start_ns, quantile_cont(end_ns - start_ns, 0.5) AS duration"
+        times = f"min(start_ns) AS start_ns, quantile_cont({DURATION}, 0.5) AS duration"
         passes = "count(DISTINCT start_ns)"
     else:
-        times = "arg_min(start_ns, pass) AS start_ns, arg_min(end_ns - start_ns, pass) AS duration"
+        times = f"arg_min(start_ns, pass) AS start_ns, arg_min({DURATION}, pass) AS duration"
         passes = "count(DISTINCT pass)"
     key = ", ".join(_KEY)
     profile.con.execute(

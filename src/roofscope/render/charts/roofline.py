@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from html import escape
 
 from roofscope.analysis.hotspots import KernelStats
-from roofscope.analysis.roofline import KernelRoofline, Roofline
+from roofscope.analysis.roofline import Bound, KernelRoofline, PlacedBy, Roofline
 from roofscope.render.charts.bandwidth_strip import StripMark, bandwidth_strip, strip_height
 from roofscope.render.charts.font import SVG_FONT
 from roofscope.render.charts.labels import Box, Grid, circle_box, leader_end, place
@@ -23,7 +23,7 @@ from roofscope.render.names import short_names
 from roofscope.render.numbers import number, si, sig
 from roofscope.report import Report
 
-BOUND_COLOUR = {"memory": "#1f77b4", "compute": "#d62728", None: "#7f7f7f"}
+BOUND_COLOUR = {Bound.MEMORY: "#1f77b4", Bound.COMPUTE: "#d62728", None: "#7f7f7f"}
 WIDTH, HEIGHT, BULK = 760, 460, 0.99
 LABELLED, LABEL_SIZE, LABEL_CHARS = 10, 10.0, 30
 
@@ -129,7 +129,7 @@ def _axes(sound: Sequence[Point], points: Sequence[Point], roofs: Sequence[float
     xs = [p.x for p in bulk] + [0.01, 100.0]
     ys = [p.y for p in bulk] + list(roofs) + [1e9]
     plot = LogPlot.around(xs, ys, WIDTH, HEIGHT)
-    if any(p.k.placed_by == "iops" for p in points):
+    if any(p.k.placed_by is PlacedBy.IOPS for p in points):
         plot = replace(plot, ops=("FLOP", "IOP"))
     return plot
 
@@ -146,7 +146,7 @@ def _xy(plot: LogPlot, p: Point) -> tuple[float, float]:
 def _point(plot: LogPlot, p: Point) -> str:
     k, (cx, cy) = p.k, _xy(plot, p)
     colour = BOUND_COLOUR.get(k.bound, "#7f7f7f")
-    ops = "IOP" if k.placed_by == "iops" else "FLOP"
+    ops = "IOP" if k.placed_by is PlacedBy.IOPS else "FLOP"
     tip = (
         f"{k.name}\nintensity {number(p.x)} {ops}/B ({p.level}), achieved "
         f"{si(p.y, ops + '/s')}, attainable {si(k.attainable_flops_s or 0, ops + '/s')}, "
@@ -227,7 +227,7 @@ def _point_level(k: KernelRoofline) -> str | None:
 def _strip_level(k: KernelRoofline) -> str | None:
     """The memory level of a kernel placed by bandwidth, if it has a rate and a ceiling there."""
     lvl = k.limiting_level
-    ok = k.placed_by == "bandwidth" and lvl is not None and k.achieved_bytes_s.get(lvl)
+    ok = k.placed_by is PlacedBy.BANDWIDTH and lvl is not None and k.achieved_bytes_s.get(lvl)
     return lvl if ok else None
 
 
@@ -245,7 +245,7 @@ def _strip_mark(k: KernelRoofline, index: int, share: float) -> StripMark | None
     radius = 3 + 10 * math.sqrt(share)  # the strip's rows are 30 px high
     bytes_s = k.achieved_bytes_s[lvl]
     return StripMark(
-        index, lvl, bytes_s, None, tip, radius, BOUND_COLOUR["memory"], "", k.above_roof
+        index, lvl, bytes_s, None, tip, radius, BOUND_COLOUR[Bound.MEMORY], "", k.above_roof
     )
 
 

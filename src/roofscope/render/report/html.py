@@ -13,6 +13,7 @@ from roofscope.diagnosis.profiler import FINDING_KINDS
 from roofscope.render.charts.hotspots import hotspot_svg
 from roofscope.render.charts.roofline import drawn_on_roofline, roofline_svg
 from roofscope.render.charts.timeline import timeline_svg
+from roofscope.render.device_choice import detected_from
 from roofscope.render.escape import escape_text as _e
 from roofscope.render.inputs_line import inputs_once
 from roofscope.render.layout import side_by_side, words
@@ -83,7 +84,7 @@ def _dual(report: Report) -> str:
         problem = f'<p class="muted">{_e(section.problem)}.</p>' if section.problem else ""
         roof = (
             f"{problem}<p>{_e(choice.name or 'ceilings from the user')} · scope "
-            f"{_e(choice.scope)} · detected from {_e(choice.detected_from or '-')}</p>"
+            f"{_e(choice.scope)} · detected from {_e(detected_from(choice) or '-')}</p>"
             f"{roofline_svg(report)}"
         )
     return side_by_side(hotspot_svg(report), roof)

@@ -19,6 +19,7 @@ from roofscope.analysis.roofline import KernelRoofline
 from roofscope.analysis.work.model import Work
 from roofscope.catalogue.ceilings import Ceiling, is_integer
 from roofscope.diagnosis.findings import Finding
+from roofscope.render.device_choice import detected_from
 from roofscope.render.numbers import seconds
 from roofscope.report import Barriers, Report, RooflineSection
 from roofscope.version import __version__
@@ -160,7 +161,7 @@ def _device(section: RooflineSection) -> dict[str, Any]:
         "alternatives": [a.key for a in section.choice.alternatives],
         "arch": section.choice.arch,
         "scope": section.choice.scope,
-        "detected_from": section.choice.detected_from,
+        "detected_from": detected_from(section.choice),
         "problem": section.problem,
         "main_ceiling": r.main_ceiling,
         "ridge_flop_per_byte": r.ridge,

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from rich.console import Console
 
-from roofscope.analysis.roofline import KernelRoofline
+from roofscope.analysis.roofline import Bound, KernelRoofline, PlacedBy
 from roofscope.catalogue import vector_rates
 from roofscope.catalogue.ceilings import is_integer
 from roofscope.render.columns import NameCell, fitted_table, wrapped
+from roofscope.render.device_choice import detected_from
 from roofscope.render.numbers import number, pct, si
 from roofscope.render.report.sources import document
 from roofscope.report import Report
@@ -26,7 +27,7 @@ def roofline_section(console: Console, report: Report, top: int) -> None:
     )
     where = f"ceilings {given}"
     if choice.device is not None or choice.attribute_ceilings:
-        where = f"{choice.name} ({choice.arch}, {choice.detected_from})"
+        where = f"{choice.name} ({choice.arch}, {detected_from(choice)})"
     scope = f" · per {choice.scope.upper()}" if choice.scope != "device" else ""
     ops = "IOP" if r.main_ceiling and is_integer(r.main_ceiling) else "FLOP"
     ridge = ", ".join(f"{number(ai)} {ops}/B ({lvl})" for lvl, ai in r.ridge.items())
@@ -51,14 +52,14 @@ def roofline_section(console: Console, report: Report, top: int) -> None:
     rows = [(_row(k), "bold red" if k.above_roof else None) for k in r.kernels[:top]]
     # narrow: the ceiling's name goes first (the bound says the kind), then the attainable
     console.print(fitted_table(headers, rows, width=console.width, name=0, drop=(6, 3)))
-    if any(k.placed_by == "iops" for k in r.kernels[:top]):
+    if any(k.placed_by is PlacedBy.IOPS for k in r.kernels[:top]):
         console.print("  kernels on an integer ceiling: AI in IOP/B, rates in IOP/s")
 
 
 def _row(k: KernelRoofline) -> list[str | NameCell]:
     level = k.limiting_level or "hbm"
     ai = k.intensity.get(level)
-    if k.placed_by == "bandwidth":
+    if k.placed_by is PlacedBy.BANDWIDTH:
         achieved = si(k.achieved_bytes_s.get(level), "B/s")
         ceiling = f"{level} bandwidth" if k.limiting_level else "-"
     else:
@@ -66,7 +67,7 @@ def _row(k: KernelRoofline) -> list[str | NameCell]:
         ceiling = k.ceiling or (f"no {k.missing_ceiling} ceiling" if k.missing_ceiling else "-")
     eff = pct(k.efficiency)
     bound = k.bound or "-"
-    if k.bound == "memory" and k.limiting_level:
+    if k.bound is Bound.MEMORY and k.limiting_level:
         bound = f"memory ({k.limiting_level})"
     return [
         NameCell((k.name,)),
@@ -80,4 +81,4 @@ def _row(k: KernelRoofline) -> list[str | NameCell]:
 
 
 def _ops(k: KernelRoofline) -> str:
-    return "IOP/s" if k.placed_by == "iops" else "FLOP/s"
+    return "IOP/s" if k.placed_by is PlacedBy.IOPS else "FLOP/s"

@@ -8,6 +8,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from roofscope.analysis.device import DeviceSource
 from roofscope.analysis.hotspots import KernelStats
 from roofscope.analysis.timeline import Timeline
 from roofscope.catalogue import devices
@@ -185,12 +186,13 @@ def gpu_title(report: Report) -> str:
     run, choice = report.run, report.roofline.choice
     profiled = " · ".join(x for x in (run.gpu, run.arch) if x)
     said = f"; the profile says {profiled})" if profiled else ")"
-    if choice.detected_from == "--gpu" and choice.name:
-        return f"{choice.name} (--gpu{said}"
-    if (choice.detected_from or "").startswith("--gpu ") and choice.alternatives:
-        word = (choice.detected_from or "").removeprefix("--gpu ").split(":", 1)[0]
-        parts = 1 + len(choice.alternatives)
-        return f"{word} (--gpu: {parts} parts, the ceilings they share{said}"
+    given = choice.detected
+    if given is not None and given.source is DeviceSource.GPU_OPTION:
+        if not given.shared and choice.name:
+            return f"{choice.name} (--gpu{said}"
+        if given.shared and choice.alternatives:
+            parts = 1 + len(choice.alternatives)
+            return f"{given.names[0]} (--gpu: {parts} parts, the ceilings they share{said}"
     if choice.device is not None and run.gpu and not devices.names_a_part(run.gpu):
         return f"{choice.name} (the profile says {profiled})"
     return profiled or "GPU unknown"
