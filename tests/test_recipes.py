@@ -1,6 +1,7 @@
-"""The two recipes of docs/ARCHITECTURE.md, followed from outside roofscope: a reader of a
-made-up format (once as text, once as SQLite) and a diagnosis rule, each added through its
-registry alone (``readers.registry.add``, ``diagnosis.registry.add``), then ``analyze``.
+"""The recipes of docs/ARCHITECTURE.md, followed from outside roofscope: a reader of a
+made-up format (once as text, once as SQLite), a diagnosis rule and an output, each added
+through its registry alone (``readers.registry.add``, ``diagnosis.registry.add``,
+``render.registry.add``), then ``analyze``.
 
 The made-up "tinyprof" profile has three dispatches on device 0:
 ``scale`` 1000-1400 ns and 1700-2300 ns, ``add`` 1500-1600 ns. By hand: kernel time
@@ -12,14 +13,16 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+import roofscope
 from roofscope.diagnosis import registry as rules
 from roofscope.diagnosis.evidence import KernelView
 from roofscope.diagnosis.findings import Finding
-from roofscope.errors import InputError
+from roofscope.errors import InputError, UsageError
 from roofscope.model.profile import Profile, RunInfo
 from roofscope.model.schema import Role
 from roofscope.readers import registry as readers
@@ -27,6 +30,8 @@ from roofscope.readers.io.batches import column, name_ids, registered
 from roofscope.readers.load import load
 from roofscope.readers.registry import Reader
 from roofscope.readers.sniff import Head
+from roofscope.render import registry as outputs
+from roofscope.report import Report
 from tests.conftest import kernels_by_name, run_json
 
 ROWS = [("scale", 0, 1000, 1400), ("add", 0, 1500, 1600), ("scale", 0, 1700, 2300)]
@@ -194,3 +199,35 @@ def test_the_registry_table_says_what_each_reader_is_asked() -> None:
     for module, name, kinds, compressed in readers.BUILT_IN:
         reader = getattr(import_module(f"roofscope.readers.{module}"), name)
         assert (reader.kinds, reader.compressed) == (kinds, compressed), name
+
+
+# -- recipe 3: an output, added from outside roofscope ------------------------------------------
+
+
+@dataclass(frozen=True)
+class KernelsCsv:
+    """Recipe 3: the kernel table as CSV (name, calls, total ns), a report's output."""
+
+    name: str = "kernels-csv"
+    suffix: str = ".csv"
+
+    def render(self, result: Report) -> str:
+        rows = [f"{k.name},{k.calls},{k.total_ns:.0f}" for k in result.hotspots.kernels]
+        return "kernel,calls,total_ns\n" + "".join(f"{r}\n" for r in rows)
+
+
+def test_an_added_output_renders_the_check_up(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The tinyprof file's kernels by hand: scale 2 calls, 400 + 600 ns; add 1 call, 100 ns."""
+    monkeypatch.setattr(outputs, "ADDED", {})
+    monkeypatch.setattr(readers, "ADDED", readers.ADDED)
+    readers.add(TinyText())
+    outputs.add("report", KernelsCsv())
+    report = roofscope.analyze(write_text(tmp_path))
+    rendered = outputs.renderer("report", "kernels-csv").render(report.checkup)
+    assert rendered == "kernel,calls,total_ns\nscale,2,1000\nadd,1,100\n"
+    with pytest.raises(UsageError, match="a report renderer named 'kernels-csv' exists"):
+        outputs.add("report", KernelsCsv())
+    with pytest.raises(UsageError, match="a report renderer named 'html' exists"):
+        outputs.add("report", KernelsCsv(name="html"))

@@ -27,12 +27,10 @@ from roofscope.render.registry import (
     Options,
     renderer,
     report_dict,
-    summary_dict,
 )
 from roofscope.render.registry import compare_dict as registry_compare_dict
 from roofscope.render.report.html import render_html
 from roofscope.render.report.json import render_json, to_dict
-from roofscope.render.report.json import summary_dict as json_summary
 from roofscope.render.report.notebook import report_fragment
 from roofscope.render.report.text import render_text
 from roofscope.report import Report
@@ -116,7 +114,6 @@ def test_the_options_reach_the_view(report: Report) -> None:
 
 def test_the_documents_are_the_json_views(report: Report, gated: Gated) -> None:
     assert report_dict(report) == to_dict(report)
-    assert summary_dict(report) == json_summary(report)
     assert registry_compare_dict(gated) == compare_dict(gated.comparison, gated.verdict)
 
 

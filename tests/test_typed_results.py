@@ -10,14 +10,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from roofscope.render.html import render_html
-from roofscope.render.json import to_dict
-from roofscope.render.text import render_text
 
 from roofscope.analysis.device import DeviceSource
 from roofscope.analysis.roofline import Bound, PlacedBy
 from roofscope.catalogue import from_attributes
 from roofscope.readers.load import load
+from roofscope.render.report.html import render_html
+from roofscope.render.report.json import to_dict
+from roofscope.render.report.text import render_text
 from roofscope.report import RooflineOptions, analyse
 from tests.conftest import DATA
 

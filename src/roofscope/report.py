@@ -132,6 +132,46 @@ class Report:
         return tuple(sorted({r for r in counted if r is not None}))
 
 
+@dataclass(frozen=True)
+class Summary:
+    """The check-up in a few numbers, in SI units: times in seconds; the timeline's fields
+    are None where the input has no dispatch timestamps. The JSON's ``summary`` is this."""
+
+    kernel_time_s: float | None
+    dispatches: int
+    kernels: int
+    kernels_for_80pct: int | None
+    wall_s: float | None
+    busy_s: float | None
+    idle_s: float | None
+    idle_share: float | None
+    gaps: int | None
+    gap_total_s: float | None
+    gap_threshold_s: float | None
+
+
+def _s(ns: float | None) -> float | None:
+    return None if ns is None else ns / 1e9
+
+
+def summary_of(report: Report) -> Summary:
+    """Kernel time and its timeline, in seconds."""
+    h, t = report.hotspots, report.timeline
+    return Summary(
+        kernel_time_s=_s(h.total_ns),
+        dispatches=h.dispatches,
+        kernels=len(h.kernels),
+        kernels_for_80pct=h.kernels_for_80pct,
+        wall_s=_s(t.wall_ns) if t else None,
+        busy_s=_s(t.busy_ns) if t else None,
+        idle_s=_s(t.idle_ns) if t else None,
+        idle_share=t.idle_share if t else None,
+        gaps=t.gaps if t else None,
+        gap_total_s=_s(t.gap_ns) if t else None,
+        gap_threshold_s=_s(t.gap_threshold_ns) if t else None,
+    )
+
+
 COLOURED_KERNELS = 10  # the hot kernels the timeline tells apart; the rest are 'other'
 
 

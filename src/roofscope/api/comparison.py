@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import math
 import os
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
 
 from roofscope.api.report import Report
 from roofscope.catalogue.ceilings import Ceiling
 from roofscope.checkup.engine import Compared
-from roofscope.errors import UsageError
+from roofscope.checkup.options import GateOptions, Spelling
 from roofscope.outfile import write_atomically
 from roofscope.render.names import full_names
 from roofscope.render.registry import Gated, compare_dict, renderer
@@ -22,8 +21,6 @@ from roofscope.verify.quality import SideWarning
 
 if TYPE_CHECKING:
     from pandas import DataFrame
-
-MAX_SLOWER_PCT = 1e6  # as the command's --fail-if-slower
 
 
 @dataclass(frozen=True, eq=False)
@@ -73,18 +70,11 @@ class Comparison:
         min_share: float = 0.01,
     ) -> Verdict:
         """The CI gate's verdict (``--fail-if-slower`` etc.): thresholds in % slower."""
-        for name, pct in (("fail_if_slower", fail_if_slower),
-                          ("fail_if_kernel_slower", fail_if_kernel_slower)):  # fmt: skip
-            if pct is not None and not 0 <= pct <= MAX_SLOWER_PCT:
-                raise UsageError(f"{name}={pct!r}: expected a percentage from 0 to 1e6")
-        if not (0 <= min_share <= 1 and math.isfinite(min_share)):
-            raise UsageError(f"min_share={min_share!r}: expected a share from 0 to 1")
-        return gate(
-            self.result,
-            fail_if_slower=fail_if_slower,
-            fail_if_kernel_slower=fail_if_kernel_slower,
+        thresholds = GateOptions(
+            fail_if_slower=fail_if_slower, fail_if_kernel_slower=fail_if_kernel_slower,
             min_share=min_share,
-        )
+        ).checked(Spelling.PYTHON)  # fmt: skip
+        return gate(self.result, **asdict(thresholds))
 
     def to_dict(self, verdict: Verdict | None = None) -> dict[str, Any]:
         """The ``compare --json`` document; its gate is ``verdict`` (default: none set)."""
@@ -112,7 +102,7 @@ class Comparison:
         high), beyond_noise, share_of_change, matched_by."""
         from roofscope.api.frames import change_frame
 
-        return change_frame(self.to_dict())
+        return change_frame(self.result)
 
     def waterfall_svg(self) -> str:
         """Each kernel's contribution to the change, from the baseline's total to the new."""

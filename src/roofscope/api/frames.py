@@ -1,6 +1,7 @@
-"""pandas tables from the JSON documents, so that a table and ``--json`` cannot disagree:
-one row per kernel of a report, one per kernel change of a comparison. pandas is imported
-only here, when a table is asked for (``pip install 'roofscope[notebook]'``)."""
+"""pandas tables from the typed results, in the JSON's SI units (tests/test_api_corpus.py
+holds every corpus profile's table to its ``--json`` document): one row per kernel of a
+report, one per kernel change of a comparison. pandas is imported only here, when a table is
+asked for (``pip install 'roofscope[notebook]'``)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,12 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pandas import DataFrame
+
+    from roofscope.analysis.hotspots import KernelStats
+    from roofscope.analysis.limiter import Limiter
+    from roofscope.analysis.roofline import KernelRoofline
+    from roofscope.report import Report
+    from roofscope.verify.compare import Comparison, KernelChange
 
 EXTRA = "notebook"
 KERNEL_COLUMNS = ("name", "calls", "total_s", "mean_s", "median_s", "min_s", "max_s", "std_s",
@@ -32,50 +39,74 @@ def pandas(method: str) -> ModuleType:
         ) from exc
 
 
-def kernel_frame(doc: dict[str, Any]) -> DataFrame:
-    """One row per kernel of an ``analyze`` document, in its order (most time first)."""
-    rows = [_kernel_row(k) for k in doc["kernels"]]
+def kernel_frame(report: Report) -> DataFrame:
+    """One row per kernel of a check-up, most time first: built from its typed parts (the
+    hotspots table, each kernel's roofline and limiter), in the JSON's SI units."""
+    roof = {k.name: k for k in report.roofline.result.kernels}
+    rows = [_kernel_row(k, roof.get(k.name), report.limiters.get(k.name)) for k in
+            report.hotspots.kernels]  # fmt: skip
     name, *stats = KERNEL_COLUMNS
     columns = [name, "full_name", *stats, "hotspot", "limiter", "limiter_pct", *ROOF_COLUMNS]
     return _frame("Report.to_pandas()", rows, columns)
 
 
-def _kernel_row(k: dict[str, Any]) -> dict[str, Any]:
-    roof, limiter = k["roofline"] or {}, k["limiter"]
-    busiest = limiter["busiest"] if limiter else {}
-    row = {c: k[c] for c in KERNEL_COLUMNS}
-    row |= {"full_name": "; ".join(k["raw_names"]), "hotspot": k["hotspot"]}
-    row |= {"limiter": busiest.get("unit"), "limiter_pct": busiest.get("pct_of_peak")}
-    row |= {c: roof.get(c) for c in ROOF_COLUMNS}
-    row |= {f"intensity_{level}": v for level, v in (roof.get("ai") or {}).items()}
-    row |= {f"achieved_bytes_s_{lv}": v for lv, v in (roof.get("achieved_bytes_s") or {}).items()}
-    return row
+def _kernel_row(
+    k: KernelStats, roof: KernelRoofline | None, limiter: Limiter | None
+) -> dict[str, Any]:
+    times = {"total": k.total_ns, "mean": k.mean_ns, "median": k.median_ns, "min": k.min_ns,
+             "max": k.max_ns, "std": k.std_ns}  # fmt: skip
+    row: dict[str, Any] = {"name": k.name, "full_name": "; ".join(k.raw_names), "calls": k.calls}
+    row |= {f"{t}_s": _s(ns) for t, ns in times.items()}
+    row |= {"share": k.share, "cumulative_share": k.cumulative_share, "hotspot": k.hot}
+    busiest = None if limiter is None else limiter.busiest
+    row["limiter"] = None if busiest is None else busiest.unit
+    row["limiter_pct"] = None if busiest is None else busiest.pct_of_peak
+    return row | _roof_cells(roof)
 
 
-def change_frame(doc: dict[str, Any]) -> DataFrame:
-    """One row per kernel change of a ``compare`` document (biggest change first); the added
-    and removed kernels too, their ``matched_by`` saying so."""
-    rows = [_change_row(k) for k in doc["kernels"]]
+def _roof_cells(roof: KernelRoofline | None) -> dict[str, Any]:
+    """The kernel's place on the roofline; its intensity and bytes/s per memory level."""
+    if roof is None:
+        return dict.fromkeys(ROOF_COLUMNS)
+    cells: dict[str, Any] = {
+        "bound": None if roof.bound is None else str(roof.bound),
+        "efficiency": roof.efficiency,
+        "achieved_flops_s": roof.achieved_flops_s,
+        "attainable_flops_s": roof.attainable_flops_s,
+        "ceiling": roof.ceiling,
+    }
+    cells |= {f"intensity_{level}": v for level, v in roof.intensity.items()}
+    return cells | {f"achieved_bytes_s_{lv}": v for lv, v in roof.achieved_bytes_s.items()}
+
+
+def _s(ns: float | None) -> float | None:
+    return None if ns is None else ns / 1e9
+
+
+def change_frame(comparison: Comparison) -> DataFrame:
+    """One row per kernel change of a comparison (biggest change first); the added and
+    removed kernels too, their ``matched_by`` saying so."""
+    rows = [_change_row(k) for k in comparison.kernels]
     columns = ["name", "base_name", "new_name", "matched_by", "base_s", "new_s", "speedup",
                "low", "high", "beyond_noise", "share_of_change", "delta_s"]  # fmt: skip
     return _frame("Comparison.to_pandas()", rows, columns)
 
 
-def _change_row(k: dict[str, Any]) -> dict[str, Any]:
-    interval = k["interval"] or {}
+def _change_row(k: KernelChange) -> dict[str, Any]:
+    interval = k.interval
     return {
-        "name": k["base_name"] if k["base_name"] is not None else k["new_name"],
-        "base_name": k["base_name"],
-        "new_name": k["new_name"],
-        "matched_by": k["matched_by"],
-        "base_s": k["total_s"][0],
-        "new_s": k["total_s"][1],
-        "speedup": k["speedup"],
-        "low": interval.get("low"),
-        "high": interval.get("high"),
-        "beyond_noise": interval.get("beyond_noise"),
-        "share_of_change": k["attribution"],
-        "delta_s": k["delta_s"],
+        "name": k.name,
+        "base_name": k.base,
+        "new_name": k.new,
+        "matched_by": k.how,
+        "base_s": k.total_ns[0] / 1e9,
+        "new_s": k.total_ns[1] / 1e9,
+        "speedup": k.speedup,
+        "low": None if interval is None else interval.low,
+        "high": None if interval is None else interval.high,
+        "beyond_noise": None if interval is None else interval.beyond_noise,
+        "share_of_change": k.attribution,
+        "delta_s": k.delta_ns / 1e9,
     }
 
 

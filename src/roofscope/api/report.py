@@ -14,29 +14,13 @@ from roofscope.diagnosis.findings import Finding
 from roofscope.model.profile import InputFile, Warning
 from roofscope.outfile import write_atomically
 from roofscope.render.names import full_names
-from roofscope.render.registry import NO_OPTIONS, Options, renderer, report_dict, summary_dict
+from roofscope.render.registry import NO_OPTIONS, Options, renderer, report_dict
 from roofscope.report import Report as Checkup
+from roofscope.report import Summary as Summary
+from roofscope.report import summary_of
 
 if TYPE_CHECKING:
     from pandas import DataFrame
-
-
-@dataclass(frozen=True)
-class Summary:
-    """The JSON document's ``summary``: times in seconds; the timeline's fields are None
-    where the input has no dispatch timestamps."""
-
-    kernel_time_s: float | None
-    dispatches: int
-    kernels: int
-    kernels_for_80pct: int | None
-    wall_s: float | None
-    busy_s: float | None
-    idle_s: float | None
-    idle_share: float | None
-    gaps: int | None
-    gap_total_s: float | None
-    gap_threshold_s: float | None
 
 
 @dataclass(frozen=True, eq=False)
@@ -51,7 +35,7 @@ class Report:
 
     @property
     def summary(self) -> Summary:
-        return Summary(**summary_dict(self.checkup))
+        return summary_of(self.checkup)
 
     @property
     def kernels(self) -> tuple[KernelStats, ...]:
@@ -107,7 +91,7 @@ class Report:
         roofline bound, efficiency, FLOP/s, and intensity and bytes/s per memory level."""
         from roofscope.api.frames import kernel_frame
 
-        return kernel_frame(self.to_dict())
+        return kernel_frame(self.checkup)
 
     def hotspots_svg(self, top: int = 20) -> str:
         """The top kernels' time as bars (hotspots red), the rest folded into 'other'."""

@@ -19,6 +19,7 @@ MAX_GAP_US = 1e12  # 11.6 days; beyond it the threshold overflowed the integer n
 # the analysis would load DuckDB and numpy for every command's help
 DEFAULT_GAP_US = 10.0
 LOCAL = "local"  # --scheduler local: this machine's worker processes, no Dask
+MAX_SLOWER_PCT = 1e6  # 10,000 times slower; inf reached the JSON gate thresholds
 
 
 class Spelling(Enum):
@@ -77,7 +78,24 @@ _OPTIONS = (
         "Leave out the runs (ranks) that cannot be read, even those named, and list them.",
     ),
 )  # fmt: skip
-OPTIONS = {o.name: o for o in _OPTIONS}
+# compare's gate (--fail-if-slower ...): the command's options and Comparison.gate's arguments
+_GATE = (
+    Option(
+        "fail_if_slower", "--fail-if-slower",
+        "Fail (exit 3) if the total kernel time is this many % slower, beyond noise.",
+        0, MAX_SLOWER_PCT,
+    ),
+    Option(
+        "fail_if_kernel_slower", "--fail-if-kernel-slower",
+        "Fail (exit 3) if a kernel above --min-share is this many % slower, beyond noise.",
+        0, MAX_SLOWER_PCT,
+    ),
+    Option(
+        "min_share", "--min-share",
+        "Kernels the gate checks: at least this share of the baseline's kernel time.", 0, 1,
+    ),
+)  # fmt: skip
+OPTIONS = {o.name: o for o in (*_OPTIONS, *_GATE)}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -105,16 +123,7 @@ class CheckupOptions:
     def checked(self, spelling: Spelling) -> CheckupOptions:
         """These options, or a UsageError naming the first out of its range, or ``--jobs``
         with a Dask scheduler (whose workers are the cluster's)."""
-        for f in fields(self):
-            option, value = OPTIONS[f.name], getattr(self, f.name)
-            if option.low is None or option.high is None or value is None:
-                continue
-            if not option.low <= value <= option.high:
-                raise UsageError(
-                    f"{option.spelt(spelling)}{'' if spelling is Spelling.PYTHON else ' '}"
-                    f"{_number(value)}: expected a number from {_number(option.low)} to "
-                    f"{_number(option.high)}"
-                )
+        in_range(self, spelling)
         if self.jobs is not None and self.scheduler not in (None, LOCAL):
             jobs, scheduler = OPTIONS["jobs"].spelt(spelling), OPTIONS["scheduler"].spelt(spelling)
             raise UsageError(
@@ -123,6 +132,34 @@ class CheckupOptions:
                 f"{scheduler} {LOCAL}"
             )
         return self
+
+
+@dataclass(frozen=True, kw_only=True)
+class GateOptions:
+    """The compare gate's thresholds, as given; :meth:`checked` refuses one out of range."""
+
+    fail_if_slower: float | None = None
+    fail_if_kernel_slower: float | None = None
+    min_share: float = 0.01
+
+    def checked(self, spelling: Spelling) -> GateOptions:
+        in_range(self, spelling)
+        return self
+
+
+def in_range(options: CheckupOptions | GateOptions, spelling: Spelling) -> None:
+    """A UsageError naming the first option whose number is outside its declared range (NaN
+    is outside every range), in the caller's spelling."""
+    for f in fields(options):
+        option, value = OPTIONS[f.name], getattr(options, f.name)
+        if option.low is None or option.high is None or value is None:
+            continue
+        if not option.low <= value <= option.high:
+            raise UsageError(
+                f"{option.spelt(spelling)}{'' if spelling is Spelling.PYTHON else ' '}"
+                f"{_number(value)}: expected a number from {_number(option.low)} to "
+                f"{_number(option.high)}"
+            )
 
 
 def _number(value: float) -> str:

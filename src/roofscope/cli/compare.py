@@ -7,6 +7,7 @@ Every analysis option applies to both sides, as ``analyze`` applies it to one pr
 from __future__ import annotations
 
 import sys
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -20,7 +21,6 @@ if TYPE_CHECKING:
     from roofscope.render.registry import Gated
 
 EXIT_GATE_FAILED = 3
-MAX_SLOWER_PCT = 1e6  # 10,000 times slower; inf reached the JSON gate thresholds
 
 
 def compare(
@@ -32,33 +32,9 @@ def compare(
     new_run: Annotated[
         list[str] | None, typer.Option("--new-run", help="Another run of the candidate.")
     ] = None,
-    fail_if_slower: Annotated[
-        float | None,
-        typer.Option(
-            "--fail-if-slower",
-            min=0,
-            max=MAX_SLOWER_PCT,
-            help="Fail (exit 3) if the total kernel time is this many % slower, beyond noise.",
-        ),
-    ] = None,
-    fail_if_kernel_slower: Annotated[
-        float | None,
-        typer.Option(
-            "--fail-if-kernel-slower",
-            min=0,
-            max=MAX_SLOWER_PCT,
-            help="Fail (exit 3) if a kernel above --min-share is this many % slower, beyond noise.",
-        ),
-    ] = None,
-    min_share: Annotated[
-        float,
-        typer.Option(
-            "--min-share",
-            min=0,
-            max=1,
-            help="Kernels the gate checks: at least this share of the baseline's kernel time.",
-        ),
-    ] = 0.01,
+    fail_if_slower: o.FailIfSlower = None,
+    fail_if_kernel_slower: o.FailIfKernelSlower = None,
+    min_share: o.MinShare = 0.01,
     junit_out: Annotated[
         str | None, typer.Option("--junit", help="Write a JUnit XML file.")
     ] = None,
@@ -94,7 +70,7 @@ def compare(
 ) -> None:
     """Baseline against candidate: per-kernel and end-to-end speedup, and a gate for CI."""
     from roofscope.checkup.engine import compare_sides, prepare, side_gpus  # DuckDB, numpy
-    from roofscope.checkup.options import CheckupOptions
+    from roofscope.checkup.options import CheckupOptions, GateOptions, Spelling
     from roofscope.cli.progress import run_checkup
     from roofscope.render.names import full_names
     from roofscope.render.registry import Gated, renderer
@@ -106,18 +82,17 @@ def compare(
         scheduler=scheduler,
     )  # fmt: skip
     sides = side_gpus(gpu, base_gpu, new_gpu)
+    thresholds = GateOptions(
+        fail_if_slower=fail_if_slower, fail_if_kernel_slower=fail_if_kernel_slower,
+        min_share=min_share,
+    ).checked(Spelling.CLI)  # fmt: skip
     settings = prepare(options)
     both = compare_sides(
         [base, *(base_run or [])], [new, *(new_run or [])], settings, sides,
         check=lambda paths, s, label: run_checkup(paths, s, label=label),
     )  # fmt: skip
     cmp, keep = both.comparison, [*options.files, *both.read]
-    verdict = gate(
-        cmp,
-        fail_if_slower=fail_if_slower,
-        fail_if_kernel_slower=fail_if_kernel_slower,
-        min_share=min_share,
-    )
+    verdict = gate(cmp, **asdict(thresholds))
     base_roof, new_roof = both.base[0].report.roofline, both.new[0].report.roofline
     gated = Gated(
         cmp, verdict, (base_roof.result.ceilings, new_roof.result.ceilings),

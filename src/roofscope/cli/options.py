@@ -39,6 +39,12 @@ Jobs = Annotated[int | None, _option("jobs")]
 Scheduler = Annotated[str | None, _option("scheduler")]
 SkipUnreadable = Annotated[bool, _option("skip_unreadable")]
 
+# -- compare's gate ----------------------------------------------------------------------------
+
+FailIfSlower = Annotated[float | None, _option("fail_if_slower")]
+FailIfKernelSlower = Annotated[float | None, _option("fail_if_kernel_slower")]
+MinShare = Annotated[float, _option("min_share")]
+
 # -- what is written -------------------------------------------------------------------------
 
 Json = Annotated[bool, typer.Option("--json", help="JSON (schema v1, SI units) on stdout.")]

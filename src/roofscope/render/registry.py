@@ -232,6 +232,7 @@ VIEWS: tuple[type[_View], ...] = (
     *(_Waterfall, _Movement, _Png),
 )
 REGISTRY: dict[tuple[Kind, str], type[_View]] = {(v.kind, v.name): v for v in VIEWS}
+ADDED: dict[tuple[Kind, str], Renderer[Any, Any]] = {}  # outputs made outside roofscope
 CHARTS: dict[Kind, tuple[str, ...]] = {
     "report": ("hotspots", "roofline", "timeline"),  # what --svg and --png write
     "compare": ("waterfall", "movement"),
@@ -251,11 +252,21 @@ def renderer(kind: Literal["chart"], name: str, options: Options = ...) -> Rende
 def renderer(kind: Kind, name: str, options: Options = NO_OPTIONS) -> Renderer[Any, Any]:
     """The renderer of ``kind``'s output ``name``; a name it does not know is an error that
     lists the ones it does."""
+    if (kind, name) in ADDED:
+        return ADDED[kind, name]
     view = REGISTRY.get((kind, name))
     if view is None:
-        known = ", ".join(sorted(n for k, n in REGISTRY if k == kind))
+        known = ", ".join(sorted(n for k, n in (*REGISTRY, *ADDED) if k == kind))
         raise UsageError(f"no {kind} renderer named {name!r}; known: {known}")
     return view(options)
+
+
+def add(kind: Kind, output: Renderer[Any, Any]) -> None:
+    """Register an output made outside roofscope (docs/ARCHITECTURE.md, "Add an output"); a
+    name the kind has already is an error, never a silent replacement."""
+    if (kind, output.name) in REGISTRY or (kind, output.name) in ADDED:
+        raise UsageError(f"a {kind} renderer named {output.name!r} exists; choose another name")
+    ADDED[kind, output.name] = output
 
 
 def report_dict(report: Report) -> dict[str, Any]:
@@ -263,13 +274,6 @@ def report_dict(report: Report) -> dict[str, Any]:
     from roofscope.render.report.json import to_dict
 
     return to_dict(report)
-
-
-def summary_dict(report: Report) -> dict[str, Any]:
-    """That document's ``summary``."""
-    from roofscope.render.report.json import summary_dict as summary
-
-    return summary(report)
 
 
 def compare_dict(gated: Gated) -> dict[str, Any]:

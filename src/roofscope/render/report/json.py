@@ -21,7 +21,7 @@ from roofscope.catalogue.ceilings import Ceiling, is_integer
 from roofscope.diagnosis.findings import Finding
 from roofscope.render.device_choice import detected_from
 from roofscope.render.numbers import seconds
-from roofscope.report import Barriers, Report, RooflineSection
+from roofscope.report import Barriers, Report, RooflineSection, summary_of
 from roofscope.version import __version__
 
 SCHEMA_VERSION = "1"
@@ -126,20 +126,7 @@ def _distributed(report: Report) -> dict[str, Any]:
 
 def summary_dict(report: Report) -> dict[str, Any]:
     """The document's ``summary``: kernel time and its timeline, in seconds."""
-    h, t = report.hotspots, report.timeline
-    return {
-        "kernel_time_s": seconds(h.total_ns),
-        "dispatches": h.dispatches,
-        "kernels": len(h.kernels),
-        "kernels_for_80pct": h.kernels_for_80pct,
-        "wall_s": seconds(t.wall_ns) if t else None,
-        "busy_s": seconds(t.busy_ns) if t else None,
-        "idle_s": seconds(t.idle_ns) if t else None,
-        "idle_share": t.idle_share if t else None,
-        "gaps": t.gaps if t else None,
-        "gap_total_s": seconds(t.gap_ns) if t else None,
-        "gap_threshold_s": seconds(t.gap_threshold_ns) if t else None,
-    }
+    return asdict(summary_of(report))
 
 
 def _barriers(b: Barriers | None) -> dict[str, Any] | None:
