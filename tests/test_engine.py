@@ -8,8 +8,10 @@ itself (``counted``), eight times over."""
 from __future__ import annotations
 
 import csv
+import gc
 import json
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from importlib.util import find_spec
@@ -19,7 +21,9 @@ from typing import Any
 
 import pytest
 
+import roofscope.readers.load as load
 from roofscope.checkup import workers
+from roofscope.model import profile
 from roofscope.model.names import normalise
 from tests.test_bad_inputs import error_line, run
 from tests.test_compare import TRACE
@@ -84,6 +88,33 @@ def test_local_workers_give_the_report_of_this_process(capsys: Cap, tmp_path: Pa
     _, text_local, _ = run(capsys, "analyze", root, "--scheduler", "local", "--jobs", "2")
     assert "  engine: 8 runs read on this machine's 2 workers, merged" in text_local.splitlines()
     assert without_engine(text_local) == text_here
+
+
+def test_a_big_job_merged_on_disk_gives_the_same_report(
+    capsys: Cap, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past ON_DISK_BYTES of input the merged runs live in a database file (compressed): the
+    same document, and the file's temporary folder is gone once the profile is."""
+    root = str(ranks(tmp_path))
+    here = analyze_json(capsys, root, "--jobs", "1")
+    folders: list[str] = []
+    made = profile.tempfile.mkdtemp
+
+    def mkdtemp(*args: Any, **kwargs: Any) -> str:
+        folder: str = made(*args, **kwargs)
+        folders.extend([folder] if Path(folder).name.startswith("roofscope-") else [])
+        return folder
+
+    monkeypatch.setattr(load, "ON_DISK_BYTES", 0)
+    monkeypatch.setattr(profile.tempfile, "mkdtemp", mkdtemp)
+    on_disk = analyze_json(capsys, root, "--scheduler", "local", "--jobs", "2")
+    on_disk.pop("engine")
+    assert on_disk == here
+    (folder,) = folders
+    assert Path(folder).parent == Path(tempfile.gettempdir())
+    gc.collect()
+    profile.close_spilled()
+    assert not Path(folder).exists()
 
 
 def test_the_html_report_is_the_same_on_local_workers(capsys: Cap, tmp_path: Path) -> None:

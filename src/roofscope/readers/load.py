@@ -35,6 +35,8 @@ _CANDIDATE = re.compile(r"\.(csv|json|json\.gz|db|sqlite)$", re.IGNORECASE)
 Progress = Callable[[str], None]
 # below this many bytes of input, starting worker processes costs more than it saves
 PARALLEL_MIN_BYTES = 16 << 20
+# from this many bytes of input up, the merged runs' tables live in a database file
+ON_DISK_BYTES = 256 << 20
 
 
 def load(
@@ -148,7 +150,8 @@ def _read(
             flat = [item for unit in units for item in unit]
             return _some_run_read(read_plan(flat, progress, tolerant=tolerant), plan)
         run_on = shards.LocalWorkers(jobs)
-    profile = Profile.empty()
+    # a big job's merged rows in a database file: compressed, a tenth of the memory
+    profile = Profile.empty(on_disk=_bytes(plan) >= ON_DISK_BYTES)
     # a worker may read only a failed export: 16 MiB of input hold data elsewhere
     read = partial(read_plan, tolerant=tolerant, empty_ok=True)
     for shard in run_on(units, read):
