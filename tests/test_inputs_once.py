@@ -39,7 +39,7 @@ def test_per_pass_files_are_one_input_line(capsys: pytest.CaptureFixture[str]) -
     from roofscope.render.report.text import render_text
 
     path, what = expected_line()
-    report = check_up([str(PASSES)], prepare(CheckupOptions())).report
+    report = check_up([str(PASSES)], prepare(CheckupOptions()))
     text = " ".join(render_text(report, width=120).split())
     assert text.count("input:") == 2  # the passes and sysinfo.csv
     assert f"input: {path} ({what})" in text

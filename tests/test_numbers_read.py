@@ -8,6 +8,7 @@ error and warning the bad-input tests meet goes through :func:`misworded`
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from functools import cache
 from html import escape
 from pathlib import Path
@@ -48,15 +49,13 @@ def outputs() -> dict[str, dict[str, str]]:
     from roofscope.render.charts.timeline import timeline_svg
     from roofscope.render.report.html import render_html
     from roofscope.render.report.text import render_text
-    from roofscope.report import with_lanes
 
     out = {}
     for folder in sorted(p for p in DATA.rglob("*") if p.is_dir()):
         try:
-            checkup = check_up([str(folder)], prepare(CheckupOptions()))
+            report = check_up([str(folder)], replace(prepare(CheckupOptions()), lanes=True))
         except RoofscopeError:
             continue
-        report = with_lanes(checkup.report, checkup.profile)
         texts = {f"text {w}": render_text(report, width=w) for w in (80, 100, 120)}
         texts["html"] = SCRIPT.sub("", render_html(report))
         texts["svg"] = hotspot_svg(report) + roofline_svg(report) + timeline_svg(report)

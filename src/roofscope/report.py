@@ -120,6 +120,7 @@ class Report:
     limiters: dict[str, Limiter] = field(default_factory=dict)  # per studied kernel
     lanes: TimelineLanes | None = None  # the timeline's bins, made for the charts (with_lanes)
     engine: Engine | None = None  # where the runs were read, when --scheduler named it
+    read: tuple[str, ...] = ()  # the paths named and every file read: never overwritten
 
     def validity(self, kernel: str) -> tuple[str, ...]:
         """The validity findings (rule names) about one kernel (``validity_of``)."""

@@ -15,7 +15,7 @@ from roofscope.model.profile import InputFile, Warning
 from roofscope.outfile import write_atomically
 from roofscope.render.names import full_names
 from roofscope.render.registry import NO_OPTIONS, Options, renderer, report_dict
-from roofscope.report import Report as Checkup
+from roofscope.report import Report as Result
 from roofscope.report import Summary as Summary
 from roofscope.report import summary_of
 
@@ -29,7 +29,7 @@ class Report:
     the properties are its parts, as the renderers use them. ``full_names``: the HTML and
     the charts show kernel names whole (``--full-names``)."""
 
-    checkup: Checkup
+    checkup: Result  # the typed check-up every renderer reads
     read: tuple[str, ...] = ()  # every file read: never overwritten by ``to_html``
     full_names: bool = False
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
+from dataclasses import replace
 from typing import TypeAlias
 
 from roofscope.api.comparison import Comparison
@@ -14,7 +16,6 @@ from roofscope.api.report import Report
 from roofscope.checkup.engine import check_up, compare_sides, prepare, side_gpus
 from roofscope.checkup.options import DEFAULT_GAP_US, CheckupOptions, Spelling
 from roofscope.errors import UsageError
-from roofscope.report import with_lanes
 
 AnyPath: TypeAlias = str | os.PathLike[str]
 Progress: TypeAlias = Callable[[str], None]  # hears the name of each file as it is read
@@ -50,9 +51,9 @@ def analyze(
         scheduler=scheduler, skip_unreadable=skip_unreadable,
     )  # fmt: skip
     names = paths_of(paths, "analyze")
-    checkup = check_up(names, prepare(options, PYTHON), progress=progress, spelling=PYTHON)
-    report = with_lanes(checkup.report, checkup.profile)  # the timeline chart's bins
-    return Report(report, read=(*checkup.read, *options.files), full_names=full_names)
+    settings = replace(prepare(options, PYTHON), lanes=True)  # the timeline chart's bins
+    report = check_up(names, settings, progress=progress, spelling=PYTHON)
+    return Report(report, read=(*report.read, *options.files), full_names=full_names)
 
 
 def compare(
@@ -90,9 +91,7 @@ def compare(
     settings = prepare(options, PYTHON)
     both = compare_sides(
         paths_of([base, *base_runs], "compare"), paths_of([new, *new_runs], "compare"), settings,
-        sides, check=lambda paths, s, label: check_up(
-            paths, s, label=label, progress=progress, spelling=PYTHON
-        ),
+        sides, watch=lambda paths: nullcontext(progress), spelling=PYTHON,
     )  # fmt: skip
     return Comparison.of(both, full_names=full_names)
 

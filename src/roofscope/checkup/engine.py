@@ -12,7 +12,7 @@ cluster is the report of the same files read in this process.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -28,7 +28,7 @@ from roofscope.model.selection import EVERYTHING, EmptySelection, Selection, req
 from roofscope.readers.io.shards import LocalWorkers, RunOn, default_jobs
 from roofscope.readers.load import load
 from roofscope.readers.sniff import size_if_file
-from roofscope.report import DEFAULTS, Engine, Report, RooflineOptions, analyse
+from roofscope.report import DEFAULTS, Engine, Report, RooflineOptions, analyse, with_lanes
 
 if TYPE_CHECKING:
     from roofscope.verify.compare import Comparison, Run
@@ -47,6 +47,7 @@ class Settings:
     selection: Selection = EVERYTHING
     gap_ns: int = DEFAULT_GAP_NS
     roof: RooflineOptions = DEFAULTS
+    lanes: bool = False  # the timeline chart's bins too (for the HTML and the charts)
 
     def on_gpu(self, gpu: str | None) -> Settings:
         """The same settings on another GPU (compare's ``--base-gpu``/``--new-gpu``)."""
@@ -54,13 +55,7 @@ class Settings:
 
 
 AS_GIVEN = Settings()  # no option given
-
-
-@dataclass(frozen=True)
-class Checkup:
-    profile: Profile
-    report: Report
-    read: tuple[str, ...]  # the paths named and every file read from a folder
+Watch = Callable[[Sequence[str]], AbstractContextManager[Progress | None]]  # a run's progress
 
 
 def prepare(options: CheckupOptions, spelling: Spelling = Spelling.CLI) -> Settings:
@@ -97,11 +92,22 @@ def check_up(
     label: str | None = None,
     progress: Progress | None = None,
     spelling: Spelling = Spelling.CLI,
-) -> Checkup:
+) -> Report:
     """Read ``paths`` as one profile (the runs of several processes merge) and analyse it;
     ``progress`` hears the name of each file as it is read. ``label`` (compare's ``baseline``,
     ``candidate``) and the first path lead the error of a selection that keeps nothing of
     this profile. Prints nothing: the commands and the Python API both call it."""
+    return _read_and_analyse(paths, settings, label, progress, spelling)[1]
+
+
+def _read_and_analyse(
+    paths: Sequence[str],
+    settings: Settings,
+    label: str | None,
+    progress: Progress | None,
+    spelling: Spelling,
+) -> tuple[Profile, Report]:
+    """The merged profile and its report (compare matches launches on the profile)."""
     with _runs_on(settings) as run_on:
         profile = load(
             paths, fmt=settings.fmt, progress=progress, jobs=settings.jobs, run_on=run_on,
@@ -116,8 +122,9 @@ def check_up(
     report = analyse(
         profile, selection=settings.selection, gap_threshold_ns=settings.gap_ns, roof=settings.roof
     )
-    report = replace(report, engine=engine)
-    return Checkup(profile, report, (*paths, *(f.path for f in profile.inputs)))
+    read = (*paths, *(f.path for f in profile.inputs))
+    report = replace(report, engine=engine, read=read)
+    return profile, with_lanes(report, profile) if settings.lanes else report
 
 
 @contextmanager
@@ -142,9 +149,6 @@ def _engine(settings: Settings, run_on: RunOn | None) -> Engine | None:
     return Engine(settings.scheduler, run_on.workers, max(run_on.runs, 1))
 
 
-CheckUp = Callable[[Sequence[str], Settings, str], Checkup]  # paths, settings, side's label
-
-
 @dataclass(frozen=True)
 class Compared:
     """Both sides checked up and compared: what ``compare`` renders and gates."""
@@ -161,21 +165,24 @@ def compare_sides(
     settings: Settings,
     gpus: tuple[str | None, str | None] = (None, None),
     *,
-    check: CheckUp | None = None,
+    watch: Watch = lambda paths: nullcontext(),
+    spelling: Spelling = Spelling.CLI,
 ) -> Compared:
-    """Each run (path) of each side checked up by ``check`` (default ``check_up``), on its
-    side's GPU (``side_gpus``), then compared; labelled by each side's first path."""
+    """Each run (path) of each side checked up on its side's GPU (``side_gpus``), then
+    compared; labelled by each side's first path. ``watch`` gives each run's progress."""
     from roofscope.verify.compare import compare, run_of  # analyze never compares
 
-    check = check or (lambda paths, s, label: check_up(paths, s, label=label))
     read: list[str] = []
     sides = []
     for label, paths, gpu in (("baseline", base, gpus[0]), ("candidate", new, gpus[1])):
         runs = []
         for path in paths:
-            checkup = check([path], settings.on_gpu(gpu), label)
-            read.extend(checkup.read)
-            runs.append(run_of(checkup.profile, checkup.report))
+            with watch([path]) as tick:
+                profile, report = _read_and_analyse(
+                    [path], settings.on_gpu(gpu), label, tick, spelling
+                )
+            read.extend(report.read)
+            runs.append(run_of(profile, report))
         sides.append(tuple(runs))
     cmp = compare(sides[0], sides[1], (base[0], new[0]))
     return Compared(cmp, sides[0], sides[1], tuple(read))

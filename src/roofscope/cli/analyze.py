@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
@@ -49,18 +50,16 @@ def analyze(
     from roofscope.cli.progress import run_checkup
     from roofscope.render.names import full_names
     from roofscope.render.registry import CHARTS, renderer
-    from roofscope.report import with_lanes
 
     options = CheckupOptions(
         fmt=fmt, kernel=kernel, device=device, gap_us=gap_us, gpu=gpu, work=tuple(work or ()),
         ceilings=ceilings, peak_flops=peak_flops, peak_bw=peak_bw, jobs=jobs,
         scheduler=scheduler, skip_unreadable=skip_unreadable,
     )  # fmt: skip
-    checkup = run_checkup(paths, prepare(options))
-    report, keep = checkup.report, [*checkup.read, *options.files]
     html = html_path(html, out, stem(paths[0]))
-    if html or svg or png:
-        report = with_lanes(report, checkup.profile)
+    drawn = bool(html or svg or png)  # the timeline chart's bins are made for them only
+    report = run_checkup(paths, replace(prepare(options), lanes=drawn))
+    keep = [*report.read, *options.files]
     with full_names(whole_names):
         if html:
             page = renderer("report", "html").render(report)

@@ -71,7 +71,7 @@ def compare(
     """Baseline against candidate: per-kernel and end-to-end speedup, and a gate for CI."""
     from roofscope.checkup.engine import compare_sides, prepare, side_gpus  # DuckDB, numpy
     from roofscope.checkup.options import CheckupOptions, GateOptions, Spelling
-    from roofscope.cli.progress import run_checkup
+    from roofscope.cli.progress import spinner
     from roofscope.render.names import full_names
     from roofscope.render.registry import Gated, renderer
     from roofscope.verify.gate import gate
@@ -89,7 +89,7 @@ def compare(
     settings = prepare(options)
     both = compare_sides(
         [base, *(base_run or [])], [new, *(new_run or [])], settings, sides,
-        check=lambda paths, s, label: run_checkup(paths, s, label=label),
+        watch=spinner,
     )  # fmt: skip
     cmp, keep = both.comparison, [*options.files, *both.read]
     verdict = gate(cmp, **asdict(thresholds))

@@ -34,5 +34,5 @@ def demo(
 
     root = resources.files("roofscope") / "data" / "demo" / FOLDERS[which]
     with resources.as_file(root) as folder:
-        report = run_checkup([str(Path(folder))]).report
+        report = run_checkup([str(Path(folder))])
     sys.stdout.write(report_view(report, as_json=as_json))

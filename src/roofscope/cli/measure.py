@@ -78,7 +78,7 @@ def profile(
             )
     from roofscope.cli.progress import run_checkup  # DuckDB, numpy
 
-    report = run_checkup([str(folder)]).report  # the check-up of what was just recorded
+    report = run_checkup([str(folder)])  # the check-up of what was just recorded
     sys.stdout.write(report_view(report, as_json=as_json))
 
 

@@ -9,22 +9,21 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from roofscope.checkup.engine import AS_GIVEN, Checkup, Settings, check_up
+from roofscope.checkup.engine import AS_GIVEN, Settings, check_up
 from roofscope.readers.sniff import size_if_file
+from roofscope.report import Report
 
 PROGRESS_BYTES = 64 << 20
 
 
-def run_checkup(
-    paths: Sequence[str], settings: Settings = AS_GIVEN, *, label: str | None = None
-) -> Checkup:
+def run_checkup(paths: Sequence[str], settings: Settings = AS_GIVEN) -> Report:
     """``check_up``, with a spinner on stderr while a big input is read (a terminal only)."""
-    with _progress(paths) as tick:
-        return check_up(paths, settings, label=label, progress=tick)
+    with spinner(paths) as tick:
+        return check_up(paths, settings, progress=tick)
 
 
 @contextmanager
-def _progress(paths: Sequence[str]) -> Iterator[Callable[[str], None] | None]:
+def spinner(paths: Sequence[str]) -> Iterator[Callable[[str], None] | None]:
     """A spinner on stderr for big inputs, only when stderr is a terminal."""
     size = sum(size_if_file(Path(p)) or 0 for p in paths)
     if not sys.stderr.isatty() or size < PROGRESS_BYTES:
