@@ -69,15 +69,13 @@ def _header(console: Console, report: Report) -> None:
     for path, what in inputs_once(report.inputs):
         wrapped(console, f"input: {path} ({what})", "  ", "    ")
     if line := job_line(report):
-        console.print(f"  job: {line}")
+        wrapped(console, f"job: {line}", "  ", "    ")
     if line := runs_line(report.runs):
-        console.print(f"  runs: {line}")
+        wrapped(console, f"runs: {line}", "  ", "    ")
     if (engine := report.engine) is not None:
         where = "this machine's" if engine.scheduler == "local" else f"Dask {engine.scheduler}:"
-        console.print(
-            f"  engine: {count(engine.runs, 'run')} read on {where} "
-            f"{count(engine.workers, 'worker')}, merged"
-        )
+        runs, workers = count(engine.runs, "run"), count(engine.workers, "worker")
+        wrapped(console, f"engine: {runs} read on {where} {workers}, merged", "  ", "    ")
     h, t = report.hotspots, report.timeline
     if report.selection.kernel or report.selection.device is not None:
         console.print(
