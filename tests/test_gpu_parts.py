@@ -24,7 +24,7 @@ from roofscope.catalogue import devices
 from roofscope.model.profile import RunInfo
 from roofscope.readers.load import load
 from roofscope.render.device_choice import detected_from
-from tests.conftest import DATA
+from tests.conftest import DATA, run_json
 
 SUPERBENCH = DATA / "ncu" / "superbench-cublaslt-ncu" / "cublaslt_ncu.log"
 
@@ -183,3 +183,33 @@ def test_an_unnamed_amd_gpu_of_cc_9_0_is_told_by_its_units_and_memory() -> None:
     assert {d.key for d in (choice.device, *choice.alternatives) if d} == {"mi210", "mi250"}
     peaks = {c.name: c.value for c in catalogue_ceilings(choice)}
     assert peaks["fp64-vector"] == 22.6e12 and peaks["hbm"] == 1.6e12
+
+
+# -- issue 38, point 9: a profiled GCD is judged against one GCD's ceilings -------------------
+
+# AMD Instinct MI250X datasheet: FP64 vector 47.9 TFLOP/s and 3.2 TB/s of HBM2e for the
+# module of two GCDs; ROCm shows each GCD as its own device, so one agent has half of each
+MI250X_FP64, MI250X_HBM, GCDS = 47.9e12, 3.2e12, 2
+
+
+@pytest.mark.parametrize("folder", ["laplacian", "stencils"])
+def test_gpu_mi250x_judges_one_gcd(capsys: pytest.CaptureFixture[str], folder: str) -> None:
+    """`--gpu mi250x` on a rocprof v1 trace of one agent: it halved every efficiency (the
+    module's ceilings); now one GCD's. stencils' sysinfo reports 104 CUs (an MI250 GCD's),
+    not an MI250X GCD's 110: said, with the part whose GCD has 104."""
+    doc = run_json(capsys, str(DATA / "rocprofv1-mi250x" / folder), "--gpu", "mi250x")
+    device = doc["device"]
+    peaks = {c["name"]: c["value"] for c in device["ceilings"]}
+    assert device["scope"] == "gcd"
+    assert peaks["fp64-vector"] == pytest.approx(MI250X_FP64 / GCDS, rel=1e-3)
+    assert peaks["hbm"] == pytest.approx(MI250X_HBM / GCDS)
+    doubts = [w["message"] for w in doc["warnings"] if w["code"] == "partial-device"]
+    if folder == "laplacian":  # no CU count in the trace: nothing to doubt
+        assert doubts == []
+        return
+    assert doubts == [
+        "the profile reports 104 CUs where one GCD of the catalogue's Instinct MI250X has 110 "
+        "(one GCD of Instinct MI250 has 104): judged against one GCD's ceilings, which may not "
+        "fit what was profiled; name the GPU it ran on with --gpu, or pass --ceilings measured "
+        "on it"
+    ]

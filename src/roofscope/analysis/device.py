@@ -104,7 +104,7 @@ def choose_device(run: RunInfo, gpu: str | None) -> DeviceChoice:
     for name in (n for n in (run.gpu, run.arch) if n):
         found = devices.find(name)
         if found is not None:
-            scope = devices.scope_for(found, run.compute_units)
+            scope = devices.agent_scope(found, run.compute_units)
             return DeviceChoice(found, scope, Detection(DeviceSource.PROFILE, (name,)), None)
     pool = _candidates(run)
     if run.compute_units:  # parts of that count first, then parts whose count no vendor states
@@ -122,10 +122,10 @@ def choose_device(run: RunInfo, gpu: str | None) -> DeviceChoice:
     )
     pool = by_memory
     if len(pool) == 1:
-        scope = devices.scope_for(pool[0], run.compute_units)
+        scope = devices.agent_scope(pool[0], run.compute_units)
         return DeviceChoice(pool[0], scope, seen, None)
     if len(pool) > 1 and devices.shared_ceilings(pool, run.compute_units):
-        scope = devices.scope_for(pool[0], run.compute_units)
+        scope = devices.agent_scope(pool[0], run.compute_units)
         seen = replace(seen, shared=True)
         return DeviceChoice(pool[0], scope, seen, None, tuple(pool[1:]), run.compute_units)
     names = [d.key for d in pool] or devices.closest(said or "")
@@ -151,7 +151,7 @@ def _named_by_user(run: RunInfo, gpu: str) -> DeviceChoice:
         raise UsageError(f"--gpu {devices.not_found(gpu)}, or pass --peak-flops and --peak-bw")
     pool = [d for d in named if _fits(d, run)] or named
     first = pool[0]
-    scope = devices.scope_for(first, run.compute_units)
+    scope = devices.agent_scope(first, run.compute_units)
     if len(pool) == 1:
         return DeviceChoice(first, scope, Detection(DeviceSource.GPU_OPTION), None)
     parts = ", ".join(d.model for d in pool)
@@ -260,8 +260,10 @@ def catalogue_doubt(choice: DeviceChoice, run: RunInfo) -> str | None:
     """Why the catalogue's ceilings may not fit the profiled agent: it reports another number
     of compute units than the product has, and no known scope (one GCD) explains it."""
     d, units = choice.device, run.compute_units
-    if d is None or not units or choice.scope != "device" or not d.compute_units:
+    if d is None or not units or not d.compute_units:
         return None
+    if choice.scope != "device":
+        return _partition_doubt(d, units, choice.scope)
     if units == d.compute_units:
         return None
     mode = (
@@ -273,6 +275,23 @@ def catalogue_doubt(choice: DeviceChoice, run: RunInfo) -> str | None:
         f"the profile reports {units} {d.unit_word} where the catalogue's {d.model} has "
         f"{d.compute_units}, {mode}: the catalogue's whole-device ceilings may not fit what "
         "was profiled (efficiencies may read low); pass --ceilings measured on this GPU"
+    )
+
+
+def _partition_doubt(d: devices.Device, units: int, scope: str) -> str | None:
+    """A profiled agent judged as one partition (an MI250X GCD) whose count is not that
+    partition's: the parts of the catalogue whose partition has that count, if any."""
+    per = d.partition_compute_units
+    if per is None or units == per:
+        return None
+    others = [o.model for o in devices.catalogue() if o.generation == d.generation
+              and o.partition_compute_units == units]  # fmt: skip
+    maybe = f" (one {scope.upper()} of {' or '.join(others)} has {units})" if others else ""
+    return (
+        f"the profile reports {units} {d.unit_word} where one {scope.upper()} of the "
+        f"catalogue's {d.model} has {per}{maybe}: judged against one {scope.upper()}'s "
+        "ceilings, which may not fit what was profiled; name the GPU it ran on with --gpu, or "
+        "pass --ceilings measured on it"
     )
 
 

@@ -230,6 +230,21 @@ def scope_for(device: Device, compute_units: int | None) -> str:
     return "device"
 
 
+ALWAYS_APART = ("gcd",)  # ROCm shows each GCD of an MI250/MI250X as a device of its own
+
+
+def agent_scope(device: Device, compute_units: int | None) -> str:
+    """The part of ``device`` a profiled agent is judged as: :func:`scope_for`, except that an
+    agent of a part whose partitions ROCm always shows apart (an MI250X's GCDs) is one
+    partition unless it reports the whole product's count: no kernel runs on both GCDs, so
+    the module's ceilings would halve every efficiency. A count that is not one partition's
+    then says so (``analysis.device.catalogue_doubt``)."""
+    p = device.partitions
+    if p is not None and p.kind in ALWAYS_APART and compute_units != device.compute_units:
+        return p.kind
+    return scope_for(device, compute_units)
+
+
 def ceilings_for(device: Device, scope: str | None) -> list[Ceiling]:
     """The catalogue's ceilings for ``scope`` (None: the whole device); [] if it has none."""
     wanted = scope or "device"
