@@ -42,6 +42,12 @@ class PlacedBy(StrEnum):
     NONE = "none"  # neither work nor bytes known
 
 
+class NoBound(StrEnum):
+    """Why a kernel placed by its work has no bound; the values are the JSON's ``no_bound``."""
+
+    NO_BYTES = "no-bytes"  # no byte counters: its intensity, so the memory roofs, unknown
+
+
 @dataclass(frozen=True)
 class KernelRoofline:
     name: str
@@ -62,6 +68,7 @@ class KernelRoofline:
     placed_by: PlacedBy
     above_roof: bool
     missing_ceiling: str | None = None  # the ceiling its work needs and the device lacks
+    no_bound: NoBound | None = None  # why a kernel under a compute ceiling has no bound
 
 
 @dataclass(frozen=True)
@@ -150,6 +157,7 @@ def _kernel(
         placed_by=placed_by,
         above_roof=efficiency is not None and efficiency > 1 + ABOVE_ROOF_TOLERANCE,
         missing_ceiling=wanted if work and ceiling is None else None,
+        no_bound=NoBound.NO_BYTES if work and ceiling is not None and not intensity else None,
     )
 
 
@@ -160,9 +168,12 @@ def _placed(
     achieved: float | None,
 ) -> tuple[str | None, float, float | None, Bound | None]:
     """Limiting level, attainable, efficiency and bound under ``ceiling`` and the memory
-    roofs; without a rate (zero-length timestamps) no efficiency or bound (report.py)."""
+    roofs; without a rate (zero-length timestamps) no efficiency or bound (report.py);
+    without bytes (no intensity) no bound: under the compute ceiling, not known to meet it."""
     roofs = {lvl: memory[lvl].value * ai for lvl, ai in intensity.items() if lvl in memory}
     lowest = min(roofs, key=lambda lvl: roofs[lvl]) if roofs else None
+    if not intensity:
+        return None, ceiling.value, None if achieved is None else achieved / ceiling.value, None
     if lowest is not None and roofs[lowest] < ceiling.value:
         limiting, attainable, bound = lowest, roofs[lowest], Bound.MEMORY
     else:

@@ -8,8 +8,9 @@ metrics were not all collected is unknown (:class:`Missing`), never 0.
 - FLOPs from the ``pred_on`` SASS thread-instruction counts: ``fp64-vector`` = 2*DFMA + DADD +
   DMUL, ``fp32-vector`` = 2*FFMA + FADD + FMUL, ``fp16-vector`` = 4*HFMA + 2*HADD + 2*HMUL
   (ncu's packed-lane counting, on the scale of NVIDIA's fp16 peak, not NERSC's).
-- Tensor cores per data type from ``sm__ops_path_tensor_src_<in>[_dst_<out>].sum`` (ncu >=
-  2023; never an aggregate over several data types); older ncu's
+- Tensor cores per data type from ``sm__ops_path_tensor_[op_<instr>_]src_<in>[_dst_<out>]
+  [_sparsity_<on|off>].sum`` (ncu >= 2023; one op = one FLOP; never an aggregate over several
+  data types; :mod:`roofscope.analysis.work.nvidia_tensor`); older ncu's
   ``k * sm__inst_executed_pipe_tensor.sum`` only on sm_70 (k = 512), where k is known.
 - Bytes: ``hbm`` = ``dram__bytes.sum`` (or its read + write parts), ``l2`` =
   ``lts__t_bytes.sum``, ``l1`` = ``l1tex__t_bytes.sum`` (NERSC's hierarchical metrics).
@@ -18,6 +19,7 @@ metrics were not all collected is unknown (:class:`Missing`), never 0.
 from __future__ import annotations
 
 from roofscope.analysis.counters import Array, Counters, Formula, Missing
+from roofscope.analysis.work.nvidia_tensor import tensor
 
 
 def sass(op: str) -> str:
@@ -25,23 +27,16 @@ def sass(op: str) -> str:
     return f"sm__sass_thread_inst_executed_op_{op}_pred_on.sum"
 
 
+def _sass(c: Counters, op: str) -> Array:
+    """``sm__`` or ``smsp__`` SASS count of ``op``: one total (every SM's sub-partitions)."""
+    name = sass(op)
+    smsp = f"smsp__{name.removeprefix('sm__')}"
+    return c[smsp] if name not in c and smsp in c else c[name]
+
+
 def _vector(p: str, fma: int, other: int) -> Formula:
     """``fma*<p>FMA + other*(<p>ADD + <p>MUL)`` for the op prefix ``p`` (d, f, h)."""
-    return lambda c: fma * c[sass(f"{p}fma")] + other * (c[sass(f"{p}add")] + c[sass(f"{p}mul")])
-
-
-def tensor(source: str, *destinations: str) -> Formula:
-    """Tensor-core ops with inputs of ``source``: the aggregate ``src_<source>.sum`` when
-    collected, else the sum of the per-destination parts (all required)."""
-    base = f"sm__ops_path_tensor_src_{source}"
-
-    def ops(c: Counters) -> Array:
-        if f"{base}.sum" in c or not destinations:
-            return c[f"{base}.sum"]
-        parts = [c[f"{base}_dst_{d}.sum"] for d in destinations]
-        return sum(parts[1:], parts[0])
-
-    return ops
+    return lambda c: fma * _sass(c, f"{p}fma") + other * (_sass(c, f"{p}add") + _sass(c, f"{p}mul"))
 
 
 FLOPS: dict[str, Formula] = {

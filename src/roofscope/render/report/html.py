@@ -201,6 +201,8 @@ def _bound(r: KernelRoofline | None) -> str:
     """The bound, or why there is none: the ceiling its work lacks."""
     if r is not None and r.missing_ceiling:
         return f"- (no {r.missing_ceiling} ceiling)"
+    if r is not None and r.no_bound:
+        return "unknown (no byte counters)"
     return (r.bound or "-") if r else "-"
 
 

@@ -215,7 +215,7 @@ def kernel_roofline(k: KernelRoofline | None) -> dict[str, Any] | None:
         "placed_by": k.placed_by,
         "above_roof": k.above_roof,
         "missing_ceiling": k.missing_ceiling,
-    }
+    } | ({"no_bound": k.no_bound} if k.no_bound else {})
 
 
 def _total(by_ceiling: dict[str, float] | None, *, integer: bool) -> float | None:

@@ -66,7 +66,7 @@ def _row(k: KernelRoofline) -> list[str | NameCell]:
         achieved = si(k.achieved_flops_s, _ops(k))
         ceiling = k.ceiling or (f"no {k.missing_ceiling} ceiling" if k.missing_ceiling else "-")
     eff = pct(k.efficiency)
-    bound = k.bound or "-"
+    bound = k.bound or ("unknown (no byte counters)" if k.no_bound else "-")
     if k.bound is Bound.MEMORY and k.limiting_level:
         bound = f"memory ({k.limiting_level})"
     return [
