@@ -79,6 +79,7 @@ def test_ncu_metrics_and_rules_on_rtx5090(capsys: pytest.CaptureFixture[str]) ->
     assert found["low-l2-hit-rate"]["evidence"] == {
         "L2 Cache Hit Rate": pytest.approx(hit),
         "severity_lowered": "it rests on a single dispatch",  # ncu profiled one launch
+        "library": "gemm",  # a cuBLAS GEMV (cublasGemvParamsEx): the call's advice
     }
     # roofscope's occupancy-limited folds into ncu's TheoreticalOccupancy rule (same cause)
     folded = found["ncu-theoretical-occupancy"]["evidence"]

@@ -149,6 +149,8 @@ class Summary:
     gaps: int | None
     gap_total_s: float | None
     gap_threshold_s: float | None
+    communication_s: float | None = None  # in communication kernels (model/libraries.py)
+    communication_share: float | None = None  # of the kernel time
 
 
 def _s(ns: float | None) -> float | None:
@@ -158,6 +160,7 @@ def _s(ns: float | None) -> float | None:
 def summary_of(report: Report) -> Summary:
     """Kernel time and its timeline, in seconds."""
     h, t = report.hotspots, report.timeline
+    comm_ns = communication_ns(h)
     return Summary(
         kernel_time_s=_s(h.total_ns),
         dispatches=h.dispatches,
@@ -170,7 +173,17 @@ def summary_of(report: Report) -> Summary:
         gaps=t.gaps if t else None,
         gap_total_s=_s(t.gap_ns) if t else None,
         gap_threshold_s=_s(t.gap_threshold_ns) if t else None,
+        communication_s=_s(comm_ns),
+        communication_share=comm_ns / h.total_ns if comm_ns is not None and h.total_ns else None,
     )
+
+
+def communication_ns(h: Hotspots) -> float | None:
+    """The time in communication kernels (model/libraries.py); None where a kernel's time is
+    unknown."""
+    if h.total_ns is None:
+        return None
+    return sum(k.total_ns or 0 for k in h.kernels if k.communication)
 
 
 COLOURED_KERNELS = 10  # the hot kernels the timeline tells apart; the rest are 'other'

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from roofscope.model.access import Relation, named, query
 from roofscope.model.access import names as all_names
-from roofscope.model.names import is_communication
+from roofscope.model.libraries import is_communication
 from roofscope.model.profile import Profile
 from roofscope.model.schema import DURATION, NOT_BACKWARDS
 from roofscope.model.selection import EVERYTHING, Selection, dispatches, summary
@@ -38,7 +38,7 @@ class KernelStats:
     cumulative_share: float | None
     hot: bool
     first_ns: float | None = None  # the first dispatch's duration (warm-up check)
-    communication: bool = False  # an NCCL/RCCL collective or send/receive kernel
+    communication: bool = False  # a communication kernel (model/libraries.py)
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from roofscope.diagnosis.evidence import (
     kernel_facts,
 )
 from roofscope.diagnosis.findings import Finding, ranked
+from roofscope.diagnosis.libraries import advised
 from roofscope.diagnosis.registry import run
 from roofscope.diagnosis.rules import SHORT_NS
 from roofscope.diagnosis.trust import standing, temper_kernel
@@ -81,7 +82,7 @@ def judged(views: Sequence[KernelView], program: ProgramView, roof: Roofline) ->
         if any(p.rule not in CAVEATS for p in problems):
             continue
         verdicts = run(rules.kernel, view)
-        findings += temper_kernel(verdicts, view.roof, roof, view.stats.calls)
+        findings += advised(view, temper_kernel(verdicts, view.roof, roof, view.stats.calls))
     findings += run(rules.program, program)
     return ranked(findings)
 

@@ -28,7 +28,7 @@ SHORT_NS = 10_000
 SHORT_SHARE = 0.5
 SHORT_MIN_DISPATCHES = 100
 COPY_SHARE = 0.5
-COMMUNICATION_SHARE = 0.2  # of kernel time in NCCL/RCCL kernels: worth overlapping
+COMMUNICATION_SHARE = 0.2  # of kernel time in communication kernels: worth overlapping
 
 PRESCRIPTIONS = {
     "memory-far-below-roof": (
@@ -144,7 +144,8 @@ def copies_dominate(p: ProgramView) -> Finding | None:
 
 
 def communication_share(p: ProgramView) -> Finding | None:
-    """NCCL/RCCL kernels holding COMMUNICATION_SHARE or more of the kernel time."""
+    """Communication kernels (model/libraries.py: NCCL/RCCL, DeepEP, custom all-reduce) holding
+    COMMUNICATION_SHARE or more of the kernel time."""
     if not p.kernel_ns or p.communication_ns < COMMUNICATION_SHARE * p.kernel_ns:
         return None
     share = p.communication_ns / p.kernel_ns
@@ -153,11 +154,16 @@ def communication_share(p: ProgramView) -> Finding | None:
         None,
         "program",
         "high" if share >= 0.5 else "medium",
-        f"collective-communication kernels (NCCL/RCCL) take {share:.0%} of the kernel time",
+        f"communication kernels (collectives, all-to-all, all-reduce) take {share:.1%} of the "
+        "kernel time",
         "overlap communication with compute (bucketed all-reduce, async collectives), "
         "communicate less often or in larger messages, and check the interconnect and "
         "that every rank reaches the collective at the same time (see the rank view)",
-        {"communication_s": p.communication_ns / 1e9, "kernel_s": p.kernel_ns / 1e9},
+        {
+            "communication_s": p.communication_ns / 1e9,
+            "kernel_s": p.kernel_ns / 1e9,
+            "communication_share": share,
+        },
         {"communication_share_min": COMMUNICATION_SHARE},
     )
 

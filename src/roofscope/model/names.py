@@ -58,14 +58,3 @@ def normalise(raw: str) -> str:
         name = name[1:-1].strip()
     name = _SUFFIX.sub("", name).strip()
     return demangle(name)
-
-
-# Collective-communication kernels (NCCL on NVIDIA, RCCL on AMD): their time is spent waiting
-# on and moving data between GPUs, not computing, and is reported apart from compute kernels.
-_COMMUNICATION = re.compile(r"\b(?:nccl|rccl)\w*|^(?:nccl|rccl)", re.IGNORECASE)
-
-
-def is_communication(kernel: str) -> bool:
-    """Whether a (normalised) kernel name is an NCCL/RCCL collective or point-to-point kernel
-    (``ncclKernel_AllReduce_…``, ``ncclDevKernel_…``, ``void rccl::…``)."""
-    return _COMMUNICATION.search(kernel) is not None

@@ -21,7 +21,7 @@ from roofscope.render.report.findings_text import findings_section
 from roofscope.render.report.limiter_text import limiter_section
 from roofscope.render.report.metrics_text import metrics_section
 from roofscope.render.report.roofline_text import roofline_section
-from roofscope.report import Barriers, Report
+from roofscope.report import Barriers, Report, summary_of
 from roofscope.version import __version__
 
 BAR_WIDTH = 10
@@ -59,6 +59,12 @@ def render_text(
     return buf.getvalue()
 
 
+def communication_part(report: Report) -> str:
+    """``; 19.5% of it in communication kernels``, where any ran."""
+    share = summary_of(report).communication_share
+    return f"; {share:.1%} of it in communication kernels" if share else ""
+
+
 def _header(console: Console, report: Report) -> None:
     run, gpu = report.run, gpu_title(report)
     console.print(
@@ -87,7 +93,7 @@ def _header(console: Console, report: Report) -> None:
     wrapped(
         console,
         f"Kernel time {duration(h.total_ns)} in {count(h.dispatches, 'dispatch')} of "
-        f"{count(len(h.kernels), 'kernel')}{hot}.",
+        f"{count(len(h.kernels), 'kernel')}{hot}{communication_part(report)}.",
         "",
         "  ",
     )
