@@ -81,7 +81,8 @@ def test_ncu_gemm_naive_is_sm_bound(capsys: pytest.CaptureFixture[str]) -> None:
     assert hbm["pct_of_peak"] == pytest.approx(
         100 * (54_207_744 + 26_601_216) / 9.589248e-3 / 672e9
     )
-    (f,) = [f for f in doc["findings"] if f["rule"] == "compute-near-roof"]
+    # an issue measure: busy, not at the hardware's limit (issue 38; tests/test_launch_busy.py)
+    (f,) = [f for f in doc["findings"] if f["rule"] == "busy-not-at-roof"]
     assert f["evidence"]["pct_of_peak"] == pytest.approx(97.32)
     assert not set(rules(doc, k["name"])) & set(MEMORY_SIDE)
     # placed by bandwidth alone (its work unknown), it is not called memory-bound beside an SM

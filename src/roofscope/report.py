@@ -19,6 +19,7 @@ from roofscope.analysis.device import (
     gather_ceilings,
 )
 from roofscope.analysis.hotspots import Hotspots, hotspots
+from roofscope.analysis.launch import LaunchShape, launch_shapes
 from roofscope.analysis.limiter import Limiter, limiters, out_of_range
 from roofscope.analysis.metrics.per_kernel import MetricsSection, kernel_metrics
 from roofscope.analysis.metrics.value import MetricValue
@@ -118,6 +119,7 @@ class Report:
     runs: Runs = field(default_factory=Runs)  # the runs found, read and left out
     barriers: Barriers | None = None  # barrier packets the producer listed among kernels
     limiters: dict[str, Limiter] = field(default_factory=dict)  # per studied kernel
+    launches: dict[str, LaunchShape] = field(default_factory=dict)  # largest grid, per studied
     lanes: TimelineLanes | None = None  # the timeline's bins, made for the charts (with_lanes)
     engine: Engine | None = None  # where the runs were read, when --scheduler named it
     read: tuple[str, ...] = ()  # the paths named and every file read: never overwritten
@@ -259,13 +261,15 @@ def analyse(
     roofs = {k.name: k for k in section.result.kernels}
     limits = limiters(studied, values, roofs, section.result.ceilings)
     warnings += _percent_warnings(values)
+    rules = profiler_rules(profile, studied)
+    shapes = launch_shapes(profile, studied)
+    texts = {k: [r.text for r in found] for k, found in rules.items()}
     given = Inputs(
         profile, selection, hot, section.result, times, copy_ns, section.choice.name, measured,
-        ranks, limits,
+        ranks, limits, shapes, texts,
     )  # fmt: skip
     findings = diagnose(given)
     section = _bound_by_limiter(section, limits)
-    rules = profiler_rules(profile, studied)
     findings = lead_with_profiler(findings, rules, {k.name: k.share for k in hot.kernels})
     return Report(
         inputs=tuple(profile.inputs),
@@ -283,6 +287,7 @@ def analyse(
         runs=profile.runs,
         barriers=barrier_summary(activity, hot.total_ns, selection),
         limiters=limits,
+        launches=shapes,
     )
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from roofscope.analysis.hotspots import Hotspots, KernelStats
 from roofscope.analysis.input_wait import loader_idle_ns
+from roofscope.analysis.launch import LaunchShape
 from roofscope.analysis.limiter import Limiter
 from roofscope.analysis.metrics.per_kernel import KernelMetrics, MetricsSection
 from roofscope.analysis.ranks import RankView
@@ -22,6 +23,7 @@ from roofscope.diagnosis.evidence import (
     kernel_facts,
 )
 from roofscope.diagnosis.findings import Finding, ranked
+from roofscope.diagnosis.launch import producer_says_small
 from roofscope.diagnosis.libraries import advised
 from roofscope.diagnosis.registry import run
 from roofscope.diagnosis.rules import SHORT_NS
@@ -48,6 +50,8 @@ class Inputs:
     measured: MetricsSection
     ranks: RankView | None = None
     limiters: dict[str, Limiter] = field(default_factory=dict)
+    launches: dict[str, LaunchShape] = field(default_factory=dict)  # each kernel's largest grid
+    rule_texts: dict[str, list[str]] = field(default_factory=dict)  # the profiler's, per kernel
 
 
 def diagnose(given: Inputs) -> list[Finding]:
@@ -104,6 +108,8 @@ def _kernel_view(
         standing=standing(on_roof, given.roof) if on_roof else None,
         has_counters=has_counters,
         device=given.device,
+        launch=given.launches.get(stats.name),
+        producer_small=producer_says_small(given.rule_texts.get(stats.name, [])),
     )
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from duckdb import ColumnExpression, ConstantExpression, Expression
 
 from roofscope.analysis.hotspots import KernelStats
+from roofscope.analysis.launch import LaunchShape
 from roofscope.analysis.limiter import Limiter
 from roofscope.analysis.metrics.machine import Machine
 from roofscope.analysis.metrics.per_kernel import KernelMetrics
@@ -48,6 +49,8 @@ class KernelView:
     standing: RoofStanding | None = None  # above its roof: how far, against what (trust.py)
     has_counters: bool = False  # the profile has counters (for some kernel)
     device: str | None = None  # the GPU the ceilings are of, as the report names it
+    launch: LaunchShape | None = None  # its largest grid (analysis/launch.py)
+    producer_small: str | None = None  # the profiler's rule text calling its grid too small
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,6 @@
-"""What the limiter (analysis.limiter) rules out: a memory-side prescription for a kernel
-whose compute units are busy.
+"""What the limiter (analysis.limiter) and the launch shape rule out: a memory-side
+prescription for a kernel whose compute units are busy, and a memory-access one for a kernel
+whose grid cannot fill the device (diagnosis/launch.py says that instead).
 
 A kernel whose busiest unit is a compute unit at FAR of its peak or more, or whose busiest
 compute unit is at BUSY_PCT of its peak or more, spends its time in the compute units, which
@@ -14,6 +15,7 @@ from __future__ import annotations
 from roofscope.analysis.limiter import Utilisation
 from roofscope.analysis.roofline import Bound
 from roofscope.diagnosis.evidence import KernelView
+from roofscope.diagnosis.launch import fewer_blocks_than_units
 
 FAR = 0.5  # of a roof (rules) or of a unit's peak: below it the kernel loses to how it works
 BUSY_PCT = 60.0  # % of a unit's peak: that unit, not latency or another unit, limits the kernel
@@ -35,3 +37,9 @@ def compute_limited(k: KernelView) -> Utilisation | None:
 def compute_side(k: KernelView) -> bool:
     """Compute-bound on the roofline, or by its limiter: no memory-side prescription."""
     return (k.roof is not None and k.roof.bound is Bound.COMPUTE) or compute_limited(k) is not None
+
+
+def launch_limited(k: KernelView) -> bool:
+    """Fewer blocks than SMs (CUs), or the profiler calls the grid too small: SMs without work
+    explain its low bandwidth before any access pattern does."""
+    return fewer_blocks_than_units(k) or k.producer_small is not None

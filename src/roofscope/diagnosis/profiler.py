@@ -27,6 +27,8 @@ import re
 from dataclasses import dataclass, replace
 
 from roofscope.diagnosis.findings import SEVERITY_ORDER, Finding, Severity, rank_key
+from roofscope.diagnosis.launch import RULE as LAUNCH_RULE
+from roofscope.diagnosis.launch import SMALL_GRID
 from roofscope.diagnosis.rules import severity
 from roofscope.model.words import plain, sig
 
@@ -133,6 +135,15 @@ def _fold(lead: Finding, own: Finding, remedy_named: bool) -> Finding:
     return folded
 
 
+def _cause(r: ProfilerRule) -> tuple[str, bool]:
+    """The roofscope rule naming the same cause as ``r``, and whether ``r`` names a remedy:
+    a text calling the grid too small is the launch's (SOLBottleneck only points at Launch
+    Statistics; LaunchConfiguration says to enlarge the grid), else SAME_CAUSE."""
+    if SMALL_GRID.search(r.text):
+        return LAUNCH_RULE, r.rule == "LaunchConfiguration"
+    return SAME_CAUSE.get(r.rule, ("", True))
+
+
 def _kernel_findings(
     kernel: str, rules: tuple[ProfilerRule, ...], share: float | None, own: list[Finding]
 ) -> tuple[list[Finding], set[int]]:
@@ -146,7 +157,7 @@ def _kernel_findings(
             continue
         seen.add((r.section, r.rule))
         f = rule_finding(kernel, r, share)
-        cause, remedy_named = SAME_CAUSE.get(r.rule, ("", True))
+        cause, remedy_named = _cause(r)
         for o in own:
             if o.rule == cause and id(o) not in folded:
                 f = _fold(f, o, remedy_named)

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from roofscope.diagnosis import rules, validity
+from roofscope.diagnosis import launch, rules, validity
 from roofscope.diagnosis.evidence import KernelView, ProgramView
 from roofscope.diagnosis.findings import Finding
 from roofscope.diagnosis.idle import idle_gaps
@@ -52,6 +52,7 @@ RULES = Registry(
         rules.low_l2_hit_rate,
         rules.lds_bank_conflicts,
         rules.low_active_threads,
+        launch.launch_too_small,
     ),
     program=(
         idle_gaps,

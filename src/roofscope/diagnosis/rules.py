@@ -18,9 +18,16 @@ from __future__ import annotations
 from roofscope.analysis.limiter import Utilisation
 from roofscope.analysis.ranks import STRAGGLER_EXCESS
 from roofscope.analysis.roofline import Bound
+from roofscope.diagnosis.busy import busy_not_at_roof, issue_measure
 from roofscope.diagnosis.evidence import KernelView, ProgramView
 from roofscope.diagnosis.findings import Finding, Severity, Value, kernel_gain
-from roofscope.diagnosis.limits import BUSY_PCT, FAR, compute_limited, compute_side
+from roofscope.diagnosis.limits import (
+    BUSY_PCT,
+    FAR,
+    compute_limited,
+    compute_side,
+    launch_limited,
+)
 from roofscope.model.words import sig
 
 NEAR = 0.9
@@ -73,6 +80,8 @@ def roofline_rule(k: KernelView) -> Finding | None:
     bound = r.bound
     if bound is Bound.MEMORY and busy is not None:
         return None  # a compute unit busy too: fewer or better-placed bytes would not relieve it
+    if bound is Bound.MEMORY and where == "far-below-roof" and launch_limited(k):
+        return None  # SMs without work, not the access pattern (diagnosis/launch.py)
     rule = f"{bound}-{where}"
     gain, formula = kernel_gain(k.stats.share, r.efficiency)
     level = r.limiting_level or "hbm"
@@ -102,9 +111,12 @@ def roofline_rule(k: KernelView) -> Finding | None:
 
 
 def _busy_unit(k: KernelView, busy: Utilisation) -> Finding | None:
-    """compute-near-roof from the limiter: a compute unit at NEAR or more of its peak."""
+    """compute-near-roof from the limiter: a compute unit at NEAR or more of its peak; an
+    issue measure (ncu's SM throughput) at NEAR is busy, not at a limit (diagnosis/busy.py)."""
     if busy.pct_of_peak < 100 * NEAR:
         return None
+    if issue_measure(busy):
+        return busy_not_at_roof(k, busy)
     gain, formula = kernel_gain(k.stats.share, busy.pct_of_peak / 100)
     return Finding(
         "compute-near-roof",
@@ -290,7 +302,7 @@ def low_l2_hit_rate(k: KernelView) -> Finding | None:
     found = _metric(k, "L2 Cache Hit Rate", "L2CacheHit (recomputed)", "L2CacheHit")
     if found is None or found[1] >= L2_HIT_LOW:
         return None
-    if compute_side(k):
+    if compute_side(k) or launch_limited(k):
         return None
     name, hit = found
     return Finding(

@@ -1,0 +1,56 @@
+"""How each kernel was launched against the device's compute units: its blocks (workgroups)
+and their size, from the ``launches`` table.
+
+Every reader stores ``grid_size`` in threads (work-items): rocprof's grids are work-items,
+ncu's "Grid Size" in blocks is multiplied by its "Block Size" (readers/nvidia/ncu_launches.py),
+nsys and Kineto likewise; so blocks = grid_size / workgroup_size everywhere (rounded up: a
+last partial block is a block). A kernel with several shapes is described by its largest
+grid: when even that one holds fewer blocks than the device has SMs (CUs), every launch of it
+left SMs without work.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from roofscope.model.access import launches, names, query
+from roofscope.model.profile import Profile
+
+
+@dataclass(frozen=True)
+class LaunchShape:
+    """The largest grid a kernel was launched with."""
+
+    blocks: int  # workgroups (thread blocks) of that grid
+    block_size: int  # threads (work-items) per block
+    dispatches: int  # launches of the kernel with a known shape
+    shapes: int  # distinct (grid, block) shapes among them
+
+    def per_unit(self, units: int) -> float:
+        """Blocks per SM (CU): under 1, that share of the device has work; ncu's "waves"
+        when one block fits per SM."""
+        return self.blocks / units
+
+
+def launch_shapes(profile: Profile, kernels: Sequence[str]) -> dict[str, LaunchShape]:
+    """The largest grid of each of these kernels that has a launch shape."""
+    if not kernels:
+        return {}
+    rows = query(
+        profile,
+        launches(profile),
+        """SELECT n.kernel, max(blocks), arg_max(workgroup_size, blocks), sum(dispatches),
+            count(DISTINCT (blocks, workgroup_size))
+        FROM (SELECT name_id, workgroup_size, dispatches,
+                (grid_size + workgroup_size - 1) // workgroup_size AS blocks
+            FROM d WHERE grid_size > 0 AND workgroup_size > 0) JOIN n USING (name_id)
+        WHERE n.kernel IN (SELECT unnest($1::VARCHAR[]))
+        GROUP BY n.kernel""",
+        [list(kernels)],
+        n=names(profile),
+    ).fetchall()
+    return {
+        str(k): LaunchShape(int(blocks), int(size), int(calls or 0), int(shapes))
+        for k, blocks, size, calls, shapes in rows
+    }
