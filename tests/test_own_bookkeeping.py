@@ -1,0 +1,77 @@
+"""No false alarms from roofscope's own bookkeeping (issue 38, point 8): counter runs
+compared one by one with the trace, ncu's own percentages, measured ceilings a benchmark
+under-measured, one roof verdict per kernel."""
+
+from __future__ import annotations
+
+import csv
+import shutil
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import DATA, SHARED_CORPUS, run_json
+
+needs_corpus = pytest.mark.skipif(not SHARED_CORPUS.is_dir(), reason="needs ../shared/corpus")
+STENCILS = SHARED_CORPUS / "amd/hpctraining-rocprofv1-mi250x/seismic-stencils"
+LAPLACIAN = DATA / "rocprofv1-mi250x" / "laplacian"
+
+
+def rules(doc: dict[str, Any], rule: str) -> dict[str | None, dict[str, Any]]:
+    return {f["kernel"]: f for f in doc["findings"] if f["rule"] == rule}
+
+
+def calls_per_kernel(path: Path) -> Counter[str]:
+    """The file's own rows per KernelName (rocprof v1 writes one row per dispatch)."""
+    with path.open(newline="") as f:
+        return Counter(row["KernelName"] for row in csv.DictReader(f))
+
+
+@needs_corpus
+def test_two_counter_runs_are_not_summed(capsys: pytest.CaptureFixture[str]) -> None:
+    """xr_stencils_R4_64_64_1: the trace and each of its two counter runs (bankconflicts.csv,
+    data_movement.csv) saw every kernel as often (100 for each compute_fd_* kernel): no
+    run-dispatch mismatch (it said "200 against 100" when the runs were summed), and every
+    hot kernel keeps its verdict."""
+    folder = STENCILS / "xr_stencils_R4_64_64_1"
+    trace = calls_per_kernel(folder / "results.csv")
+    runs = [calls_per_kernel(folder / f) for f in ("bankconflicts.csv", "data_movement.csv")]
+    assert all(run == trace for run in runs)
+    assert trace["compute_fd_z_kernel"] == 100
+    doc = run_json(capsys, str(folder))
+    assert not rules(doc, "pass-dispatch-mismatch")
+    hot = [k["name"] for k in doc["kernels"] if k["name"].startswith("compute_fd_")]
+    assert len(hot) == 10
+    assert not [f for f in doc["findings"] if f["kind"] == "validity"]
+    # the verdicts are back: each hot kernel under half its roof is told so (none was before)
+    low = {
+        k["name"] for k in doc["kernels"] if k["name"] in hot and k["roofline"]["efficiency"] < 0.5
+    }
+    assert {"compute_fd_xy_kernel", "compute_fd_y_kernel"} <= low
+    assert set(rules(doc, "memory-far-below-roof")) >= low
+
+
+def test_runs_compared_one_by_one(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """laplacian with a second counter run: a whole copy agrees with the trace; a copy with
+    half the laplacian rows is the one run that differs, named with both runs' counts."""
+    shutil.copy(LAPLACIAN / "results.csv", tmp_path / "results.csv")
+    shutil.copy(LAPLACIAN / "data_movement.csv", tmp_path / "data_movement.csv")
+    shutil.copy(LAPLACIAN / "data_movement.csv", tmp_path / "second_pass.csv")
+    trace = calls_per_kernel(LAPLACIAN / "results.csv")
+    (lap,) = [k for k in trace if "laplacian" in k]
+    assert not rules(run_json(capsys, str(tmp_path)), "pass-dispatch-mismatch")
+    with (LAPLACIAN / "data_movement.csv").open(newline="") as f:
+        rows = list(csv.reader(f))
+    name = rows[0].index("KernelName")
+    ours = [r for r in rows[1:] if r[name] == lap]
+    others = [r for r in rows[1:] if r[name] != lap]
+    with (tmp_path / "second_pass.csv").open("w", newline="") as f:
+        csv.writer(f).writerows([rows[0], *others, *ours[: len(ours) // 2]])
+    found = rules(run_json(capsys, str(tmp_path)), "pass-dispatch-mismatch")
+    (kernel,) = [k for k in found if k and "laplacian" in k]
+    evidence = found[kernel]["evidence"]
+    assert evidence["counter_run_calls"] == trace[lap] // 2
+    assert evidence["trace_calls"] == trace[lap]
+    assert evidence["counter_runs"] == f"{trace[lap]} and {trace[lap] // 2}"
