@@ -75,3 +75,22 @@ def test_runs_compared_one_by_one(capsys: pytest.CaptureFixture[str], tmp_path: 
     assert evidence["counter_run_calls"] == trace[lap] // 2
     assert evidence["trace_calls"] == trace[lap]
     assert evidence["counter_runs"] == f"{trace[lap]} and {trace[lap] // 2}"
+
+
+def test_ncu_own_percentage_above_100(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A percentage ncu wrote above 100 (its L1/TEX Cache Throughput can read 147 %, on its
+    Speed-of-Light and details pages alike) is ncu's number, not a damaged column: saxpy.csv's
+    sm__throughput "22.30" made "147.00" stays in the limiter, at 147 %, leading it ahead of
+    the DRAM's 90.35 %, with a note that says it is ncu's."""
+    real = DATA / "ncu/gpu-roofline-profiler-rtx5070/saxpy.csv"
+    text = real.read_text(encoding="utf-8-sig")
+    assert text.count('"%","22.30"') == 1
+    path = tmp_path / "saxpy.csv"
+    path.write_text(text.replace('"%","22.30"', '"%","147.00"'))
+    doc = run_json(capsys, str(path), "--peak-flops", "30.9e12", "--peak-bw", "672e9")
+    (k,) = [k for k in doc["kernels"] if "saxpy_kernel" in k["name"]]
+    top = k["limiter"]["units"][0]
+    assert (top["unit"], top["pct_of_peak"]) == ("SM", 147.0)
+    assert not [w for w in doc["warnings"] if w["code"] == "percent-out-of-range"]
+    (w,) = [w for w in doc["warnings"] if w["code"] == "ncu-percent-above-100"]
+    assert "Compute (SM) Throughput reads 147 %, ncu's own number" in w["message"]
