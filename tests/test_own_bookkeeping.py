@@ -94,3 +94,24 @@ def test_ncu_own_percentage_above_100(tmp_path: Path, capsys: pytest.CaptureFixt
     assert not [w for w in doc["warnings"] if w["code"] == "percent-out-of-range"]
     (w,) = [w for w in doc["warnings"] if w["code"] == "ncu-percent-above-100"]
     assert "Compute (SM) Throughput reads 147 %, ncu's own number" in w["message"]
+
+
+@needs_corpus
+def test_at_measured_roof_is_said_once(capsys: pytest.CaptureFixture[str]) -> None:
+    """Omniperf's MI200 roofline benchmark: its kernels above roofline.csv's measured HBMBw
+    (1404.9331 GB/s, the file's own row) are at-measured-roof, and none is also
+    memory-near-roof (83 kernels were both): the caveat already says 'at the roof; only less
+    work makes it faster'. Kernels at 90-100 % of the roof keep memory-near-roof."""
+    folder = SHARED_CORPUS / "amd/omniperf-v1-2022/Axes1/mi200"
+    with (folder / "roofline.csv").open(newline="") as f:
+        hbm = float(next(csv.DictReader(f))["HBMBw"]) * 1e9
+    doc = run_json(capsys, str(folder))
+    (ceiling,) = [c for c in doc["device"]["ceilings"] if c["name"] == "hbm"]
+    assert ceiling["value"] == pytest.approx(hbm, rel=1e-12)
+    at_roof, near = rules(doc, "at-measured-roof"), rules(doc, "memory-near-roof")
+    assert len(at_roof) == 93 and near
+    assert not set(at_roof) & set(near)
+    roofs = {k["name"]: k["roofline"] for k in doc["kernels"] if k["roofline"]}
+    assert all(roofs[k]["efficiency"] <= 1 for k in near)
+    memory_above = {k for k, r in roofs.items() if r["bound"] == "memory" and r["efficiency"] > 1}
+    assert memory_above and memory_above <= set(at_roof)
