@@ -5,6 +5,7 @@ under-measured, one roof verdict per kernel."""
 from __future__ import annotations
 
 import csv
+import difflib
 import shutil
 from collections import Counter
 from pathlib import Path
@@ -12,6 +13,9 @@ from typing import Any
 
 import pytest
 
+import roofscope
+from roofscope.cli.app import main
+from roofscope.model.names import normalise
 from tests.conftest import DATA, SHARED_CORPUS, run_json
 
 needs_corpus = pytest.mark.skipif(not SHARED_CORPUS.is_dir(), reason="needs ../shared/corpus")
@@ -115,3 +119,30 @@ def test_at_measured_roof_is_said_once(capsys: pytest.CaptureFixture[str]) -> No
     assert all(roofs[k]["efficiency"] <= 1 for k in near)
     memory_above = {k for k, r in roofs.items() if r["bound"] == "memory" and r["efficiency"] > 1}
     assert memory_above and memory_above <= set(at_roof)
+
+
+def test_work_naming_no_kernel_is_an_error(capsys: pytest.CaptureFixture[str]) -> None:
+    """--work 'gemm=1.7e10:1e8' on the laplacian profile (no kernel named gemm) was silently
+    unused; now one line, exit 2, naming the closest of the file's own KernelNames (difflib
+    over them, worked out here). A rule that names one of them still runs."""
+    # the file's KernelNames, normalised (rocprof's ".kd" suffix dropped); plain names, each
+    # its own base name
+    kernels = sorted({normalise(k) for k in calls_per_kernel(LAPLACIAN / "results.csv")})
+    assert "laplacian_kernel" in kernels and "__amd_rocclr_fillBufferAligned" in kernels
+    closest = difflib.get_close_matches("laplacian", kernels, n=3, cutoff=0.0)
+    assert closest[0] == "laplacian_kernel"
+    offered = ", ".join(repr(c) for c in closest)
+    assert main(["analyze", str(LAPLACIAN), "--work", "laplacian=1.7e10:1e8"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert err == (
+        "roofscope: error: --work 'laplacian=1.7e10:1e8': no kernel of the profile is named "
+        "'laplacian' (a whole normalised name or its base name); closest: "
+        f"{offered}; use one of those names\n"
+    )
+    # the Python API says it in its own words: work='…'
+    with pytest.raises(roofscope.UsageError, match=r"^work='gemm=1.7e10:1e8': no kernel"):
+        roofscope.analyze(LAPLACIAN, work="gemm=1.7e10:1e8")
+    doc = run_json(capsys, str(LAPLACIAN), "--work", "laplacian_kernel=1.7e10:1e8")
+    (lap,) = [k for k in doc["kernels"] if k["name"] == "laplacian_kernel"]
+    assert lap["roofline"]["flops"] == 1.7e10 and lap["roofline"]["bytes"]["hbm"] == 1e8
