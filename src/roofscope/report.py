@@ -20,7 +20,7 @@ from roofscope.analysis.device import (
 )
 from roofscope.analysis.hotspots import Hotspots, hotspots
 from roofscope.analysis.launch import LaunchShape, launch_shapes
-from roofscope.analysis.limiter import Limiter, limiters, out_of_range
+from roofscope.analysis.limiter import Limiter, limiters, ncu_above_peak, out_of_range
 from roofscope.analysis.metrics.per_kernel import MetricsSection, kernel_metrics
 from roofscope.analysis.metrics.value import MetricValue
 from roofscope.analysis.ranks import RankView, rank_view
@@ -329,8 +329,19 @@ def _roofline(
 
 
 def _percent_warnings(values: dict[str, dict[str, MetricValue]]) -> list[Warning]:
-    """The profiler's own percentages of a peak that are outside 0-100 (limiter.out_of_range)."""
-    return [
+    """The profiler's own percentages of a peak that are outside 0-100 (limiter.out_of_range),
+    and ncu's own above 100, kept and said to be ncu's (limiter.ncu_above_peak)."""
+    kept = [
+        Warning(
+            "ncu-percent-above-100",
+            f"{kernel[:80]}: {name} reads {sig(value)} %, ncu's own number (it writes it so "
+            "on its Speed-of-Light and details pages): kept in its limiter as ncu wrote it, "
+            "not taken for a damaged column",
+        )
+        for kernel, found in values.items()
+        for name, value in ncu_above_peak(found)
+    ]
+    return kept + [
         Warning(
             "percent-out-of-range",
             f"{kernel[:80]}: {name} reads {sig(value)} %, which no share of a peak can be: left "

@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from roofscope.analysis.metrics.nvidia import SOURCE as NCU_SOURCE
 from roofscope.analysis.metrics.value import PIPE_LABEL, MetricValue
 from roofscope.analysis.roofline import KernelRoofline
 from roofscope.catalogue.ceilings import LEVELS, Ceiling
@@ -103,13 +104,32 @@ def limiter(
 
 
 def out_of_range(values: Mapping[str, MetricValue]) -> list[tuple[str, float]]:
-    """The percentages the profiler wrote itself (no peak) that are no share of a peak:
-    below 0 or above 100 (a damaged or hand-edited export); the limiter leaves them out."""
+    """The percentages the profiler wrote itself (no peak) that are no share of a peak: below
+    0, or above 100 where ncu did not write them (a damaged or hand-edited export); the limiter
+    leaves them out. ncu's own above 100 are kept: :func:`ncu_above_peak`."""
     return [
-        (name, v.value_dispatch_mean)
+        (name, pct)
+        for name, pct, v in _written(values)
+        if pct < 0 or (pct > 100 and v.source != NCU_SOURCE)
+    ]
+
+
+def ncu_above_peak(values: Mapping[str, MetricValue]) -> list[tuple[str, float]]:
+    """ncu's own percentages above 100 (its L1/TEX Cache Throughput reads 147 % where it
+    prints 147 % on its Speed-of-Light and details pages alike): ncu's number, kept in the
+    limiter as ncu wrote it, with a note that says whose it is."""
+    return [
+        (name, pct) for name, pct, v in _written(values) if pct > 100 and v.source == NCU_SOURCE
+    ]
+
+
+def _written(values: Mapping[str, MetricValue]) -> list[tuple[str, float, MetricValue]]:
+    """The limiter's units given as a percentage the profiler wrote (no peak of ours)."""
+    return [
+        (name, v.value_dispatch_mean, v)
         for name in UNITS
         if (v := values.get(name)) is not None and not v.peak and v.unit == "%"
-        if v.value_dispatch_mean is not None and not 0 <= v.value_dispatch_mean <= 100
+        if v.value_dispatch_mean is not None
     ]
 
 

@@ -22,6 +22,7 @@ from roofscope.analysis.work.spec import Rule, parse_inline, read_work_file
 from roofscope.catalogue import devices
 from roofscope.catalogue.ceilings import read_ceilings_file, user_ceilings
 from roofscope.checkup.options import LOCAL, OPTIONS, CheckupOptions, Spelling, worded
+from roofscope.checkup.work_names import require_work_names
 from roofscope.errors import UsageError
 from roofscope.model.profile import Profile
 from roofscope.model.selection import EVERYTHING, EmptySelection, Selection, require_some
@@ -119,6 +120,7 @@ def _read_and_analyse(
     except EmptySelection as exc:
         where = "" if label is None else f"{label} {paths[0]}: "
         raise UsageError(f"{where}{worded(exc, spelling)}") from None
+    require_work_names(profile, settings.roof.rules, spelling)
     report = analyse(
         profile, selection=settings.selection, gap_threshold_ns=settings.gap_ns, roof=settings.roof
     )

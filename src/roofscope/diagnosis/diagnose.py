@@ -27,7 +27,7 @@ from roofscope.diagnosis.launch import producer_says_small
 from roofscope.diagnosis.libraries import advised
 from roofscope.diagnosis.registry import run
 from roofscope.diagnosis.rules import SHORT_NS
-from roofscope.diagnosis.trust import standing, temper_kernel
+from roofscope.diagnosis.trust import once_at_roof, standing, temper_kernel
 from roofscope.diagnosis.validity import CAVEATS
 from roofscope.model.access import count
 from roofscope.model.access import has_counters as has_counters_in
@@ -85,7 +85,7 @@ def judged(views: Sequence[KernelView], program: ProgramView, roof: Roofline) ->
         findings += problems
         if any(p.rule not in CAVEATS for p in problems):
             continue
-        verdicts = run(rules.kernel, view)
+        verdicts = once_at_roof(problems, run(rules.kernel, view), view.roof)
         findings += advised(view, temper_kernel(verdicts, view.roof, roof, view.stats.calls))
     findings += run(rules.program, program)
     return ranked(findings)

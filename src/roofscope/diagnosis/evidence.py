@@ -30,7 +30,8 @@ class KernelFacts:
     counter_rows: int = 0  # counter values stored for its dispatches
     activity_counters: int = 0  # values of counters no kernel that ran can leave at 0
     nonzero_activity: int = 0
-    counter_run_calls: int | None = None  # its dispatches in counter runs of the program
+    # its dispatches in each counter run of the program (one file per run), in source order
+    counter_run_calls: tuple[int, ...] = ()
     summary_mean_ns: float | None = None
     summary_min_ns: float | None = None
     summary_max_ns: float | None = None
@@ -103,7 +104,7 @@ def kernel_facts(profile: Profile, kernels: list[str]) -> dict[str, KernelFacts]
     out = {}
     for kernel in kernels:
         mean, low, high = summaries.get(kernel, (None, None, None))
-        rows, activity, nonzero, in_runs = counted.get(kernel, (0, 0, 0, None))
+        rows, activity, nonzero, in_runs = counted.get(kernel, (0, 0, 0, ()))
         out[kernel] = KernelFacts(rows, activity, nonzero, in_runs, mean, low, high)
     return out
 
@@ -127,29 +128,52 @@ def _kernels_named(profile: Profile, kernels: list[str]) -> dict[int, str]:
 
 def _coverage(
     profile: Profile, kernels: list[str], wanted: dict[int, str]
-) -> dict[str, tuple[int, int, int, int | None]]:
+) -> dict[str, tuple[int, int, int, tuple[int, ...]]]:
     """Per kernel: its counter values, activity counter values and non-zero ones, over its
-    dispatches and those of the counter runs; and its dispatches in the counter runs. One
-    grouped query over the trace and one over the counter runs, whatever the kernels."""
+    dispatches and those of the counter runs; and its dispatches in each counter run. Grouped
+    queries over the trace and over the counter runs, whatever the kernels."""
     in_runs = run_name_ids(profile, kernels)
+    sources = profile.sources(Role.COUNTER_RUN)
+    pairs = [(i, kernel) for kernel, ids in in_runs.items() for i in ids]
     own = kernel_counter_facts(profile, profile.sources(Role.DISPATCHES), list(wanted.items()))
-    runs = kernel_counter_facts(
-        profile,
-        profile.sources(Role.COUNTER_RUN),
-        [(i, kernel) for kernel, ids in in_runs.items() for i in ids],
-    )
+    runs = kernel_counter_facts(profile, sources, pairs)
+    per_run = run_calls(profile, sources, pairs)
     out = {}
     for kernel in kernels:
         _, rows, activity, nonzero = own.get(kernel, NO_FACTS)
-        calls = None
+        calls: tuple[int, ...] = ()
         if kernel in in_runs:
-            calls, more_rows, more_activity, more_nonzero = runs.get(kernel, NO_FACTS)
+            calls = per_run.get(kernel, ())
+            _, more_rows, more_activity, more_nonzero = runs.get(kernel, NO_FACTS)
             rows, activity, nonzero = (
                 rows + more_rows,
                 activity + more_activity,
                 nonzero + more_nonzero,
             )
         out[kernel] = (rows, activity, nonzero, calls)
+    return out
+
+
+def run_calls(
+    profile: Profile, sources: Sequence[int], kernels: Sequence[tuple[int, str]]
+) -> dict[str, tuple[int, ...]]:
+    """Each kernel's dispatches in each of these runs that saw it, in source order: every
+    counter run (rocprof v1's one file per input file, rocprof-compute's pmc_perf_N.csv) is
+    its own run of the program, so its dispatches are compared with the trace's one run by
+    one, never summed (two passes of 100 calls are not 200)."""
+    if not sources or not kernels:
+        return {}
+    rows = query(
+        profile,
+        dispatches(profile, sources=sources),
+        """SELECT g.kernel, d.source, count(*) FROM d
+        JOIN (SELECT unnest($1::INTEGER[]) AS name_id, unnest($2::VARCHAR[]) AS kernel) g
+        USING (name_id) GROUP BY g.kernel, d.source ORDER BY g.kernel, d.source""",
+        [[i for i, _ in kernels], [k for _, k in kernels]],
+    ).fetchall()
+    out: dict[str, tuple[int, ...]] = {}
+    for kernel, _, n in rows:
+        out[str(kernel)] = (*out.get(str(kernel), ()), int(n))
     return out
 
 

@@ -4,7 +4,8 @@ follows the evidence a verdict rests on.
 A measured ceiling (rocprof-compute's ``roofline.csv``, a ``--ceilings`` file such as
 ``roofscope peaks`` writes) is what a benchmark reached, a lower bound of what the hardware
 can do. A kernel above it is ``at-measured-roof``, a caveat naming the ceiling's origin, not
-a validity problem (its verdict is still given), when it stays within the catalogue's
+a validity problem (the kernel's other verdicts are still given; its roofline near-roof
+verdict, which would say the same, is not: once_at_roof), when it stays within the catalogue's
 theoretical peak of the same data type or memory level (same scope), or, where the catalogue
 has none, within MEASURED_TOLERANCE (110 %) of the measured ceiling. On an H200 a bf16
 product of all-ones matrices (less power, higher clocks) reached 112 % of the 773 TFLOP/s a
@@ -151,6 +152,21 @@ def _why(s: RoofStanding) -> str:
     if c.origin != "catalogue" and s.of_theoretical is not None and s.of_theoretical > 1:
         reasons.append(f"{s.of_theoretical:.0%} of the catalogue's theoretical peak")
     return f" ({'; '.join(reasons)})"
+
+
+def once_at_roof(
+    problems: Sequence[Finding], verdicts: Sequence[Finding], k: KernelRoofline | None
+) -> list[Finding]:
+    """The verdicts, less the roofline's near-roof one of a kernel at its measured roof:
+    ``at-measured-roof`` says the same (at the roof of that ceiling; only less work makes it
+    faster), and one kernel's one standing is said once. A near-roof verdict the limiter gave
+    (another unit than the roof's) stays."""
+    if k is None or k.bound is None or not any(p.rule == "at-measured-roof" for p in problems):
+        return list(verdicts)
+    said = f"{k.bound}-near-roof"
+    return [
+        f for f in verdicts if not (f.rule == said and f.evidence.get("efficiency") == k.efficiency)
+    ]
 
 
 def lowered(f: Finding, reason: str) -> Finding:

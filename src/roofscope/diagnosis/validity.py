@@ -19,8 +19,9 @@ and their reasons:
   kernel (a pass filtered it out), or its busy-cycle, wave and instruction counters (which
   count for any kernel that ran) are all 0: the counters were not armed. Counters that a
   kernel may rightly leave at 0 (LDS bank conflicts of a kernel without LDS) do not count.
-- ``pass-dispatch-mismatch``: the counter runs saw the kernel a different number of times
+- ``pass-dispatch-mismatch``: a counter run saw the kernel a different number of times
   than the trace: the per-call work is scaled, but passes may have seen different inputs.
+  Each run (one file) is compared on its own: two passes of 100 calls each are 100, not 200.
 - ``single-dispatch``: one dispatch is one sample: its time includes any cold start and has
   no spread (MIN_DISPATCHES = 2).
 - ``warm-up``: the first dispatch took more than WARMUP_RATIO = 2x the mean of the others:
@@ -110,19 +111,29 @@ def counters_missing(k: KernelView) -> Finding | None:
 
 
 def pass_dispatch_mismatch(k: KernelView) -> Finding | None:
-    calls, traced = k.facts.counter_run_calls, k.stats.calls
-    if calls is None or calls == traced:
+    """A counter run (each its own run of the program) that saw the kernel a different
+    number of times than the trace; runs are compared one by one, never summed."""
+    traced = k.stats.calls
+    differ = [n for n in k.facts.counter_run_calls if n != traced]
+    if not differ:
         return None
+    saw = _counts(k.facts.counter_run_calls)
     return Finding(
         "pass-dispatch-mismatch",
         k.stats.name,
         "validity",
         "medium",
-        f"the counter runs saw {calls} dispatch{'' if calls == 1 else 'es'}, the trace {traced}",
+        f"the counter runs saw {saw} dispatch{'' if saw == '1' else 'es'}, the trace {traced}",
         "profile counters and timing in one run of the same input, or check that "
         "every pass ran the same iterations",
-        {"counter_run_calls": calls, "trace_calls": traced},
+        {"counter_run_calls": differ[0], "trace_calls": traced, "counter_runs": saw},
     )
+
+
+def _counts(calls: tuple[int, ...]) -> str:
+    """Each run's dispatches, "100 and 99" (one number when they agree)."""
+    distinct = list(dict.fromkeys(calls))
+    return " and ".join(str(n) for n in distinct) if len(distinct) > 1 else str(distinct[0])
 
 
 def metric_above_peak(k: KernelView) -> list[Finding]:

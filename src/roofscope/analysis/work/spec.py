@@ -52,6 +52,7 @@ class Rule:
     origin: str  # where it was written, for messages and provenance
     exact: bool = False  # inline rules match a whole name (or its base name)
     constants: Mapping[str, float] = field(default_factory=dict)
+    given: str | None = None  # an inline rule's text as the caller wrote it (NAME=FLOPS:BYTES)
 
     def matches(self, kernel: str) -> bool:
         if self.exact:
@@ -101,6 +102,7 @@ def parse_inline(text: str) -> Rule:
         bytes={"hbm": m.group("bytes")},
         origin=f"--work {m.group('name').strip()}",
         exact=True,
+        given=text,
     )
 
 
