@@ -227,7 +227,13 @@ def test_b200_verdicts_by_whose_kernel(capsys: pytest.CaptureFixture[str], tmp_p
     work = tmp_path / "work.toml"
     work.write_text(WORK)
     doc = run_json(capsys, str(B200), "--work", str(work))
-    verdicts = {f["kernel"]: f for f in doc["findings"] if f["kind"] == "bottleneck"}
+    # the roofline's verdicts (the launch-too-small ones on fmha and nvjet, 32 and 140 blocks
+    # for 148 SMs, are tests/test_launch_busy.py's)
+    verdicts = {
+        f["kernel"]: f
+        for f in doc["findings"]
+        if f["kind"] == "bottleneck" and f["rule"] != "launch-too-small"
+    }
     assert len(verdicts) == 2 and not [k for k in verdicts if "multimem" in k]
     (gemm,) = [f for k, f in verdicts.items() if k.startswith("bmm_MxE4m3")]
     assert gemm["rule"] == "memory-far-below-roof"

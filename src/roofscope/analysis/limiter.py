@@ -22,8 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from roofscope.analysis.metrics.nvidia import SOURCE as NCU_SOURCE
-from roofscope.analysis.metrics.value import PIPE_LABEL, MetricValue
+from roofscope.analysis.metrics.value import NCU_SOURCE, PIPE_LABEL, MetricValue
 from roofscope.analysis.roofline import KernelRoofline
 from roofscope.catalogue.ceilings import LEVELS, Ceiling
 

@@ -135,13 +135,20 @@ def _fold(lead: Finding, own: Finding, remedy_named: bool) -> Finding:
     return folded
 
 
-def _cause(r: ProfilerRule) -> tuple[str, bool]:
-    """The roofscope rule naming the same cause as ``r``, and whether ``r`` names a remedy:
-    a text calling the grid too small is the launch's (SOLBottleneck only points at Launch
-    Statistics; LaunchConfiguration says to enlarge the grid), else SAME_CAUSE."""
+def _cause(r: ProfilerRule) -> tuple[tuple[str, ...], bool]:
+    """The roofscope rules naming the same cause as ``r`` (the first one found folds in), and
+    whether ``r`` names a remedy: a text calling the grid too small is the launch's first
+    (SOLBottleneck only points at Launch Statistics; LaunchConfiguration says to enlarge the
+    grid), then its SAME_CAUSE (an occupancy that the small grid explains)."""
+    same, named = SAME_CAUSE.get(r.rule, ("", True))
     if SMALL_GRID.search(r.text):
-        return LAUNCH_RULE, r.rule == "LaunchConfiguration"
-    return SAME_CAUSE.get(r.rule, ("", True))
+        return (LAUNCH_RULE, same), r.rule == "LaunchConfiguration"
+    return (same,), named
+
+
+def _same_cause(own: list[Finding], causes: tuple[str, ...], folded: set[int]) -> Finding | None:
+    """The first of roofscope's findings, in the order of ``causes``, not folded yet."""
+    return next((o for c in causes for o in own if o.rule == c and id(o) not in folded), None)
 
 
 def _kernel_findings(
@@ -157,12 +164,10 @@ def _kernel_findings(
             continue
         seen.add((r.section, r.rule))
         f = rule_finding(kernel, r, share)
-        cause, remedy_named = _cause(r)
-        for o in own:
-            if o.rule == cause and id(o) not in folded:
-                f = _fold(f, o, remedy_named)
-                folded.add(id(o))
-                break
+        causes, remedy_named = _cause(r)
+        if (o := _same_cause(own, causes, folded)) is not None:
+            f = _fold(f, o, remedy_named)
+            folded.add(id(o))
         out.append(f)
     out.sort(key=lambda f: (-(f.gain_share or 0.0), SEVERITY_ORDER[f.severity]))
     return out, folded

@@ -58,14 +58,15 @@ _LIBRARIES: tuple[tuple[Library, re.Pattern[str]], ...] = (
     # flash::FlashAttnBwd), TensorRT-LLM's fmhaSm100aKernel_... (B200)
     (Library.ATTENTION, re.compile(r"^(?:void\s+)?flash_(?:fwd|bwd)|\bflash::|^fmhaSm\d+")),
     # cuBLAS/cuBLASLt: nvjet_tst_64x64_... (Hopper/Blackwell), sm90_xmma_gemm_..._cublas,
-    # ampere_bf16_s16816gemm_...; CUTLASS: cutlass::Kernel<...>, cutlass_80_tensorop_...;
+    # ampere_bf16_s16816gemm_...; CUTLASS: cutlass::Kernel<...>, cutlass_80_tensorop_...,
+    # cutlass3x_sm100_tensorop_... (superbench's cuBLASLt run, tests/data/ncu);
     # rocBLAS/hipBLASLt: Tensile's Cijk_Alik_Bljk_...; TensorRT-LLM's trtllm-gen batched
     # GEMMs: bmm_MxE4m3_..._sm100f
     (
         Library.GEMM,
         re.compile(
             r"^nvjet_|^sm\d+_xmma_|^(?:volta|turing|ampere|hopper)_\w*gemm|^Cijk_|^rocblas_"
-            r"|^(?:void\s+)?cutlass(?:::|_)|cublas|^bmm_\w+_sm\d+\w?$"
+            r"|^(?:void\s+)?cutlass(?:3x)?(?:::|_)|cublas|^bmm_\w+_sm\d+\w?$"
         ),
     ),
     # CK: ck::kernel_gemm_xdl_cshuffle_v3<...>, ck_tile::kentry<...>; aiter's kernels

@@ -14,10 +14,10 @@ from __future__ import annotations
 from roofscope.analysis.counters import Array, Counters
 from roofscope.analysis.metrics.formula import Kind, Metric, Parts, Side, rate
 from roofscope.analysis.metrics.machine import Machine
-from roofscope.analysis.metrics.value import PIPE_LABEL
+from roofscope.analysis.metrics.value import NCU_SOURCE, PIPE_LABEL
 
 NVIDIA = ("sm_*",)
-SOURCE = "Nsight Compute section files (docs/formats/nsight-compute.md, Metric labels)"
+SOURCE = NCU_SOURCE
 
 
 def _level(name: str, unit: str, metric: str, kind: Kind = "level") -> Metric:

@@ -7,6 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+# where an Nsight Compute metric comes from (analysis/metrics/nvidia.py): its own numbers
+NCU_SOURCE = "Nsight Compute section files (docs/formats/nsight-compute.md, Metric labels)"
+
 if TYPE_CHECKING:
     from roofscope.analysis.metrics.formula import Kind
 
