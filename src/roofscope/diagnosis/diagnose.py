@@ -20,6 +20,7 @@ from roofscope.diagnosis.evidence import (
     KernelView,
     ProgramView,
     counter_collected,
+    graph_facts,
     kernel_facts,
 )
 from roofscope.diagnosis.findings import Finding, ranked
@@ -29,7 +30,7 @@ from roofscope.diagnosis.registry import run
 from roofscope.diagnosis.rules import SHORT_NS
 from roofscope.diagnosis.trust import once_at_roof, standing, temper_kernel
 from roofscope.diagnosis.validity import CAVEATS
-from roofscope.model.access import count
+from roofscope.model.access import Relation, count
 from roofscope.model.access import has_counters as has_counters_in
 from roofscope.model.profile import Profile
 from roofscope.model.schema import DURATION, VALID_DURATION
@@ -132,12 +133,17 @@ def _program_view(given: Inputs, has_counters: bool) -> ProgramView:
         short_dispatches=short_dispatches(profile, selection) + from_summary,
         short_from_summary=from_summary,
         ranks=given.ranks,
+        graphs=graph_facts(profile, dispatches(profile, selection), _short(profile, selection)),
     )
 
 
 def short_dispatches(profile: Profile, selection: Selection) -> int:
-    short = dispatches(profile, selection).filter(f"{VALID_DURATION} AND {DURATION} < {SHORT_NS}")
-    return count(profile, short)
+    return count(profile, _short(profile, selection))
+
+
+def _short(profile: Profile, selection: Selection) -> Relation:
+    """The selected dispatches that ran under SHORT_NS."""
+    return dispatches(profile, selection).filter(f"{VALID_DURATION} AND {DURATION} < {SHORT_NS}")
 
 
 def _short_in_summaries(profile: Profile, selection: Selection) -> int:

@@ -16,7 +16,17 @@ from roofscope.analysis.ranks import RankView
 from roofscope.analysis.roofline import KernelRoofline
 from roofscope.analysis.work.assign import run_name_ids
 from roofscope.diagnosis.trust import RoofStanding
-from roofscope.model.access import all_summaries, counter_values, has_counters, names, query
+from roofscope.model.access import (
+    Relation,
+    all_summaries,
+    count,
+    counter_values,
+    graph_launches,
+    graph_replayed,
+    has_counters,
+    names,
+    query,
+)
 from roofscope.model.profile import Profile
 from roofscope.model.schema import Role
 from roofscope.model.selection import dispatches
@@ -55,6 +65,16 @@ class KernelView:
 
 
 @dataclass(frozen=True)
+class GraphFacts:
+    """The CUDA/HIP graph launches of the trace and the dispatches they replayed."""
+
+    launches: int  # graph launches (cudaGraphLaunch, hipGraphLaunch) in the trace
+    empty: int  # of them, with no kernel in the trace carrying their correlation id
+    dispatches: int  # the selected dispatches a graph launch replayed
+    short_dispatches: int  # of them, those under the short-kernel threshold
+
+
+@dataclass(frozen=True)
 class ProgramView:
     """Whole-program facts for program-level rules."""
 
@@ -75,6 +95,7 @@ class ProgramView:
     # run, whose idle time is the profiler's (serialised dispatches, counter reads)
     counter_run: str | None = None
     loader_idle_ns: int | None = None  # idle inside data-loader steps (analysis/input_wait.py)
+    graphs: GraphFacts | None = None  # None when the trace holds no graph launch
 
 
 # Counters that count for any kernel that ran at all: GPU-busy cycles, waves launched,
@@ -107,6 +128,20 @@ def kernel_facts(profile: Profile, kernels: list[str]) -> dict[str, KernelFacts]
         rows, activity, nonzero, in_runs = counted.get(kernel, (0, 0, 0, ()))
         out[kernel] = KernelFacts(rows, activity, nonzero, in_runs, mean, low, high)
     return out
+
+
+def graph_facts(profile: Profile, selected: Relation, short: Relation) -> GraphFacts | None:
+    """The graph launches and, of the ``selected`` and ``short`` dispatches, those a graph
+    launch replayed; None when the trace holds no graph launch."""
+    ((launches, empty),) = query(
+        profile, graph_launches(profile), "SELECT count(*), count(*) FILTER (kernels = 0) FROM d"
+    ).fetchall()
+    if not launches:
+        return None
+    replayed = count(profile, graph_replayed(profile, selected))
+    return GraphFacts(
+        int(launches), int(empty), replayed, count(profile, graph_replayed(profile, short))
+    )
 
 
 def _constants(values: Iterable[object]) -> list[Expression]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from roofscope.diagnosis.evidence import ProgramView
 from roofscope.diagnosis.findings import Finding, Value
+from roofscope.diagnosis.graphs import feed_advice
 from roofscope.diagnosis.rules import severity
 from roofscope.diagnosis.trust import IDLE_MIN_DISPATCHES, IDLE_MIN_SPAN_NS, temper_idle
 from roofscope.model import words
@@ -58,8 +59,9 @@ def idle_gaps(p: ProgramView) -> Finding | None:
     return temper_idle(found, p.span_ns, p.dispatches)
 
 
+GRAPH_PHRASE = "capture launch sequences in HIP/CUDA graphs"
 FEED = (
-    "keep the GPU fed: fuse small kernels, capture launch sequences in HIP/CUDA graphs, "
+    f"keep the GPU fed: fuse small kernels, {GRAPH_PHRASE}, "
     "remove synchronisations (device syncs, blocking copies) between launches, overlap "
     "host work with streams"
 )
@@ -82,14 +84,21 @@ def _loader_said(p: ProgramView, evidence: dict[str, Value]) -> str:
 
 def _feed(p: ProgramView) -> str:
     share = _loader_share(p)
+    feed = _graphs_said(p)
     if share is None or share < LOADER_SHARE:
-        return FEED
+        return feed
     return (
         "feed the GPU from a faster input pipeline first: the gaps sit in the data-loader "
         "steps (DataLoader num_workers > 0, pin_memory=True, prefetch_factor, "
         "persistent_workers; decode and augment off the training loop or on the GPU); "
-        "then " + FEED.removeprefix("keep the GPU fed: ")
+        "then " + feed.removeprefix("keep the GPU fed: ")
     )
+
+
+def _graphs_said(p: ProgramView) -> str:
+    """FEED, its graph advice replaced where graph launches replayed some dispatches."""
+    said = feed_advice(p)
+    return FEED if said is None else FEED.replace(GRAPH_PHRASE, said)
 
 
 def _counter_run_note(counter_run: str, share: float, evidence: dict[str, Value]) -> Finding:

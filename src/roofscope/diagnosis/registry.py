@@ -19,6 +19,7 @@ from typing import TypeVar
 from roofscope.diagnosis import launch, rules, validity
 from roofscope.diagnosis.evidence import KernelView, ProgramView
 from roofscope.diagnosis.findings import Finding
+from roofscope.diagnosis.graphs import graph_kernels_missing
 from roofscope.diagnosis.idle import idle_gaps
 
 Found = Finding | Sequence[Finding] | None
@@ -60,6 +61,7 @@ RULES = Registry(
         rules.communication_share,
         rules.short_kernels,
         rules.stragglers,
+        graph_kernels_missing,
     ),
 )
 

@@ -21,6 +21,7 @@ from roofscope.analysis.roofline import Bound
 from roofscope.diagnosis.busy import busy_not_at_roof, issue_measure
 from roofscope.diagnosis.evidence import KernelView, ProgramView
 from roofscope.diagnosis.findings import Finding, Severity, Value, kernel_gain
+from roofscope.diagnosis.graphs import short_advice, short_cost
 from roofscope.diagnosis.limits import (
     BUSY_PCT,
     FAR,
@@ -190,14 +191,16 @@ def short_kernels(p: ProgramView) -> Finding | None:
     evidence: dict[str, Value] = {"short_dispatches": short_dispatches, "dispatches": p.dispatches}
     if from_summary:
         evidence["short_dispatches_from_summary"] = from_summary
+    if p.graphs and p.graphs.short_dispatches:
+        evidence["short_dispatches_in_graphs"] = p.graphs.short_dispatches
     return Finding(
         "short-kernels",
         None,
         "program",
         "medium",
         f"{'at least ' if from_summary else ''}{share:.0%} of {p.dispatches:,} dispatches run "
-        f"under {sig(SHORT_NS / 1000)} µs: launch overhead is a large part of their cost",
-        "fuse the short kernels, or launch them as a HIP/CUDA graph",
+        f"under {sig(SHORT_NS / 1000)} µs: {short_cost(p, short_dispatches)}",
+        short_advice(p, short_dispatches),
         evidence,
         {"short_ns": SHORT_NS, "share_min": SHORT_SHARE, "min_dispatches": SHORT_MIN_DISPATCHES},
     )

@@ -57,6 +57,29 @@ def host_ranges(profile: Profile, kind: str) -> Relation:
     )
 
 
+def graph_launches(profile: Profile) -> Relation:
+    """``source, correlation, start_ns, end_ns, kernels``: each CUDA/HIP graph launch (a
+    runtime call that replays a captured graph) and the dispatches of its input that carry
+    its correlation id, which a profiler that lost the graph's kernels leaves at 0."""
+    rel = profile.view(Table.GRAPH_LAUNCHES, "source, correlation, start_ns, end_ns")
+    mine = all_dispatches(profile).aggregate(
+        "source AS k_source, dispatch_id AS k_id, count(*) AS kernels", "source, dispatch_id"
+    )
+    return profile.kept(
+        ("graph_launches",),
+        lambda: rel.join(mine, "source = k_source AND correlation = k_id", how="left").project(
+            "source, correlation, start_ns, end_ns, coalesce(kernels, 0) AS kernels"
+        ),
+    )
+
+
+def graph_replayed(profile: Profile, relation: Relation) -> Relation:
+    """The rows of ``relation`` (dispatches, with ``source`` and ``dispatch_id``) that a graph
+    launch replayed: those carrying a graph launch's correlation id in its input."""
+    keys = profile.view(Table.GRAPH_LAUNCHES, "source AS g_source, correlation AS g_id")
+    return relation.join(keys.distinct(), "source = g_source AND dispatch_id = g_id", how="semi")
+
+
 def launches(profile: Profile, sources: Sequence[int] | None = None) -> Relation:
     """How kernels were launched (``source, name_id``, the launch columns and the number of
     ``dispatches`` of each combination), of ``sources`` or of all inputs."""

@@ -22,6 +22,7 @@ class Table(StrEnum):
     COPIES = "copies"
     PRODUCER_RULES = "producer_rules"
     HOST_RANGES = "host_ranges"
+    GRAPH_LAUNCHES = "graph_launches"
 
 
 # Few, narrow columns keep millions of dispatches small; the row's id is DuckDB's rowid.
@@ -94,6 +95,8 @@ CREATE TABLE {Table.COPIES} (source INTEGER, pid BIGINT, direction VARCHAR, src_
 CREATE TABLE {Table.PRODUCER_RULES} (row_id BIGINT, section VARCHAR, rule VARCHAR, kind VARCHAR,
     text VARCHAR, speedup_kind VARCHAR, speedup_pct DOUBLE);
 CREATE TABLE {Table.HOST_RANGES} (source INTEGER, kind VARCHAR, name VARCHAR, start_ns BIGINT,
+    end_ns BIGINT);
+CREATE TABLE {Table.GRAPH_LAUNCHES} (source INTEGER, correlation BIGINT, start_ns BIGINT,
     end_ns BIGINT);
 """
 

@@ -44,9 +44,10 @@ _TABLES = (
     "copies",
     "producer_rules",
     "host_ranges",
+    "graph_launches",
 )
 _SOURCED = {"dispatches", "launches", "kernel_summary", "activity_summary", "copies",
-            "host_ranges"}  # fmt: skip
+            "host_ranges", "graph_launches"}  # fmt: skip
 _NAMED = {"dispatches", "launches", "kernel_summary"}
 
 

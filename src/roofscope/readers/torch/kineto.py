@@ -36,10 +36,12 @@ from roofscope.readers.io.no_kernels import (
 from roofscope.readers.registry import Reader
 from roofscope.readers.sniff import Head
 from roofscope.readers.torch.kineto_meta import (
+    GRAPH_LAUNCH,
     LOADER,
     LOADER_CATS,
     PRODUCER,
     arch_doubt,
+    insert_graph_launches,
     insert_loader_steps,
     run_info,
     run_rank,
@@ -82,6 +84,7 @@ class _Pass:
         self.launches = 0  # of them, kernel launches: kernels ran
         self.ranges = 0  # CUPTI profiler ranges: kernels measured by counters, not traced
         self.loader: list[tuple[str, int, int]] = []  # data-loader steps (kineto_meta)
+        self.graphs: list[tuple[int | None, int | None, int | None]] = []  # graph launches
         # what a complete ("X") event of each category is read for, one dict lookup an
         # event: the host facts (HOST_CATS: operators and runtime calls) and the data-loader
         # steps (LOADER_CATS: operators and annotations), the kernels, copies and ranges
@@ -121,6 +124,8 @@ class _Pass:
         self._host(event, name)
         self.runtime += 1
         self.launches += is_launch(name)
+        if GRAPH_LAUNCH.match(name):
+            self.graphs.append(_graph_launch(event))
 
     def _annotation(self, event: dict[str, Any]) -> None:
         self._loader_step(event, str(event.get("name", "")))
@@ -139,6 +144,14 @@ class _Pass:
             self.os_pid = pid if fits(pid) else None
         if not self.hip and name.startswith("hip"):
             self.hip = True
+
+
+def _graph_launch(event: dict[str, Any]) -> tuple[int | None, int | None, int | None]:
+    """A graph launch's correlation id (its kernels carry it), start and end in ns."""
+    start, dur = ns(event.get("ts")), ns(event.get("dur"))
+    args = event.get("args")
+    correlation = whole(args.get("correlation")) if isinstance(args, dict) else None
+    return correlation, start, None if start is None or dur is None else start + dur
 
 
 # -- writing the model --------------------------------------------------------------------
@@ -316,6 +329,7 @@ class KinetoTrace(Reader):
         source = profile.begin_input()
         _insert_kernels(profile, source, seen.os_pid, waves(meta, seen.hip))
         insert_loader_steps(profile, source, seen.loader)
+        insert_graph_launches(profile, source, seen.graphs)
         rank = run_rank(meta)
         profile.add_input(str(path), self.name, seen.kernels.count, role, rank=rank)
         profile.warn_deviceless(path, source, "neither args.device nor pid is an integer")

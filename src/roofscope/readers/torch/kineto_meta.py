@@ -3,7 +3,8 @@ metadata"): ``deviceProperties`` -> the
 run's GPU and each device's warp size, ``distributedInfo.rank`` -> the input's rank,
 ``schemaVersion`` -> the producer version; and its data-loader steps (``cpu_op``,
 ``Operator`` or ``user_annotation`` events whose name holds "DataLoader", e.g.
-``enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__``) -> ``host_ranges``.
+``enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__``) -> ``host_ranges``; its
+graph launches (runtime events ``cudaGraphLaunch``, ``hipGraphLaunch``) -> ``graph_launches``.
 See :mod:`~roofscope.readers.torch.kineto`."""
 
 from __future__ import annotations
@@ -20,6 +21,9 @@ PRODUCER = "pytorch-profiler"
 
 LOADER_CATS = frozenset({"cpu_op", "Operator", "user_annotation"})
 LOADER = re.compile(r"dataloader", re.IGNORECASE)
+
+# a runtime call that replays a captured CUDA/HIP graph: its kernels carry its correlation id
+GRAPH_LAUNCH = re.compile(r"(cuda|hip|cu)GraphLaunch(_v\d+)?$")
 
 BEYOND = INT64 + 1  # stands for a JSON number past 64 bits; numpy refuses it when written
 
@@ -164,3 +168,13 @@ def insert_loader_steps(profile: Profile, source: int, steps: list[tuple[str, in
     rows = [(source, "data-loader", n[:200], a, b) for n, a, b in steps if fits(a) and fits(b)]
     if rows:
         profile.con.executemany("INSERT INTO host_ranges VALUES (?, ?, ?, ?, ?)", rows)
+
+
+def insert_graph_launches(
+    profile: Profile, source: int, launches: list[tuple[int | None, int | None, int | None]]
+) -> None:
+    """The graph launches (correlation id, start_ns, end_ns) under the trace's dispatch
+    source; a value past 64 bits is left unknown."""
+    rows = [(source, *(v if v is not None and fits(v) else None for v in g)) for g in launches]
+    if rows:
+        profile.con.executemany("INSERT INTO graph_launches VALUES (?, ?, ?, ?)", rows)
