@@ -75,6 +75,7 @@ class ProgramView:
     # run, whose idle time is the profiler's (serialised dispatches, counter reads)
     counter_run: str | None = None
     loader_idle_ns: int | None = None  # idle inside data-loader steps (analysis/input_wait.py)
+    sync_idle_ns: int | None = None  # idle inside blocking runtime calls (analysis/input_wait.py)
 
 
 # Counters that count for any kernel that ran at all: GPU-busy cycles, waves launched,
