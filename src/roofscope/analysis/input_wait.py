@@ -19,7 +19,8 @@ from roofscope.model.profile import Profile
 from roofscope.model.schema import POSITIVE_DURATION, VALID_DURATION
 from roofscope.model.selection import EVERYTHING, Selection, dispatches
 
-Ranges = list[tuple[int, int]]
+Span = tuple[int, int]
+Ranges = list[Span]
 KINDS = ("data-loader", "sync")  # the host_ranges kinds that explain idle time
 
 
@@ -43,7 +44,8 @@ def idle_inside(profile: Profile, kind: str, selection: Selection = EVERYTHING) 
             inside = [(max(a, first), min(b, last)) for a, b in _merged(steps)]
             waited = sum(b - a for a, b in inside if b > a)
             if waited:
-                total += waited - _busy_in(profile, valid, ranges, source, int(device))
+                span = (int(first), int(last))
+                total += waited - _busy_in(profile, valid, ranges, source, int(device), span)
     return total
 
 
@@ -69,10 +71,12 @@ def _merged(ranges: Ranges) -> Ranges:
     return out
 
 
-def _busy_in(profile: Profile, valid: Relation, ranges: Relation, source: int, device: int) -> int:
+def _busy_in(
+    profile: Profile, valid: Relation, ranges: Relation, source: int, device: int, span: Span
+) -> int:
     """The time inside the source's ranges that a kernel of this device or a copy of its
-    process ran: the union over ranges of work and range intersected is the work within the
-    ranges' union."""
+    process ran within the device's span (where the ranges were clipped): the union over
+    ranges of work and range intersected is the work within the ranges' union."""
     mine = (ColumnExpression("source") == source) & (
         CoalesceOperator(ColumnExpression("device"), ConstantExpression(-1)) == device
     )
@@ -90,4 +94,5 @@ def _busy_in(profile: Profile, valid: Relation, ranges: Relation, source: int, d
         .project("greatest(d_start, r_start), least(d_end, r_end)")
         .fetchall()
     )
-    return sum(b - a for a, b in _merged([(int(a), int(b)) for a, b in pieces]))
+    clipped = [(max(int(a), span[0]), min(int(b), span[1])) for a, b in pieces]
+    return sum(b - a for a, b in _merged([(a, b) for a, b in clipped if b > a]))

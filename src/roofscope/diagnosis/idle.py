@@ -71,7 +71,8 @@ def _causes_said(p: ProgramView, evidence: dict[str, Value]) -> str:
     said = ""
     for cause in causes(p):
         evidence[cause.evidence] = cause.idle_ns / 1e9
-        said += f"; {cause.share:.0%} of the idle time falls inside {cause.said}"
+        if round(cause.share, 2) >= 0.01:  # under 1 %: evidence only, no words
+            said += f"; {cause.share:.0%} of the idle time falls inside {cause.said}"
     return said
 
 
