@@ -96,6 +96,7 @@ class ProgramView:
     counter_run: str | None = None
     loader_idle_ns: int | None = None  # idle inside data-loader steps (analysis/input_wait.py)
     graphs: GraphFacts | None = None  # None when the trace holds no graph launch
+    sync_idle_ns: int | None = None  # idle inside blocking runtime calls (analysis/input_wait.py)
 
 
 # Counters that count for any kernel that ran at all: GPU-busy cycles, waves launched,

@@ -1,12 +1,13 @@
 """The idle-time rule: a device idle IDLE_SHARE = 20 % or more of its span.
 
 Idle is over the device time (the devices' spans summed, so that N devices idle half of the
-same wall read 50 %, not N x 50 %). Its prescription points at the input pipeline first
-when LOADER_SHARE = half of the idle time or more falls inside PyTorch data-loader steps
-(``enumerate(DataLoader)``, analysis/input_wait.py). In a counter-collection run (a
-rocprof-compute workload, rocprofv3 or rocprof v1 counter passes) the idle time is the
-profiler's overhead: a note (``idle-in-counter-run``), never a verdict. On a trace under
-1 ms of device time or 10 dispatches the verdict is lowered one step (trust.py).
+same wall read 50 %, not N x 50 %). Its summary gives the share of the idle time inside each
+kind of host range (PyTorch data-loader steps, blocking runtime calls), and its prescription
+names the cause first when one explains half of it or more (idle_cause.py). In a
+counter-collection run (a rocprof-compute workload, rocprofv3 or rocprof v1 counter passes)
+the idle time is the profiler's overhead: a note (``idle-in-counter-run``), never a
+verdict. On a trace under 1 ms of device time or 10 dispatches the verdict is lowered one
+step (trust.py).
 """
 
 from __future__ import annotations
@@ -14,13 +15,13 @@ from __future__ import annotations
 from roofscope.diagnosis.evidence import ProgramView
 from roofscope.diagnosis.findings import Finding, Value
 from roofscope.diagnosis.graphs import feed_advice
+from roofscope.diagnosis.idle_cause import CAUSE_SHARE, causes, main_cause
 from roofscope.diagnosis.rules import severity
 from roofscope.diagnosis.trust import IDLE_MIN_DISPATCHES, IDLE_MIN_SPAN_NS, temper_idle
 from roofscope.model import words
 from roofscope.model.words import sig
 
 IDLE_SHARE = 0.2
-LOADER_SHARE = 0.5  # of the idle time inside data-loader steps: the input pipeline first
 
 
 def idle_gaps(p: ProgramView) -> Finding | None:
@@ -43,12 +44,12 @@ def idle_gaps(p: ProgramView) -> Finding | None:
         "program",
         severity(share),
         f"the GPU sat idle {share:.0%} of the time, in {words.count(p.gaps or 0, 'gap')} of at "
-        f"least {sig((p.gap_threshold_ns or 0) / 1000)} µs{_loader_said(p, evidence)}",
+        f"least {sig((p.gap_threshold_ns or 0) / 1000)} µs{_causes_said(p, evidence)}",
         _feed(p),
         evidence,
         {
             "idle_share_min": IDLE_SHARE,
-            "loader_share_min": LOADER_SHARE,
+            "loader_share_min": CAUSE_SHARE,
             "span_min_ns": IDLE_MIN_SPAN_NS,
             "dispatches_min": IDLE_MIN_DISPATCHES,
         },
@@ -67,32 +68,22 @@ FEED = (
 )
 
 
-def _loader_share(p: ProgramView) -> float | None:
-    if not p.idle_ns or p.loader_idle_ns is None:
-        return None
-    return p.loader_idle_ns / p.idle_ns
-
-
-def _loader_said(p: ProgramView, evidence: dict[str, Value]) -> str:
-    """The data-loader share of the idle time, into the evidence and the summary."""
-    share = _loader_share(p)
-    if share is None or p.loader_idle_ns is None:
-        return ""
-    evidence["data_loader_idle_s"] = p.loader_idle_ns / 1e9
-    return f"; {share:.0%} of the idle time falls inside data-loader steps"
+def _causes_said(p: ProgramView, evidence: dict[str, Value]) -> str:
+    """Each host cause's share of the idle time, into the evidence and the summary."""
+    said = ""
+    for cause in causes(p):
+        evidence[cause.evidence] = cause.idle_ns / 1e9
+        if round(cause.share, 2) >= 0.01:  # under 1 %: evidence only, no words
+            said += f"; {cause.share:.0%} of the idle time falls inside {cause.said}"
+    return said
 
 
 def _feed(p: ProgramView) -> str:
-    share = _loader_share(p)
+    cause = main_cause(p)
     feed = _graphs_said(p)
-    if share is None or share < LOADER_SHARE:
+    if cause is None:
         return feed
-    return (
-        "feed the GPU from a faster input pipeline first: the gaps sit in the data-loader "
-        "steps (DataLoader num_workers > 0, pin_memory=True, prefetch_factor, "
-        "persistent_workers; decode and augment off the training loop or on the GPU); "
-        "then " + feed.removeprefix("keep the GPU fed: ")
-    )
+    return cause.prescription + "; then " + feed.removeprefix("keep the GPU fed: ")
 
 
 def _graphs_said(p: ProgramView) -> str:

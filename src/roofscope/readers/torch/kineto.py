@@ -40,9 +40,10 @@ from roofscope.readers.torch.kineto_meta import (
     LOADER,
     LOADER_CATS,
     PRODUCER,
+    SYNC,
     arch_doubt,
     insert_graph_launches,
-    insert_loader_steps,
+    insert_host_ranges,
     run_info,
     run_rank,
     waves,
@@ -83,7 +84,8 @@ class _Pass:
         self.runtime = 0  # CUDA/HIP runtime and driver calls: the GPU was traced
         self.launches = 0  # of them, kernel launches: kernels ran
         self.ranges = 0  # CUPTI profiler ranges: kernels measured by counters, not traced
-        self.loader: list[tuple[str, int, int]] = []  # data-loader steps (kineto_meta)
+        # data-loader steps and blocking runtime calls: (kind, name, start, end) (kineto_meta)
+        self.host: list[tuple[str, str, int, int]] = []
         self.graphs: list[tuple[int | None, int | None, int | None]] = []  # graph launches
         # what a complete ("X") event of each category is read for, one dict lookup an
         # event: the host facts (HOST_CATS: operators and runtime calls) and the data-loader
@@ -122,6 +124,8 @@ class _Pass:
     def _runtime(self, event: dict[str, Any]) -> None:
         name = str(event.get("name", ""))
         self._host(event, name)
+        if SYNC.match(name):
+            self._host_range(event, "sync", name)
         self.runtime += 1
         self.launches += is_launch(name)
         if GRAPH_LAUNCH.match(name):
@@ -135,9 +139,12 @@ class _Pass:
 
     def _loader_step(self, event: dict[str, Any], name: str) -> None:
         if LOADER.search(name):
-            start, dur = ns(event.get("ts")), ns(event.get("dur"))
-            if start is not None and dur is not None:
-                self.loader.append((name, start, start + dur))
+            self._host_range(event, "data-loader", name)
+
+    def _host_range(self, event: dict[str, Any], kind: str, name: str) -> None:
+        start, dur = ns(event.get("ts")), ns(event.get("dur"))
+        if start is not None and dur is not None:
+            self.host.append((kind, name, start, start + dur))
 
     def _host(self, event: dict[str, Any], name: str) -> None:
         if self.os_pid is None and (pid := whole(event.get("pid"))) is not None:
@@ -328,7 +335,7 @@ class KinetoTrace(Reader):
             )
         source = profile.begin_input()
         _insert_kernels(profile, source, seen.os_pid, waves(meta, seen.hip))
-        insert_loader_steps(profile, source, seen.loader)
+        insert_host_ranges(profile, source, seen.host)
         insert_graph_launches(profile, source, seen.graphs)
         rank = run_rank(meta)
         profile.add_input(str(path), self.name, seen.kernels.count, role, rank=rank)

@@ -3,8 +3,10 @@ metadata"): ``deviceProperties`` -> the
 run's GPU and each device's warp size, ``distributedInfo.rank`` -> the input's rank,
 ``schemaVersion`` -> the producer version; and its data-loader steps (``cpu_op``,
 ``Operator`` or ``user_annotation`` events whose name holds "DataLoader", e.g.
-``enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__``) -> ``host_ranges``; its
-graph launches (runtime events ``cudaGraphLaunch``, ``hipGraphLaunch``) -> ``graph_launches``.
+``enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__``) and its blocking runtime
+calls (device, stream and event synchronisations, synchronous copies: :data:`SYNC`) ->
+``host_ranges`` of kind "data-loader" and "sync"; its graph launches (runtime events
+``cudaGraphLaunch``, ``hipGraphLaunch``) -> ``graph_launches``.
 See :mod:`~roofscope.readers.torch.kineto`."""
 
 from __future__ import annotations
@@ -21,6 +23,13 @@ PRODUCER = "pytorch-profiler"
 
 LOADER_CATS = frozenset({"cpu_op", "Operator", "user_annotation"})
 LOADER = re.compile(r"dataloader", re.IGNORECASE)
+# runtime calls that hold the host until the device has done: the synchronisations, and the
+# copies without Async (cudaMemcpy, hipMemcpyWithStream, cuMemcpyDtoH_v2): while the host
+# waits in one it launches nothing (docs/formats/pytorch-kineto.md, "Into the model")
+SYNC = re.compile(
+    r"^(?:cuda|hip|cu)(?:(?:Device|Stream|Event|Ctx)Synchronize"
+    r"|Memcpy(?:WithStream|2D|3D|Peer|ToSymbol|FromSymbol|[DHA]to[DHA])?)(?:_v\d+)?$"
+)
 
 # a runtime call that replays a captured CUDA/HIP graph: its kernels carry its correlation id
 GRAPH_LAUNCH = re.compile(r"(cuda|hip|cu)GraphLaunch(_v\d+)?$")
@@ -163,9 +172,11 @@ def waves(meta: dict[str, Any], hip: bool) -> list[tuple[int, int | None]]:
     return [*sizes, (-1, None if hip else 32)]
 
 
-def insert_loader_steps(profile: Profile, source: int, steps: list[tuple[str, int, int]]) -> None:
-    """The data-loader steps (name, start_ns, end_ns) under the trace's dispatch source."""
-    rows = [(source, "data-loader", n[:200], a, b) for n, a, b in steps if fits(a) and fits(b)]
+def insert_host_ranges(
+    profile: Profile, source: int, ranges: list[tuple[str, str, int, int]]
+) -> None:
+    """The host ranges (kind, name, start_ns, end_ns) under the trace's dispatch source."""
+    rows = [(source, k, n[:200], a, b) for k, n, a, b in ranges if fits(a) and fits(b)]
     if rows:
         profile.con.executemany("INSERT INTO host_ranges VALUES (?, ?, ?, ?, ?)", rows)
 
