@@ -33,6 +33,7 @@ from roofscope.analysis.work.spec import Rule
 from roofscope.catalogue.ceilings import Ceiling
 from roofscope.diagnosis.diagnose import Inputs, diagnose
 from roofscope.diagnosis.findings import Finding, validity_of
+from roofscope.diagnosis.grouping import FindingGroup, grouped
 from roofscope.diagnosis.limits import BUSY_PCT
 from roofscope.diagnosis.profiler import ProfilerRule, lead_with_profiler
 from roofscope.diagnosis.trust import standing
@@ -127,6 +128,11 @@ class Report:
     def validity(self, kernel: str) -> tuple[str, ...]:
         """The validity findings (rule names) about one kernel (``validity_of``)."""
         return validity_of(self.findings, kernel)
+
+    @property
+    def finding_groups(self) -> tuple[FindingGroup, ...]:
+        """The findings folded by cause (``grouping.grouped``): how the text and HTML show them."""
+        return grouped(self.findings)
 
     @property
     def ranks_read(self) -> tuple[int, ...]:

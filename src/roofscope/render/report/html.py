@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from roofscope.analysis.ranks import STRAGGLER_EXCESS
 from roofscope.analysis.roofline import KernelRoofline
-from roofscope.diagnosis.findings import Finding
 from roofscope.diagnosis.profiler import FINDING_KINDS
 from roofscope.render.charts.hotspots import hotspot_svg
 from roofscope.render.charts.roofline import drawn_on_roofline, roofline_svg
@@ -20,6 +19,7 @@ from roofscope.render.layout import side_by_side, words
 from roofscope.render.names import name_cell, shortened
 from roofscope.render.numbers import count, duration, pct, si
 from roofscope.render.page import page
+from roofscope.render.report.findings_html import findings_table
 from roofscope.render.report.sources import ceiling_table
 from roofscope.render.report.text import barrier_line, busy_idle, gpu_title, runs_line
 from roofscope.report import Report
@@ -57,7 +57,7 @@ def render_html(report: Report) -> str:
         body.append(_undrawn(report))
     if report.limiters:
         body += ["<h2>Limiter</h2>", _limiter_table(report)]
-    body += ["<h2>Findings</h2>", _findings(report), *_profiler_notes(report)]
+    body += ["<h2>Findings</h2>", findings_table(report), *_profiler_notes(report)]
     body.append("<h2>Inputs and warnings</h2>")
     body.append(
         "<ul>"
@@ -242,28 +242,6 @@ def _ceiling_table(report: Report) -> str:
     )
 
 
-def _findings(report: Report) -> str:
-    if not report.findings:
-        return '<p class="muted">No findings.</p>'
-    index = {k.name: i for i, k in enumerate(report.hotspots.kernels)}
-    short = shortened([f.kernel for f in report.findings if f.kernel is not None])
-    rows = []
-    for f in report.findings:
-        gain = "-" if f.gain_share is None else f"{100 * f.gain_share:.1f}%"
-        k = "" if f.kernel is None else f' data-k="{index.get(f.kernel, -1)}"'
-        rows.append(
-            f"<tr{k}>"
-            + (name_cell(f.kernel, short[f.kernel]) if f.kernel else "<td>whole program</td>")
-            + f"<td>{_e(f.rule)}</td>"
-            f"<td>{_e(f.severity)}</td><td>{gain}</td><td>{_evidence(f)}</td>"
-            f"<td>{_e(f.prescription)}</td></tr>"
-        )
-    return (
-        '<table id="findings"><tr><th>Kernel</th><th>Rule</th><th>Severity</th><th>Gain</th>'
-        "<th>Evidence</th><th>Prescription</th></tr>" + "".join(rows) + "</table>"
-    )
-
-
 def _profiler_notes(report: Report) -> list[str]:
     """Nsight Compute's informational rules (INF: never findings), whole."""
     items = [
@@ -275,10 +253,3 @@ def _profiler_notes(report: Report) -> list[str]:
     if not items:
         return []
     return ["<h2>Nsight Compute notes</h2>", f'<ul id="profiler-notes">{"".join(items)}</ul>']
-
-
-def _evidence(f: Finding) -> str:
-    """The finding's summary whole; under a profiler's rule, roofscope's own on that cause."""
-    ours = f.evidence.get("roofscope_summary")
-    extra = f'<br><span class="muted">roofscope: {_e(ours)}</span>' if isinstance(ours, str) else ""
-    return _e(f.summary) + extra

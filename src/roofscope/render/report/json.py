@@ -19,6 +19,7 @@ from roofscope.analysis.roofline import KernelRoofline
 from roofscope.analysis.work.model import Work
 from roofscope.catalogue.ceilings import Ceiling, is_integer
 from roofscope.diagnosis.findings import Finding
+from roofscope.diagnosis.grouping import FindingGroup
 from roofscope.render.device_choice import detected_from
 from roofscope.render.numbers import seconds
 from roofscope.report import Barriers, Report, RooflineSection, summary_of
@@ -108,6 +109,7 @@ def _document(report: Report) -> dict[str, Any]:
         "barriers": _barriers(report.barriers),
         "ranks": _ranks(report.ranks),
         "findings": [finding_dict(f) for f in report.findings],
+        "findings_grouped": [group_dict(g) for g in report.finding_groups],
         "warnings": [
             {"code": w.code, "message": w.message, "count": w.count} for w in report.warnings
         ],
@@ -332,6 +334,21 @@ def finding_dict(f: Finding) -> dict[str, Any]:
         "gain_share": f.gain_share,
         "program_speedup_bound": f.program_speedup_bound,
         "formula": f.formula,
+    }
+
+
+def group_dict(g: FindingGroup) -> dict[str, Any]:
+    """One cause: the rule, its prescription, and the findings[] entries it folds."""
+    return {
+        "rule": g.rule,
+        "kind": g.kind,
+        "severity": g.severity,
+        "prescription": g.prescription,
+        "kernels": list(g.kernels),
+        "findings": list(g.members),
+        "gain_share": g.gain_share,
+        "program_speedup_bound": g.program_speedup_bound,
+        "formula": g.formula,
     }
 
 

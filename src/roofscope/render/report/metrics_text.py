@@ -54,6 +54,7 @@ def metrics_section(console: Console, report: Report) -> None:
         )
     )
     shown = kernels[:MAX_KERNELS]
+    said: set[str] = set()  # the peer notes explained already: later kernels get the value
     for k, label in zip(shown, short_names([k.name for k in shown]), strict=True):
         m = report.metrics.kernels[k.name]
         console.print(f"  {label}")
@@ -65,7 +66,7 @@ def metrics_section(console: Console, report: Report) -> None:
         if values:
             wrapped(console, " · ".join(values), "    ", "      ")
         for name in SHOWN:
-            for note in (peer_note(name, m.values), pass_note(name, m.values)):
+            for note in (peer_once(name, m.values, said), pass_note(name, m.values)):
                 if note:
                     wrapped(console, f"{name}: {note}", "    ", "      ")
         occ = m.occupancy
@@ -103,7 +104,21 @@ def peer_note(name: str, values: Mapping[str, MetricValue]) -> str | None:
     other = None if v is None or v.peer is None else values.get(v.peer)
     if v is None or not v.note or other is None or other.value_dispatch_mean is None:
         return None
+    if value_text(other) == value_text(v):  # the two ways agree here: the note says nothing
+        return None
     return f"{v.note}, which gives {value_text(other)}"
+
+
+def peer_once(name: str, values: Mapping[str, MetricValue], said: set[str]) -> str | None:
+    """``peer_note`` the first time; after it, only the other tool's value."""
+    note = peer_note(name, values)
+    if note is None:
+        return None
+    if name not in said:
+        said.add(name)
+        return note
+    v = values[name]
+    return f"{v.peer} {value_text(values[v.peer or ''])} (why it differs: above)"
 
 
 def pass_note(name: str, values: Mapping[str, MetricValue]) -> str | None:

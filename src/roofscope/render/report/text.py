@@ -54,7 +54,7 @@ def render_text(
     roofline_section(console, report, top)
     limiter_section(console, report, top)
     _activity(console, report)
-    findings_section(console, report.findings, top)
+    findings_section(console, report, top)
     _warnings(console, report)
     return buf.getvalue()
 
