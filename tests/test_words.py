@@ -106,10 +106,11 @@ def test_a_time_column_keeps_small_values() -> None:
 def test_ratio_intervals_as_ranges() -> None:
     assert ratio_range(1.97, 2.01) == "[1.97, 2.01]"
     assert speedup_text(1.99, Interval(1.97, 2.01, "bootstrap")) == "1.99x faster [1.97, 2.01]"
-    # 0.8x is 1.25x slower; its interval [0.75, 0.85] is [1/0.85, 1/0.75] = [1.18, 1.33] slower
+    # 0.8x is 1.25x slower; the interval stays the speedup's, after the speedup (issue 38)
     slower = speedup_text(0.8, Interval(0.75, 0.85, "bootstrap"))
-    assert slower == "1.25x slower [1.18, 1.33]"
+    assert slower == "0.800x [0.750, 0.850]: 1.25x slower"
     assert speedup_text(1.0, None) == "no change (spread unknown)"
+    assert speedup_text(0.8, None) == "1.25x slower (spread unknown)"
     assert speedup_text(0.999, Interval(0.99, 1.01, "x")) == "no change [0.990, 1.01], within noise"
 
 

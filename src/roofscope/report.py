@@ -319,7 +319,9 @@ def _roofline(
     ceilings = gather_ceilings(choice, profile.ceilings, roof.ceilings)
     doubt = catalogue_doubt(choice, profile.run)
     theoretical = tuple(catalogue_ceilings(choice))
-    result = replace(roofline(hot, work, ceilings), theoretical=theoretical, doubt=doubt)
+    result = _measured_roofs(
+        replace(roofline(hot, work, ceilings), theoretical=theoretical, doubt=doubt)
+    )
     problem = None
     if not ceilings:
         problem = f"no roofline: {choice.problem}" if choice.problem else "no ceilings known"
@@ -332,6 +334,18 @@ def _roofline(
         warnings.append(Warning("partial-device", doubt))
     warnings += _kernel_warnings(profile, result, rounded)
     return RooflineSection(choice, result, whole, problem), warnings
+
+
+def _measured_roofs(result: Roofline) -> Roofline:
+    """Each kernel above a measured ceiling but under the datasheet's, marked as at its
+    measured roof, so that no renderer calls it above the hardware."""
+    kernels = [
+        replace(k, at_measured_roof=True)
+        if (s := standing(k, result)) and s.at_measured_roof
+        else k
+        for k in result.kernels
+    ]
+    return replace(result, kernels=tuple(kernels))
 
 
 def _percent_warnings(values: dict[str, dict[str, MetricValue]]) -> list[Warning]:
@@ -364,7 +378,7 @@ def _kernel_warnings(profile: Profile, result: Roofline, rounded: set[int]) -> l
     warnings = []
     timeless = [k.name for k in result.kernels if k.time_s is not None and k.time_s <= 0]
     explained = _only_in(profile, timeless, rounded)
-    above = [s for k in result.kernels if (s := standing(k, result)) and not s.at_measured_roof]
+    above = [k for k in result.kernels if k.beyond_hardware]
     if above:  # said once here; each kernel's numbers are in its above-roof finding
         warnings.append(
             Warning(

@@ -69,6 +69,14 @@ class KernelRoofline:
     above_roof: bool
     missing_ceiling: str | None = None  # the ceiling its work needs and the device lacks
     no_bound: NoBound | None = None  # why a kernel under a compute ceiling has no bound
+    # above a measured ceiling but not the datasheet's: the benchmark under-measured the peak
+    # (set by report._roofline, where the theoretical ceilings are known; diagnosis/trust.py)
+    at_measured_roof: bool = False
+
+    @property
+    def beyond_hardware(self) -> bool:
+        """Above its roof and not merely at a measured one: more than the GPU can do."""
+        return self.above_roof and not self.at_measured_roof
 
 
 @dataclass(frozen=True)

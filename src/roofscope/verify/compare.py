@@ -1,13 +1,9 @@
 """Baseline against candidate: per-kernel and end-to-end speedup with its spread, and which
 kernels made the program faster or slower.
 
-Speedup = base time / new time (> 1: faster). Its spread is a 95 % interval:
-
-- several runs on both sides: a bootstrap over runs (each run's total), 2000 resamples;
-- one run a side, with dispatches: a bootstrap over each side's dispatch durations (2000
-  resamples of the kernel's total), or, above BOOTSTRAP_MAX dispatches, the normal
-  approximation of the two totals (CLT; delta method for the ratio);
-- summaries only (no dispatches): no spread; the change cannot be told from noise.
+Speedup = base time / new time (> 1: faster). Its spread is a 95 % interval, per kernel and
+end to end from the same draws (``verify/spread.py``); summaries only (no dispatches): no
+spread; the change cannot be told from noise.
 
 A change is *beyond noise* when its interval excludes 1. Attribution: a kernel's share of
 the end-to-end change is its change in time (new - base; added kernels count their whole
@@ -32,11 +28,20 @@ from roofscope.model.selection import among, dispatches
 from roofscope.report import Report
 from roofscope.verify.match import Matching, Shape, match
 from roofscope.verify.quality import SideWarning, side_warnings
+from roofscope.verify.spread import (
+    BOOTSTRAP_MAX,
+    Draws,
+    Interval,
+    Spread,
+    dominant_interval,
+    end_to_end_interval,
+    generator,
+    of_dispatches,
+    of_runs,
+    of_totals,
+)
 
-BOOTSTRAP_MAX = 20_000
-SPREAD_MIN_SHARE = 0.01  # kernels below this share of the time may lack a spread
-RESAMPLES = 2000
-Z95 = 1.959963984540054
+__all__ = ["Interval", "compare", "run_of"]
 Floats = npt.NDArray[np.float64]
 
 
@@ -50,17 +55,6 @@ class Run:
 
 
 @dataclass(frozen=True)
-class Interval:
-    low: float
-    high: float
-    method: str  # "bootstrap over runs" | "bootstrap over dispatches" | "normal approximation"
-
-    @property
-    def beyond_noise(self) -> bool:
-        return self.low > 1 or self.high < 1
-
-
-@dataclass(frozen=True)
 class Movement:
     """The kernel's place on the roofline, before and after."""
 
@@ -70,6 +64,12 @@ class Movement:
     efficiency: tuple[float | None, float | None]
     bound: tuple[Bound | None, Bound | None]
     level: str
+
+    @property
+    def same_bound(self) -> bool:
+        """Whether both efficiencies are of the same kind of roof (memory or compute): only
+        then do they compare; otherwise each side's placement stands with its own bound."""
+        return self.bound[0] is not None and self.bound[0] == self.bound[1]
 
 
 @dataclass(frozen=True)
@@ -113,6 +113,12 @@ class Comparison:
     kernels: tuple[KernelChange, ...]  # biggest absolute change first
     end_to_end: EndToEnd
     warnings: tuple[SideWarning, ...] = ()  # both sides', baseline first
+    devices: tuple[str | None, str | None] = (None, None)  # the GPU each side ran on
+
+    @property
+    def across_gpus(self) -> bool:
+        """Base and new ran on different GPUs (both named, and the names differ)."""
+        return None not in self.devices and self.devices[0] != self.devices[1]
 
 
 def run_of(profile: Profile, report: Report) -> Run:
@@ -153,9 +159,10 @@ def compare(base: Sequence[Run], new: Sequence[Run], labels: tuple[str, str]) ->
         shapes = (shapes_of(base[0].profile), shapes_of(new[0].profile))
         matching = match(*names, shapes)
     base_total = _mean([r.report.hotspots.total_ns or 0.0 for r in base])
-    changes = [_pair(base, new, p.base, p.new, p.how, p.score, base_total) for p in matching.pairs]
-    changes += [_pair(base, new, k, None, "removed", None, base_total) for k in matching.removed]
-    changes += [_pair(base, new, None, k, "added", None, base_total) for k in matching.added]
+    paired = [_pair(base, new, p.base, p.new, p.how, p.score, base_total) for p in matching.pairs]
+    paired += [_pair(base, new, k, None, "removed", None, base_total) for k in matching.removed]
+    paired += [_pair(base, new, None, k, "added", None, base_total) for k in matching.added]
+    changes, spreads = [c for c, _ in paired], [s for _, s in paired]
     total_delta = sum(c.delta_ns for c in changes)
     changes = [
         _with_attribution(c, c.delta_ns / total_delta if total_delta else None) for c in changes
@@ -167,9 +174,15 @@ def compare(base: Sequence[Run], new: Sequence[Run], labels: tuple[str, str]) ->
         (len(base), len(new)),
         matching,
         tuple(changes),
-        _end_to_end(base, new, changes),
+        _end_to_end(base, new, spreads),
         side_warnings([r.report for r in base], [r.report for r in new]),
+        (_device(base[0].report), _device(new[0].report)),
     )
+
+
+def _device(report: Report) -> str | None:
+    """The GPU a side ran on: the catalogue's model, else the name the profiler reports."""
+    return report.roofline.choice.name or report.run.gpu
 
 
 def _kernels(runs: Sequence[Run]) -> dict[str, None]:
@@ -198,13 +211,13 @@ def _pair(
     how: str,
     score: float | None,
     base_total: float,
-) -> KernelChange:
+) -> tuple[KernelChange, Spread]:
     bt, bc = _stat(base, b)
     nt, nc = _stat(new, n)
     tb, tn = _mean(bt), _mean(nt)
     speedup = tb / tn if b is not None and n is not None and tn > 0 else None
-    interval = _interval(base, new, b, n, bt, nt) if speedup is not None else None
-    return KernelChange(
+    interval, draws = _interval(base, new, b, n, bt, nt) if speedup is not None else (None, None)
+    change = KernelChange(
         base=b,
         new=n,
         how=how,
@@ -219,6 +232,7 @@ def _pair(
         attribution=None,
         movement=_movement(base[0].report, new[0].report, b, n),
     )
+    return change, Spread((tb, tn), interval, draws)
 
 
 def _with_attribution(c: KernelChange, share: float | None) -> KernelChange:
@@ -232,57 +246,27 @@ def _interval(
     n: str | None,
     bt: list[float],
     nt: list[float],
-) -> Interval | None:
-    rng = np.random.default_rng(0)
+) -> tuple[Interval | None, Draws | None]:
+    rng = generator(b, n)
     if len(base) > 1 and len(new) > 1:
-        return _bootstrap_runs(np.asarray(bt), np.asarray(nt), rng)
+        return of_runs(bt, nt, rng), None
     if len(base) != 1 or len(new) != 1 or b is None or n is None:
-        return None
+        return None, None
     db, dn = base[0].durations.get(b), new[0].durations.get(n)
     if db is not None and dn is not None and db.size > 1 and dn.size > 1:
-        rb = _resampled_totals(db, rng)
-        rn = _resampled_totals(dn, rng)
-        ratios = rb / rn
-        low, high = np.percentile(ratios, [2.5, 97.5])
-        return Interval(float(low), float(high), "bootstrap over dispatches")
-    sb = _kernel_stats(base[0], b)
-    sn = _kernel_stats(new[0], n)
+        return of_dispatches(db, dn, rng)
+    sb, sn = _kernel_stats(base[0], b), _kernel_stats(new[0], n)
     if sb is None or sn is None:
-        return None
-    return _normal(sb, sn)
+        return None, None
+    return of_totals(sb, sn, rng)
 
 
-def _bootstrap_runs(bt: Floats, nt: Floats, rng: np.random.Generator) -> Interval:
-    b = rng.choice(bt, size=(RESAMPLES, bt.size)).mean(axis=1)
-    n = rng.choice(nt, size=(RESAMPLES, nt.size)).mean(axis=1)
-    ratios = b / np.where(n > 0, n, np.nan)
-    low, high = np.nanpercentile(ratios, [2.5, 97.5])
-    return Interval(float(low), float(high), "bootstrap over runs")
-
-
-def _resampled_totals(d: Floats, rng: np.random.Generator) -> Floats:
-    """Totals of RESAMPLES resamples of the dispatch durations (in chunks: bounded memory)."""
-    out = np.empty(RESAMPLES)
-    step = max(1, 2_000_000 // d.size)
-    for first in range(0, RESAMPLES, step):
-        count = min(step, RESAMPLES - first)
-        out[first : first + count] = d[rng.integers(0, d.size, size=(count, d.size))].sum(axis=1)
-    return out
-
-
-def _kernel_stats(run: Run, kernel: str) -> tuple[float, float, int] | None:
-    """(total, standard error of the total, calls) from the kernel's statistics."""
+def _kernel_stats(run: Run, kernel: str) -> tuple[float, float] | None:
+    """(total, standard error of the total) from the kernel's statistics."""
     k = next((k for k in run.report.hotspots.kernels if k.name == kernel), None)
     if k is None or k.total_ns is None or k.std_ns is None or k.calls < 2:
         return None
-    return float(k.total_ns), float(k.std_ns) * math.sqrt(k.calls), k.calls
-
-
-def _normal(sb: tuple[float, float, int], sn: tuple[float, float, int]) -> Interval:
-    (tb, eb, _), (tn, en, _) = sb, sn
-    ratio = tb / tn
-    rel = math.sqrt((eb / tb) ** 2 + (en / tn) ** 2) if tb and tn else 0.0
-    return Interval(ratio * (1 - Z95 * rel), ratio * (1 + Z95 * rel), "normal approximation")
+    return float(k.total_ns), float(k.std_ns) * math.sqrt(k.calls)
 
 
 def _movement(base: Report, new: Report, b: str | None, n: str | None) -> Movement | None:
@@ -305,7 +289,7 @@ def _roof(report: Report, kernel: str | None) -> KernelRoofline | None:
     return next((k for k in report.roofline.result.kernels if k.name == kernel), None)
 
 
-def _end_to_end(base: Sequence[Run], new: Sequence[Run], changes: list[KernelChange]) -> EndToEnd:
+def _end_to_end(base: Sequence[Run], new: Sequence[Run], spreads: list[Spread]) -> EndToEnd:
     kb = _mean([r.report.hotspots.total_ns or 0.0 for r in base])
     kn = _mean([r.report.hotspots.total_ns or 0.0 for r in new])
     wall = (_timeline(base, "wall_ns"), _timeline(new, "wall_ns"))
@@ -313,13 +297,7 @@ def _end_to_end(base: Sequence[Run], new: Sequence[Run], changes: list[KernelCha
     speedup = kb / kn if kn else None
     interval = None
     if speedup is not None:
-        if len(base) > 1 and len(new) > 1:
-            totals = [[r.report.hotspots.total_ns or 0.0 for r in side] for side in (base, new)]
-            interval = _bootstrap_runs(
-                np.asarray(totals[0]), np.asarray(totals[1]), np.random.default_rng(1)
-            )
-        else:
-            interval = _combined(changes, kb, kn)
+        interval = _end_to_end_interval(base, new, spreads, (kb, kn))
     wall_speedup = wall[0] / wall[1] if wall[0] and wall[1] else None
     implied = None
     if wall[0]:
@@ -327,24 +305,20 @@ def _end_to_end(base: Sequence[Run], new: Sequence[Run], changes: list[KernelCha
     return EndToEnd((kb, kn), wall, idle, speedup, interval, wall_speedup, implied)
 
 
+def _end_to_end_interval(
+    base: Sequence[Run], new: Sequence[Run], spreads: list[Spread], totals: tuple[float, float]
+) -> Interval | None:
+    """A kernel that is nearly all the time lends its interval; else, several runs a side:
+    the bootstrap over the runs' totals; one run a side: the kernels' draws summed."""
+    if len(base) > 1 and len(new) > 1:
+        dominant = dominant_interval(spreads, totals)
+        if dominant is not None:
+            return dominant
+        runs = [[r.report.hotspots.total_ns or 0.0 for r in side] for side in (base, new)]
+        return of_runs(runs[0], runs[1], generator("end to end"))
+    return end_to_end_interval(spreads, totals)
+
+
 def _timeline(runs: Sequence[Run], field: str) -> float | None:
     values = [getattr(r.report.timeline, field) for r in runs if r.report.timeline]
     return _mean(values) if len(values) == len(runs) and values else None
-
-
-def _combined(changes: list[KernelChange], kb: float, kn: float) -> Interval | None:
-    """The end-to-end interval from the kernels' own (independent) spreads."""
-    var_b = var_n = 0.0
-    for c in changes:
-        if c.interval is None or c.speedup is None:
-            if c.base is not None and c.new is not None and (c.base_share or 0) >= SPREAD_MIN_SHARE:
-                return None  # a sizeable kernel without spread: the total has none either
-            continue  # added, removed, or too small to move the total's spread
-        half = (c.interval.high - c.interval.low) / 2 / Z95  # sd of the ratio
-        rel = half / c.speedup
-        # split the ratio's relative variance evenly between the two totals
-        var_b += (c.total_ns[0] * rel) ** 2 / 2
-        var_n += (c.total_ns[1] * rel) ** 2 / 2
-    ratio = kb / kn
-    rel = math.sqrt(var_b / kb**2 + var_n / kn**2) if kb and kn else 0.0
-    return Interval(ratio * (1 - Z95 * rel), ratio * (1 + Z95 * rel), "normal approximation")

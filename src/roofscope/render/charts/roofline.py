@@ -94,7 +94,7 @@ def roofline_plot(
                    f"<title>ridge point {sig(rx)} FLOP/B</title></circle>")  # fmt: skip
     out += [_point(plot, p) for p in sorted(points, key=lambda p: -p.share)]
     out += roof_labels + _labels(plot, points, boxes, taken, drawn.segments)
-    out += legend(HEIGHT, WIDTH, plot.pad, clipped, any(p.k.above_roof for p in points))
+    out += legend(HEIGHT, WIDTH, plot.pad, clipped, any(p.k.beyond_hardware for p in points))
     out += bandwidth_strip(marks, section.ceilings, top, WIDTH, plot.pad)
     out.append("</svg>")
     return "\n".join(out)
@@ -143,6 +143,15 @@ def _xy(plot: LogPlot, p: Point) -> tuple[float, float]:
     return min(max(cx, left + 3), right - 3), min(max(cy, top + 3), bottom - 3)
 
 
+MEASURED_ROOF = " — at its measured roof (the benchmark under-measured the peak)"
+ABOVE_ROOF = " — ABOVE ITS ROOF: check the GPU, counter scope or work"
+
+
+def _above_words(k: KernelRoofline) -> str:
+    """A kernel over its roof in a tooltip: at a measured roof, or above the hardware."""
+    return MEASURED_ROOF if k.at_measured_roof else ABOVE_ROOF if k.above_roof else ""
+
+
 def _point(plot: LogPlot, p: Point) -> str:
     k, (cx, cy) = p.k, _xy(plot, p)
     colour = BOUND_COLOUR.get(k.bound, "#7f7f7f")
@@ -151,14 +160,14 @@ def _point(plot: LogPlot, p: Point) -> str:
         f"{k.name}\nintensity {number(p.x)} {ops}/B ({p.level}), achieved "
         f"{si(p.y, ops + '/s')}, attainable {si(k.attainable_flops_s or 0, ops + '/s')}, "
         f"efficiency {'-' if k.efficiency is None else f'{100 * k.efficiency:.1f}%'}"
-        + (" — ABOVE ITS ROOF: check the GPU, counter scope or work" if k.above_roof else "")
+        + _above_words(k)
         + (f" — no {k.missing_ceiling} ceiling: no bound" if k.missing_ceiling else "")
     )
     inside, clip = plot.inside(p.x, p.y), ' clip-path="url(#roofline-area)"'
-    css = "point" + (" above" if k.above_roof else "") + ("" if inside else " clipped")
+    css = "point" + (" above" if k.beyond_hardware else "") + ("" if inside else " clipped")
     circle = (
         f'<circle class="{css}" data-k="{p.index}" cx="{cx:.1f}" cy="{cy:.1f}" '
-        f'r="{p.radius:.1f}" fill="{"none" if k.above_roof else colour}" fill-opacity="0.6" '
+        f'r="{p.radius:.1f}" fill="{"none" if k.beyond_hardware else colour}" fill-opacity="0.6" '
         f'stroke="{colour}" stroke-width="2"{"" if inside else clip}>'
         f"<title>{escape(tip)}</title></circle>"
     )
@@ -240,12 +249,12 @@ def _strip_mark(k: KernelRoofline, index: int, share: float) -> StripMark | None
     tip = (
         f"{k.name}\nno FLOPs counted: placed by bandwidth; {lvl} "
         f"{si(k.achieved_bytes_s[lvl], 'B/s')}, efficiency {eff} of the {lvl} ceiling"
-        + (" — ABOVE ITS ROOF: check the GPU, counter scope or work" if k.above_roof else "")
+        + _above_words(k)
     )
     radius = 3 + 10 * math.sqrt(share)  # the strip's rows are 30 px high
     bytes_s = k.achieved_bytes_s[lvl]
     return StripMark(
-        index, lvl, bytes_s, None, tip, radius, BOUND_COLOUR[Bound.MEMORY], "", k.above_roof
+        index, lvl, bytes_s, None, tip, radius, BOUND_COLOUR[Bound.MEMORY], "", k.beyond_hardware
     )
 
 

@@ -10,6 +10,7 @@ from roofscope.render.charts.movement import movement_svg
 from roofscope.render.charts.waterfall import waterfall_svg
 from roofscope.render.compare.words import (
     NO_GATE,
+    across_gpus_text,
     gate_reasons,
     gate_set,
     share_text,
@@ -34,6 +35,12 @@ def _compare_warnings(cmp: Comparison) -> str:
     return f'<h2>Data-quality warnings</h2><ul id="warnings">{items}</ul>'
 
 
+def _across(cmp: Comparison) -> str:
+    """Said first where base and new ran on different GPUs."""
+    text = across_gpus_text(cmp)
+    return "" if text is None else f'<p id="across-gpus" class="validity">{_e(text)}</p>'
+
+
 def _gate_line(verdict: Verdict) -> str:
     """The verdict, only where a gate was set (a threshold, or a side that fails it)."""
     if not gate_set(verdict):
@@ -52,6 +59,7 @@ def render_compare_html(
     e = cmp.end_to_end
     body = [
         f"<h1>roofscope compare · {_e(cmp.base_label)} → {_e(cmp.new_label)}</h1>",
+        _across(cmp),
         _gate_line(verdict),
         "<ul>" + "".join(f"<li>{_e(r)}</li>" for r in gate_reasons(verdict)) + "</ul>",
         _compare_warnings(cmp),

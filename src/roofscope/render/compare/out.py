@@ -13,17 +13,19 @@ from rich.text import Text
 from roofscope.render.columns import NameCell, fitted_table, terminal_width, wrapped
 from roofscope.render.compare.words import (
     NO_GATE,
+    across_gpus_text,
     block_reason,
     check_reason,
     gate_reasons,
     gate_set,
+    placement_text,
     share_text,
     side_label,
     speedup_text,
     warning_text,
 )
 from roofscope.render.names import short_names
-from roofscope.render.numbers import count, duration, number, pct, ratio, seconds
+from roofscope.render.numbers import count, duration, number, ratio, seconds
 from roofscope.verify.compare import Comparison, Interval, KernelChange
 from roofscope.verify.gate import Verdict
 from roofscope.verify.quality import SideWarning
@@ -53,6 +55,8 @@ def render_compare_text(
         "  ",
         style="bold",
     )
+    if (across := across_gpus_text(cmp)) is not None:
+        wrapped(console, across, "", "  ", style="bold")
     wrapped(
         console,
         f"End to end: kernel time {duration(e.kernel_ns[0])} -> {duration(e.kernel_ns[1])}: "
@@ -108,8 +112,7 @@ def _movement(console: Console, cmp: Comparison, top: int) -> None:
         wrapped(
             console,
             f"{name}: intensity {number(m.intensity[0])} -> {number(m.intensity[1])} FLOP/B "
-            f"({m.level}); efficiency {pct(m.efficiency[0])} -> {pct(m.efficiency[1])}; "
-            f"bound {m.bound[0] or '-'} -> {m.bound[1] or '-'}",
+            f"({m.level}); {placement_text(m)}",
             "  ",
             "    ",
         )
@@ -165,6 +168,12 @@ def compare_dict(cmp: Comparison, verdict: Verdict) -> dict[str, Any]:
         "tool": {"name": "roofscope", "version": __version__},
         "base": {"label": cmp.base_label, "runs": cmp.runs[0]},
         "new": {"label": cmp.new_label, "runs": cmp.runs[1]},
+        "devices": {
+            "base": cmp.devices[0],
+            "new": cmp.devices[1],
+            "across_gpus": cmp.across_gpus,
+            "note": across_gpus_text(cmp),
+        },
         "end_to_end": {
             "kernel_time_s": [e.kernel_ns[0] / 1e9, e.kernel_ns[1] / 1e9],
             "wall_s": [seconds(e.wall_ns[0]), seconds(e.wall_ns[1])],
@@ -229,7 +238,11 @@ def _kernel(k: KernelChange) -> dict[str, Any]:
             "intensity": list(m.intensity),
             "achieved_flops_s": list(m.achieved_flops_s),
             "achieved_bytes_s": list(m.achieved_bytes_s),
-            "efficiency": list(m.efficiency),
+            # efficiencies side by side only where both are of the same kind of roof
+            "efficiency": list(m.efficiency) if m.same_bound else [None, None],
             "bound": list(m.bound),
+            "placements": [
+                {"bound": b, "efficiency": e} for b, e in zip(m.bound, m.efficiency, strict=True)
+            ],
         },
     }

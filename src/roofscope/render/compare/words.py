@@ -3,28 +3,58 @@ side's data-quality warnings labelled with their side."""
 
 from __future__ import annotations
 
-from roofscope.render.numbers import ratio, ratio_range, sig
-from roofscope.verify.compare import Interval
+from roofscope.render.numbers import pct, ratio, ratio_range, sig
+from roofscope.verify.compare import Comparison, Interval, Movement
 from roofscope.verify.gate import Check, Verdict
 from roofscope.verify.quality import SideWarning
 
 
 def speedup_text(speedup: float | None, interval: Interval | None) -> str:
-    """``1.99x faster [1.97, 2.01]`` (the 95 % interval of the ratio shown, its ends in the
-    same sense), ``1.25x slower [1.20, 1.30]``, or ``no change`` where the ratio rounds to
-    1.00x."""
+    """``1.99x faster [1.97, 2.01]``, ``0.800x [0.750, 0.850]: 1.25x slower``, or ``no change
+    [0.990, 1.01], within noise`` where the ratio rounds to 1.00x. The number before an
+    interval is always the speedup (base / new) and the interval its 95 % one, low before
+    high, whichever way the change goes: kernels and end to end read the same way."""
     if speedup is None:
         return "n/a"
-    shown = speedup if speedup >= 1 else 1 / speedup
-    word = "no change" if ratio(shown) == "1.00x" else "faster" if speedup > 1 else "slower"
-    text = word if word == "no change" else f"{ratio(shown)} {word}"
     if interval is None:
-        return f"{text} (spread unknown)"
-    low, high = (interval.low, interval.high)
-    if word == "slower":
-        low, high = 1 / interval.high, 1 / interval.low
+        return f"{_change(speedup)} (spread unknown)"
     noise = "" if interval.beyond_noise else ", within noise"
-    return f"{text} {ratio_range(low, high)}{noise}"
+    spread = f"{ratio_range(interval.low, interval.high)}{noise}"
+    if speedup >= 1 or ratio(1 / speedup) == "1.00x":
+        return f"{_change(speedup)} {spread}"
+    return f"{ratio(speedup)} {spread}: {_change(speedup)}"
+
+
+def _change(speedup: float) -> str:
+    """``1.99x faster``, ``1.25x slower``, or ``no change`` where the ratio rounds to 1.00x."""
+    shown = speedup if speedup >= 1 else 1 / speedup
+    if ratio(shown) == "1.00x":
+        return "no change"
+    return f"{ratio(shown)} {'faster' if speedup > 1 else 'slower'}"
+
+
+def across_gpus_text(cmp: Comparison) -> str | None:
+    """The first thing said of a comparison across GPUs, None on one GPU."""
+    if not cmp.across_gpus:
+        return None
+    base, new = cmp.devices
+    return (
+        f"Across GPUs: the baseline ran on {base}, the candidate on {new}: every speedup "
+        "below mixes the change of hardware with the change of code"
+    )
+
+
+def placement_text(m: Movement) -> str:
+    """The roofline efficiency before and after, compared only where both sides are bound
+    alike; otherwise each side's placement with its own bound, never one beside the other."""
+    if m.same_bound:
+        before, after = pct(m.efficiency[0]), pct(m.efficiency[1])
+        return f"efficiency {before} -> {after} of the {m.bound[0]} roof"
+    sides = [
+        f"{side} {pct(e)} of its {b} roof" if b is not None else f"{side} not placed"
+        for side, e, b in zip(("before", "after"), m.efficiency, m.bound, strict=True)
+    ]
+    return f"{'; '.join(sides)} (bound differently: the efficiencies do not compare)"
 
 
 def share_text(share: float | None) -> str:

@@ -49,7 +49,7 @@ def roofline_section(console: Console, report: Report, top: int) -> None:
     if not r.kernels:
         return
     headers = ["Kernel", "AI [FLOP/B]", "Achieved", "Attainable", "Eff.", "Bound", "Ceiling"]
-    rows = [(_row(k), "bold red" if k.above_roof else None) for k in r.kernels[:top]]
+    rows = [(_row(k), "bold red" if k.beyond_hardware else None) for k in r.kernels[:top]]
     # narrow: the ceiling's name goes first (the bound says the kind), then the attainable
     console.print(fitted_table(headers, rows, width=console.width, name=0, drop=(6, 3)))
     if any(k.placed_by is PlacedBy.IOPS for k in r.kernels[:top]):
