@@ -69,10 +69,23 @@ def apart(texts: Sequence[str], width: int) -> list[str]:
         told = dict(zip(members, _told_apart(members, width), strict=True))
         for i in group:
             out[i] = told[texts[i]]
-    for group in _clashes(texts, out):
-        members = sorted({texts[i] for i in group})
-        for i in group:
-            out[i] = _numbered(out[i], members.index(texts[i]) + 1, width)
+    return _numbered_apart(texts, out, width)
+
+
+def _numbered_apart(texts: Sequence[str], out: list[str], width: int) -> list[str]:
+    """The shown texts that still stand for several texts, each cut to leave room for a
+    number and numbered among those its cut text stands for. Cut and numbered as one set:
+    numbered group by group, two groups whose texts cut alike gave the same ``…#1``."""
+    clashing = [i for group in _clashes(texts, out) for i in group]
+    room = len(f"#{len(clashing)}")
+    if not clashing or width <= room:
+        return out
+    cut = {i: fit(out[i], width - room) for i in clashing}
+    by_cut: dict[str, set[str]] = {}
+    for i in clashing:
+        by_cut.setdefault(cut[i], set()).add(texts[i])
+    for i in clashing:
+        out[i] = f"{cut[i]}#{sorted(by_cut[cut[i]]).index(texts[i]) + 1}"
     return out
 
 
@@ -141,12 +154,6 @@ def _joined(tokens: list[str], keep: set[int]) -> str:
         elif not out or out[-1] != ELLIPSIS:
             out.append(ELLIPSIS)
     return "".join(out)
-
-
-def _numbered(text: str, n: int, width: int) -> str:
-    """``text`` cut to leave room for ``#n`` after it."""
-    tag = f"#{n}"
-    return fit(text, max(0, width - len(tag))) + tag if width > len(tag) else text
 
 
 _BREAK = re.compile(r"(?<=[ ,<])|(?<=::)|(?<=\w\()")
