@@ -159,7 +159,7 @@ def _device(section: RooflineSection) -> dict[str, Any]:
 
 
 def ceiling_dict(c: Ceiling) -> dict[str, Any]:
-    """One ceiling as ``device.ceilings[]`` writes it (the cluster summary's too)."""
+    """One ceiling as ``device.ceilings[]`` writes it."""
     return {
         "name": c.name,
         "kind": c.kind,
@@ -196,7 +196,7 @@ def _traffic(whole: Work | None) -> dict[str, Any] | None:
 
 
 def kernel_roofline(k: KernelRoofline | None) -> dict[str, Any] | None:
-    """One kernel's ``kernels[].roofline`` (the cluster summary's roofline rows too)."""
+    """One kernel's ``kernels[].roofline``."""
     if k is None:
         return None
     return {
