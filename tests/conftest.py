@@ -73,6 +73,18 @@ def analyze_doc(args: Sequence[str]) -> dict[str, Any]:
     return doc
 
 
+def union(spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Intervals merged where they touch or overlap, in order: plain Python, the tests'
+    independent check of busy and idle time."""
+    out: list[tuple[int, int]] = []
+    for a, b in sorted(spans):
+        if out and a <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
+    return out
+
+
 def kernels_by_name(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {k["name"]: k for k in doc["kernels"]}
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import DATA, run_json
+from tests.conftest import DATA, run_json, union
 from tests.test_diagnosis import findings
 
 SGLANG = DATA / "kineto" / "sglang_qwen3_8b_decode_mi300x.json.gz"
@@ -20,16 +20,6 @@ Spans = list[tuple[int, int]]
 
 def _ns(us: object) -> int:
     return round(Decimal(str(us)) * 1000)
-
-
-def _union(spans: Spans) -> Spans:
-    out: Spans = []
-    for a, b in sorted(spans):
-        if out and a <= out[-1][1]:
-            out[-1] = (out[-1][0], max(out[-1][1], b))
-        else:
-            out.append((a, b))
-    return out
 
 
 def _overlap(a: Spans, b: Spans) -> int:
@@ -41,12 +31,12 @@ def _sync_idle(events: list[dict[str, Any]], calls: set[str]) -> tuple[int, int]
     clipped to that span, less the kernels and copies within them."""
     spans = {c: [(_ns(e["ts"]), _ns(e["ts"]) + _ns(e["dur"])) for e in events if e["cat"] == c]
              for c in ("kernel", "gpu_memcpy", "cuda_runtime")}  # fmt: skip
-    kernels = _union(spans["kernel"])
+    kernels = union(spans["kernel"])
     first, last = kernels[0][0], kernels[-1][1]
-    blocking = _union([(max(a, first), min(b, last)) for (a, b), e in zip(
+    blocking = union([(max(a, first), min(b, last)) for (a, b), e in zip(
         spans["cuda_runtime"], [e for e in events if e["cat"] == "cuda_runtime"], strict=True
     ) if e["name"] in calls and min(b, last) > max(a, first)])  # fmt: skip
-    work = _union(kernels + spans["gpu_memcpy"])
+    work = union(kernels + spans["gpu_memcpy"])
     idle = last - first - sum(b - a for a, b in kernels)
     return idle, sum(b - a for a, b in blocking) - _overlap(blocking, work)
 

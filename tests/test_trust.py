@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from roofscope.cli.app import main
-from tests.conftest import DATA, SHARED_CORPUS, SUMMARY, run_json
+from tests.conftest import DATA, SHARED_CORPUS, SUMMARY, run_json, union
 from tests.test_diagnosis import by_kernel, findings, idle_by_hand
 
 OMNIPERF_MI200 = SHARED_CORPUS / "amd/omniperf-v1-2022/Axes1/mi200"
@@ -183,16 +183,6 @@ RESNET = (
 )  # fmt: skip
 
 
-def _union(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    out: list[tuple[int, int]] = []
-    for a, b in sorted(spans):
-        if out and a <= out[-1][1]:
-            out[-1] = (out[-1][0], max(out[-1][1], b))
-        else:
-            out.append((a, b))
-    return out
-
-
 @needs_corpus
 def test_idle_inside_data_loader_steps_points_at_the_input_pipeline(
     capsys: pytest.CaptureFixture[str],
@@ -204,7 +194,7 @@ def test_idle_inside_data_loader_steps_points_at_the_input_pipeline(
     the kernels' span, the union of kernels and Memcpy/Memset events within them not idle)."""
     events = [e for e in json.loads(gzip.decompress(RESNET.read_bytes()))["traceEvents"]
               if e.get("ph") == "X"]  # fmt: skip
-    kernels = _union([(e["ts"], e["ts"] + e["dur"]) for e in events if e["cat"] == "Kernel"])
+    kernels = union([(e["ts"], e["ts"] + e["dur"]) for e in events if e["cat"] == "Kernel"])
     first, last = kernels[0][0], kernels[-1][1]
     steps = [(max(e["ts"], first), min(e["ts"] + e["dur"], last)) for e in events
              if "DataLoader" in e["name"]]  # fmt: skip
@@ -214,7 +204,7 @@ def test_idle_inside_data_loader_steps_points_at_the_input_pipeline(
         max(0, min(b, kb) - max(a, ka)) for a, b in steps for ka, kb in kernels
     )
     assert (idle, waited) == (402_568, 286_902)  # µs
-    work = _union([(e["ts"], e["ts"] + e["dur"]) for e in events
+    work = union([(e["ts"], e["ts"] + e["dur"]) for e in events
                    if e["cat"] in ("Kernel", "Memcpy", "Memset")])  # fmt: skip
     copied = sum(max(0, min(b, kb) - max(a, ka)) for a, b in steps for ka, kb in work) - sum(
         max(0, min(b, kb) - max(a, ka)) for a, b in steps for ka, kb in kernels
