@@ -9,16 +9,15 @@ from __future__ import annotations
 import gzip
 import json
 import re
-import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from roofscope.diagnosis.libraries import ADVICE
 from roofscope.model.libraries import Library, is_communication, library_of
 from roofscope.model.names import normalise
-from tests.conftest import SHARED_CORPUS, analyze_doc, on_every_core, run_json
+from tests.conftest import SHARED_CORPUS, run_json
+from tests.corpus_pass import corpus
 
 DATA = Path(__file__).parent / "data"
 B200 = DATA / "kineto" / "b200_eager_rank0_of_8_trimmed.json.gz"
@@ -297,32 +296,12 @@ SOURCE_ADVICE = re.compile(
 )
 
 
-def _library_verdicts(path: Path) -> list[tuple[str, str, str]]:
-    """(kernel, rule, prescription) of every finding about a library or communication
-    kernel in one corpus profile (none where roofscope refuses the folder)."""
-    try:
-        doc: dict[str, Any] = analyze_doc([str(path)])
-    except AssertionError:
-        return []
-    comm = {k["name"] for k in doc["kernels"] if k["communication"]}
-    out = []
-    for f in doc["findings"]:
-        k = f["kernel"]
-        if k and f["kind"] == "bottleneck" and (library_of(k) or k in comm):
-            out.append((k, f["rule"], f["prescription"]))
-    return out
-
-
 @pytest.mark.skipif(not SHARED_CORPUS.is_dir(), reason="the shared corpus is not here")
 def test_no_library_kernel_gets_source_advice_in_the_corpus() -> None:
     """Every corpus profile: no bottleneck verdict about a library kernel prescribes changes
     to the kernel's source, and no communication kernel gets a roofscope verdict (Nsight
     Compute's own rule findings, ``ncu-*``, point at its sections and stay)."""
-    sys.path.insert(0, str(Path(__file__).parents[1] / "tools"))
-    import json_snapshot
-
-    paths = json_snapshot.profiles(SHARED_CORPUS)
-    found = [v for vs in on_every_core(_library_verdicts, paths) for v in vs]
+    found = [v for r in corpus() for v in r.library]
     assert found  # the corpus has library kernels with verdicts (llm-perf-opt's)
     for kernel, rule, prescription in found:
         assert library_of(kernel) or rule.startswith("ncu-"), (kernel, rule)
