@@ -168,7 +168,7 @@ def _s(ns: float | None) -> float | None:
 def summary_of(report: Report) -> Summary:
     """Kernel time and its timeline, in seconds."""
     h, t = report.hotspots, report.timeline
-    comm_ns = communication_ns(h)
+    comm_ns = h.communication_ns
     return Summary(
         kernel_time_s=_s(h.total_ns),
         dispatches=h.dispatches,
@@ -184,14 +184,6 @@ def summary_of(report: Report) -> Summary:
         communication_s=_s(comm_ns),
         communication_share=comm_ns / h.total_ns if comm_ns is not None and h.total_ns else None,
     )
-
-
-def communication_ns(h: Hotspots) -> float | None:
-    """The time in communication kernels (model/libraries.py); None where a kernel's time is
-    unknown."""
-    if h.total_ns is None:
-        return None
-    return sum(k.total_ns or 0 for k in h.kernels if k.communication)
 
 
 COLOURED_KERNELS = 10  # the hot kernels the timeline tells apart; the rest are 'other'

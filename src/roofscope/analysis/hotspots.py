@@ -48,10 +48,18 @@ class Hotspots:
     dispatches: int
     kernels_for_80pct: int | None
 
+    @property
+    def communication_ns(self) -> float | None:
+        """The time in communication kernels (model/libraries.py); None where the kernel time
+        is unknown."""
+        if self.total_ns is None:
+            return None
+        return sum(k.total_ns or 0 for k in self.kernels if k.communication)
+
 
 @dataclass(frozen=True)
 class Aggregate:
-    """Mergeable per-kernel aggregate (also what the cluster summary's partials give)."""
+    """Mergeable per-kernel aggregate."""
 
     calls: int
     timed: int

@@ -130,7 +130,7 @@ def _program_view(given: Inputs, has_counters: bool) -> ProgramView:
         counter_run=counter_collected(profile) if t else None,
         loader_idle_ns=loader_idle_ns(profile, selection) if t else None,
         sync_idle_ns=idle_inside(profile, "sync", selection) if t else None,
-        communication_ns=sum(k.total_ns or 0 for k in hot.kernels if k.communication),
+        communication_ns=hot.communication_ns or 0.0,
         short_dispatches=short_dispatches(profile, selection) + from_summary,
         short_from_summary=from_summary,
         ranks=given.ranks,
