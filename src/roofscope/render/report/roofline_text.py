@@ -19,7 +19,7 @@ def roofline_section(console: Console, report: Report, top: int) -> None:
     r, choice = section.result, section.choice
     if not r.ceilings:
         if section.problem:
-            console.print(section.problem[0].upper() + section.problem[1:] + ".")
+            wrapped(console, section.problem[0].upper() + section.problem[1:] + ".", "", "  ")
         return
     said = {"user": "given by the user", "measured": "measured", "catalogue": "catalogue"}
     given = " and ".join(
@@ -33,7 +33,7 @@ def roofline_section(console: Console, report: Report, top: int) -> None:
     ridge = ", ".join(f"{number(ai)} {ops}/B ({lvl})" for lvl, ai in r.ridge.items())
     wrapped(console, f"Roofline · {where}{scope}", "", "  ", style="bold")
     if section.problem:
-        console.print(f"  {section.problem}.")
+        wrapped(console, f"{section.problem}.", "  ", "    ")
     if r.main_ceiling and ridge:
         console.print(f"  ridge point of {r.main_ceiling}: {ridge}")
     by_source: dict[str, list[str]] = {}
