@@ -10,6 +10,8 @@ from collections.abc import Iterable
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from roofscope.render.numbers import seconds
+
 if TYPE_CHECKING:
     from pandas import DataFrame
 
@@ -56,7 +58,7 @@ def _kernel_row(
     times = {"total": k.total_ns, "mean": k.mean_ns, "median": k.median_ns, "min": k.min_ns,
              "max": k.max_ns, "std": k.std_ns}  # fmt: skip
     row: dict[str, Any] = {"name": k.name, "full_name": "; ".join(k.raw_names), "calls": k.calls}
-    row |= {f"{t}_s": _s(ns) for t, ns in times.items()}
+    row |= {f"{t}_s": seconds(ns) for t, ns in times.items()}
     row |= {"share": k.share, "cumulative_share": k.cumulative_share, "hotspot": k.hot}
     busiest = None if limiter is None else limiter.busiest
     row["limiter"] = None if busiest is None else busiest.unit
@@ -77,10 +79,6 @@ def _roof_cells(roof: KernelRoofline | None) -> dict[str, Any]:
     }
     cells |= {f"intensity_{level}": v for level, v in roof.intensity.items()}
     return cells | {f"achieved_bytes_s_{lv}": v for lv, v in roof.achieved_bytes_s.items()}
-
-
-def _s(ns: float | None) -> float | None:
-    return None if ns is None else ns / 1e9
 
 
 def change_frame(comparison: Comparison) -> DataFrame:
