@@ -1,10 +1,11 @@
 """Work from shapes: the FLOPs and bytes of one PyTorch operator from the shapes a Kineto
 trace recorded (``record_shapes=True``), and the compute ceiling it runs under.
 
-Pure functions, no I/O. Each formula is written once, with its source; the list with
-examples is docs/work-from-shapes.md. ``op_work`` gives ``None`` where no formula applies;
-``work_or_reason`` says why (no formula for the operator, shapes missing or unreadable,
-an unknown data type, a causal mask whose alignment the shapes do not settle).
+Pure functions, no I/O. Each formula is written once, with its source; the list is
+docs/work-from-shapes.md, what the args hold docs/formats/pytorch-kineto.md, "Operator
+shapes". ``op_work`` gives ``None`` where no formula applies; ``work_or_reason`` says why (no
+formula for the operator, shapes missing or unreadable, an unknown data type, a causal mask
+whose alignment the shapes do not settle).
 """
 
 from __future__ import annotations
