@@ -226,8 +226,20 @@ def test_flash_attn_backward_is_two_and_a_half_forwards() -> None:
     concrete = [""] * 9 + ["0.", "0.088", "True"]
     w = work("flash_attn::_flash_attn_backward", dims, types, concrete)
     assert w.flops == 2.5 * 4 * 2 * 16 * 512 * 512 * 128 / 2
-    inputs = 8 * (2 * 512 * 16 * 128 * 2) + 2 * 16 * 512 * 4
-    assert w.bytes == inputs + 3 * (2 * 512 * 16 * 128 * 2)  # dq, dk, dv written
+    one = 2 * 512 * 16 * 128 * 2  # one [B, S, H, D] bf16 tensor
+    assert w.bytes == 5 * one + 3 * one  # q, k, v, out, dout read; dq, dk, dv written
+
+
+def test_sdpa_efficient_backward_reads_is_causal_at_input_11() -> None:
+    # (grad_out, query, key, value, attn_bias, out, logsumexp, philox_seed, philox_offset,
+    # dropout_p, grad_input_mask, is_causal, scale): [B, H, S, D]
+    t = [4, 8, 256, 64]
+    dims = [t, t, t, t, [], t, [4, 8, 256], [], [], [], [], [], []]
+    types = [BF16] * 4 + [""] + [BF16, F32, "long int", "long int"] + ["Scalar"] * 4
+    concrete = [""] * 9 + ["0.", "[True, True, True, False]", "True", ""]
+    w = work("aten::_scaled_dot_product_efficient_attention_backward", dims, types, concrete)
+    assert w.flops == 2.5 * 4 * 4 * 8 * 256 * 256 * 64 / 2
+    assert w.bytes == 8 * (4 * 8 * 256 * 64 * 2)
 
 
 def test_tracelens_bert_small_h100_every_gemm_and_sdpa_call() -> None:

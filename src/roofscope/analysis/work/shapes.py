@@ -447,12 +447,11 @@ class Attention:
         return [list(args.call.dims[self.q + i]) for i in range(3)]
 
     def bytes(self, args: Args, out_elements: int) -> float:
-        """Forward: q, k, v read, o written; backward: every tensor input read, dq, dk, dv
-        written."""
+        """Forward: q, k, v read, o written. Backward: q, k, v, o and do read, dq, dk, dv
+        written (the softmax statistics, B·H·Sq floats, left out)."""
         qkv = sum(args.tensor_bytes(self.q + i) for i in range(3))
-        if not self.backward:
-            return float(qkv + out_elements * args.element_bytes(self.q))
-        return float(sum(args.tensor_bytes(i) for i in range(len(args.call.types))) + qkv)
+        o = out_elements * args.element_bytes(self.q)
+        return float(2 * qkv + 2 * o if self.backward else qkv + o)
 
     def words(self, causal: bool) -> str:
         base = "attention 4·B·H·Sq·Sk·D" + (" / 2 causal" if causal else "")
