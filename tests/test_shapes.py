@@ -13,12 +13,20 @@ from __future__ import annotations
 
 import gzip
 import json
+import random
 from collections import Counter
 from typing import Any
 
 import pytest
 
-from roofscope.analysis.work.shapes import NoWork, OpCall, OpWork, op_work, work_or_reason
+from roofscope.analysis.work.shapes import (
+    FORMULAS,
+    NoWork,
+    OpCall,
+    OpWork,
+    op_work,
+    work_or_reason,
+)
 from tests.conftest import DATA
 
 BF16, F32, FP8 = "c10::BFloat16", "float", "c10::Float8_e4m3fn"
@@ -485,3 +493,24 @@ def test_no_formula_and_unreadable_shapes_say_why() -> None:
     assert "no matrix ceiling for type 'long int'" in reason(
         "aten::mm", [[2, 3], [3, 4]], ["long int"] * 2
     )
+
+
+def test_damaged_args_never_raise() -> None:
+    """Every formula on random damaged args (seeded): work or a reason, never an exception."""
+    rng = random.Random(39)
+    dims = [[], [0], [1], [3], [2, 3], [3, 2], [1, 2, 3], [2, 1, 3, 4], [0, 0, 0, 0], [-1]]
+    dims += [[2**41], "x", None, [[1, 2], [3]], [True], [1.5], [2, 2, 2, 2, 2]]
+    types = [BF16, F32, FP8, "double", "int", "long int", "bool", "Scalar", "", "TensorList"]
+    types += ["weird", None, 3]
+    concrete = ["", "0", "1", "True", "False", "[1, 1]", "[]", "[0]", "same", "15", "99", "-1"]
+    concrete += ["[-5]", "[10000000000000000000]", "abc", None, 7]
+    for name in FORMULAS:
+        for _ in range(150):
+            call = OpCall(
+                name,
+                [rng.choice(dims) for _ in range(rng.randint(0, 14))],
+                [rng.choice(types) for _ in range(rng.randint(0, 14))],  # type: ignore[misc]
+                [rng.choice(concrete) for _ in range(rng.randint(0, 14))],
+            )
+            assert isinstance(work_or_reason(call), OpWork | NoWork)
+    assert "must be lists" in reason("aten::mm", None, None)  # type: ignore[arg-type]

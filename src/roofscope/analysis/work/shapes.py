@@ -120,7 +120,7 @@ class Args:
 
     def literal(self, i: int) -> str:
         concrete = self.call.concrete
-        return str(concrete[i]).strip() if i < len(concrete) else ""
+        return str(concrete[i]).strip() if 0 <= i < len(concrete) else ""
 
     def flag(self, i: int) -> bool:
         text = self.literal(i)
@@ -207,6 +207,9 @@ def work_or_reason(call: OpCall, *, fp32_matmul: str = "tf32") -> OpWork | NoWor
     formula = FORMULAS.get(call.name)
     if formula is None:
         return NoWork(f"no formula for {call.name}")
+    lists = (call.dims, call.types, call.concrete)
+    if not all(isinstance(v, list | tuple) for v in lists):
+        return NoWork(f"{call.name}: Input Dims, Input type and Concrete Inputs must be lists")
     try:
         return formula(Args(call, fp32_matmul))
     except Unreadable as error:
@@ -425,7 +428,7 @@ class Attention:
 
     def __call__(self, args: Args) -> OpWork:
         (b, hq, sq, d), (b2, hk, sk, _), (b3, hv, sv, dv) = (self.bhsd(args, i) for i in range(3))
-        if len({b, b2, b3}) > 1 or hk != hv or sk != sv or hq % hk:
+        if len({b, b2, b3}) > 1 or hk != hv or sk != sv or not hk or hq % hk:
             raise Unreadable(f"query, key and value shapes {self.shapes(args)} do not match")
         causal = self.causal >= 0 and args.flag(self.causal)
         if causal and sq != sk:
@@ -443,8 +446,9 @@ class Attention:
         b, x, y, d = shape
         return (b, x, y, d) if self.heads_first else (b, y, x, d)
 
-    def shapes(self, args: Args) -> list[list[int]]:
-        return [list(args.call.dims[self.q + i]) for i in range(3)]
+    def shapes(self, args: Args) -> list[Any]:
+        dims = args.call.dims
+        return [dims[i] if i < len(dims) else None for i in range(self.q, self.q + 3)]
 
     def bytes(self, args: Args, out_elements: int) -> float:
         """Forward: q, k, v read, o written. Backward: q, k, v, o and do read, dq, dk, dv
@@ -477,9 +481,11 @@ class Conv:
         x, w = args.shape(0), args.shape(1)
         if len(x) < 3 or len(w) != len(x) or args.dtype(0) != args.dtype(1):
             raise Unreadable(f"convolution of {list(x)} by {list(w)}")
-        groups = args.ints(self.groups)[0] if args.literal(self.groups) else 1
+        groups = self.each(args, self.groups, 1, 1)[0]
         transposed = self.transposed >= 0 and args.flag(self.transposed)
         out = self.out_spatial(args, x[2:], w[2:], transposed)
+        if math.prod(out) > MAX_ELEMENTS:
+            raise Unreadable(f"output size {list(out)}: more than 2^50 elements")
         cout = w[1] * groups if transposed else w[0]
         flops = 2 * x[0] * math.prod(w) * math.prod(x[2:] if transposed else out)
         bias = x[0] * cout * math.prod(out) if self.bias >= 0 and args.is_tensor(self.bias) else 0
@@ -573,7 +579,7 @@ class Reduction:
     def __call__(self, args: Args) -> OpWork:
         shape = args.shape(0)
         dims = args.ints(1) if args.literal(1) not in ("", "[]") else tuple(range(len(shape)))
-        if any(not -len(shape) <= d < max(len(shape), 1) for d in dims):
+        if any(not -len(shape) <= d < len(shape) for d in dims):
             raise Unreadable(f"dims {list(dims)} for a tensor of shape {list(shape)}")
         kept = [n for axis, n in enumerate(shape) if axis not in {d % len(shape) for d in dims}]
         dtype = _dtype_literal(args, self.dtype_at, args.dtype(0))
