@@ -23,6 +23,7 @@ from roofscope.analysis.launch import LaunchShape, launch_shapes
 from roofscope.analysis.limiter import Limiter, limiters, ncu_above_peak, out_of_range
 from roofscope.analysis.metrics.per_kernel import MetricsSection, kernel_metrics
 from roofscope.analysis.metrics.value import MetricValue
+from roofscope.analysis.ops.operators import Operators, OperatorView, operator_view
 from roofscope.analysis.ranks import RankView, rank_view
 from roofscope.analysis.roofline import PlacedBy, Roofline, roofline
 from roofscope.analysis.rounding import timestamp_stamps
@@ -89,6 +90,9 @@ class RooflineOptions:
     gpu: str | None = None
     rules: tuple[Rule, ...] = ()  # --work, inline first, then files
     ceilings: tuple[Ceiling, ...] = ()  # the user's: --peak-*, --ceilings
+    # how an fp32 GEMM of a PyTorch trace is assumed to run: "fp32" (PyTorch's default
+    # float32 matmul precision, "highest") or "tf32" (allow_tf32, precision "high")
+    fp32_matmul: str = "fp32"
 
 
 DEFAULTS = RooflineOptions()
@@ -124,6 +128,7 @@ class Report:
     lanes: TimelineLanes | None = None  # the timeline's bins, made for the charts (with_lanes)
     engine: Engine | None = None  # where the runs were read, when --scheduler named it
     read: tuple[str, ...] = ()  # the paths named and every file read: never overwritten
+    operators: Operators | None = None  # a PyTorch trace's operator level, where it has one
 
     def validity(self, kernel: str) -> tuple[str, ...]:
         """The validity findings (rule names) about one kernel (``validity_of``)."""
@@ -245,7 +250,8 @@ def analyse(
         )
     hot = hotspots(profile, selection=selection)
     stamps = timestamp_stamps(profile)
-    section, roof_warnings = _roofline(profile, hot, roof, {s.source for s in stamps if s.rounded})
+    rounded = {s.source for s in stamps if s.rounded}
+    section, ops, roof_warnings = _roofline(profile, selection, hot, roof, rounded)
     whole = hot if selection == EVERYTHING else None  # the checks look at the whole profile
     warnings = [*check(profile, stamps, whole), *notes, *roof_warnings]
     times = timeline(profile, selection=selection, gap_threshold_ns=gap_threshold_ns)
@@ -286,6 +292,7 @@ def analyse(
         barriers=barrier_summary(activity, hot.total_ns, selection),
         limiters=limits,
         launches=shapes,
+        operators=ops.table,
     )
 
 
@@ -304,11 +311,16 @@ def _bound_by_limiter(section: RooflineSection, limits: dict[str, Limiter]) -> R
 
 
 def _roofline(
-    profile: Profile, hot: Hotspots, roof: RooflineOptions, rounded: set[int]
-) -> tuple[RooflineSection, list[Warning]]:
-    work, whole, warnings = kernel_work(profile, hot, roof.rules)
+    profile: Profile,
+    selection: Selection,
+    hot: Hotspots,
+    roof: RooflineOptions,
+    rounded: set[int],
+) -> tuple[RooflineSection, OperatorView, list[Warning]]:
     choice = from_profile_attributes(choose_device(profile.run, roof.gpu), profile.run)
     ceilings = gather_ceilings(choice, profile.ceilings, roof.ceilings)
+    ops = operator_view(profile, selection, hot, fp32_gemm(roof.fp32_matmul, ceilings))
+    work, whole, warnings = kernel_work(profile, hot, roof.rules, ops.work)
     doubt = catalogue_doubt(choice, profile.run)
     theoretical = tuple(catalogue_ceilings(choice))
     result = _measured_roofs(
@@ -325,7 +337,18 @@ def _roofline(
     if doubt is not None:
         warnings.append(Warning("partial-device", doubt))
     warnings += _kernel_warnings(profile, result, rounded)
-    return RooflineSection(choice, result, whole, problem), warnings
+    return RooflineSection(choice, result, whole, problem), ops, warnings
+
+
+def fp32_gemm(fp32_matmul: str, ceilings: list[Ceiling]) -> str:
+    """How an fp32 GEMM of a PyTorch trace is placed (``shapes.FP32_MATMUL``'s key): under
+    tf32-matrix where the user says TF32
+    was on; else fp32-matrix where the device has one (AMD's MFMA run fp32 GEMMs, rocBLAS
+    and hipBLASLt use them), else fp32-vector (NVIDIA's tensor cores take no fp32)."""
+    if fp32_matmul == "tf32":
+        return "tf32"
+    names = {c.name for c in ceilings if c.kind == "compute"}
+    return "fp32-matrix" if "fp32-matrix" in names else "fp32-vector"
 
 
 def _measured_roofs(result: Roofline) -> Roofline:

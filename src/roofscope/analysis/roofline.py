@@ -100,7 +100,8 @@ def roofline(hot: Hotspots, work: Mapping[str, Work], ceilings: Sequence[Ceiling
         w = work.get(k.name)
         if w is None:
             continue
-        time_s = None if k.total_ns is None else k.total_ns / 1e9
+        time_ns = k.total_ns if w.rate_time_ns is None else w.rate_time_ns
+        time_s = None if time_ns is None else time_ns / 1e9
         kernels.append(_kernel(k.name, k.calls, time_s, w, compute, memory))
     used = [k.ceiling for k in kernels if k.ceiling]
     # the ceiling most kernels meet; of a tie, the one met first (never a set's hash order)

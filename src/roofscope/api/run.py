@@ -25,6 +25,7 @@ PYTHON = Spelling.PYTHON
 def analyze(
     *paths: AnyPath,
     gpu: str | None = None,
+    fp32_matmul: str = "fp32",
     work: str | Sequence[str] = (),
     ceilings: AnyPath | None = None,
     peak_flops: float | None = None,
@@ -48,7 +49,7 @@ def analyze(
     options = CheckupOptions(
         gpu=gpu, work=_work(work), ceilings=_path(ceilings), peak_flops=peak_flops,
         peak_bw=peak_bw, kernel=kernel, device=device, jobs=jobs, fmt=fmt, gap_us=gap_us,
-        scheduler=scheduler, skip_unreadable=skip_unreadable,
+        scheduler=scheduler, skip_unreadable=skip_unreadable, fp32_matmul=fp32_matmul,
     )  # fmt: skip
     names = paths_of(paths, "analyze")
     settings = replace(prepare(options, PYTHON), lanes=True)  # the timeline chart's bins
@@ -65,6 +66,7 @@ def compare(
     gpu: str | None = None,
     base_gpu: str | None = None,
     new_gpu: str | None = None,
+    fp32_matmul: str = "fp32",
     work: str | Sequence[str] = (),
     ceilings: AnyPath | None = None,
     peak_flops: float | None = None,
@@ -85,7 +87,7 @@ def compare(
     options = CheckupOptions(
         gpu=gpu, work=_work(work), ceilings=_path(ceilings), peak_flops=peak_flops,
         peak_bw=peak_bw, kernel=kernel, device=device, jobs=jobs, fmt=fmt, gap_us=gap_us,
-        scheduler=scheduler,
+        scheduler=scheduler, fp32_matmul=fp32_matmul,
     )  # fmt: skip
     sides = side_gpus(gpu, base_gpu, new_gpu, PYTHON)
     settings = prepare(options, PYTHON)

@@ -81,6 +81,7 @@ def prepare(options: CheckupOptions, spelling: Spelling = Spelling.CLI) -> Setti
         gap_ns=round(options.gap_us * 1000),
         roof=RooflineOptions(
             gpu=options.gpu, rules=tuple(work_rules(options.work, spelling)),
+            fp32_matmul=options.fp32_matmul,
             ceilings=tuple(ceilings),
         ),
     )  # fmt: skip

@@ -14,6 +14,8 @@ from enum import Enum
 
 from roofscope.errors import RoofscopeError, UsageError
 
+FP32_MATMUL = ("fp32", "tf32")  # how a PyTorch trace's fp32 GEMMs ran (--fp32-matmul)
+
 MAX_GAP_US = 1e12  # 11.6 days; beyond it the threshold overflowed the integer nanoseconds
 # analysis.timeline.DEFAULT_GAP_NS in µs (tests/test_startup.py holds them equal): importing
 # the analysis would load DuckDB and numpy for every command's help
@@ -39,6 +41,7 @@ class Option:
     low: float | None = None
     high: float | None = None
     env: str | None = None  # the environment variable that gives it, when the flag does not
+    choices: tuple[str, ...] = ()  # the values it takes, where it is one of a few words
 
     def spelt(self, spelling: Spelling) -> str:
         return self.flag if spelling is Spelling.CLI else f"{self.name}="
@@ -52,6 +55,12 @@ _OPTIONS = (
     Option(
         "gpu", "--gpu",
         "The GPU it ran on, when the profile does not say (see `roofscope devices`).",
+    ),
+    Option(
+        "fp32_matmul", "--fp32-matmul",
+        "How a PyTorch trace's fp32 GEMMs ran, for their ceiling: fp32 (PyTorch's default "
+        "matmul precision) or tf32 (allow_tf32, set_float32_matmul_precision('high')).",
+        choices=FP32_MATMUL,
     ),
     Option(
         "work", "--work",
@@ -107,6 +116,7 @@ class CheckupOptions:
     device: int | None = None
     gap_us: float = DEFAULT_GAP_US
     gpu: str | None = None
+    fp32_matmul: str = FP32_MATMUL[0]
     work: tuple[str, ...] = ()
     ceilings: str | None = None
     peak_flops: float | None = None
@@ -124,6 +134,12 @@ class CheckupOptions:
         """These options, or a UsageError naming the first out of its range, or ``--jobs``
         with a Dask scheduler (whose workers are the cluster's)."""
         in_range(self, spelling)
+        if self.fp32_matmul not in FP32_MATMUL:
+            option = OPTIONS["fp32_matmul"].spelt(spelling)
+            gap = "" if spelling is Spelling.PYTHON else " "
+            raise UsageError(
+                f"{option}{gap}{self.fp32_matmul!r}: expected one of {', '.join(FP32_MATMUL)}"
+            )
         if self.jobs is not None and self.scheduler not in (None, LOCAL):
             jobs, scheduler = OPTIONS["jobs"].spelt(spelling), OPTIONS["scheduler"].spelt(spelling)
             raise UsageError(

@@ -30,6 +30,7 @@ def analyze(
     gap_us: o.GapUs = o.DEFAULT_GAP_US,
     as_json: o.Json = False,
     gpu: o.Gpu = None,
+    fp32_matmul: o.Fp32Matmul = "fp32",
     work: o.Work = None,
     ceilings: o.Ceilings = None,
     peak_flops: o.PeakFlops = None,
@@ -54,7 +55,7 @@ def analyze(
     options = CheckupOptions(
         fmt=fmt, kernel=kernel, device=device, gap_us=gap_us, gpu=gpu, work=tuple(work or ()),
         ceilings=ceilings, peak_flops=peak_flops, peak_bw=peak_bw, jobs=jobs,
-        scheduler=scheduler, skip_unreadable=skip_unreadable,
+        scheduler=scheduler, skip_unreadable=skip_unreadable, fp32_matmul=fp32_matmul,
     )  # fmt: skip
     html = html_path(html, out, stem(paths[0]))
     drawn = bool(html or svg or png)  # the timeline chart's bins are made for them only

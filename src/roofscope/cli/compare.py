@@ -46,6 +46,7 @@ def compare(
     device: o.Device = None,
     gap_us: o.GapUs = o.DEFAULT_GAP_US,
     gpu: o.Gpu = None,
+    fp32_matmul: o.Fp32Matmul = "fp32",
     base_gpu: Annotated[
         str | None,
         typer.Option("--base-gpu", help="The baseline's GPU, where it differs: overrides --gpu."),
@@ -79,7 +80,7 @@ def compare(
     options = CheckupOptions(
         fmt=fmt, kernel=kernel, device=device, gap_us=gap_us, gpu=gpu, work=tuple(work or ()),
         ceilings=ceilings, peak_flops=peak_flops, peak_bw=peak_bw, jobs=jobs,
-        scheduler=scheduler,
+        scheduler=scheduler, fp32_matmul=fp32_matmul,
     )  # fmt: skip
     sides = side_gpus(gpu, base_gpu, new_gpu)
     thresholds = GateOptions(

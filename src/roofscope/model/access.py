@@ -80,6 +80,24 @@ def graph_replayed(profile: Profile, relation: Relation) -> Relation:
     return relation.join(keys.distinct(), "source = g_source AND dispatch_id = g_id", how="semi")
 
 
+def operators(profile: Profile) -> Relation:
+    """``source, op_id, parent, name, start_ns, end_ns, dims, types, concrete, flops,
+    bytes``: every host operator call around a launch (``parent``: the one around it), with
+    its recorded inputs (Python's text of the lists) and a compiler's annotated work."""
+    return profile.view(Table.OPERATORS, "*")
+
+
+def op_launches(profile: Profile) -> Relation:
+    """``source, correlation, start_ns, op_id``: every kernel or graph launch of the host and
+    the innermost operator around it (None: none)."""
+    return profile.view(Table.OP_LAUNCHES, "*")
+
+
+def kernel_annotations(profile: Profile) -> Relation:
+    """``source, correlation, flops, bytes``: work written on the kernel events themselves."""
+    return profile.view(Table.KERNEL_ANNOTATIONS, "*")
+
+
 def launches(profile: Profile, sources: Sequence[int] | None = None) -> Relation:
     """How kernels were launched (``source, name_id``, the launch columns and the number of
     ``dispatches`` of each combination), of ``sources`` or of all inputs."""

@@ -32,6 +32,22 @@ A :class:`Profile` holds its data in a DuckDB connection:
 ``host_ranges``
     host-side ranges that explain GPU idle time, with their times (``kind`` "data-loader":
     a PyTorch ``enumerate(DataLoader)`` step), under the source of the trace's dispatches.
+``graph_launches``
+    CUDA/HIP graph launches (runtime calls that replay a captured graph) and their
+    correlation ids, which the kernels they replayed carry.
+``operators``
+    the host's operators that launched kernels (a PyTorch trace's ``cpu_op`` events around
+    a launch) with their id, the id of the operator around them (``parent``), times and
+    recorded input shapes, types and concrete values (as the trace wrote them), and the FLOPs
+    and bytes a compiler annotated them with (Inductor's ``kernel_flop``, ``kernel_num_gb``),
+    under the source of the trace's dispatches.
+``op_launches``
+    the host's kernel and graph launches (runtime calls): correlation id (which the kernels
+    they launched carry as ``dispatch_id``), start, and the innermost operator of its
+    thread around it (``op_id``; None when none was).
+``kernel_annotations``
+    FLOPs and bytes written on kernel events themselves (``kernel_flop``,
+    ``kernel_num_gb``), by correlation id.
 """
 
 from __future__ import annotations

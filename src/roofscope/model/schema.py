@@ -23,6 +23,9 @@ class Table(StrEnum):
     PRODUCER_RULES = "producer_rules"
     HOST_RANGES = "host_ranges"
     GRAPH_LAUNCHES = "graph_launches"
+    OPERATORS = "operators"
+    OP_LAUNCHES = "op_launches"
+    KERNEL_ANNOTATIONS = "kernel_annotations"
 
 
 # Few, narrow columns keep millions of dispatches small; the row's id is DuckDB's rowid.
@@ -98,6 +101,13 @@ CREATE TABLE {Table.HOST_RANGES} (source INTEGER, kind VARCHAR, name VARCHAR, st
     end_ns BIGINT);
 CREATE TABLE {Table.GRAPH_LAUNCHES} (source INTEGER, correlation BIGINT, start_ns BIGINT,
     end_ns BIGINT);
+CREATE TABLE {Table.OPERATORS} (source INTEGER, op_id BIGINT, parent BIGINT, name VARCHAR,
+    start_ns BIGINT, end_ns BIGINT, dims VARCHAR, types VARCHAR, concrete VARCHAR,
+    flops DOUBLE, bytes DOUBLE);
+CREATE TABLE {Table.OP_LAUNCHES} (source INTEGER, correlation BIGINT, start_ns BIGINT,
+    op_id BIGINT);
+CREATE TABLE {Table.KERNEL_ANNOTATIONS} (source INTEGER, correlation BIGINT, start_ns BIGINT,
+    flops DOUBLE, bytes DOUBLE);
 """
 
 

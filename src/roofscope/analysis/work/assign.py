@@ -5,6 +5,7 @@ from that run's calls to the trace's."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 from roofscope.analysis.hotspots import Hotspots
 from roofscope.analysis.work.expr import ExprError
@@ -19,9 +20,14 @@ from roofscope.model.selection import among, dispatches
 
 
 def kernel_work(
-    profile: Profile, hot: Hotspots, rules: Sequence[Rule]
+    profile: Profile,
+    hot: Hotspots,
+    rules: Sequence[Rule],
+    from_operators: Mapping[str, Work] | None = None,
 ) -> tuple[dict[str, Work], Work | None, list[Warning]]:
-    """Work by kernel name, the whole profile's counter work (or None), and warnings."""
+    """Work by kernel name, the whole profile's counter work (or None), and warnings. The
+    user's rules come first, then counters, then ``from_operators`` (shapes and
+    annotations: derived, not measured)."""
     ids = kernel_name_ids(profile)
     out: dict[str, Work] = {}
     for k in hot.kernels:
@@ -39,6 +45,9 @@ def kernel_work(
             out[kernel] = _sum(traced_here, "counters")
         elif per_pass := runs.of(kernel):
             out[kernel] = _per_call(per_pass).scaled(calls[kernel], "counters (counter run)")
+    for kernel, work in (from_operators or {}).items():
+        if kernel not in out and kernel in calls:
+            out[kernel] = _covering(work, calls[kernel])
     warnings = []
     measured = [w for w in out.values() if w.source.startswith("counters")]
     if measured and all(w.flops is None for w in measured):
@@ -53,6 +62,13 @@ def kernel_work(
         )
     whole = traced.get(ALL) or next((p[ALL] for p in runs.passes if ALL in p), None)
     return out, whole, warnings
+
+
+def _covering(work: Work, calls: int) -> Work:
+    """Operator work that covers only some of a kernel's dispatches says how many."""
+    if work.dispatches is None or work.dispatches >= calls:
+        return work
+    return replace(work, source=f"{work.source} ({work.dispatches:,} of {calls:,} dispatches)")
 
 
 def _counter_work(profile: Profile, sources: Sequence[int]) -> dict[int, Work]:

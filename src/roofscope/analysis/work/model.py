@@ -27,6 +27,9 @@ class Work:
     rates: dict[str, float] = field(default_factory=dict)
     dispatches: int | None = None  # how many dispatches the counters covered
     time_ns: float | None = None  # their summed duration (counters only)
+    # work from operators' shapes covers the dispatches that did an operator's work: the
+    # time of those, which its rate is over; None: over all the kernel's dispatches
+    rate_time_ns: float | None = None
 
     def time_weighted(self) -> dict[str, float]:
         """Per second of the covered dispatches' time: total / time (counters only)."""
@@ -40,7 +43,15 @@ class Work:
         """The same work per call over ``factor`` times as many calls."""
         flops = None if self.flops is None else {k: v * factor for k, v in self.flops.items()}
         nbytes = {k: v * factor for k, v in self.bytes.items()}
-        return Work(flops, nbytes, source, dict(self.rates), self.dispatches, self.time_ns)
+        return Work(
+            flops,
+            nbytes,
+            source,
+            dict(self.rates),
+            self.dispatches,
+            self.time_ns,
+            self.rate_time_ns,
+        )
 
     @property
     def total_flops(self) -> float | None:

@@ -45,9 +45,13 @@ _TABLES = (
     "producer_rules",
     "host_ranges",
     "graph_launches",
+    "operators",
+    "op_launches",
+    "kernel_annotations",
 )
 _SOURCED = {"dispatches", "launches", "kernel_summary", "activity_summary", "copies",
-            "host_ranges", "graph_launches"}  # fmt: skip
+            "host_ranges", "graph_launches", "operators", "op_launches",
+            "kernel_annotations"}  # fmt: skip
 _NAMED = {"dispatches", "launches", "kernel_summary"}
 
 

@@ -49,6 +49,7 @@ from roofscope.readers.torch.kineto_meta import (
     waves,
     whole,
 )
+from roofscope.readers.torch.kineto_ops import FLOP_ARG, GB_ARG, Operators
 from roofscope.readers.torch.kineto_rows import (
     COPY_COLUMNS,
     KERNEL_COLUMNS,
@@ -87,6 +88,7 @@ class _Pass:
         # data-loader steps and blocking runtime calls: (kind, name, start, end) (kineto_meta)
         self.host: list[tuple[str, str, int, int]] = []
         self.graphs: list[tuple[int | None, int | None, int | None]] = []  # graph launches
+        self.operators = Operators()  # operators, launches, compilers' annotations
         # what a complete ("X") event of each category is read for, one dict lookup an
         # event: the host facts (HOST_CATS: operators and runtime calls) and the data-loader
         # steps (LOADER_CATS: operators and annotations), the kernels, copies and ranges
@@ -109,6 +111,8 @@ class _Pass:
                 read = readers.get(cat) if isinstance(cat, str) else None
                 if read is not None:
                     read(event)
+        for event, args in _annotated(self.kernels.pending):
+            self.operators.kernel(event, args)
         self.kernels.take()
         self.copies.take()
 
@@ -120,6 +124,7 @@ class _Pass:
         name = str(event.get("name", ""))
         self._loader_step(event, name)
         self._host(event, name)
+        self.operators.operator(event, name)
 
     def _runtime(self, event: dict[str, Any]) -> None:
         name = str(event.get("name", ""))
@@ -127,7 +132,9 @@ class _Pass:
         if SYNC.match(name):
             self._host_range(event, "sync", name)
         self.runtime += 1
-        self.launches += is_launch(name)
+        if is_launch(name):
+            self.launches += 1
+            self.operators.launch(event)
         if GRAPH_LAUNCH.match(name):
             self.graphs.append(_graph_launch(event))
 
@@ -151,6 +158,15 @@ class _Pass:
             self.os_pid = pid if fits(pid) else None
         if not self.hip and name.startswith("hip"):
             self.hip = True
+
+
+def _annotated(kernels: list[dict[str, Any]]) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """The kernel events a compiler annotated with their work, and their args."""
+    return [
+        (e, a)
+        for e in kernels
+        if isinstance(a := e.get("args"), dict) and (FLOP_ARG in a or GB_ARG in a)
+    ]
 
 
 def _graph_launch(event: dict[str, Any]) -> tuple[int | None, int | None, int | None]:
@@ -337,6 +353,7 @@ class KinetoTrace(Reader):
         _insert_kernels(profile, source, seen.os_pid, waves(meta, seen.hip))
         insert_host_ranges(profile, source, seen.host)
         insert_graph_launches(profile, source, seen.graphs)
+        seen.operators.write(profile, source)
         rank = run_rank(meta)
         profile.add_input(str(path), self.name, seen.kernels.count, role, rank=rank)
         profile.warn_deviceless(path, source, "neither args.device nor pid is an integer")

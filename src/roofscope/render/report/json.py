@@ -14,6 +14,7 @@ from roofscope.analysis.limiter import Limiter
 from roofscope.analysis.metrics.machine import Machine
 from roofscope.analysis.metrics.per_kernel import KernelMetrics
 from roofscope.analysis.metrics.value import MetricValue
+from roofscope.analysis.ops.operators import Operators
 from roofscope.analysis.ranks import RankView
 from roofscope.analysis.roofline import KernelRoofline
 from roofscope.analysis.work.model import Work
@@ -30,6 +31,8 @@ SCHEMA_VERSION = "1"
 
 def to_dict(report: Report) -> dict[str, Any]:
     doc = _document(report)
+    if report.operators is not None:  # present only for inputs with operators
+        doc["operators"] = _operators(report.operators)
     if report.engine is not None:  # --scheduler: where the runs were read, nothing else
         doc["engine"] = asdict(report.engine)
     return doc
@@ -113,6 +116,32 @@ def _document(report: Report) -> dict[str, Any]:
         "warnings": [
             {"code": w.code, "message": w.message, "count": w.count} for w in report.warnings
         ],
+    }
+
+
+def _operators(ops: Operators) -> dict[str, Any]:
+    return {
+        "fp32_matmul": ops.fp32_matmul,
+        "rows": [
+            {
+                "name": r.name,
+                "input_dims": r.dims,
+                "input_types": r.types,
+                "calls": r.calls,
+                "dispatches": r.dispatches,
+                "total_s": seconds(r.time_ns),
+                "share": r.share,
+                "kernels": list(r.kernels),
+                "flops": r.flops,
+                "bytes": r.bytes,
+                "formula": r.formula,
+            }
+            for r in ops.rows
+        ],
+        "others": ops.others,
+        "others_s": seconds(ops.others_ns),
+        "unlinked_dispatches": ops.unlinked_dispatches,
+        "unlinked_s": seconds(ops.unlinked_ns),
     }
 
 

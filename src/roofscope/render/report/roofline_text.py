@@ -9,7 +9,7 @@ from roofscope.catalogue import vector_rates
 from roofscope.catalogue.ceilings import is_integer
 from roofscope.render.columns import NameCell, fitted_table, wrapped
 from roofscope.render.device_choice import detected_from
-from roofscope.render.numbers import number, pct, si
+from roofscope.render.numbers import count, number, pct, si
 from roofscope.render.report.sources import document
 from roofscope.report import Report
 
@@ -36,6 +36,8 @@ def roofline_section(console: Console, report: Report, top: int) -> None:
         wrapped(console, f"{section.problem}.", "  ", "    ")
     if r.main_ceiling and ridge:
         console.print(f"  ridge point of {r.main_ceiling}: {ridge}")
+    if line := work_line(report):
+        wrapped(console, line, "  ", "    ")
     by_source: dict[str, list[str]] = {}
     for c in r.ceilings:  # "measured: roofline.csv (HBMBw)": one line per file, not per column
         base = document(c.source)  # a catalogue value: its document, not where in it
@@ -54,6 +56,28 @@ def roofline_section(console: Console, report: Report, top: int) -> None:
     console.print(fitted_table(headers, rows, width=console.width, name=0, drop=(6, 3)))
     if any(k.placed_by is PlacedBy.IOPS for k in r.kernels[:top]):
         console.print("  kernels on an integer ceiling: AI in IOP/B, rates in IOP/s")
+
+
+def work_line(report: Report) -> str | None:
+    """Where the kernels' work came from, when the trace's operators gave it: their shapes
+    (compulsory bytes, the assumption for fp32 GEMMs) or a compiler's annotations."""
+    kernels = report.roofline.result.kernels
+    shapes = sum(k.work_source.startswith("shapes") for k in kernels)
+    noted = sum(k.work_source.startswith("annotations") for k in kernels)
+    if not shapes and not noted:
+        return None
+    ops = report.operators
+    fp32 = ops.fp32_matmul if ops is not None else "fp32-vector"
+    parts = []
+    if shapes:
+        parts.append(
+            f"{count(shapes, 'kernel')} from its operators' recorded shapes (FLOPs by the "
+            f"operator's formula, bytes as each operand read and the output written once; fp32 "
+            f"GEMMs under {fp32}: --fp32-matmul)"
+        )
+    if noted:
+        parts.append(f"{count(noted, 'kernel')} from the compiler's kernel_flop/kernel_num_gb")
+    return "work: " + "; ".join(parts)
 
 
 def _row(k: KernelRoofline) -> list[str | NameCell]:

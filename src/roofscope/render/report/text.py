@@ -20,6 +20,7 @@ from roofscope.render.numbers import cell, column_unit, count, duration, pct
 from roofscope.render.report.findings_text import findings_section
 from roofscope.render.report.limiter_text import limiter_section
 from roofscope.render.report.metrics_text import metrics_section
+from roofscope.render.report.operators_text import operators_section
 from roofscope.render.report.roofline_text import roofline_section
 from roofscope.report import Barriers, Report, summary_of
 from roofscope.version import __version__
@@ -50,6 +51,7 @@ def render_text(
     if any(report.validity(k.name) for k in report.hotspots.kernels[:top]):
         console.print("  ! its numbers have a validity finding: read them with it (Findings)")
     _ranks(console, report)
+    operators_section(console, report, top)
     metrics_section(console, report)
     roofline_section(console, report, top)
     limiter_section(console, report, top)

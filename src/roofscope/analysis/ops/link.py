@@ -1,0 +1,161 @@
+"""Each dispatch tied to the host operator that launched it, and to the operator whose work
+it did (docs/formats/pytorch-kineto.md, "Operators and their kernels").
+
+A kernel's correlation id leads to its launch, and the launch to the innermost operator of
+its thread around it (the reader's sweep: ``op_launches.op_id``), the kernel's *operator*.
+Its *work operator* is the innermost of that operator and those around it (``parent``)
+whose work is known: annotated by a compiler (Inductor's ``kernel_flop``/``kernel_num_gb``)
+or given by a formula of :mod:`roofscope.analysis.work.shapes`, so that ``aten::linear`` ->
+``aten::addmm`` -> kernel counts the GEMM once, as ``aten::addmm``'s shapes give it. A
+graph-replayed kernel carries its graph launch's correlation id: its operator is the one
+around the replay.
+
+One operator call's work goes to the longest of the kernels it launched (a GEMM and the
+small reduction of its split-K, the attention kernel and its combine): that kernel did it;
+the others of the call are left without. A kernel event's own annotation wins over them.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from roofscope.analysis.work.shapes import OpCall, OpWork, op_work
+from roofscope.model.access import Relation, kernel_annotations, op_launches, operators, query
+from roofscope.model.profile import Profile
+
+# each launched-from operator (leaf) and the operators around it, innermost (depth 1) first
+_CHAIN = """
+, chain AS (
+    WITH RECURSIVE c(source, leaf, op_id, depth) AS (
+        SELECT DISTINCT source, op_id, op_id, 1 FROM launch WHERE op_id IS NOT NULL
+        UNION ALL
+        SELECT c.source, c.leaf, o.parent, c.depth + 1 FROM c
+        JOIN ops o ON o.source = c.source AND o.op_id = c.op_id WHERE o.parent IS NOT NULL)
+    SELECT c.source, c.leaf, c.depth, o.* EXCLUDE (source) FROM c
+    JOIN ops o ON o.source = c.source AND o.op_id = c.op_id)
+"""
+
+
+@dataclass(frozen=True)
+class Signature:
+    """One distinct operator call as recorded: name and inputs (JSON text, or None)."""
+
+    name: str
+    dims: str | None
+    types: str | None
+    concrete: str | None
+
+    def call(self) -> OpCall | None:
+        """The decoded call; None where an input list is no JSON list."""
+        dims, types = _list(self.dims), _list(self.types)
+        if dims is None or types is None:
+            return None
+        return OpCall(self.name, dims, [str(t) for t in types], _list(self.concrete) or [])
+
+
+def _list(text: str | None) -> list[Any] | None:
+    """A recorded input list, from the text the reader kept (Python's ``str`` of it)."""
+    if text is None:
+        return []
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return None
+    return value if isinstance(value, list) else None
+
+
+def signatures(profile: Profile) -> list[Signature]:
+    """The distinct operator calls that launched kernels or hold one that did."""
+    sql = f"{_CHAIN} SELECT DISTINCT name, dims, types, concrete FROM chain ORDER BY ALL"
+    rows = query(profile, op_launches(profile), sql, (), **relations(profile)).fetchall()
+    return [Signature(*row) for row in rows]
+
+
+def works(sigs: Sequence[Signature], fp32_matmul: str) -> dict[Signature, OpWork]:
+    """The work each signature's formula gives (where one applies)."""
+    out = {}
+    for sig in sigs:
+        call = sig.call()
+        work = None if call is None else op_work(call, fp32_matmul=fp32_matmul)
+        if work is not None:
+            out[sig] = work
+    return out
+
+
+_LINKED = """
+, sigw AS (SELECT unnest($1::VARCHAR[]) AS name, unnest($2::VARCHAR[]) AS dims,
+    unnest($3::VARCHAR[]) AS types, unnest($4::VARCHAR[]) AS concrete,
+    unnest($5::DOUBLE[]) AS w_flops, unnest($6::DOUBLE[]) AS w_bytes,
+    unnest($7::VARCHAR[]) AS ceiling, unnest($8::VARCHAR[]) AS formula)
+, tagged AS (
+    SELECT s.*, w.w_flops, w.w_bytes, w.ceiling, w.formula,
+        s.flops IS NOT NULL OR s.bytes IS NOT NULL AS noted,
+        s.flops IS NOT NULL OR s.bytes IS NOT NULL OR w.formula IS NOT NULL AS known
+    FROM chain s LEFT JOIN sigw w ON s.name = w.name AND s.dims IS NOT DISTINCT FROM w.dims
+        AND s.types IS NOT DISTINCT FROM w.types
+        AND s.concrete IS NOT DISTINCT FROM w.concrete)
+, per_leaf AS (
+    SELECT source, leaf, arg_min(op_id, depth) FILTER (known) AS work_row,
+        arg_min(CASE WHEN noted THEN flops ELSE w_flops END, depth) FILTER (known) AS o_flops,
+        arg_min(CASE WHEN noted THEN bytes ELSE w_bytes END, depth) FILTER (known) AS o_bytes,
+        arg_min(ceiling, depth) FILTER (known) AS ceiling,
+        arg_min(CASE WHEN noted THEN 'annotation' ELSE formula END, depth) FILTER (known)
+            AS formula
+    FROM tagged GROUP BY source, leaf)
+, per_launch AS (
+    SELECT l.source, l.correlation, l.op_id AS op_row, p.* EXCLUDE (source, leaf)
+    FROM launch l LEFT JOIN per_leaf p ON p.source = l.source AND p.leaf = l.op_id)
+, disp AS (
+    SELECT d.row_id, d.source, d.name_id, d.end_ns - d.start_ns AS dur, p.op_row, p.work_row,
+        p.o_flops, p.o_bytes, p.ceiling, p.formula, a.flops AS k_flops, a.bytes AS k_bytes
+    FROM d LEFT JOIN per_launch p ON p.source = d.source AND p.correlation = d.dispatch_id
+    LEFT JOIN ann a ON a.source = d.source AND a.correlation = d.dispatch_id
+        AND a.start_ns = d.start_ns)
+, ranked AS (
+    SELECT *, row_number() OVER (PARTITION BY source, work_row
+        ORDER BY dur DESC NULLS LAST, row_id) AS nth FROM disp)
+, assigned AS (
+    SELECT *, k_flops IS NOT NULL OR k_bytes IS NOT NULL AS own,
+        work_row IS NOT NULL AND nth = 1 AS given FROM ranked)
+, linked AS (
+    SELECT row_id, source, name_id, dur, op_row, coalesce(work_row, op_row) AS call_row,
+        CASE WHEN own THEN k_flops WHEN given THEN o_flops END AS flops,
+        CASE WHEN own THEN k_bytes WHEN given THEN o_bytes END AS bytes,
+        CASE WHEN own OR given THEN ceiling END AS ceiling,
+        CASE WHEN own THEN 'annotation' WHEN given THEN formula END AS formula
+    FROM assigned)
+"""
+
+
+def linked_sql(profile: Profile, work: dict[Signature, OpWork]) -> tuple[str, list[object]]:
+    """Common table expressions ending in ``linked`` (and their parameters), to follow the
+    ``WITH`` of :func:`query` over the dispatches ``d`` (``row_id, source, name_id,
+    dispatch_id, start_ns, end_ns``) and :func:`relations`. ``linked`` holds per dispatch
+    ``row_id, source, name_id, dur``; ``op_row``, its operator (None: none launched it);
+    ``call_row``, the operator call it belongs to (its work operator, else its operator);
+    and where it did that call's work (its longest kernel) or carries its own annotation:
+    ``flops``, ``bytes``, ``ceiling``, ``formula`` ("annotation" for a compiler's)."""
+    keys = list(work)
+    params: list[object] = [
+        [k.name for k in keys],
+        [k.dims for k in keys],
+        [k.types for k in keys],
+        [k.concrete for k in keys],
+        [work[k].flops for k in keys],
+        [work[k].bytes for k in keys],
+        [work[k].ceiling for k in keys],
+        [work[k].formula for k in keys],
+    ]
+    return f"{_CHAIN} {_LINKED}", params
+
+
+def relations(profile: Profile) -> dict[str, Relation]:
+    """The relations :func:`linked_sql` names besides the dispatches."""
+    return {
+        "launch": op_launches(profile),
+        "ops": operators(profile),
+        "ann": kernel_annotations(profile),
+    }

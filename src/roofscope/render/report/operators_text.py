@@ -1,0 +1,78 @@
+"""The operator part of the terminal view: a PyTorch trace's operators by the GPU time of the
+kernels they launched, with their recorded input shapes and the work those give."""
+
+from __future__ import annotations
+
+import ast
+
+from rich.console import Console
+
+from roofscope.analysis.ops.operators import OperatorRow, Operators
+from roofscope.render.columns import NameCell, fitted_table, wrapped
+from roofscope.render.numbers import cell, column_unit, count, duration, pct, si
+from roofscope.report import Report
+
+TOP = 10  # operator rows shown (the JSON has the first 50)
+
+
+def operators_section(console: Console, report: Report, top: int) -> None:
+    ops = report.operators
+    if ops is None or not ops.rows:
+        return
+    shown = ops.rows[: min(top, TOP)]
+    scale, unit = column_unit([r.time_ns for r in shown])
+    headers = ["Operator", "Input dims", "Calls", f"Total [{unit}]", "Share", "Work"]
+    rows = [(_row(r, scale), None) for r in shown]
+    title = "Operators (the PyTorch operators that launched the kernels; aten:: left out)"
+    wrapped(console, title, "", "  ", style="bold")
+    console.print(fitted_table(headers, rows, width=console.width, name=1, drop=(5,), left=(0,)))
+    if line := _rest(ops, len(shown)):
+        wrapped(console, line, "  ", "    ", style="dim")
+
+
+def _row(r: OperatorRow, scale: float) -> list[str | NameCell]:
+    return [
+        r.name.removeprefix("aten::"),  # PyTorch's own operators: the namespace most have
+        NameCell((shapes(r.dims),)),
+        f"{r.calls:,}",
+        cell(r.time_ns, scale),
+        pct(r.share),
+        si(r.flops, "FLOP") if r.flops else ("memory only" if r.bytes else "-"),
+    ]
+
+
+def shapes(dims: str | None) -> str:
+    """Recorded input dims as a person reads them: ``512, 141x512, 512x512`` for
+    ``[[512], [141, 512], [512, 512], [], []]`` (scalars and absent inputs left out, a
+    tensor list in brackets); the text as recorded where it is no list of lists."""
+    if not dims:
+        return "-"
+    try:
+        value = ast.literal_eval(dims)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return dims
+    if not isinstance(value, list):
+        return dims
+    shown = [_tensor(v) for v in value]
+    return ", ".join(s for s in shown if s) or "scalars"
+
+
+def _tensor(value: object) -> str:
+    if isinstance(value, list) and value and all(isinstance(v, int) for v in value):
+        return "x".join(str(v) for v in value)
+    if isinstance(value, list) and value and all(isinstance(v, list) for v in value):
+        return "[" + ", ".join(_tensor(v) or "-" for v in value) + "]"
+    return ""
+
+
+def _rest(ops: Operators, shown: int) -> str | None:
+    more = len(ops.rows) - shown + ops.others
+    parts = []
+    if more:
+        parts.append(f"{count(more, 'more operator signature')} in the JSON report")
+    if ops.unlinked_dispatches:
+        parts.append(
+            f"{count(ops.unlinked_dispatches, 'kernel')} ({duration(ops.unlinked_ns)}) "
+            "launched by no operator (graph replays, other threads)"
+        )
+    return "; ".join(parts) + "." if parts else None

@@ -1,0 +1,196 @@
+"""The roofline of a PyTorch trace from its own operators (issue 39): each GEMM kernel carries
+exactly the FLOPs its operators' recorded shapes give, under the ceiling of its data type,
+with a bound and an efficiency; the operator table; compiler annotations; --fp32-matmul.
+
+Expected values are worked out here from the trace's events (decoded with the json module):
+each kernel's launch by correlation id, the innermost operator of the launch's thread around
+it, and ``2*M*N*K + M*N`` of ``aten::addmm``'s ``Input Dims`` (bias, mat1 [M, K], mat2 [K, N]).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections import defaultdict
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import roofscope
+from roofscope.errors import UsageError
+from tests.conftest import SHARED_CORPUS
+
+DATA = Path(__file__).parent / "data" / "kineto"
+H100 = DATA / "h100_bert_small_metadata_first.json.gz"
+MI300X = DATA / "mi300x_bert_small_metadata_first.json.gz"
+NEGATIVE_QUEUE = (
+    SHARED_CORPUS / "torch/hta-tests-data/negative_queue_length_values_check/rank0.json.gz"
+)
+LAUNCH = ("LaunchKernel", "ModuleLaunch", "ExtLaunch", "GraphLaunch")
+
+
+def _events(path: Path) -> list[dict[str, Any]]:
+    with gzip.open(path, "rt") as f:
+        events = json.load(f, parse_float=Decimal)["traceEvents"]
+    return [e for e in events if e.get("ph") == "X"]
+
+
+def _operator_of_kernels(events: list[dict[str, Any]]) -> list[tuple[dict[str, Any], Any]]:
+    """(kernel event, innermost operator around its launch, or None), by plain search."""
+    ops = [e for e in events if e.get("cat") in ("cpu_op", "Operator")]
+    launch = {
+        e["args"]["correlation"]: e
+        for e in events
+        if e.get("cat") in ("cuda_runtime", "cuda_driver", "Runtime")
+        and any(k in e["name"] for k in LAUNCH)
+    }
+    out = []
+    for k in (e for e in events if e.get("cat") in ("kernel", "Kernel")):
+        la = launch[k["args"]["correlation"]]
+        around = [
+            o for o in ops if o["tid"] == la["tid"] and o["ts"] <= la["ts"] <= o["ts"] + o["dur"]
+        ]
+        out.append((k, min(around, key=lambda o: o["dur"]) if around else None))
+    return out
+
+
+def _addmm_flops(op: dict[str, Any]) -> int:
+    _, (m, k), (k2, n) = op["args"]["Input Dims"][:3]
+    assert k == k2
+    return 2 * m * n * k + m * n
+
+
+def _expected_gemms(path: Path) -> dict[str, tuple[int, int]]:
+    """Per GEMM kernel (raw name): FLOPs of its addmm calls and its total duration in ns."""
+    flops: dict[str, int] = defaultdict(int)
+    time: dict[str, int] = defaultdict(int)
+    for kernel, op in _operator_of_kernels(_events(path)):
+        if op is not None and op["name"] == "aten::addmm":
+            flops[kernel["name"]] += _addmm_flops(op)
+            time[kernel["name"]] += round(kernel["dur"] * 1000)
+    return {name: (flops[name], time[name]) for name in flops}
+
+
+@pytest.mark.parametrize("path", [H100, MI300X], ids=["h100", "mi300x"])
+def test_every_gemm_kernel_carries_the_flops_of_its_operators_shapes(path: Path) -> None:
+    expected = _expected_gemms(path)
+    assert len(expected) == 4  # four GEMM kernels: 512x512, 512x2048, 2048x512, 512x30522
+    report = roofscope.analyze(path).checkup
+    roof = {k.name: k for k in report.roofline.result.kernels}
+    raw_to_name = {raw: k.name for k in report.hotspots.kernels for raw in k.raw_names}
+    for raw, (flops, time_ns) in expected.items():
+        k = roof[raw_to_name[raw]]
+        assert k.flops == {"bf16-matrix": pytest.approx(flops, rel=1e-12)}
+        assert k.work_source == "shapes"
+        assert k.ceiling == "bf16-matrix"
+        assert k.achieved_flops_s == pytest.approx(flops / (time_ns / 1e9), rel=1e-9)
+        assert k.bound is not None and k.efficiency is not None
+        assert k.efficiency == pytest.approx(k.achieved_flops_s / k.attainable_flops_s)
+
+
+def test_the_h100_gemm_of_the_vocabulary_projection_worked_out_by_hand() -> None:
+    """addmm [[30522], [141, 512], [512, 30522]], one call, 41.28 us in the trace:
+    2*141*30522*512 + 141*30522 FLOPs; bytes 2 B each of bias, mat1, mat2 and the output;
+    H100 SXM: 3.35 TB/s and 990 TFLOP/s bf16, so AI = 110 FLOP/B is under the ridge (295):
+    memory-bound, attainable 3.35e12 * AI."""
+    report = roofscope.analyze(H100).checkup
+    [k] = [k for k in report.roofline.result.kernels if "256x128_64x3" in k.name]
+    flops = 2 * 141 * 30522 * 512 + 141 * 30522
+    nbytes = 2 * (30522 + 141 * 512 + 512 * 30522 + 141 * 30522)
+    assert k.flops == {"bf16-matrix": flops}
+    assert k.bytes == {"hbm": nbytes}
+    assert k.achieved_flops_s == pytest.approx(flops / 41.28e-6)
+    assert k.bound == "memory"
+    assert k.attainable_flops_s == pytest.approx(3.35e12 * flops / nbytes)
+
+
+@pytest.mark.parametrize("path", [H100, MI300X], ids=["h100", "mi300x"])
+def test_the_operator_table_sums_the_kernels_each_operator_launched(path: Path) -> None:
+    pairs = _operator_of_kernels(_events(path))
+    calls: dict[tuple[str, str], set[int]] = defaultdict(set)
+    time: dict[tuple[str, str], int] = defaultdict(int)
+    for kernel, op in pairs:
+        if op is not None and op["name"] == "aten::addmm":
+            key = (op["name"], str(op["args"]["Input Dims"]))
+            calls[key].add(id(op))
+            time[key] += round(kernel["dur"] * 1000)
+    total = sum(round(k["dur"] * 1000) for k, _ in pairs)
+    report = roofscope.analyze(path).checkup
+    assert report.operators is not None
+    rows = {(r.name, r.dims): r for r in report.operators.rows}
+    for key, ops in calls.items():
+        row = rows[key]
+        assert (row.calls, row.dispatches, row.time_ns) == (len(ops), len(ops), time[key])
+        assert row.share == pytest.approx(time[key] / total)
+    assert rows[("aten::addmm", "[[512], [141, 512], [512, 512], [], []]")].calls == 17
+    assert report.operators.unlinked_dispatches == sum(op is None for _, op in pairs) == 0
+
+
+def test_json_carries_the_operator_table_and_the_fp32_assumption() -> None:
+    doc = json.loads(roofscope.analyze(H100).to_json())
+    ops = doc["operators"]
+    assert ops["fp32_matmul"] == "fp32-vector"  # PyTorch's default: no TF32
+    first = ops["rows"][0]
+    assert first["name"] == "aten::addmm"
+    assert first["flops"] == 17 * (2 * 141 * 512 * 512 + 141 * 512)
+    assert (
+        first["input_types"]
+        == "['c10::BFloat16', 'c10::BFloat16', 'c10::BFloat16', 'Scalar', 'Scalar']"
+    )
+
+
+@pytest.mark.skipif(not NEGATIVE_QUEUE.exists(), reason="shared corpus not present")
+def test_fp32_gemms_go_under_fp32_by_default_and_under_tf32_when_told() -> None:
+    """HTA's A100 trace: fp32 addmm (``float`` inputs). PyTorch's default float32 matmul
+    precision is "highest": CUDA cores (fp32-vector); ``--fp32-matmul tf32`` places them
+    under the tf32 tensor-core ceiling."""
+    plain = roofscope.analyze(NEGATIVE_QUEUE, gpu="a100").checkup
+    tf32 = roofscope.analyze(NEGATIVE_QUEUE, gpu="a100", fp32_matmul="tf32").checkup
+    gemm = {
+        k.name: k for k in plain.roofline.result.kernels if "sgemm" in k.name or "gemm" in k.name
+    }
+    assert gemm
+    for name, k in gemm.items():
+        assert k.ceiling == "fp32-vector"
+        other = {t.name: t for t in tf32.roofline.result.kernels}[name]
+        assert other.ceiling == "tf32-matrix"
+        assert other.flops == {"tf32-matrix": k.flops["fp32-vector"]}
+
+
+def test_an_unknown_fp32_matmul_is_refused_in_the_callers_words() -> None:
+    with pytest.raises(UsageError, match=r"^fp32_matmul='bf16': expected one of fp32, tf32$"):
+        roofscope.analyze(H100, fp32_matmul="bf16")
+
+
+def test_a_kernels_own_annotation_wins_over_its_operators(tmp_path: Path) -> None:
+    """Inductor's kernel_flop/kernel_num_gb: on the kernel (4096 FLOPs, 0.001 GB) and on the
+    operator around its launch (2e9 FLOPs): the kernel's own counts."""
+    trace = {
+        "traceEvents": [
+            {"ph": "X", "cat": "cpu_op", "name": "triton_tem_fused_mm_0", "pid": 1, "tid": 1,
+             "ts": 10, "dur": 10, "args": {"kernel_flop": 2e9, "kernel_num_gb": 0.25}},
+            {"ph": "X", "cat": "cuda_runtime", "name": "cuLaunchKernel", "pid": 1, "tid": 1,
+             "ts": 12, "dur": 2, "args": {"correlation": 7}},
+            {"ph": "X", "cat": "kernel", "name": "triton_tem_fused_mm_0", "pid": 0, "tid": 7,
+             "ts": 20, "dur": 5, "args": {"correlation": 7, "device": 0, "stream": 7,
+                                          "kernel_flop": 4096, "kernel_num_gb": 0.001}},
+            {"ph": "X", "cat": "cpu_op", "name": "triton_poi_fused_add_1", "pid": 1, "tid": 1,
+             "ts": 30, "dur": 10, "args": {"kernel_num_gb": 0.002}},
+            {"ph": "X", "cat": "cuda_runtime", "name": "cuLaunchKernel", "pid": 1, "tid": 1,
+             "ts": 32, "dur": 2, "args": {"correlation": 8}},
+            {"ph": "X", "cat": "kernel", "name": "triton_poi_fused_add_1", "pid": 0, "tid": 7,
+             "ts": 40, "dur": 4, "args": {"correlation": 8, "device": 0, "stream": 7}},
+        ]
+    }  # fmt: skip
+    path = tmp_path / "inductor.json"
+    path.write_text(json.dumps(trace))
+    report = roofscope.analyze(path, gpu="h100").checkup
+    work = {k.name: k for k in report.roofline.result.kernels}
+    mm, add = work["triton_tem_fused_mm_0"], work["triton_poi_fused_add_1"]
+    assert mm.work_source == add.work_source == "annotations (Inductor kernel_flop/kernel_num_gb)"
+    assert mm.flops == {"unknown": 4096.0}  # no data type: no compute ceiling
+    assert mm.bytes == {"hbm": 1e6}
+    assert add.flops is None and add.bytes == {"hbm": 2e6}
+    assert add.achieved_bytes_s == {"hbm": pytest.approx(2e6 / 4e-6)}
