@@ -14,6 +14,7 @@ from pathlib import Path
 
 from roofscope.errors import InputError
 from roofscope.model.profile import Profile
+from roofscope.readers.io.batches import HOST_RANGE_COLUMNS, insert_rows
 from roofscope.readers.io.host_calls import call_kind, range_kind
 
 _FROM = """FROM rocpd_region R JOIN rocpd_string S ON S.id = R.name_id AND S.guid = R.guid"""
@@ -44,13 +45,17 @@ def read_host(con: sqlite3.Connection, profile: Profile, path: Path, source: int
             part,
         )
         while batch := cursor.fetchmany(_CHUNK):
-            rows = [(source, wanted[str(n)], str(n)[:200], *_times(path, i, a, b))
-                    for i, a, b, n in batch]  # fmt: skip
-            profile.con.executemany("INSERT INTO host_ranges VALUES (?, ?, ?, ?, ?)", rows)
+            rows = [(source, wanted[str(n)], str(n)[:200], a, b) for _, a, b, n in batch]
+            try:
+                insert_rows(profile, "host_ranges", HOST_RANGE_COLUMNS, rows)
+            except (ValueError, TypeError, OverflowError):
+                for region, start, end, _ in batch:
+                    _times(path, region, start, end)
+                raise
 
 
-def _times(path: Path, region: object, start: object, end: object) -> tuple[int, int]:
-    """The region's start and end, or an InputError naming the region and the column."""
+def _times(path: Path, region: object, start: object, end: object) -> None:
+    """An InputError naming the region and the column where a time is not a whole number."""
     for label, value in (("start", start), ("end", end)):
         if not (isinstance(value, int) and -(2**63) < value < 2**63):
             raise InputError(
@@ -59,5 +64,3 @@ def _times(path: Path, region: object, start: object, end: object) -> tuple[int,
                 "not a whole number within 64 bits",
                 _REMEDY,
             )
-    assert isinstance(start, int) and isinstance(end, int)
-    return start, end

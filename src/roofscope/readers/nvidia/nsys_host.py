@@ -17,6 +17,7 @@ from pathlib import Path
 
 from roofscope.errors import InputError
 from roofscope.model.profile import Profile
+from roofscope.readers.io.batches import GRAPH_LAUNCH_COLUMNS, HOST_RANGE_COLUMNS, insert_rows
 from roofscope.readers.io.host_calls import call_kind, range_kind
 
 RUNTIME = "CUPTI_ACTIVITY_KIND_RUNTIME"
@@ -76,14 +77,18 @@ def _read_runtime(con: sqlite3.Connection, profile: Profile, path: Path, source:
     select = f'SELECT rowid, "{cols["start"]}", "{cols["end"]}", {corr}, "{cols["nameid"]}"'
     for batch in _rows_of(con, f"{select} FROM {RUNTIME} WHERE", cols["nameid"], list(kinds)):
         ranges, graphs = [], []
-        for rowid, start, end, correlation, name_id in batch:
-            _check(path, RUNTIME, rowid, start=start, end=end, correlationId=correlation)
+        for _, start, end, correlation, name_id in batch:
             kind, name = kinds[int(str(name_id))]  # one of the keys the rows were chosen by
             if kind == GRAPH:
                 graphs.append((source, correlation, start, end))
             else:
                 ranges.append((source, kind, name[:200], start, end))
-        _insert(profile, ranges, graphs)
+        try:
+            _insert(profile, ranges, graphs)
+        except (ValueError, TypeError, OverflowError):
+            for rowid, start, end, correlation, _ in batch:
+                _check(path, RUNTIME, rowid, start=start, end=end, correlationId=correlation)
+            raise
 
 
 def _rows_of(
@@ -115,10 +120,8 @@ def _check(path: Path, table: str, rowid: object, **values: object) -> None:
 def _insert(
     profile: Profile, ranges: Sequence[Sequence[object]], graphs: Sequence[Sequence[object]]
 ) -> None:
-    if ranges:
-        profile.con.executemany("INSERT INTO host_ranges VALUES (?, ?, ?, ?, ?)", ranges)
-    if graphs:
-        profile.con.executemany("INSERT INTO graph_launches VALUES (?, ?, ?, ?)", graphs)
+    insert_rows(profile, "host_ranges", HOST_RANGE_COLUMNS, ranges)
+    insert_rows(profile, "graph_launches", GRAPH_LAUNCH_COLUMNS, graphs)
 
 
 # -- NVTX ranges ---------------------------------------------------------------------------
@@ -137,11 +140,13 @@ def _read_nvtx(con: sqlite3.Connection, profile: Profile, path: Path, source: in
     wanted = [n for n in names if range_kind(n) is not None]
     select = f'SELECT * FROM (SELECT t.rowid, t."{cols["start"]}", t."{cols["end"]}", {name} AS n'
     for batch in _rows_of(con, f"{select} {body}) WHERE", "n", wanted):
-        ranges = []
-        for rowid, start, end, n in batch:
-            _check(path, NVTX, rowid, start=start, end=end)
-            ranges.append((source, range_kind(str(n)), str(n)[:200], start, end))
-        _insert(profile, ranges, [])
+        ranges = [(source, range_kind(str(n)), str(n)[:200], a, b) for _, a, b, n in batch]
+        try:
+            _insert(profile, ranges, [])
+        except (ValueError, TypeError, OverflowError):
+            for rowid, start, end, _ in batch:
+                _check(path, NVTX, rowid, start=start, end=end)
+            raise
 
 
 # -- kernels replayed by graphs ------------------------------------------------------------
