@@ -1,6 +1,7 @@
-"""The host side of an Nsight Systems SQLite export (docs/formats/nsight-systems.md, "Host side
-of the SQLite export"): blocking and compiling runtime calls (``CUPTI_ACTIVITY_KIND_RUNTIME``)
-and compilers' ``NVTX_EVENTS`` ranges -> ``host_ranges``; graph launches -> ``graph_launches``.
+"""The host side of an Nsight Systems SQLite export: blocking and compiling runtime calls
+(``CUPTI_ACTIVITY_KIND_RUNTIME``) and compilers' ``NVTX_EVENTS`` ranges -> ``host_ranges``;
+graph launches -> ``graph_launches``
+(docs/formats/nsight-systems.md, "Host side of the SQLite export").
 
 Names are classified once per distinct name (``readers/io/host_calls.py``), then only the rows
 of those names are fetched, a batch at a time: a run of millions of launches costs one scan.
@@ -94,7 +95,7 @@ def _read_runtime(con: sqlite3.Connection, profile: Profile, path: Path, source:
 def _rows_of(
     con: sqlite3.Connection, select: str, column: str, keys: Sequence[object]
 ) -> Iterator[list[tuple[object, ...]]]:
-    """Batches of the rows whose ``column`` is one of ``keys``, in start order per list."""
+    """Batches of the rows whose ``column`` is one of ``keys``, ``_IN`` keys a query."""
     for at in range(0, len(keys), _IN):
         part = keys[at : at + _IN]
         cursor = con.execute(f'{select} "{column}" IN ({", ".join("?" * len(part))})', tuple(part))
