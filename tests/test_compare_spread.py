@@ -157,6 +157,34 @@ def test_across_gpus_is_said_first(capsys: pytest.CaptureFixture[str], tmp_path:
     assert not same["devices"]["across_gpus"] and same["devices"]["note"] is None
 
 
+@pytest.mark.skipif(not VCOPY.is_dir(), reason="needs ../shared/corpus")
+def test_across_gpus_is_said_first_in_ci_reports_and_notebooks(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The Markdown and JUnit gate reports, the notebook fragment and the pandas table say
+    first, in the JSON note's own words, that vcopy ran on an MI200 and then an MI300X."""
+    import xml.etree.ElementTree as ET
+
+    import roofscope
+
+    base, new = str(VCOPY / "MI200"), str(VCOPY / "MI300X_A1_rocpd")
+    note = compare_json(capsys, base, new)["devices"]["note"]
+    md, xml = tmp_path / "c.md", tmp_path / "c.xml"
+    assert main(["compare", base, new, "--markdown", str(md), "--junit", str(xml)]) == 0
+    capsys.readouterr()
+    lines = md.read_text(encoding="utf-8").splitlines()
+    assert lines[0].startswith("### roofscope compare") and lines[2] == f"**{note}**"
+    props = ET.parse(xml).getroot().findall("properties/property")
+    assert (props[0].get("name"), props[0].get("value")) == ("across-gpus", note)
+    cmp = roofscope.compare(base, new)
+    assert cmp.note == note and repr(cmp).startswith(f"<roofscope.Comparison: {note}; ")
+    fragment = cmp._repr_html_()
+    assert fragment.index("Across GPUs:") < fragment.index("roofscope compare")
+    pytest.importorskip("pandas")
+    assert cmp.to_pandas().attrs["note"] == note
+    assert roofscope.compare(base, base).to_pandas().attrs["note"] is None
+
+
 def test_efficiencies_of_different_roofs_are_not_set_side_by_side() -> None:
     """Memory-bound before at 40 % of its memory roof, compute-bound after at 70 % of its
     compute roof: each placement with its own bound, never '40% -> 70%'."""

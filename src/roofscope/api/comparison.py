@@ -12,6 +12,7 @@ from roofscope.catalogue.ceilings import Ceiling
 from roofscope.checkup.engine import Compared
 from roofscope.checkup.options import GateOptions, Spelling
 from roofscope.outfile import write_atomically
+from roofscope.render.compare.words import across_gpus_text
 from roofscope.render.names import full_names
 from roofscope.render.registry import Gated, compare_dict, renderer
 from roofscope.verify.compare import Comparison as Result
@@ -59,6 +60,11 @@ class Comparison:
         return self.result.matching.removed
 
     @property
+    def note(self) -> str | None:
+        """Said first of a comparison across GPUs (compare's words), None on one GPU."""
+        return across_gpus_text(self.result)
+
+    @property
     def warnings(self) -> tuple[SideWarning, ...]:
         return self.result.warnings
 
@@ -99,7 +105,7 @@ class Comparison:
 
     def to_pandas(self) -> DataFrame:
         """One row per kernel change: base_s, new_s, speedup and its 95 % interval (low,
-        high), beyond_noise, share_of_change, matched_by."""
+        high), beyond_noise, share_of_change, matched_by; ``attrs["note"]`` is ``note``."""
         from roofscope.api.frames import change_frame
 
         return change_frame(self.result)
@@ -134,7 +140,8 @@ class Comparison:
         from roofscope.model.words import count
 
         e = self.end_to_end
+        across = "" if self.note is None else f"{self.note}; "
         return (
-            f"<roofscope.Comparison: {self.result.base_label} -> {self.result.new_label}, "
+            f"<roofscope.Comparison: {across}{self.result.base_label} -> {self.result.new_label}, "
             f"speedup {e.speedup}, {count(len(self.kernels), 'kernel')}>"
         )

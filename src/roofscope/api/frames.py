@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from roofscope.render.compare.words import across_gpus_text
 from roofscope.render.numbers import seconds
 
 if TYPE_CHECKING:
@@ -83,11 +84,14 @@ def _roof_cells(roof: KernelRoofline | None) -> dict[str, Any]:
 
 def change_frame(comparison: Comparison) -> DataFrame:
     """One row per kernel change of a comparison (biggest change first); the added and
-    removed kernels too, their ``matched_by`` saying so."""
+    removed kernels too, their ``matched_by`` saying so. Where the two sides ran on different
+    GPUs, the table's ``attrs["note"]`` says so in compare's words (else None)."""
     rows = [_change_row(k) for k in comparison.kernels]
     columns = ["name", "base_name", "new_name", "matched_by", "base_s", "new_s", "speedup",
                "low", "high", "beyond_noise", "share_of_change", "delta_s"]  # fmt: skip
-    return _frame("Comparison.to_pandas()", rows, columns)
+    frame = _frame("Comparison.to_pandas()", rows, columns)
+    frame.attrs["note"] = across_gpus_text(comparison)
+    return frame
 
 
 def _change_row(k: KernelChange) -> dict[str, Any]:

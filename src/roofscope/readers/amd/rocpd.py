@@ -5,7 +5,8 @@ The physical tables carry a uuid suffix; only the un-suffixed views are queried,
 is opened read-only (``mode=ro``) and never changed. ``kernels`` gives the dispatches and
 launches, ``counters_collection`` the counters (already summed over instances),
 ``memory_copies`` copies, ``top_kernels`` (in MICROseconds) a cross-check, or the kernel
-summary with ``role=KERNEL_SUMMARY``, ``rocpd_info_agent`` the GPU; a ``schema_version`` other
+summary with ``role=KERNEL_SUMMARY``, ``rocpd_info_agent`` the GPU, ``rocpd_region`` the
+blocking and compiling host calls (``rocpd_host``); a ``schema_version`` other
 than :data:`~roofscope.readers.amd.rocpd_schema.SUPPORTED_SCHEMAS` is refused.
 """
 
@@ -23,6 +24,7 @@ from roofscope.model.profile import Profile, RunInfo
 from roofscope.model.schema import Role
 from roofscope.model.words import count, plural
 from roofscope.readers.amd.rocminfo import positive_int
+from roofscope.readers.amd.rocpd_host import read_host
 from roofscope.readers.amd.rocpd_schema import check_schema, is_rocpd, require_rocpd, require_views
 from roofscope.readers.io.batches import SQL_TYPES, Kind, column, name_ids, registered
 from roofscope.readers.io.no_kernels import rocpd_no_kernels
@@ -346,7 +348,9 @@ class Rocpd(Reader):
 
     def _read_all(self, con: sqlite3.Connection, profile: Profile, path: Path, role: Role) -> None:
         counted = _has_counters(con)
+        source = profile.begin_input()  # the kernels' input: host regions are filed under it
         first, agents = _read_kernels(con, profile, path, role, keys=counted)
+        read_host(con, profile, path, source)
         if counted:
             _insert_counters(con, profile, path, first)
         read_top_kernels(con, profile, path, role=Role.CROSS_CHECK)

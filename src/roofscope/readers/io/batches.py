@@ -80,6 +80,32 @@ def insert_lists(
     )
 
 
+HOST_RANGE_COLUMNS: tuple[tuple[str, Kind], ...] = (
+    ("source", "int"), ("kind", "text"), ("name", "text"), ("start_ns", "int"), ("end_ns", "int"),
+)  # fmt: skip
+GRAPH_LAUNCH_COLUMNS: tuple[tuple[str, Kind], ...] = (
+    ("source", "int"), ("correlation", "int"), ("start_ns", "int"), ("end_ns", "int"),
+)  # fmt: skip
+
+
+def insert_rows(
+    profile: Profile,
+    table: str,
+    columns: Sequence[tuple[str, Kind]],
+    rows: Sequence[Sequence[object]],
+) -> None:
+    """Rows (tuples in ``columns``' order) into ``table`` as numpy columns: DuckDB's
+    executemany takes about 0.2 ms a row (33 s for 159,100 host ranges), its lists 5 µs, these
+    1 µs. A value not of its column's kind raises ValueError, TypeError or OverflowError."""
+    if not rows:
+        return
+    values = list(zip(*rows, strict=True))
+    arrays = {c: column(v, k) for (c, k), v in zip(columns, values, strict=True)}
+    names = ", ".join(c for c, _ in columns)
+    with registered(profile, "rows_batch", arrays) as duck:
+        duck.execute(f"INSERT INTO {table} ({names}) SELECT {names} FROM rows_batch").fetchall()
+
+
 @contextmanager
 def registered(
     profile: Profile, view: str, arrays: dict[str, Column]

@@ -6,7 +6,7 @@ with ``PRAGMA table_info`` (case-insensitively), never by position, because the 
 changes between nsys versions. ``CUPTI_ACTIVITY_KIND_KERNEL`` gives the dispatches and
 launches, ``CUPTI_ACTIVITY_KIND_MEMCPY``/``_MEMSET`` copies (never kernel time),
 ``TARGET_INFO_GPU`` the GPU and ``EXPORT_META_DATA`` the nsys version; the page lists every
-column's mapping.
+column's mapping. The host side (runtime calls, NVTX ranges, graph launches): ``nsys_host``.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from roofscope.readers.io.no_kernels import (
     nsys_launches,
 )
 from roofscope.readers.io.sqlite_file import Value, opened, refuse_bad_value
+from roofscope.readers.nvidia.nsys_host import read_host
 from roofscope.readers.registry import Reader
 from roofscope.readers.sniff import Head
 
@@ -353,7 +354,10 @@ def run_info(con: sqlite3.Connection, present: set[str], devices: dict[int, int]
 
 class NsysSqlite(Reader):
     name = "nsys-sqlite"
-    description = "Nsight Systems SQLite export (CUDA kernels, memcpy/memset as copies, GPUs)"
+    description = (
+        "Nsight Systems SQLite export (CUDA kernels, memcpy/memset as copies, GPUs, "
+        "blocking and compiling host calls, graph launches)"
+    )
     producer = "nsys"
     priority = 20
     kinds = ("sqlite",)
@@ -368,6 +372,7 @@ class NsysSqlite(Reader):
         with opened(path) as con:
             present = tables(con)
             table = _require_kernels(con, path, present)
+            source = profile.begin_input()  # the kernels' input: host rows are filed under it
             try:
                 devices = read_kernels(con, profile, path, table, role)
             except (OverflowError, ValueError, TypeError):
@@ -376,6 +381,7 @@ class NsysSqlite(Reader):
                 raise
             finally:
                 profile.con.execute(f"DROP TABLE IF EXISTS {_STAGE}")
+            read_host(con, profile, path, source)
             try:
                 read_copies(con, profile, path, present)
             except (duckdb.Error, OverflowError, ValueError, TypeError):

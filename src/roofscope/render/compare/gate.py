@@ -5,6 +5,7 @@ from __future__ import annotations
 from xml.etree import ElementTree as ET
 
 from roofscope.render.compare.words import (
+    across_gpus_text,
     block_reason,
     check_reason,
     gate_reasons,
@@ -23,10 +24,14 @@ from roofscope.verify.quality import SideWarning
 def junit(cmp: Comparison, verdict: Verdict) -> str:
     """The checks as a JUnit XML test suite, one test case each, and one case per side with
     warnings (``data quality: baseline``): it fails when one of them blocks the gate, and its
-    system-err lists them all. Each warning is also a suite property."""
+    system-err lists them all. Each warning is also a suite property, after the note that
+    the two sides ran on different GPUs where they did."""
     suite = ET.Element("testsuite", name="roofscope.compare")
-    if cmp.warnings:
+    across = across_gpus_text(cmp)
+    if cmp.warnings or across is not None:
         props = ET.SubElement(suite, "properties")
+        if across is not None:  # said first, as every compare output does
+            ET.SubElement(props, "property", name="across-gpus", value=across)
         for w in cmp.warnings:
             ET.SubElement(props, "property", name=f"warning.{side_label(w)}", value=warning_text(w))
     failures = 0
@@ -67,6 +72,7 @@ def markdown(cmp: Comparison, verdict: Verdict, top: int = 15) -> str:
     lines = [
         f"### roofscope compare: {_verdict(verdict)}",
         "",
+        *_across(cmp),
         f"Baseline `{cmp.base_label}` ({count(cmp.runs[0], 'run')}) vs candidate `{cmp.new_label}` "
         f"({count(cmp.runs[1], 'run')}).",
         "",
@@ -87,6 +93,12 @@ def markdown(cmp: Comparison, verdict: Verdict, top: int = 15) -> str:
     if reasons:
         lines += ["", "Gate failed:", *[f"- {r}" for r in reasons]]
     return "\n".join(lines) + "\n"
+
+
+def _across(cmp: Comparison) -> list[str]:
+    """Said first where base and new ran on different GPUs: the note and a blank line."""
+    text = across_gpus_text(cmp)
+    return [] if text is None else [f"**{text}**", ""]
 
 
 def _verdict(verdict: Verdict) -> str:

@@ -6,7 +6,12 @@ from __future__ import annotations
 from roofscope.catalogue.ceilings import Ceiling
 from roofscope.render.charts.movement import movement_svg
 from roofscope.render.charts.waterfall import waterfall_svg
-from roofscope.render.compare.words import gate_reasons, gate_set, speedup_text
+from roofscope.render.compare.words import (
+    across_gpus_text,
+    gate_reasons,
+    gate_set,
+    speedup_text,
+)
 from roofscope.render.escape import escape_text as _e
 from roofscope.render.numbers import duration
 from roofscope.render.page import FRAGMENT_STYLE, chart_row
@@ -29,12 +34,19 @@ def compare_fragment(
     movement = movement_svg(cmp, ceilings[0], ceilings[1], gpus)
     return "".join([
         f'<div class="roofscope">{FRAGMENT_STYLE}',
+        _across(cmp),
         f"<p><b>roofscope compare</b> · {_e(cmp.base_label)} → {_e(cmp.new_label)}: "
         f"{_e(line)}</p>",
         _gate(verdict),
         chart_row(waterfall_svg(cmp), movement),
         "</div>",
     ])  # fmt: skip
+
+
+def _across(cmp: Comparison) -> str:
+    """Said first where base and new ran on different GPUs."""
+    text = across_gpus_text(cmp)
+    return "" if text is None else f"<p><b>{_e(text)}</b></p>"
 
 
 def _gate(verdict: Verdict) -> str:
