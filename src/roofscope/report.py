@@ -9,6 +9,7 @@ from duckdb import ColumnExpression
 
 from roofscope.analysis.activity import Activity
 from roofscope.analysis.activity import activity as activity_of
+from roofscope.analysis.categories import NONE, Categories, categories
 from roofscope.analysis.checks import check
 from roofscope.analysis.device import (
     DeviceChoice,
@@ -124,6 +125,7 @@ class Report:
     lanes: TimelineLanes | None = None  # the timeline's bins, made for the charts (with_lanes)
     engine: Engine | None = None  # where the runs were read, when --scheduler named it
     read: tuple[str, ...] = ()  # the paths named and every file read: never overwritten
+    categories: Categories = NONE  # kernel time per category (analysis/categories.py)
 
     def validity(self, kernel: str) -> tuple[str, ...]:
         """The validity findings (rule names) about one kernel (``validity_of``)."""
@@ -286,6 +288,7 @@ def analyse(
         barriers=barrier_summary(activity, hot.total_ns, selection),
         limiters=limits,
         launches=shapes,
+        categories=categories(hot, section.result),
     )
 
 
