@@ -1,8 +1,9 @@
 """Every corpus profile (and demo) checked up once per test session, in worker processes, for
 the corpus-wide tests: tests/test_api_corpus.py (the digests, the table, the engine both
-ways), tests/test_verdicts_corpus.py (issue 38, points 2-3) and tests/test_library_advice.py
-(points 6-7). Each profile is analysed twice (in this process's worker, and on two local
-worker processes for the engine check), where the three tests alone analysed it four times."""
+ways), tests/test_verdicts_corpus.py (issue 38, points 2-3), tests/test_library_advice.py
+(points 6-7) and tests/test_categories.py (issue 39, point 5). Each profile is analysed twice
+(in this process's worker, and on two local worker processes for the engine check), where the
+tests alone analysed it four times."""
 
 from __future__ import annotations
 
@@ -40,6 +41,7 @@ class Checked:
     small: int = 0  # kernels with a grid smaller than the device
     busy: int = 0  # kernels whose busiest unit is compute at BUSY_PCT or more
     library: list[tuple[str, str, str]] = field(default_factory=list)  # (kernel, rule, advice)
+    uncategorised: list[str] = field(default_factory=list)  # issue 39 point 5: Kineto, NVIDIA
 
 
 @cache
@@ -68,7 +70,8 @@ def checked(path: Path) -> Checked:
     digest = hashlib.sha256(tool._portable(text, SHARED_CORPUS).encode()).hexdigest()
     bad = _on_local_workers(path, report) or _table_differs(path, report, doc)
     wrong, small, busy = _memory_advice(path, report.checkup)
-    return Checked(key, digest, bad, wrong, small, busy, _library_verdicts(doc))
+    other = _uncategorised(doc)
+    return Checked(key, digest, bad, wrong, small, busy, _library_verdicts(doc), other)
 
 
 def _on_local_workers(path: Path, report: Any) -> str | None:
@@ -128,6 +131,17 @@ def _memory_advice(path: Path, report: Any) -> tuple[list[str], int, int]:
     bad = [f"{path}: {k}: small grid, told {sorted(advised[k])}" for k in small & set(advised)]
     bad += [f"{path}: {k}: compute busy, told {sorted(advised[k])}" for k in busy & set(advised)]
     return bad, len(small), len(busy)
+
+
+CATEGORISED_FORMATS = ("kineto", "ncu", "nsys")  # issue 39 point 5: Kineto, nsys and ncu
+
+
+def _uncategorised(doc: dict[str, Any]) -> list[str]:
+    """The kernels of a Kineto trace or an Nsight export that fall into no category."""
+    formats = {i["format"].partition("-")[0] for i in doc["inputs"]}
+    if not formats & set(CATEGORISED_FORMATS):
+        return []
+    return [k["name"] for k in doc["kernels"] if k["category"] == "other"]
 
 
 def _library_verdicts(doc: dict[str, Any]) -> list[tuple[str, str, str]]:

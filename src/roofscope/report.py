@@ -9,6 +9,7 @@ from duckdb import ColumnExpression
 
 from roofscope.analysis.activity import Activity
 from roofscope.analysis.activity import activity as activity_of
+from roofscope.analysis.categories import NONE, Categories, categories
 from roofscope.analysis.checks import check
 from roofscope.analysis.device import (
     DeviceChoice,
@@ -129,6 +130,7 @@ class Report:
     engine: Engine | None = None  # where the runs were read, when --scheduler named it
     read: tuple[str, ...] = ()  # the paths named and every file read: never overwritten
     operators: Operators | None = None  # a PyTorch trace's operator level, where it has one
+    categories: Categories = NONE  # kernel time per category (analysis/categories.py)
 
     def validity(self, kernel: str) -> tuple[str, ...]:
         """The validity findings (rule names) about one kernel (``validity_of``)."""
@@ -293,6 +295,7 @@ def analyse(
         limiters=limits,
         launches=shapes,
         operators=ops.table,
+        categories=categories(hot, section.result, ops.launched_by),
     )
 
 

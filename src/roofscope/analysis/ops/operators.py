@@ -54,6 +54,7 @@ class Operators:
 class OperatorView:
     table: Operators | None  # None: the input has no operators
     work: dict[str, Work]  # by kernel name, from shapes or annotations
+    launched_by: dict[str, str]  # by kernel name: the operator that launched most of its time
 
 
 def operator_view(
@@ -62,14 +63,15 @@ def operator_view(
     """The operator table and the kernels' work from their operators; ``fp32_matmul``: how
     fp32 GEMMs ran (a key of ``shapes.FP32_MATMUL``)."""
     if is_empty(profile, op_launches(profile)):
-        return OperatorView(None, {})
+        return OperatorView(None, {}, {})
     sql, params = linked_sql(profile, works(signatures(profile), fp32_matmul))
     more = {**relations(profile), "named": names(profile)}
     sel = dispatches(profile, selection)
     rows = query(profile, sel, sql + _BY_OPERATOR, params, **more).fetchall()
     per_kernel = query(profile, sel, sql + _BY_KERNEL, params, **more).fetchall()
-    total = hot.total_ns or 0.0
-    return OperatorView(_table(rows, total, FP32_MATMUL[fp32_matmul]), _work(per_kernel))
+    launched = query(profile, sel, sql + _LAUNCHED_BY, params, **more).fetchall()
+    table = _table(rows, hot.total_ns or 0.0, FP32_MATMUL[fp32_matmul])
+    return OperatorView(table, _work(per_kernel), {str(k): str(op) for k, op in launched})
 
 
 _BY_OPERATOR = """
@@ -79,6 +81,14 @@ SELECT o.name, o.dims, o.types, count(DISTINCT l.call_row), count(*), sum(l.dur)
 FROM linked l LEFT JOIN ops o ON o.source = l.source AND o.op_id = l.call_row
 JOIN named n ON n.name_id = l.name_id
 GROUP BY o.name, o.dims, o.types ORDER BY sum(l.dur) DESC NULLS LAST, o.name
+"""
+
+_LAUNCHED_BY = """
+SELECT kernel, arg_max(name, t) FROM (
+    SELECT n.kernel, o.name, sum(l.dur) AS t
+    FROM linked l JOIN ops o ON o.source = l.source AND o.op_id = l.call_row
+    JOIN named n ON n.name_id = l.name_id GROUP BY ALL)
+GROUP BY kernel
 """
 
 _BY_KERNEL = """

@@ -19,6 +19,7 @@ from roofscope.render.layout import side_by_side, words
 from roofscope.render.names import name_cell, shortened
 from roofscope.render.numbers import count, duration, pct, si
 from roofscope.render.page import page
+from roofscope.render.report.categories_html import categories_table
 from roofscope.render.report.findings_html import findings_table
 from roofscope.render.report.sources import ceiling_table
 from roofscope.render.report.text import barrier_line, busy_idle, gpu_title, runs_line
@@ -44,6 +45,7 @@ def render_html(report: Report) -> str:
     else:
         body.append('<p class="muted">No dispatch timestamps: no timeline.</p>')
     body += ["<h2>Hotspots and roofline</h2>", _dual(report), _kernel_table(report)]
+    body.append(categories_table(report))
     if report.ranks is not None:
         body += ["<h2>Ranks</h2>", _rank_tables(report)]
     if report.metrics.kernels:

@@ -10,6 +10,7 @@ import json
 from dataclasses import asdict, fields
 from typing import Any
 
+from roofscope.analysis.categories import CategoryTime
 from roofscope.analysis.limiter import Limiter
 from roofscope.analysis.metrics.machine import Machine
 from roofscope.analysis.metrics.per_kernel import KernelMetrics
@@ -21,6 +22,7 @@ from roofscope.analysis.work.model import Work
 from roofscope.catalogue.ceilings import Ceiling, is_integer
 from roofscope.diagnosis.findings import Finding
 from roofscope.diagnosis.grouping import FindingGroup
+from roofscope.model.categories import Category
 from roofscope.render.device_choice import detected_from
 from roofscope.render.numbers import seconds
 from roofscope.report import Barriers, Report, RooflineSection, summary_of
@@ -91,6 +93,7 @@ def _document(report: Report) -> dict[str, Any]:
                 "cumulative_share": k.cumulative_share,
                 "hotspot": k.hot,
                 "communication": k.communication,
+                "category": str(report.categories.of.get(k.name, Category.OTHER)),
                 "validity": list(report.validity(k.name)),
                 "profiler_rules": [asdict(r) for r in report.profiler_rules.get(k.name, ())],
                 "roofline": kernel_roofline(roof.get(k.name)),
@@ -116,6 +119,19 @@ def _document(report: Report) -> dict[str, Any]:
         "warnings": [
             {"code": w.code, "message": w.message, "count": w.count} for w in report.warnings
         ],
+        "categories": [_category(c) for c in report.categories.rows],
+    }
+
+
+def _category(c: CategoryTime) -> dict[str, Any]:
+    return {
+        "category": str(c.category),
+        "kernels": c.kernels,
+        "calls": c.calls,
+        "total_s": seconds(c.total_ns),
+        "share": c.share,
+        "placed_s": seconds(c.placed_ns),
+        "efficiency": c.efficiency,
     }
 
 

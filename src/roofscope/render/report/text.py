@@ -17,6 +17,7 @@ from roofscope.render.columns import NameCell, fitted_table, text_console, wrapp
 from roofscope.render.inputs_line import inputs_once
 from roofscope.render.names import short_names
 from roofscope.render.numbers import cell, column_unit, count, duration, pct
+from roofscope.render.report.categories_text import categories_section
 from roofscope.render.report.findings_text import findings_section
 from roofscope.render.report.limiter_text import limiter_section
 from roofscope.render.report.metrics_text import metrics_section
@@ -50,6 +51,7 @@ def render_text(
     console.print(_table(report, top, console.width))
     if any(report.validity(k.name) for k in report.hotspots.kernels[:top]):
         console.print("  ! its numbers have a validity finding: read them with it (Findings)")
+    categories_section(console, report)
     _ranks(console, report)
     operators_section(console, report, top)
     metrics_section(console, report)

@@ -1,0 +1,34 @@
+"""Kernel time per category in the HTML report: a table after the hotspots, with a bar of
+its share and, where the roofline placed some of its kernels, their time-weighted efficiency
+(analysis/categories.py)."""
+
+from __future__ import annotations
+
+from roofscope.analysis.categories import CategoryTime
+from roofscope.render.numbers import duration, pct
+from roofscope.render.report.categories_text import LABELS
+from roofscope.report import Report
+
+BAR = "display:inline-block;height:9px;background:#4c72b0;"  # 100 px: the whole kernel time
+HEAD = (
+    '<table id="categories"><tr><th>Category</th><th>Kernels</th><th>Calls</th><th>Total</th>'
+    "<th>Share</th><th>Efficiency</th><th>Placed</th></tr>"
+)
+
+
+def categories_table(report: Report) -> str:
+    rows = report.categories.rows
+    if not rows:
+        return ""
+    return "<h3>Kernel time by category</h3>" + HEAD + "".join(map(_row, rows)) + "</table>"
+
+
+def _row(r: CategoryTime) -> str:
+    share = r.share or 0.0
+    bar = f'<span style="{BAR}width:{100 * share:.1f}px"></span>'
+    placed = duration(r.placed_ns) if r.efficiency is not None else "-"
+    return (
+        f"<tr><td>{LABELS[r.category]}</td><td>{r.kernels:,}</td><td>{r.calls:,}</td>"
+        f"<td>{duration(r.total_ns)}</td><td>{pct(r.share)} {bar}</td>"
+        f"<td>{pct(r.efficiency)}</td><td>{placed}</td></tr>"
+    )
