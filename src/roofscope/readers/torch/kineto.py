@@ -24,6 +24,7 @@ from roofscope.model.profile import Profile
 from roofscope.model.schema import Role
 from roofscope.model.words import count
 from roofscope.readers.io.batches import fits
+from roofscope.readers.io.host_calls import SYNC
 from roofscope.readers.io.json_keys import Malformed, TopKeys, Unfinished
 from roofscope.readers.io.json_stream import EventStream, open_text, paused_gc
 from roofscope.readers.io.no_kernels import (
@@ -40,7 +41,6 @@ from roofscope.readers.torch.kineto_meta import (
     LOADER,
     LOADER_CATS,
     PRODUCER,
-    SYNC,
     arch_doubt,
     insert_graph_launches,
     insert_host_ranges,

@@ -4,7 +4,8 @@ run's GPU and each device's warp size, ``distributedInfo.rank`` -> the input's r
 ``schemaVersion`` -> the producer version; and its data-loader steps (``cpu_op``,
 ``Operator`` or ``user_annotation`` events whose name holds "DataLoader", e.g.
 ``enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__``) and its blocking runtime
-calls (device, stream and event synchronisations, synchronous copies: :data:`SYNC`) ->
+calls (device, stream and event synchronisations, synchronous copies:
+:data:`~roofscope.readers.io.host_calls.SYNC`) ->
 ``host_ranges`` of kind "data-loader" and "sync"; its graph launches (runtime events
 ``cudaGraphLaunch``, ``hipGraphLaunch``) -> ``graph_launches``.
 See :mod:`~roofscope.readers.torch.kineto`."""
@@ -23,14 +24,6 @@ PRODUCER = "pytorch-profiler"
 
 LOADER_CATS = frozenset({"cpu_op", "Operator", "user_annotation"})
 LOADER = re.compile(r"dataloader", re.IGNORECASE)
-# runtime calls that hold the host until the device has done: the synchronisations, and the
-# copies without Async (cudaMemcpy, hipMemcpyWithStream, cuMemcpyDtoH_v2): while the host
-# waits in one it launches nothing (docs/formats/pytorch-kineto.md, "Into the model")
-SYNC = re.compile(
-    r"^(?:cuda|hip|cu)(?:(?:Device|Stream|Event|Ctx)Synchronize"
-    r"|Memcpy(?:WithStream|2D|3D|Peer|ToSymbol|FromSymbol|[DHA]to[DHA])?)(?:_v\d+)?$"
-)
-
 # a runtime call that replays a captured CUDA/HIP graph: its kernels carry its correlation id
 GRAPH_LAUNCH = re.compile(r"(cuda|hip|cu)GraphLaunch(_v\d+)?$")
 

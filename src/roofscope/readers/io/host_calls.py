@@ -1,0 +1,83 @@
+"""What a host-side call or range means for the GPU's idle time, by its name: the one place
+every reader that fills ``host_ranges`` (Kineto, Nsight Systems CSV and SQLite, rocprofv3,
+rocpd) asks.
+
+- :data:`SYNC`: runtime/driver calls that hold the host until the device has done (device,
+  stream, event and context synchronisations; the copies without ``Async``) -> kind "sync".
+- :data:`COMPILE_CALL`: runtime/driver calls that compile or load device code (module loads,
+  which JIT the PTX/code object they are given; NVRTC/HIPRTC compiles; linker runs) and
+  :data:`COMPILE_RANGE`: NVTX/annotation ranges a compiler names itself (nvFuser, TorchDynamo/
+  Inductor) -> kind "compile". Execution ranges (XLA's ``TSL:XlaModule``, ``Torch-Compiled
+  Region``) are not compilation.
+- :data:`LAUNCH`: kernel launch calls; :data:`DEVICE_SYNC`: the device/stream/context
+  synchronisations a program may place after each launch (``diagnosis/sync_per_launch.py``).
+
+Names may carry a version suffix (``cuLaunchKernel_v7000`` in some exports, ``_v2`` driver
+entry points): the patterns accept ``_v<digits>`` at the end.
+"""
+
+from __future__ import annotations
+
+import re
+
+SYNC_KIND = "sync"
+COMPILE_KIND = "compile"
+LOADER_KIND = "data-loader"
+
+_V = r"(?:_v\d+)?$"
+
+# copies without Async hold the host until done (cudaMemcpy, hipMemcpyWithStream,
+# cuMemcpyDtoH_v2): while the host waits in one it launches nothing
+SYNC = re.compile(
+    r"^(?:cuda|hip|cu)(?:(?:Device|Stream|Event|Ctx)Synchronize"
+    r"|Memcpy(?:WithStream|2D|3D|Peer|ToSymbol|FromSymbol|[DHA]to[DHA])?)" + _V
+)
+
+# synchronisations of the whole device or a stream: the ones a launch-then-wait loop uses
+DEVICE_SYNC = re.compile(r"^(?:cuda|hip|cu)(?:Device|Stream|Ctx)Synchronize" + _V)
+
+# kernel launches of the runtime and driver APIs (not graph launches: a graph replays many)
+LAUNCH = re.compile(
+    r"^(?:(?:cuda|hip)(?:LaunchKernel(?:ExC|Ex)?|LaunchCooperativeKernel(?:MultiDevice)?"
+    r"|ModuleLaunchKernel|ExtModuleLaunchKernel|HccModuleLaunchKernel|ExtLaunchKernel"
+    r"|ModuleLaunchCooperativeKernel)"
+    r"|cu(?:LaunchKernel(?:Ex)?|LaunchCooperativeKernel))" + _V
+)
+
+# device code built or loaded while the program runs: cuModuleLoad (JITs PTX), cuModuleLoadData,
+# cuModuleLoadDataEx, cuModuleLoadFatBinary, cuLibraryLoadData, hipModuleLoad*, the NVRTC/HIPRTC
+# compiles and the JIT linkers
+COMPILE_CALL = re.compile(
+    r"^(?:cu|hip)Module(?:Load|LoadData|LoadDataEx|LoadFatBinary)"
+    + _V
+    + r"|^cuLibraryLoad(?:Data|FromFile)"
+    + _V
+    + r"|^(?:nvrtc|hiprtc)CompileProgram$"
+    + r"|^(?:cu|hiprtc)LinkComplete"
+    + _V
+)
+
+# ranges a JIT compiler opens around its own compilation: nvFuser (CompiledKernel::compile,
+# FusionExecutor::compileFusion, KernelExecutor::compile, FusionKernelRuntime::compileFusion
+# Parallel), TorchDynamo/Inductor's timed phases (torch._dynamo..., _compile.compile_inner,
+# compile_fx*, fx_codegen_and_compile, async_compile.wait, OutputGraph.call_user_compiler)
+COMPILE_RANGE = re.compile(
+    r"CompiledKernel::compile|FusionExecutor::compileFusion|KernelExecutor::compile\b"
+    r"|FusionKernelRuntime::compileFusionParallel"
+    r"|^torch\._dynamo|^_compile\.compile_inner|^compile_fx|^fx_codegen_and_compile"
+    r"|^async_compile\.wait|^OutputGraph\.call_user_compiler"
+)
+
+
+def call_kind(name: str) -> str | None:
+    """The host_ranges kind of a runtime/driver call by its name; None for any other call."""
+    if SYNC.match(name):
+        return SYNC_KIND
+    if COMPILE_CALL.match(name):
+        return COMPILE_KIND
+    return None
+
+
+def range_kind(name: str) -> str | None:
+    """The host_ranges kind of an NVTX/annotation range by its name ("compile" or None)."""
+    return COMPILE_KIND if COMPILE_RANGE.search(name) else None
