@@ -107,6 +107,8 @@ BUILT_IN: tuple[tuple[str, str, tuple[str, ...], bool], ...] = (
     ("nvidia.nsys_trace", "GpuTrace", TEXT, False),
     ("nvidia.nsys_csv", "MemTimeSum", TEXT, False),
     ("nvidia.nsys_csv", "ApiSum", TEXT, False),
+    ("nvidia.nsys_host", "ApiTrace", TEXT, False),
+    ("nvidia.nsys_host", "NvtxTrace", TEXT, False),
     ("nvidia.nsys_sqlite", "NsysSqlite", SQLITE, False),
     ("nvidia.ncu_csv", "Ncu", TEXT, False),
 )

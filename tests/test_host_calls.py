@@ -1,0 +1,197 @@
+"""Idle time explained by what the host did, from API traces beside a kernel trace: nsys
+``cuda_api_trace`` (and ``nvtx_pushpop_trace``) CSV exports.
+
+Real files: tests/data/nsys/host_{cuda_gpu_trace,cuda_api_trace,nvtx_pushpop_trace}.csv
+(fractalyze/zisk-zorch, RTX 5090, Apache-2.0; tests/data/PROVENANCE.md). Expected values are
+computed here from the files' own columns in plain Python. Synthetic files (written into
+tmp_path) add a launch-then-synchronise loop, which the real export does not have.
+"""
+
+from __future__ import annotations
+
+import csv
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import roofscope
+from roofscope.errors import InputError
+from roofscope.model.profile import Profile
+from roofscope.model.schema import Role
+from roofscope.readers.io import host_calls
+from roofscope.readers.nvidia.nsys_host import ApiTrace, NvtxTrace
+from roofscope.readers.sniff import read_head
+from tests.conftest import DATA
+
+NSYS = DATA / "nsys"
+HOST = ("host_cuda_gpu_trace.csv", "host_cuda_api_trace.csv", "host_nvtx_pushpop_trace.csv")
+GPU_HEADER = (
+    "Start (ns),Duration (ns),CorrId,GrdX,GrdY,GrdZ,BlkX,BlkY,BlkZ,Reg/Trd,StcSMem (MB),"
+    "DymSMem (MB),Bytes (MB),Throughput (MB/s),SrcMemKd,DstMemKd,Device,Ctx,GreenCtx,Strm,Name"
+)
+API_HEADER = "Start (ns),Duration (ns),Name,Result,CorrID,Pid,Tid,T-Pri,Thread Name"
+
+
+def rows(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="", encoding="utf-8-sig") as f:
+        return list(csv.DictReader(f))
+
+
+def export(tmp_path: Path) -> Path:
+    for name in HOST:
+        shutil.copy(NSYS / name, tmp_path / name)
+    return tmp_path
+
+
+def idle_finding(path: Path) -> dict[str, Any]:
+    doc = roofscope.analyze(path).to_dict()
+    return next(f for f in doc["findings"] if f["rule"] == "idle-gaps")
+
+
+def idle_inside(kernels: list[tuple[int, int]], ranges: list[tuple[int, int]]) -> int:
+    """The time inside the ranges (clipped to the kernels' span) that no kernel ran."""
+    first, last = min(a for a, _ in kernels), max(b for _, b in kernels)
+    total = 0
+    for a, b in ranges:
+        a, b = max(a, first), min(b, last)
+        if b > a:
+            busy = sum(max(0, min(b, e) - max(a, s)) for s, e in kernels)
+            total += (b - a) - busy
+    return total
+
+
+def kernel_spans(path: Path) -> list[tuple[int, int]]:
+    return [
+        (int(r["Start (ns)"]), int(r["Start (ns)"]) + int(r["Duration (ns)"]))
+        for r in rows(path)
+        if r["GrdX"]
+    ]
+
+
+def test_module_loads_in_the_real_export_are_compile_time(tmp_path: Path) -> None:
+    """Two cuModuleLoadFatBinary calls (20.9 ms and 4.8 ms): the first inside the kernels'
+    span, with no kernel running in it; the second after the last kernel."""
+    kernels = kernel_spans(NSYS / HOST[0])
+    loads = [
+        (int(r["Start (ns)"]), int(r["Start (ns)"]) + int(r["Duration (ns)"]))
+        for r in rows(NSYS / HOST[1])
+        if r["Name"].startswith("cuModuleLoad")
+    ]
+    assert len(loads) == 2
+    expected = idle_inside(kernels, loads)
+    assert expected == 20_863_051  # the first load whole: its Duration (ns) field
+    found = idle_finding(export(tmp_path))
+    assert found["evidence"]["compile_idle_s"] == pytest.approx(expected / 1e9, abs=1e-12)
+    assert "sync_idle_s" not in found["evidence"]  # the export has no blocking call
+
+
+def test_the_real_export_is_one_run_and_its_api_calls_are_listed(tmp_path: Path) -> None:
+    doc = roofscope.analyze(export(tmp_path)).to_dict()
+    roles = {Path(i["path"]).name: i["role"] for i in doc["inputs"]}
+    assert roles["host_cuda_api_trace.csv"] == roles["host_nvtx_pushpop_trace.csv"] == "host-calls"
+    api = rows(NSYS / HOST[1])
+    calls = {a["name"]: a["calls"] for a in doc["activity"] if a["kind"] == "api"}
+    assert calls == {n: sum(r["Name"] == n for r in api) for n in {r["Name"] for r in api}}
+    assert doc["summary"]["dispatches"] == len(kernel_spans(NSYS / HOST[0]))
+
+
+def test_xla_module_ranges_are_execution_not_compilation() -> None:
+    """The real NVTX trace holds TSL:XlaModule (execution) and :host/* ranges: no compile."""
+    path = NSYS / HOST[2]
+    profile = Profile.empty()
+    NvtxTrace().read(path, read_head(path), profile, role=Role.HOST_CALLS)
+    assert profile.count("host_ranges") == 0
+    assert profile.inputs[0].rows == len(rows(path)) == 7
+
+
+@pytest.mark.parametrize(
+    ("name", "kind"),
+    [
+        ("cudaDeviceSynchronize", "sync"),
+        ("cudaStreamSynchronize_v3020", "sync"),
+        ("hipEventSynchronize", "sync"),
+        ("cudaMemcpy", "sync"),
+        ("cudaMemcpyAsync", None),
+        ("cuModuleLoadFatBinary", "compile"),
+        ("hipModuleLoadData", "compile"),
+        ("nvrtcCompileProgram", "compile"),
+        ("cuModuleGetFunction", None),
+        ("cudaLaunchKernel", None),
+    ],
+)
+def test_call_kinds(name: str, kind: str | None) -> None:
+    assert host_calls.call_kind(name) == kind
+
+
+@pytest.mark.parametrize(
+    ("name", "kind"),
+    [
+        ("CompiledKernel::compile", "compile"),
+        ("FusionExecutor::compileFusion", "compile"),
+        ("torch._dynamo.convert_frame._compile", "compile"),
+        ("compile_fx_inner", "compile"),
+        ("TSL:XlaModule:#hlo_module=jit_fn,program_id=471#", None),
+        ("Torch-Compiled Region: 0/0", None),
+        (":host/prove", None),
+    ],
+)
+def test_range_kinds(name: str, kind: str | None) -> None:
+    assert host_calls.range_kind(name) == kind
+
+
+def loop_export(tmp_path: Path, synced: int, launches: int) -> Path:
+    """``launches`` kernels of 10 µs, 100 µs apart; the first ``synced`` launches followed by
+    a cudaGetLastError and a cudaDeviceSynchronize of 30 µs that starts 5 µs into the
+    kernel ends (so 25 µs of each is idle GPU time)."""
+    gpu, api = [GPU_HEADER], [API_HEADER]
+    for i in range(launches):
+        t = 1_000_000 + i * 100_000
+        gpu.append(f"{t},10000,{i},1,1,1,64,1,1,16,0,0,,,,,NVIDIA H100 (0),1,,7,k{i % 2}")
+        api.append(f"{t - 4000},3000,cudaLaunchKernel,0,{i},9,9,20,app")
+        if i < synced:
+            api.append(f"{t - 800},200,cudaGetLastError,0,0,9,9,20,app")
+            api.append(f"{t + 5000},30000,cudaDeviceSynchronize,0,0,9,9,20,app")
+    (tmp_path / "run_cuda_gpu_trace.csv").write_text("\n".join(gpu) + "\n")
+    (tmp_path / "run_cuda_api_trace.csv").write_text("\n".join(api) + "\n")
+    return tmp_path
+
+
+def test_a_sync_after_every_launch_is_named(tmp_path: Path) -> None:
+    doc = roofscope.analyze(loop_export(tmp_path, synced=30, launches=40)).to_dict()
+    found = next(f for f in doc["findings"] if f["rule"] == "sync-per-launch")
+    assert found["summary"].startswith("30 launches of 40 are followed by a synchronisation")
+    assert found["evidence"]["synced_idle_s"] == pytest.approx(30 * 25_000 / 1e9)
+    assert found["evidence"]["launches"] == 40
+    idle = next(f for f in doc["findings"] if f["rule"] == "idle-gaps")
+    assert idle["evidence"]["sync_idle_s"] == pytest.approx(30 * 25_000 / 1e9)
+
+
+def test_few_synced_launches_are_no_finding(tmp_path: Path) -> None:
+    doc = roofscope.analyze(loop_export(tmp_path, synced=19, launches=40)).to_dict()
+    assert not [f for f in doc["findings"] if f["rule"] == "sync-per-launch"]
+
+
+def test_a_sync_not_after_a_launch_is_not_counted() -> None:
+    calls = [
+        (1, 0, 10, "cudaLaunchKernel"),
+        (1, 20, 30, "cudaMemsetAsync"),
+        (1, 40, 50, "cudaDeviceSynchronize"),
+        (2, 25, 35, "cudaLaunchKernel"),  # another thread's launch
+        (1, 60, 70, "cuLaunchKernel"),
+        (1, 80, 90, "cuStreamSynchronize"),
+    ]
+    assert host_calls.syncs_after_launch(calls) == [(80, 90, "cuStreamSynchronize")]
+
+
+def test_a_damaged_api_trace_names_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "x_cuda_api_trace.csv"
+    path.write_text(
+        f"{API_HEADER}\n100,5,cudaLaunchKernel,0,1,9,9,20,app\nabc,5,cudaFree,0,2,9,9,20,app\n"
+    )
+    with pytest.raises(InputError) as info:
+        ApiTrace().read(path, read_head(path), Profile.empty(), role=Role.HOST_CALLS)
+    message = str(info.value)
+    assert "x_cuda_api_trace.csv:3:" in message and "'Start (ns)'" in message and "'abc'" in message
+    assert "\n" not in message
