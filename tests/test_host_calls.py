@@ -195,3 +195,60 @@ def test_a_damaged_api_trace_names_its_line(tmp_path: Path) -> None:
     message = str(info.value)
     assert "x_cuda_api_trace.csv:3:" in message and "'Start (ns)'" in message and "'abc'" in message
     assert "\n" not in message
+
+
+# -- rocprofv3 hip_api_trace --------------------------------------------------------------------
+
+V3_API = DATA / "rocprofv3-host" / "decode_hip_api_trace.csv"
+V3_KERNELS = DATA / "rocprofv3-layouts" / "gfx1151_decode_kernel_trace.csv"
+
+
+def v3_export(tmp_path: Path, prefix: str = "gfx1151_decode") -> Path:
+    shutil.copy(V3_KERNELS, tmp_path / f"{prefix}_kernel_trace.csv")
+    shutil.copy(V3_API, tmp_path / f"{prefix}_hip_api_trace.csv")
+    return tmp_path
+
+
+def v3_spans(path: Path, column: str, names: set[str] | None = None) -> list[tuple[int, int]]:
+    return [
+        (int(r["Start_Timestamp"]), int(r["End_Timestamp"]))
+        for r in rows(path)
+        if names is None or r[column] in names
+    ]
+
+
+@pytest.mark.parametrize("prefix", ["decode", "gfx1151_decode"])
+def test_hip_stream_syncs_of_the_real_trace(tmp_path: Path, prefix: str) -> None:
+    """The llama.cpp decode trace (gfx1151): 4 hipStreamSynchronize inside the kernels' span;
+    the idle time inside them, from the two files' own timestamps. A prefix with an
+    underscore keeps the two files one run."""
+    kernels = v3_spans(V3_KERNELS, "Kernel_Name")
+    syncs = v3_spans(V3_API, "Function", {"hipStreamSynchronize"})
+    assert len(syncs) == 4
+    expected = idle_inside(kernels, syncs)
+    assert expected == 19_177
+    found = idle_finding(v3_export(tmp_path, prefix))
+    assert found["evidence"]["sync_idle_s"] == pytest.approx(expected / 1e9, abs=1e-12)
+
+
+def test_the_real_hip_trace_has_no_sync_per_launch(tmp_path: Path) -> None:
+    """180 hipLaunchKernel, each followed by hipGetLastError and the next launch's
+    __hipPushCallConfiguration, never directly by a synchronisation."""
+    doc = roofscope.analyze(v3_export(tmp_path)).to_dict()
+    calls = {a["name"]: a["calls"] for a in doc["activity"] if a["kind"] == "api"}
+    assert calls["hipLaunchKernel"] == sum(r["Function"] == "hipLaunchKernel" for r in rows(V3_API))
+    assert calls["hipLaunchKernel"] == 180
+    assert not [f for f in doc["findings"] if f["rule"] == "sync-per-launch"]
+
+
+def test_a_damaged_hip_api_trace_names_its_line(tmp_path: Path) -> None:
+    from roofscope.readers.amd.rocprofv3_host import ApiTrace as V3ApiTrace
+
+    path = tmp_path / "1_hip_api_trace.csv"
+    header = '"Domain","Function","Process_Id","Thread_Id","Correlation_Id","Start_Timestamp",'
+    path.write_text(f'{header}"End_Timestamp"\nHIP_RUNTIME_API_EXT,hipFree,1,1,1,10,x\n')
+    with pytest.raises(InputError) as info:
+        V3ApiTrace().read(path, read_head(path), Profile.empty(), role=Role.HOST_CALLS)
+    message = str(info.value)
+    assert "1_hip_api_trace.csv:2:" in message and "'End_Timestamp'" in message
+    assert "\n" not in message

@@ -37,24 +37,26 @@ def loader_idle_ns(profile: Profile, selection: Selection = EVERYTHING) -> int |
 
 
 def idle_inside(profile: Profile, kind: str, selection: Selection = EVERYTHING) -> int | None:
-    """The devices' idle time inside host ranges of ``kind``; None when the input has none."""
+    """The devices' idle time inside host ranges of ``kind``; None when the input has none,
+    or no kernel ran in the runs that have them."""
     ranges = host_ranges(profile, kind)
     if is_empty(profile, ranges):
         return None
     valid = dispatches(profile, selection).filter(VALID_DURATION)
-    total = 0
+    total, seen = 0, False
     for source, steps in _per_source(ranges).items():
         run = valid.filter(among("source", same_run(profile, source)))
         devices = run.aggregate(
             "coalesce(device, -1) AS device, min(start_ns), max(end_ns)", "coalesce(device, -1)"
         )
         for device, first, last in devices.fetchall():
+            seen = True
             inside = [(max(a, first), min(b, last)) for a, b in _merged(steps)]
             waited = sum(b - a for a, b in inside if b > a)
             if waited:
                 span = (int(first), int(last))
                 total += waited - _busy_in(profile, run, ranges, source, int(device), span)
-    return total
+    return total if seen else None
 
 
 def same_run(profile: Profile, source: int) -> list[int]:

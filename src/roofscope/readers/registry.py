@@ -95,6 +95,7 @@ BUILT_IN: tuple[tuple[str, str, tuple[str, ...], bool], ...] = (
     ("amd.rocprofv3", "KernelTrace", TEXT, False),
     ("amd.rocprofv3", "Stats", TEXT, False),
     ("amd.rocprofv3", "MemoryCopyTrace", TEXT, False),
+    ("amd.rocprofv3_host", "ApiTrace", TEXT, False),
     ("amd.rocprofv3_counters", "CounterCollection", TEXT, False),
     ("amd.rocprofv3_agent_info", "AgentInfo", TEXT, False),
     ("amd.rocprofv3_json", "ResultsJson", TEXT, True),

@@ -19,7 +19,7 @@ entry points): the patterns accept ``_v<digits>`` at the end.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from roofscope.model.profile import Profile
 from roofscope.readers.io.batches import fits
@@ -118,3 +118,22 @@ def insert_ranges(
     if rows:
         profile.con.executemany("INSERT INTO host_ranges VALUES (?, ?, ?, ?, ?)", rows)
     return len(rows)
+
+
+def call_ranges(calls: Sequence[Call]) -> list[tuple[str, str, int, int]]:
+    """The host ranges (kind, name, start_ns, end_ns) of an API trace's calls: its blocking
+    calls ("sync"), its compiles and module loads ("compile"), and the synchronisations that
+    directly follow a launch (AFTER_LAUNCH_KIND)."""
+    ranges = [(k, n, a, b) for _, a, b, n in calls if (k := call_kind(n)) is not None]
+    after = syncs_after_launch(calls)
+    return ranges + [(AFTER_LAUNCH_KIND, n, a, b) for a, b, n in after]
+
+
+def per_name(calls: Sequence[Call]) -> list[tuple[str, int, float]]:
+    """The calls per name (name, calls, total_ns), as an "api" activity summary holds them."""
+    counts: dict[str, list[int]] = {}
+    for _, start, end, name in calls:
+        seen = counts.setdefault(name, [0, 0])
+        seen[0] += 1
+        seen[1] += end - start
+    return [(n, c, float(t)) for n, (c, t) in sorted(counts.items())]

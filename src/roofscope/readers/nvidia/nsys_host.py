@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import csv
 import io
-from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -145,21 +144,9 @@ class ApiTrace(_HostTrace):
 
     def read(self, path: Path, head: Head, profile: Profile, *, role: Role) -> None:
         rows = self.rows(path, head)
-        ranges = [
-            (kind, r.name, r.start_ns, r.end_ns)
-            for r in rows
-            if (kind := host_calls.call_kind(r.name)) is not None
-        ]
         calls = [(r.tid, r.start_ns, r.end_ns, r.name) for r in rows]
-        after = host_calls.syncs_after_launch(calls)
-        ranges += [(host_calls.AFTER_LAUNCH_KIND, n, a, b) for a, b, n in after]
-        source = self.store(path, profile, ranges, len(rows))
-        per_name = Counter(r.name for r in rows)
-        total: Counter[str] = Counter()
-        for r in rows:
-            total[r.name] += r.end_ns - r.start_ns
-        activity = [(n, c, float(total[n])) for n, c in sorted(per_name.items())]
-        insert_activity(profile, source, "api", activity)
+        source = self.store(path, profile, host_calls.call_ranges(calls), len(rows))
+        insert_activity(profile, source, "api", host_calls.per_name(calls))
 
 
 class NvtxTrace(_HostTrace):
