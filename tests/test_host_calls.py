@@ -10,6 +10,7 @@ tmp_path) add a launch-then-synchronise loop, which the real export does not hav
 from __future__ import annotations
 
 import csv
+import json
 import shutil
 from pathlib import Path
 from typing import Any
@@ -252,3 +253,47 @@ def test_a_damaged_hip_api_trace_names_its_line(tmp_path: Path) -> None:
     message = str(info.value)
     assert "1_hip_api_trace.csv:2:" in message and "'End_Timestamp'" in message
     assert "\n" not in message
+
+
+# -- Kineto: compile ranges ---------------------------------------------------------------------
+
+
+def kineto_trace(tmp_path: Path, compiled: list[tuple[str, str, int, int]]) -> Path:
+    """Ten 5 µs kernels 100 µs apart (pid 0) and host events (category, name, ts, dur)."""
+    kernels = [
+        {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 100 * i, "dur": 5,
+         "args": {"device": 0, "stream": 7}}
+        for i in range(10)
+    ]  # fmt: skip
+    host = [
+        {"ph": "X", "cat": c, "name": n, "pid": 1, "tid": 1, "ts": t, "dur": d}
+        for c, n, t, d in compiled
+    ]
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"traceEvents": kernels + host}))
+    return path
+
+
+def test_a_compile_range_in_the_gaps_is_named_first(tmp_path: Path) -> None:
+    """Dynamo's compile_inner from 105 to 800 µs (six 5 µs kernels run inside it) and a
+    cuModuleLoadData in the next gap (805 to 895 µs): 755 of the 855 µs idle is compilation,
+    so its remedy leads; the Torch-Compiled Region (running compiled code) is not counted."""
+    host = [
+        ("cpu_op", "_compile.compile_inner (dynamo_timed)", 105, 695),
+        ("cuda_driver", "cuModuleLoadData", 805, 90),
+        ("cpu_op", "Torch-Compiled Region: 0/0", 905, 90),  # execution, not compile
+    ]
+    kernels = [(100 * i, 100 * i + 5) for i in range(10)]
+    expected = idle_inside(kernels, [(105, 800), (805, 895)])
+    assert expected == 695 - 6 * 5 + 90
+    found = idle_finding(kineto_trace(tmp_path, host))
+    assert found["evidence"]["compile_idle_s"] == pytest.approx(expected * 1e-6, rel=1e-12)
+    assert found["evidence"]["idle_s"] == pytest.approx(9 * 95e-6, rel=1e-12)
+    assert found["prescription"].startswith("compile before the measured steps first")
+
+
+@pytest.mark.parametrize(
+    "name", ["sglang_qwen3_8b_decode_mi300x.json.gz", "inference_rank_1.json.gz"]
+)
+def test_real_traces_without_compilation_have_no_compile_time(name: str) -> None:
+    assert "compile_idle_s" not in idle_finding(DATA / "kineto" / name)["evidence"]
