@@ -12,10 +12,12 @@ from __future__ import annotations
 import csv
 import json
 import shutil
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import pytest
+from jsonschema import Draft202012Validator
 
 import roofscope
 from roofscope.errors import InputError
@@ -25,6 +27,7 @@ from roofscope.readers.io import host_calls
 from roofscope.readers.nvidia.nsys_host import ApiTrace, NvtxTrace
 from roofscope.readers.sniff import read_head
 from tests.conftest import DATA
+from tests.test_json_schema import analyze_json, assert_valid
 
 NSYS = DATA / "nsys"
 HOST = ("host_cuda_gpu_trace.csv", "host_cuda_api_trace.csv", "host_nvtx_pushpop_trace.csv")
@@ -162,16 +165,23 @@ def loop_export(tmp_path: Path, synced: int, launches: int) -> Path:
 def test_a_sync_after_every_launch_is_named(tmp_path: Path) -> None:
     doc = roofscope.analyze(loop_export(tmp_path, synced=30, launches=40)).to_dict()
     found = next(f for f in doc["findings"] if f["rule"] == "sync-per-launch")
-    assert found["summary"].startswith("30 launches of 40 are followed by a synchronisation")
+    assert found["summary"].startswith("30 of 40 launches are followed by a synchronisation; ")
     assert found["evidence"]["synced_idle_s"] == pytest.approx(30 * 25_000 / 1e9)
     assert found["evidence"]["launches"] == 40
     idle = next(f for f in doc["findings"] if f["rule"] == "idle-gaps")
     assert idle["evidence"]["sync_idle_s"] == pytest.approx(30 * 25_000 / 1e9)
 
 
-def test_few_synced_launches_are_no_finding(tmp_path: Path) -> None:
-    doc = roofscope.analyze(loop_export(tmp_path, synced=19, launches=40)).to_dict()
-    assert not [f for f in doc["findings"] if f["rule"] == "sync-per-launch"]
+@pytest.mark.parametrize(("synced", "named"), [(20, True), (19, False)])
+def test_half_the_launches_synced_is_the_threshold(
+    tmp_path: Path, synced: int, named: bool
+) -> None:
+    doc = roofscope.analyze(loop_export(tmp_path, synced=synced, launches=40)).to_dict()
+    found = [f for f in doc["findings"] if f["rule"] == "sync-per-launch"]
+    assert bool(found) is named
+    if named:
+        ms = synced * 25_000 / 1e6  # 25 µs of each sync is idle GPU time
+        assert found[0]["summary"].endswith(f"the GPU sat idle {ms:g} ms inside them")
 
 
 def test_a_sync_not_after_a_launch_is_not_counted() -> None:
@@ -297,3 +307,17 @@ def test_a_compile_range_in_the_gaps_is_named_first(tmp_path: Path) -> None:
 )
 def test_real_traces_without_compilation_have_no_compile_time(name: str) -> None:
     assert "compile_idle_s" not in idle_finding(DATA / "kineto" / name)["evidence"]
+
+
+def test_host_call_inputs_and_findings_fit_the_schema(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The role host-calls, the api activity and the sync-per-launch finding are in
+    report-v1's terms."""
+    schema = json.loads(
+        resources.files("roofscope").joinpath("schema", "report-v1.schema.json").read_text()
+    )
+    doc = analyze_json(capsys, str(loop_export(tmp_path, synced=30, launches=40)))
+    assert {i["role"] for i in doc["inputs"]} == {"host-calls", "dispatches"}
+    assert [f["rule"] for f in doc["findings"]].count("sync-per-launch") == 1
+    assert_valid(Draft202012Validator(schema), doc)

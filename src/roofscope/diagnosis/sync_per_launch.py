@@ -36,8 +36,9 @@ def sync_per_launch(p: ProgramView) -> Finding | None:
         None,
         "program",
         severity(gain),
-        f"{words.count(s.synced, 'launch')} of {s.launches:,} are followed by a "
-        f"synchronisation; the GPU sat idle {sig(s.idle_ns / 1e6)} ms inside them",
+        f"{s.synced:,} of {words.count(s.launches, 'launch')} "
+        f"{'is' if s.launches == 1 else 'are'} followed by a synchronisation; the GPU sat idle "
+        f"{sig(s.idle_ns / 1e6)} ms inside them",
         FIX,
         {"launches": s.launches, "synced_launches": s.synced, "synced_idle_s": s.idle_ns / 1e9},
         {"launch_share_min": LAUNCH_SHARE},
