@@ -321,3 +321,27 @@ def test_host_call_inputs_and_findings_fit_the_schema(
     assert {i["role"] for i in doc["inputs"]} == {"host-calls", "dispatches"}
     assert [f["rule"] for f in doc["findings"]].count("sync-per-launch") == 1
     assert_valid(Draft202012Validator(schema), doc)
+
+
+NVTX_HEADER = (
+    "Start (ns),End (ns),Duration (ns),DurChild (ns),DurNonChild (ns),Name,PID,TID,Lvl,"
+    "NumChild,RangeId,ParentId,RangeStack,NameTree"
+)
+
+
+def test_a_module_load_inside_a_compile_range_counts_once(tmp_path: Path) -> None:
+    """nvFuser's CompiledKernel::compile NVTX range (20 to 80 µs) holds the cuModuleLoadData
+    it calls (50 to 70 µs), between kernels at 0-10 µs and 100-110 µs: the idle time inside
+    compilation is the range's 60 µs, not 60 + 20."""
+    gpu = [GPU_HEADER] + [
+        f"{t},10000,{i},1,1,1,64,1,1,16,0,0,,,,,NVIDIA H100 (0),1,,7,k"
+        for i, t in enumerate((0, 100_000))
+    ]
+    (tmp_path / "run_cuda_gpu_trace.csv").write_text("\n".join(gpu) + "\n")
+    api = f"{API_HEADER}\n50000,20000,cuModuleLoadData,0,9,9,9,20,app\n"
+    (tmp_path / "run_cuda_api_trace.csv").write_text(api)
+    nvtx = f"{NVTX_HEADER}\n20000,80000,60000,0,60000,CompiledKernel::compile,9,9,0,0,1,,:1,x\n"
+    (tmp_path / "run_nvtx_pushpop_trace.csv").write_text(nvtx)
+    found = idle_finding(tmp_path)
+    assert found["evidence"]["compile_idle_s"] == pytest.approx(60e-6, rel=1e-12)
+    assert found["evidence"]["idle_s"] == pytest.approx(90e-6, rel=1e-12)

@@ -44,8 +44,8 @@ def idle_inside(profile: Profile, kind: str, selection: Selection = EVERYTHING) 
         return None
     valid = dispatches(profile, selection).filter(VALID_DURATION)
     total, seen = 0, False
-    for source, steps in _per_source(ranges).items():
-        run = valid.filter(among("source", same_run(profile, source)))
+    for sources, steps in _per_run(profile, ranges).items():
+        run = valid.filter(among("source", sources))
         devices = run.aggregate(
             "coalesce(device, -1) AS device, min(start_ns), max(end_ns)", "coalesce(device, -1)"
         )
@@ -55,7 +55,7 @@ def idle_inside(profile: Profile, kind: str, selection: Selection = EVERYTHING) 
             waited = sum(b - a for a, b in inside if b > a)
             if waited:
                 span = (int(first), int(last))
-                total += waited - _busy_in(profile, run, ranges, source, int(device), span)
+                total += waited - _busy_in(profile, run, ranges, sources, int(device), span)
     return total if seen else None
 
 
@@ -68,14 +68,17 @@ def same_run(profile: Profile, source: int) -> list[int]:
     return [i for i, f in enumerate(profile.inputs) if i == source or f.group == group]
 
 
-def _per_source(ranges: Relation) -> dict[int, Ranges]:
-    steps: dict[int, Ranges] = {}
+def _per_run(profile: Profile, ranges: Relation) -> dict[tuple[int, ...], Ranges]:
+    """The ranges of each run (its inputs' sources): an API trace's module load inside an
+    NVTX compile range of the same run counts once."""
+    steps: dict[tuple[int, ...], Ranges] = {}
     for source, start, end in (
         ranges.filter(POSITIVE_DURATION)
         .project("source, start_ns, end_ns")
         .order("source, start_ns")
     ).fetchall():
-        steps.setdefault(int(source), []).append((int(start), int(end)))
+        run = tuple(same_run(profile, int(source)))
+        steps.setdefault(run, []).append((int(start), int(end)))
     return steps
 
 
@@ -91,10 +94,15 @@ def _merged(ranges: Ranges) -> Ranges:
 
 
 def _busy_in(
-    profile: Profile, run: Relation, ranges: Relation, source: int, device: int, span: Span
+    profile: Profile,
+    run: Relation,
+    ranges: Relation,
+    sources: tuple[int, ...],
+    device: int,
+    span: Span,
 ) -> int:
-    """The time inside the source's ranges that a kernel of this device (of the source's run)
-    or a copy of its process ran within the device's span (where the ranges were clipped):
+    """The time inside the run's ranges that a kernel of this device (of that run) or a copy
+    of its process ran within the device's span (where the ranges were clipped):
     the union over ranges of work and range intersected is the work within the ranges'
     union."""
     mine = CoalesceOperator(ColumnExpression("device"), ConstantExpression(-1)) == device
@@ -104,9 +112,7 @@ def _busy_in(
     work = kernels.project("start_ns AS d_start, end_ns AS d_end").union(
         moved.project("start_ns AS d_start, end_ns AS d_end")
     )
-    steps = ranges.filter(ColumnExpression("source") == source).project(
-        "start_ns AS r_start, end_ns AS r_end"
-    )
+    steps = ranges.filter(among("source", sources)).project("start_ns AS r_start, end_ns AS r_end")
     pieces = (
         work.join(steps, "d_start < r_end AND d_end > r_start")
         .project("greatest(d_start, r_start), least(d_end, r_end)")
