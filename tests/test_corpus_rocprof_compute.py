@@ -24,7 +24,7 @@ from roofscope.catalogue.ceilings import Ceiling
 from roofscope.errors import InputError
 from roofscope.model.names import normalise
 from roofscope.model.profile import Profile, RunInfo
-from roofscope.readers.amd.rocprof_compute_sysinfo import read_sysinfo
+from roofscope.readers.amd.compute.rocprof_compute_sysinfo import read_sysinfo
 from roofscope.readers.load import load
 from tests.conftest import DATA, NAMED_COUNTERS, SHARED_CORPUS, run_json
 

@@ -128,7 +128,7 @@ def test_a_kernel_summary_loads_no_numpy_nor_the_raw_pass_reader() -> None:
         "analyze", str(DATA / "nsys" / "decode_cuda_gpu_kern_sum.csv"), "--json"
     )
     assert json.loads(out)["summary"]["kernels"] > 0
-    assert _loaded(modules, {"numpy", "roofscope.readers.amd.rocprof_compute_raw"}) == set()
+    assert _loaded(modules, {"numpy", "roofscope.readers.amd.compute.rocprof_compute_raw"}) == set()
     assert _loaded(modules, {"roofscope.readers.amd.rocpd"}) == set()
 
 

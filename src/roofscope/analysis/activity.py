@@ -9,7 +9,8 @@ Three kinds of records, each listed as :class:`Activity` (kind, name, calls, tot
 - :func:`barrier_records`: the barrier packets among a dispatch file's rows (rocprof v1,
   ``readers/io/barriers.py``), per name, their valid durations summed.
 
-A later pass repeating the first's trace or stats (``Role.PASS_REPEAT``) is not counted.
+A later pass repeating the first's trace or stats (``Role.PASS_REPEAT``) is not counted, nor
+an API trace's calls where an API summary was read.
 The check-up lists the three in that order (:func:`activity`); the cluster summary reduces
 each run with the same functions (``cluster/records.py``).
 """
@@ -77,4 +78,9 @@ def barrier_records(profile: Profile) -> tuple[Activity, ...]:
 
 
 def _counted(profile: Profile) -> Expression:
-    return ~among("source", profile.sources(Role.PASS_REPEAT))
+    """Not a later pass's repeat; nor an API trace's calls (``Role.HOST_CALLS``) where the
+    producer's own API summary was read too, which holds the same calls."""
+    left_out = profile.sources(Role.PASS_REPEAT)
+    if profile.sources(Role.API_SUMMARY):
+        left_out += profile.sources(Role.HOST_CALLS)
+    return ~among("source", left_out)

@@ -1,7 +1,10 @@
 """GPU idle time spent while the host did one kind of thing: the idle time of each device that
 falls inside the ``host_ranges`` of that kind of its process: "data-loader" (a PyTorch trace's
 ``enumerate(DataLoader)`` steps, the input pipeline), "sync" (blocking runtime calls: device,
-stream and event synchronisations, synchronous copies).
+stream and event synchronisations, synchronous copies), "compile" (JIT compilation: module
+loads, NVRTC/HIPRTC, compiler NVTX ranges), "sync-after-launch" (the synchronisations that
+directly follow a launch). The ranges of an API trace count against the kernels of its run
+(:func:`same_run`): an nsys or rocprofv3 export writes them to a file of their own.
 
 Per process (source) the ranges are merged into disjoint ranges; per device of that process
 each range is clipped to the device's span (first kernel Begin to last kernel End, as in
@@ -12,16 +15,20 @@ away. The sum over devices is comparable with the timeline's idle time.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from duckdb import CoalesceOperator, ColumnExpression, ConstantExpression
 
-from roofscope.model.access import Relation, copies, host_ranges, is_empty
+from roofscope.model.access import Relation, activity, copies, count, host_ranges, is_empty
 from roofscope.model.profile import Profile
-from roofscope.model.schema import POSITIVE_DURATION, VALID_DURATION
-from roofscope.model.selection import EVERYTHING, Selection, dispatches
+from roofscope.model.schema import POSITIVE_DURATION, VALID_DURATION, Role
+from roofscope.model.selection import EVERYTHING, Selection, among, dispatches
+from roofscope.readers.io.host_calls import AFTER_LAUNCH_KIND, LAUNCH
 
 Span = tuple[int, int]
 Ranges = list[Span]
-KINDS = ("data-loader", "sync")  # the host_ranges kinds that explain idle time
+# the host_ranges kinds that explain idle time ("sync-after-launch" ranges are "sync" ones too)
+KINDS = ("data-loader", "sync", "compile")
 
 
 def loader_idle_ns(profile: Profile, selection: Selection = EVERYTHING) -> int | None:
@@ -30,33 +37,48 @@ def loader_idle_ns(profile: Profile, selection: Selection = EVERYTHING) -> int |
 
 
 def idle_inside(profile: Profile, kind: str, selection: Selection = EVERYTHING) -> int | None:
-    """The devices' idle time inside host ranges of ``kind``; None when the input has none."""
+    """The devices' idle time inside host ranges of ``kind``; None when the input has none,
+    or no kernel ran in the runs that have them."""
     ranges = host_ranges(profile, kind)
     if is_empty(profile, ranges):
         return None
     valid = dispatches(profile, selection).filter(VALID_DURATION)
-    total = 0
-    for source, steps in _per_source(ranges).items():
-        devices = valid.filter(ColumnExpression("source") == source).aggregate(
+    total, seen = 0, False
+    for sources, steps in _per_run(profile, ranges).items():
+        run = valid.filter(among("source", sources))
+        devices = run.aggregate(
             "coalesce(device, -1) AS device, min(start_ns), max(end_ns)", "coalesce(device, -1)"
         )
         for device, first, last in devices.fetchall():
+            seen = True
             inside = [(max(a, first), min(b, last)) for a, b in _merged(steps)]
             waited = sum(b - a for a, b in inside if b > a)
             if waited:
                 span = (int(first), int(last))
-                total += waited - _busy_in(profile, valid, ranges, source, int(device), span)
-    return total
+                total += waited - _busy_in(profile, run, ranges, sources, int(device), span)
+    return total if seen else None
 
 
-def _per_source(ranges: Relation) -> dict[int, Ranges]:
-    steps: dict[int, Ranges] = {}
+def same_run(profile: Profile, source: int) -> list[int]:
+    """The inputs of the run ``source`` belongs to (its group: an nsys or rocprofv3 export's
+    API trace beside its kernel trace), itself included; itself alone when it has no group."""
+    group = profile.inputs[source].group
+    if not group:
+        return [source]
+    return [i for i, f in enumerate(profile.inputs) if i == source or f.group == group]
+
+
+def _per_run(profile: Profile, ranges: Relation) -> dict[tuple[int, ...], Ranges]:
+    """The ranges of each run (its inputs' sources): an API trace's module load inside an
+    NVTX compile range of the same run counts once."""
+    steps: dict[tuple[int, ...], Ranges] = {}
     for source, start, end in (
         ranges.filter(POSITIVE_DURATION)
         .project("source, start_ns, end_ns")
         .order("source, start_ns")
     ).fetchall():
-        steps.setdefault(int(source), []).append((int(start), int(end)))
+        run = tuple(same_run(profile, int(source)))
+        steps.setdefault(run, []).append((int(start), int(end)))
     return steps
 
 
@@ -72,23 +94,25 @@ def _merged(ranges: Ranges) -> Ranges:
 
 
 def _busy_in(
-    profile: Profile, valid: Relation, ranges: Relation, source: int, device: int, span: Span
+    profile: Profile,
+    run: Relation,
+    ranges: Relation,
+    sources: tuple[int, ...],
+    device: int,
+    span: Span,
 ) -> int:
-    """The time inside the source's ranges that a kernel of this device or a copy of its
-    process ran within the device's span (where the ranges were clipped): the union over
-    ranges of work and range intersected is the work within the ranges' union."""
-    mine = (ColumnExpression("source") == source) & (
-        CoalesceOperator(ColumnExpression("device"), ConstantExpression(-1)) == device
-    )
-    kernels = valid.filter(mine)
+    """The time inside the run's ranges that a kernel of this device (of that run) or a copy
+    of its process ran within the device's span (where the ranges were clipped):
+    the union over ranges of work and range intersected is the work within the ranges'
+    union."""
+    mine = CoalesceOperator(ColumnExpression("device"), ConstantExpression(-1)) == device
+    kernels = run.filter(mine)
     pids = kernels.project("pid").distinct()
     moved = copies(profile).filter(VALID_DURATION).join(pids, "pid", how="semi")
     work = kernels.project("start_ns AS d_start, end_ns AS d_end").union(
         moved.project("start_ns AS d_start, end_ns AS d_end")
     )
-    steps = ranges.filter(ColumnExpression("source") == source).project(
-        "start_ns AS r_start, end_ns AS r_end"
-    )
+    steps = ranges.filter(among("source", sources)).project("start_ns AS r_start, end_ns AS r_end")
     pieces = (
         work.join(steps, "d_start < r_end AND d_end > r_start")
         .project("greatest(d_start, r_start), least(d_end, r_end)")
@@ -96,3 +120,25 @@ def _busy_in(
     )
     clipped = [(max(int(a), span[0]), min(int(b), span[1])) for a, b in pieces]
     return sum(b - a for a, b in _merged([(a, b) for a, b in clipped if b > a]))
+
+
+@dataclass(frozen=True)
+class LaunchSyncs:
+    """Kernel launches of the API traces and the device/stream synchronisations that were the
+    next call after one on its thread (readers/io/host_calls.py: ``syncs_after_launch``)."""
+
+    launches: int
+    synced: int  # launches followed by a synchronisation
+    idle_ns: int  # the devices' idle time inside those synchronisations
+
+
+def launch_syncs(profile: Profile, selection: Selection = EVERYTHING) -> LaunchSyncs | None:
+    """None when no API trace was read (no launch calls to count)."""
+    traces = profile.sources(Role.HOST_CALLS)
+    api = activity(profile).filter(among("source", traces) & (ColumnExpression("kind") == "api"))
+    launches = sum(int(c) for n, c in api.project("name, calls").fetchall() if LAUNCH.match(n))
+    if not launches:
+        return None
+    synced = count(profile, host_ranges(profile, AFTER_LAUNCH_KIND))
+    idle = idle_inside(profile, AFTER_LAUNCH_KIND, selection) if synced else 0
+    return LaunchSyncs(launches, synced, idle or 0)

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from roofscope.analysis.hotspots import Hotspots, KernelStats
-from roofscope.analysis.input_wait import idle_inside, loader_idle_ns
+from roofscope.analysis.input_wait import idle_inside, launch_syncs, loader_idle_ns
 from roofscope.analysis.launch import LaunchShape
 from roofscope.analysis.limiter import Limiter
 from roofscope.analysis.metrics.per_kernel import KernelMetrics, MetricsSection
@@ -130,6 +130,8 @@ def _program_view(given: Inputs, has_counters: bool) -> ProgramView:
         counter_run=counter_collected(profile) if t else None,
         loader_idle_ns=loader_idle_ns(profile, selection) if t else None,
         sync_idle_ns=idle_inside(profile, "sync", selection) if t else None,
+        compile_idle_ns=idle_inside(profile, "compile", selection) if t else None,
+        launch_syncs=launch_syncs(profile, selection) if t else None,
         communication_ns=hot.communication_ns or 0.0,
         short_dispatches=short_dispatches(profile, selection) + from_summary,
         short_from_summary=from_summary,

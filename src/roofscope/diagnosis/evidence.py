@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from duckdb import ColumnExpression, ConstantExpression, Expression
 
 from roofscope.analysis.hotspots import KernelStats
+from roofscope.analysis.input_wait import LaunchSyncs
 from roofscope.analysis.launch import LaunchShape
 from roofscope.analysis.limiter import Limiter
 from roofscope.analysis.metrics.machine import Machine
@@ -97,6 +98,8 @@ class ProgramView:
     loader_idle_ns: int | None = None  # idle inside data-loader steps (analysis/input_wait.py)
     graphs: GraphFacts | None = None  # None when the trace holds no graph launch
     sync_idle_ns: int | None = None  # idle inside blocking runtime calls (analysis/input_wait.py)
+    compile_idle_ns: int | None = None  # idle inside JIT compilation (analysis/input_wait.py)
+    launch_syncs: LaunchSyncs | None = None  # launches then a sync (analysis/input_wait.py)
 
 
 # Counters that count for any kernel that ran at all: GPU-busy cycles, waves launched,

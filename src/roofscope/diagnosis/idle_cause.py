@@ -2,7 +2,8 @@
 the idle time inside each kind of host range (analysis/input_wait.py), and, when one kind
 explains CAUSE_SHARE = half of it or more, the prescription for that cause in place of the
 generic one (fuse small kernels, graphs): a faster input pipeline for data-loader steps,
-fewer blocking calls for synchronisations and synchronous copies.
+fewer blocking calls for synchronisations and synchronous copies, compiled kernels warmed up
+or cached before the measured steps for JIT compilation.
 """
 
 from __future__ import annotations
@@ -36,6 +37,14 @@ SYNC_FIX = (
     "once per step, not per launch; fusing kernels would not shorten these gaps"
 )
 
+COMPILE_FIX = (
+    "compile before the measured steps first: the gaps sit in JIT compilation (module loads, "
+    "NVRTC/HIPRTC, nvFuser or torch.compile ranges); warm up with a few steps before "
+    "profiling (torch.profiler schedule(wait=, warmup=, active=)), cache compiled kernels "
+    "between runs (TORCHINDUCTOR_FX_GRAPH_CACHE=1, TORCHINDUCTOR_AUTOGRAD_CACHE=1, the CUDA "
+    "JIT cache CUDA_CACHE_PATH); fusing kernels would not shorten these gaps"
+)
+
 
 def causes(p: ProgramView) -> tuple[Cause, ...]:
     """Each kind of host range the input has, with its share of the idle time."""
@@ -44,6 +53,7 @@ def causes(p: ProgramView) -> tuple[Cause, ...]:
     found = (
         ("data-loader", "data_loader_idle_s", p.loader_idle_ns, "data-loader steps", LOADER_FIX),
         ("sync", "sync_idle_s", p.sync_idle_ns, "blocking runtime calls", SYNC_FIX),
+        ("compile", "compile_idle_s", p.compile_idle_ns, "JIT compilation", COMPILE_FIX),
     )
     return tuple(
         Cause(kind, key, ns, ns / p.idle_ns, said, fix)

@@ -21,6 +21,7 @@ from roofscope.diagnosis.evidence import KernelView, ProgramView
 from roofscope.diagnosis.findings import Finding
 from roofscope.diagnosis.graphs import graph_kernels_missing
 from roofscope.diagnosis.idle import idle_gaps
+from roofscope.diagnosis.sync_per_launch import sync_per_launch
 
 Found = Finding | Sequence[Finding] | None
 View = TypeVar("View", KernelView, ProgramView)
@@ -62,6 +63,7 @@ RULES = Registry(
         rules.short_kernels,
         rules.stragglers,
         graph_kernels_missing,
+        sync_per_launch,
     ),
 )
 

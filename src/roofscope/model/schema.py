@@ -132,6 +132,8 @@ class Role(StrEnum):
     # one run): what it adds is put on those dispatches, which count once
     SAME_LAUNCHES = "same-launches"
     METADATA = "metadata"  # describes the run (agents, sysinfo, roofline), no dispatches
+    # what the host did (API call traces, NVTX ranges): host_ranges, never kernel time
+    HOST_CALLS = "host-calls"
     # a dispatch file's barrier packets (rocprof v1): ``dispatches`` rows under their own
     # source id, never kernel time (readers/io/barriers.py); counted beside a DISPATCHES file
     BARRIERS = "barriers"

@@ -77,7 +77,9 @@ def _warn_workload_parts(profile: Profile) -> None:
     dbs = {Path(f.path) for f in profile.inputs if f.path.endswith(".db")}
     if not dbs:
         return
-    from roofscope.readers.amd.rocprof_compute_folder import workload_of  # only for databases
+    from roofscope.readers.amd.compute.rocprof_compute_folder import (
+        workload_of,  # only for databases
+    )
 
     parts = sorted((w, db) for db in dbs if (w := workload_of(db)) is not None)
     for folder in sorted({w for w, _ in parts}):

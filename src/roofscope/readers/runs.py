@@ -43,7 +43,8 @@ _RUN_ROLES = (Role.DISPATCHES, Role.WORKLOAD, Role.KERNEL_SUMMARY, Role.COUNTER_
 # prefix with underscores (rocprofiler-compute's ``ps_file_``) is kept whole
 _V3_NAMED = re.compile(
     r"_(kernel_trace|kernel_stats|memory_copy_trace|memory_copy_stats|agent_info|"
-    r"counter_collection|results)$"
+    r"counter_collection|results|hip_api_trace|hsa_api_trace|marker_api_trace|"
+    r"hip_runtime_trace|hip_compile_trace)$"
 )
 _V3_SUFFIX = re.compile(r"_([a-z_]*api_stats|[a-z_]*domain_stats|[a-z_]*_trace)$")
 

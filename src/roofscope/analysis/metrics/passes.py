@@ -2,7 +2,7 @@
 
 rocprof-compute 3.6 and later leave one file per counter pass (``results_pmc_perf_N.csv``),
 each a separate replay of the same dispatches; roofscope joins them on the dispatch
-(readers/amd/rocprof_compute_long.py) and keeps which pass counted each counter
+(readers/amd/compute/rocprof_compute_long.py) and keeps which pass counted each counter
 (``Profile.counter_passes``). A ratio whose counters come from two passes divides counts of
 two different runs of the dispatch: ``GRBM_GUI_ACTIVE`` (busy cycles, one pass) over
 ``GRBM_COUNT`` (all cycles, another pass) gives a "GPU busy" of 101 % where the second replay

@@ -19,6 +19,10 @@ entry points): the patterns accept ``_v<digits>`` at the end.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
+
+from roofscope.model.profile import Profile
+from roofscope.readers.io.batches import fits
 
 SYNC_KIND = "sync"
 COMPILE_KIND = "compile"
@@ -81,3 +85,55 @@ def call_kind(name: str) -> str | None:
 def range_kind(name: str) -> str | None:
     """The host_ranges kind of an NVTX/annotation range by its name ("compile" or None)."""
     return COMPILE_KIND if COMPILE_RANGE.search(name) else None
+
+
+AFTER_LAUNCH_KIND = "sync-after-launch"
+# calls that only read the runtime's error state: an error-checking macro puts one between a
+# launch and its synchronisation, which still directly follows the launch
+_QUERY = re.compile(r"^(?:cuda|hip)(?:GetLastError|PeekAtLastError)" + _V)
+
+Call = tuple[int, int, int, str]  # (thread id, start_ns, end_ns, name)
+
+
+def syncs_after_launch(calls: Iterable[Call]) -> list[tuple[int, int, str]]:
+    """The device/stream synchronisations (start_ns, end_ns, name) that are the next runtime
+    call after a kernel launch on the same thread (error queries between them skipped)."""
+    last: dict[int, str] = {}  # per thread, the last call that was not an error query
+    found: list[tuple[int, int, str]] = []
+    for tid, start, end, name in sorted(calls, key=lambda c: (c[0], c[1])):
+        if _QUERY.match(name):
+            continue
+        if DEVICE_SYNC.match(name) and LAUNCH.match(last.get(tid, "")):
+            found.append((start, end, name))
+        last[tid] = name
+    return found
+
+
+def insert_ranges(
+    profile: Profile, source: int, ranges: Iterable[tuple[str, str, int, int]]
+) -> int:
+    """Host ranges (kind, name, start_ns, end_ns) under ``source``; how many were kept (a time
+    past 64 bits is left out)."""
+    rows = [(source, k, n[:200], a, b) for k, n, a, b in ranges if fits(a) and fits(b)]
+    if rows:
+        profile.con.executemany("INSERT INTO host_ranges VALUES (?, ?, ?, ?, ?)", rows)
+    return len(rows)
+
+
+def call_ranges(calls: Sequence[Call]) -> list[tuple[str, str, int, int]]:
+    """The host ranges (kind, name, start_ns, end_ns) of an API trace's calls: its blocking
+    calls ("sync"), its compiles and module loads ("compile"), and the synchronisations that
+    directly follow a launch (AFTER_LAUNCH_KIND)."""
+    ranges = [(k, n, a, b) for _, a, b, n in calls if (k := call_kind(n)) is not None]
+    after = syncs_after_launch(calls)
+    return ranges + [(AFTER_LAUNCH_KIND, n, a, b) for a, b, n in after]
+
+
+def per_name(calls: Sequence[Call]) -> list[tuple[str, int, float]]:
+    """The calls per name (name, calls, total_ns), as an "api" activity summary holds them."""
+    counts: dict[str, list[int]] = {}
+    for _, start, end, name in calls:
+        seen = counts.setdefault(name, [0, 0])
+        seen[0] += 1
+        seen[1] += end - start
+    return [(n, c, float(t)) for n, (c, t) in sorted(counts.items())]

@@ -1,175 +1,165 @@
-"""The host side of an Nsight Systems SQLite export: blocking and compiling runtime calls
-(``CUPTI_ACTIVITY_KIND_RUNTIME``) and compilers' ``NVTX_EVENTS`` ranges -> ``host_ranges``;
-graph launches -> ``graph_launches``
-(docs/formats/nsight-systems.md, "Host side of the SQLite export").
+"""Nsight Systems ``nsys stats --format csv`` traces of what the host did
+(docs/formats/nsight-systems.md, "Host traces"): ``cuda_api_trace`` (one row per CUDA
+runtime/driver call) and ``nvtx_pushpop_trace`` (one row per NVTX push/pop range).
 
-Names are classified once per distinct name (``readers/io/host_calls.py``), then only the rows
-of those names are fetched, a batch at a time: a run of millions of launches costs one scan.
-Kernels whose ``graphNodeId`` (or ``graphId``) is set were replayed by a graph: their
-correlation id is a graph launch even where the runtime rows are absent.
+Blocking calls become ``host_ranges`` of kind "sync", module loads and runtime compiles of
+kind "compile" (readers/io/host_calls.py), the device/stream synchronisations that directly
+follow a launch on the same thread of kind "sync-after-launch", and the calls per name an
+"api" activity summary; compiler NVTX ranges (nvFuser, Dynamo/Inductor) become "compile"
+ranges. Times share the ``cuda_gpu_trace``'s clock (one session); the files of one export
+are one run (readers/runs.py groups them by their prefix).
 """
 
 from __future__ import annotations
 
-import re
-import sqlite3
-from collections.abc import Iterator, Sequence
+import csv
+import io
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
-from roofscope.errors import InputError
-from roofscope.model.profile import Profile
-from roofscope.readers.io.batches import GRAPH_LAUNCH_COLUMNS, HOST_RANGE_COLUMNS, insert_rows
-from roofscope.readers.io.host_calls import call_kind, range_kind
+from roofscope.errors import EmptyInput, InputError
+from roofscope.model.profile import Profile, RunInfo
+from roofscope.model.schema import Role
+from roofscope.readers.io import host_calls
+from roofscope.readers.io.stats_csv import insert_activity
+from roofscope.readers.nvidia.nsys_columns import Column, Header, find_header, parse_field
+from roofscope.readers.nvidia.nsys_csv import PRODUCER
+from roofscope.readers.registry import Reader
+from roofscope.readers.sniff import Head, read_text
 
-RUNTIME = "CUPTI_ACTIVITY_KIND_RUNTIME"
-NVTX = "NVTX_EVENTS"
-KERNEL = "CUPTI_ACTIVITY_KIND_KERNEL"
-GRAPH = "graph"  # the pseudo-kind of a graph launch call, never a host_ranges kind
-# a runtime/driver call that replays a captured graph: its kernels carry its correlation id
-GRAPH_LAUNCH = re.compile(r"^(?:cuda|cu)GraphLaunch(?:_v\d+)?$")
-GRAPH_COLUMNS = ("graphNodeId", "graphId")
-_CHUNK = 100_000
-_IN = 500  # names per IN (...) list: far under SQLite's limit on parameters
-_REMEDY = "export the report again with nsys export --type sqlite"
+Range = tuple[str, str, int, int]  # kind, name, start_ns, end_ns
 
 
-def columns(con: sqlite3.Connection, table: str) -> dict[str, str]:
-    """The table's columns by lower-case name -> the name as declared."""
-    return {str(r[1]).lower(): str(r[1]) for r in con.execute(f'PRAGMA table_info("{table}")')}
+@dataclass(frozen=True)
+class Row:
+    line: int
+    name: str
+    start_ns: int
+    end_ns: int
+    tid: int
 
 
-def read_host(con: sqlite3.Connection, profile: Profile, path: Path, source: int) -> None:
-    """The host ranges and graph launches of the export, under the kernels' ``source``."""
-    present = {str(n) for (n,) in con.execute("SELECT name FROM sqlite_master")}
-    if "StringIds" not in present:
-        return
-    if RUNTIME in present:
-        _read_runtime(con, profile, path, source)
-    if NVTX in present:
-        _read_nvtx(con, profile, path, source)
-    if KERNEL in present:
-        _graph_kernels(con, profile, source)
+def _columns(header: Header) -> dict[str, Column]:
+    return {c.base: c for i, f in enumerate(header.fields) if (c := parse_field(i, f))}
 
 
-# -- runtime calls -------------------------------------------------------------------------
+class _HostTrace(Reader):
+    """An nsys host trace: a header holding ``needs`` and none of ``lacks``."""
 
+    producer = PRODUCER
+    priority = 90
+    needs: ClassVar[tuple[str, ...]]
+    lacks: ClassVar[tuple[str, ...]] = ("GrdX",)
+    ends: ClassVar[str]  # the column the end comes from: "Duration" or "End"
 
-def _runtime_kinds(con: sqlite3.Connection, cols: dict[str, str]) -> dict[int, tuple[str, str]]:
-    """nameId -> (kind, name) of the calls that block, compile or launch a graph."""
-    rows = con.execute(
-        f"""SELECT s.id, s.value FROM StringIds s WHERE s.id IN
-        (SELECT DISTINCT "{cols["nameid"]}" FROM {RUNTIME})"""
-    )
-    kinds = {}
-    for i, name in rows:
-        text = str(name)
-        kind = GRAPH if GRAPH_LAUNCH.match(text) else call_kind(text)
-        if kind is not None and isinstance(i, int):
-            kinds[i] = (kind, text)
-    return kinds
+    def layout(self, head: Head) -> tuple[Header, dict[str, Column]] | None:
+        header = find_header(head) if head.kind == "text" else None
+        columns = None if header is None else _columns(header)
+        if header is None or columns is None:
+            return None
+        if any(b not in columns for b in self.needs) or any(b in columns for b in self.lacks):
+            return None
+        timed = (columns["Start"], columns[self.ends])
+        return (header, columns) if all(c.scale is not None for c in timed) else None
 
+    def detect(self, head: Head) -> bool:
+        return self.layout(head) is not None
 
-def _read_runtime(con: sqlite3.Connection, profile: Profile, path: Path, source: int) -> None:
-    cols = columns(con, RUNTIME)
-    if not {"start", "end", "nameid"} <= cols.keys():
-        return
-    kinds = _runtime_kinds(con, cols)
-    corr = f'"{cols["correlationid"]}"' if "correlationid" in cols else "NULL"
-    select = f'SELECT rowid, "{cols["start"]}", "{cols["end"]}", {corr}, "{cols["nameid"]}"'
-    for batch in _rows_of(con, f"{select} FROM {RUNTIME} WHERE", cols["nameid"], list(kinds)):
-        ranges, graphs = [], []
-        for _, start, end, correlation, name_id in batch:
-            kind, name = kinds[int(str(name_id))]  # one of the keys the rows were chosen by
-            if kind == GRAPH:
-                graphs.append((source, correlation, start, end))
-            else:
-                ranges.append((source, kind, name[:200], start, end))
+    def role(self, head: Head) -> Role:
+        return Role.HOST_CALLS
+
+    def rows(self, path: Path, head: Head) -> list[Row]:
+        found = self.layout(head)
+        if found is None:
+            raise InputError(
+                str(path),
+                f"does not have the header of {self.description}",
+                "pass the CSV that nsys stats wrote for this report",
+            )
+        rows = list(self._rows(path, *found))
+        if not rows:
+            raise EmptyInput(str(path), "has no rows", "check that the profiled program ran")
+        return rows
+
+    def _rows(self, path: Path, header: Header, columns: dict[str, Column]) -> Iterator[Row]:
+        reader = csv.reader(io.StringIO(read_text(path)))
         try:
-            _insert(profile, ranges, graphs)
-        except (ValueError, TypeError, OverflowError):
-            for rowid, start, end, correlation, _ in batch:
-                _check(path, RUNTIME, rowid, start=start, end=end, correlationId=correlation)
-            raise
+            for row in reader:
+                if reader.line_num > header.line and any(f.strip() for f in row):
+                    yield self._row(path, reader.line_num, row, header, columns)
+        except csv.Error as exc:
+            raise InputError(
+                str(path), f"is not valid CSV ({exc})", "pass the report as nsys wrote it"
+            ) from None
 
-
-def _rows_of(
-    con: sqlite3.Connection, select: str, column: str, keys: Sequence[object]
-) -> Iterator[list[tuple[object, ...]]]:
-    """Batches of the rows whose ``column`` is one of ``keys``, ``_IN`` keys a query."""
-    for at in range(0, len(keys), _IN):
-        part = keys[at : at + _IN]
-        cursor = con.execute(f'{select} "{column}" IN ({", ".join("?" * len(part))})', tuple(part))
-        while batch := cursor.fetchmany(_CHUNK):
-            yield batch
-
-
-def _check(path: Path, table: str, rowid: object, **values: object) -> None:
-    """An InputError where a time or correlation id is not a whole number (NULL allowed only
-    for the correlation id)."""
-    for label, value in values.items():
-        if isinstance(value, int) and not isinstance(value, bool) and -(2**63) < value < 2**63:
-            continue
-        if value is None and label == "correlationId":
-            continue
-        raise InputError(
-            str(path),
-            f"{table} rowid {rowid}: {label} is {value!r:.40}, not a whole number within 64 bits",
-            _REMEDY,
+    def _row(
+        self, path: Path, line: int, row: list[str], header: Header, cols: dict[str, Column]
+    ) -> Row:
+        if len(row) != len(header.fields):
+            raise InputError(
+                str(path),
+                f"has {len(row)} fields where the header has {len(header.fields)}",
+                "pass the report as nsys stats wrote it",
+                line=line,
+            )
+        start = _ns(path, line, cols["Start"], row)
+        end = _ns(path, line, cols[self.ends], row)
+        tid = cols.get("Tid") or cols.get("TID")
+        return Row(
+            line,
+            row[cols["Name"].index],
+            start,
+            end + start if self.ends == "Duration" else end,
+            0 if tid is None else int(_ns(path, line, tid, row)),
         )
 
-
-def _insert(
-    profile: Profile, ranges: Sequence[Sequence[object]], graphs: Sequence[Sequence[object]]
-) -> None:
-    insert_rows(profile, "host_ranges", HOST_RANGE_COLUMNS, ranges)
-    insert_rows(profile, "graph_launches", GRAPH_LAUNCH_COLUMNS, graphs)
-
-
-# -- NVTX ranges ---------------------------------------------------------------------------
+    def store(self, path: Path, profile: Profile, ranges: list[Range], rows: int) -> int:
+        source = profile.begin_input()
+        host_calls.insert_ranges(profile, source, ranges)
+        profile.add_input(str(path), self.name, rows, Role.HOST_CALLS)
+        profile.set_run(RunInfo(producer=self.producer))
+        return source
 
 
-def _read_nvtx(con: sqlite3.Connection, profile: Profile, path: Path, source: int) -> None:
-    """The NVTX ranges a compiler names itself (nvFuser, TorchDynamo/Inductor) -> "compile"."""
-    cols = columns(con, NVTX)
-    if not {"start", "end"} <= cols.keys() or not {"text", "textid"} & cols.keys():
-        return
-    text = f't."{cols["text"]}"' if "text" in cols else "NULL"
-    joined = f'LEFT JOIN StringIds s ON s.id = t."{cols["textid"]}"' if "textid" in cols else ""
-    name = f"coalesce({text}, {'s.value' if joined else 'NULL'})"
-    body = f'FROM {NVTX} t {joined} WHERE t."{cols["end"]}" IS NOT NULL'
-    names = [str(n) for (n,) in con.execute(f"SELECT DISTINCT {name} {body}") if n is not None]
-    wanted = [n for n in names if range_kind(n) is not None]
-    select = f'SELECT * FROM (SELECT t.rowid, t."{cols["start"]}", t."{cols["end"]}", {name} AS n'
-    for batch in _rows_of(con, f"{select} {body}) WHERE", "n", wanted):
-        ranges = [(source, range_kind(str(n)), str(n)[:200], a, b) for _, a, b, n in batch]
-        try:
-            _insert(profile, ranges, [])
-        except (ValueError, TypeError, OverflowError):
-            for rowid, start, end, _ in batch:
-                _check(path, NVTX, rowid, start=start, end=end)
-            raise
+def _ns(path: Path, line: int, col: Column, row: list[str]) -> int:
+    text = row[col.index].strip()
+    try:
+        return round(float(text) * (col.scale or 1.0))
+    except (ValueError, OverflowError):
+        raise InputError(
+            str(path),
+            f"column {col.field!r} holds {text[:40]!r}, not a number",
+            "pass the report as nsys stats wrote it",
+            line=line,
+        ) from None
 
 
-# -- kernels replayed by graphs ------------------------------------------------------------
+class ApiTrace(_HostTrace):
+    name = "nsys-api-trace"
+    description = "Nsight Systems cuda_api_trace CSV (CUDA API calls: syncs, compiles, launches)"
+    needs = ("Start", "Duration", "Name", "Result", "CorrID")
+    ends = "Duration"
+
+    def read(self, path: Path, head: Head, profile: Profile, *, role: Role) -> None:
+        rows = self.rows(path, head)
+        calls = [(r.tid, r.start_ns, r.end_ns, r.name) for r in rows]
+        source = self.store(path, profile, host_calls.call_ranges(calls), len(rows))
+        insert_activity(profile, source, "api", host_calls.per_name(calls))
 
 
-def _graph_kernels(con: sqlite3.Connection, profile: Profile, source: int) -> None:
-    """The correlation ids of kernels a graph replayed (``graphNodeId`` or ``graphId`` set)
-    that no graph launch call names: graph launches of unknown host times."""
-    cols = columns(con, KERNEL)
-    marks = [f'"{cols[c.lower()]}"' for c in GRAPH_COLUMNS if c.lower() in cols]
-    if not marks or "correlationid" not in cols:
-        return
-    replayed = " OR ".join(f"coalesce({m}, 0) != 0" for m in marks)
-    rows = con.execute(
-        f'SELECT DISTINCT "{cols["correlationid"]}" FROM {KERNEL} WHERE {replayed}'
-    ).fetchall()
-    known = {
-        int(c)
-        for (c,) in profile.con.execute(
-            "SELECT correlation FROM graph_launches WHERE source = ? AND correlation IS NOT NULL",
-            [source],
-        ).fetchall()
-    }
-    extra = [(source, c, None, None) for (c,) in rows if isinstance(c, int) and c not in known]
-    _insert(profile, [], extra)
+class NvtxTrace(_HostTrace):
+    name = "nsys-nvtx-trace"
+    description = "Nsight Systems nvtx_pushpop_trace CSV (NVTX ranges: compiler ranges)"
+    needs = ("Start", "End", "Name", "Lvl", "NumChild")
+    ends = "End"
+
+    def read(self, path: Path, head: Head, profile: Profile, *, role: Role) -> None:
+        rows = self.rows(path, head)
+        ranges = [
+            (kind, r.name, r.start_ns, r.end_ns)
+            for r in rows
+            if (kind := host_calls.range_kind(r.name)) is not None
+        ]
+        self.store(path, profile, ranges, len(rows))

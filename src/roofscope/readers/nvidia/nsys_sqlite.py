@@ -6,7 +6,7 @@ with ``PRAGMA table_info`` (case-insensitively), never by position, because the 
 changes between nsys versions. ``CUPTI_ACTIVITY_KIND_KERNEL`` gives the dispatches and
 launches, ``CUPTI_ACTIVITY_KIND_MEMCPY``/``_MEMSET`` copies (never kernel time),
 ``TARGET_INFO_GPU`` the GPU and ``EXPORT_META_DATA`` the nsys version; the page lists every
-column's mapping. The host side (runtime calls, NVTX ranges, graph launches): ``nsys_host``.
+column's mapping. The host side (runtime calls, NVTX ranges, graph launches): ``nsys_sqlite_host``.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from roofscope.readers.io.no_kernels import (
     nsys_launches,
 )
 from roofscope.readers.io.sqlite_file import Value, opened, refuse_bad_value
-from roofscope.readers.nvidia.nsys_host import read_host
+from roofscope.readers.nvidia.nsys_sqlite_host import read_host
 from roofscope.readers.registry import Reader
 from roofscope.readers.sniff import Head
 

@@ -24,7 +24,7 @@ from roofscope.model.profile import Profile
 from roofscope.model.schema import Role
 from roofscope.model.words import count
 from roofscope.readers.io.batches import fits
-from roofscope.readers.io.host_calls import SYNC
+from roofscope.readers.io.host_calls import call_kind, range_kind
 from roofscope.readers.io.json_keys import Malformed, TopKeys, Unfinished
 from roofscope.readers.io.json_stream import EventStream, open_text, paused_gc
 from roofscope.readers.io.no_kernels import (
@@ -129,8 +129,8 @@ class _Pass:
     def _runtime(self, event: dict[str, Any]) -> None:
         name = str(event.get("name", ""))
         self._host(event, name)
-        if SYNC.match(name):
-            self._host_range(event, "sync", name)
+        if (kind := call_kind(name)) is not None:  # a blocking call, a module load
+            self._host_range(event, kind, name)
         self.runtime += 1
         if is_launch(name):
             self.launches += 1
@@ -145,8 +145,11 @@ class _Pass:
         self.ranges += 1
 
     def _loader_step(self, event: dict[str, Any], name: str) -> None:
+        """A data-loader step, or a range a JIT compiler names (host_calls.range_kind)."""
         if LOADER.search(name):
             self._host_range(event, "data-loader", name)
+        elif (kind := range_kind(name)) is not None:
+            self._host_range(event, kind, name)
 
     def _host_range(self, event: dict[str, Any], kind: str, name: str) -> None:
         start, dur = ns(event.get("ts")), ns(event.get("dur"))

@@ -6,7 +6,9 @@ run's GPU and each device's warp size, ``distributedInfo.rank`` -> the input's r
 ``enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__``) and its blocking runtime
 calls (device, stream and event synchronisations, synchronous copies:
 :data:`~roofscope.readers.io.host_calls.SYNC`) ->
-``host_ranges`` of kind "data-loader" and "sync"; its graph launches (runtime events
+``host_ranges`` of kind "data-loader" and "sync", and the ranges and calls that compile
+(readers/io/host_calls.py: Dynamo/Inductor and nvFuser ranges, module loads, NVRTC) of kind
+"compile"; its graph launches (runtime events
 ``cudaGraphLaunch``, ``hipGraphLaunch``) -> ``graph_launches``.
 See :mod:`~roofscope.readers.torch.kineto`."""
 

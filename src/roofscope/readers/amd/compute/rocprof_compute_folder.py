@@ -10,7 +10,7 @@ The releases wrote different folders:
 - newest (in development, "Phase C"): only the raw files of each pass,
   ``out/<pass>/<pid>/<pid>.db`` (rocpd) and ``out/<pass>/<pid>_native_counter_collection.csv.gz``
   (``dispatch_id, gpu_id, kernel_id, lds_per_workgroup, counter_id, counter_name,
-  counter_value``), read by :mod:`roofscope.readers.amd.rocprof_compute_raw`; its analyze
+  counter_value``), read by :mod:`roofscope.readers.amd.compute.rocprof_compute_raw`; its analyze
   rebuilds from them even where a ``pmc_perf.csv.gz`` is beside them, so they come first.
 - PC sampling only (3.8 on): ``ps_file_results.json`` (``<pid>_ps_file_results.json``), no
   counter file at all by design.
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from roofscope.errors import InputError
-from roofscope.readers.amd.rocprof_compute_columns import is_long, open_bytes, read_header
+from roofscope.readers.amd.compute.rocprof_compute_columns import is_long, open_bytes, read_header
 
 PER_PASS = re.compile(r"^(?:results_)?pmc_perf_(\d+)\.csv(?:\.gz)?$")
 _PC_SAMPLING = re.compile(r"^(?:\d+_)?ps_file_results\.json$")

@@ -28,7 +28,11 @@ from pathlib import Path
 from roofscope.model import words
 from roofscope.model.profile import Profile
 from roofscope.model.schema import DURATION, Role
-from roofscope.readers.amd.rocprof_compute_columns import MODEL, read_header, require_columns
+from roofscope.readers.amd.compute.rocprof_compute_columns import (
+    MODEL,
+    read_header,
+    require_columns,
+)
 from roofscope.readers.io.csvload import register_names
 from roofscope.readers.io.duck_sql import ident, read_csv
 
@@ -62,7 +66,7 @@ def load_long(
     """Pivot the long tables ``paths`` (one file, or one per pass in file-name order) into
     dispatches; each counter name with the index in ``paths`` of the file that gave it.
     ``stage`` reads the passes' rows when they are not long CSV files (the raw rocpd
-    databases of :mod:`roofscope.readers.amd.rocprof_compute_raw`)."""
+    databases of :mod:`roofscope.readers.amd.compute.rocprof_compute_raw`)."""
     tag = f"long{next(_ids)}"
     try:
         create_rows(profile, tag)

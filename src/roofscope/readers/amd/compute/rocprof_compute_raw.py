@@ -4,7 +4,8 @@ process, with ``out/<pass>/<pid>_native_counter_collection.csv(.gz)`` beside it 
 rocprof-compute's own counter tool counted (``dispatch_id, gpu_id, kernel_id,
 lds_per_workgroup, counter_id, counter_name, counter_value``).
 
-They are turned into the long rows that :mod:`roofscope.readers.amd.rocprof_compute_long` pivots,
+They are turned into the long rows that
+:mod:`~roofscope.readers.amd.compute.rocprof_compute_long` pivots,
 the way rocprofiler-compute's analyze builds its ``pmc_perf`` from them:
 
 - passes in folder-name order, each pass's databases in path order;
@@ -26,10 +27,10 @@ from pathlib import Path
 from roofscope.errors import InputError
 from roofscope.model import words
 from roofscope.model.profile import Profile, RunInfo
+from roofscope.readers.amd.compute.rocprof_compute_columns import read_header, require_columns
+from roofscope.readers.amd.compute.rocprof_compute_folder import databases
 from roofscope.readers.amd.rocpd import run_info
 from roofscope.readers.amd.rocpd_schema import check_schema, require_views
-from roofscope.readers.amd.rocprof_compute_columns import read_header, require_columns
-from roofscope.readers.amd.rocprof_compute_folder import databases
 from roofscope.readers.io.batches import Kind, column, registered
 from roofscope.readers.io.duck_sql import read_csv
 from roofscope.readers.io.sqlite_file import opened
@@ -81,7 +82,7 @@ def native_csv(db: Path) -> Path | None:
 
 
 def stage_raw(profile: Profile, passes: list[Path], tag: str) -> None:
-    """Fill ``<tag>_rows`` (:func:`~roofscope.readers.amd.rocprof_compute_long.create_rows`)
+    """Fill ``<tag>_rows`` (:func:`~roofscope.readers.amd.compute.rocprof_compute_long.create_rows`)
     from the pass folders ``passes``, pass ``i`` being ``passes[i]``."""
     dispatches = 0
     for index, pass_dir in enumerate(passes):

@@ -2,20 +2,22 @@
 
 A workload folder (``workloads/<name>/<gpu>/``, recognised by the content of its
 ``sysinfo.csv``) is ONE run. Which of its files give the dispatches is decided in
-:mod:`roofscope.readers.amd.rocprof_compute_folder`: ``pmc_perf.csv`` (``.gz``), where the tool
+:mod:`~roofscope.readers.amd.compute.rocprof_compute_folder`: ``pmc_perf.csv`` (``.gz``),
+where the tool
 merged every counter pass and put the timestamps of its timing run (that page, "How
 pmc_perf.csv is merged"); else, from 3.6 on, the long per-pass ``results_pmc_perf_N.csv``
-files, joined on the dispatch (:mod:`roofscope.readers.amd.rocprof_compute_long`); else
+files, joined on the dispatch (:mod:`roofscope.readers.amd.compute.rocprof_compute_long`); else
 ``timestamps.csv`` or a wide per-pass ``pmc_perf_N.csv``. The raw ``out/<pass>`` folders of
 the newest sources (rocpd databases and native counter CSVs) come before all of these and
-are joined the same way (:mod:`roofscope.readers.amd.rocprof_compute_raw`). Every counter
+are joined the same way (:mod:`roofscope.readers.amd.compute.rocprof_compute_raw`). Every counter
 goes to the ``counters`` table under its native name (``TCC_EA_RDREQ_sum``, ``TCC_HIT[3]``).
 The ``SQ_*.csv`` files are separate runs of the same dispatches: their counters are added to
 the same dispatch rows, matched by dispatch index. ``sysinfo.csv`` names the GPU and
-``roofline.csv`` holds measured peaks (:mod:`roofscope.readers.amd.rocprof_compute_sysinfo`).
+``roofline.csv`` holds measured peaks
+(:mod:`~roofscope.readers.amd.compute.rocprof_compute_sysinfo`).
 
 The columns of every generation map to the model in
-:mod:`roofscope.readers.amd.rocprof_compute_columns`.
+:mod:`roofscope.readers.amd.compute.rocprof_compute_columns`.
 """
 
 from __future__ import annotations
@@ -27,15 +29,15 @@ from types import ModuleType
 from roofscope.model import words
 from roofscope.model.profile import Profile, RunInfo
 from roofscope.model.schema import Role
-from roofscope.readers.amd.rocprof_compute_columns import (
+from roofscope.readers.amd.compute.rocprof_compute_columns import (
     NAME,
     is_long,
     read_header,
     wide_layout,
 )
-from roofscope.readers.amd.rocprof_compute_folder import workload_files
-from roofscope.readers.amd.rocprof_compute_long import Timing, load_long
-from roofscope.readers.amd.rocprof_compute_sysinfo import (
+from roofscope.readers.amd.compute.rocprof_compute_folder import workload_files
+from roofscope.readers.amd.compute.rocprof_compute_long import Timing, load_long
+from roofscope.readers.amd.compute.rocprof_compute_sysinfo import (
     ceiling_scope,
     read_roofline,
     read_sysinfo,
@@ -212,7 +214,7 @@ class Workload(Reader):
 def _raw() -> ModuleType:
     """The raw-pass reader (3.9+ out/ folders), loaded only for such a workload: it brings
     rocpd and numpy, which a check-up of any other CSV never needs."""
-    from roofscope.readers.amd import rocprof_compute_raw
+    from roofscope.readers.amd.compute import rocprof_compute_raw
 
     return rocprof_compute_raw
 

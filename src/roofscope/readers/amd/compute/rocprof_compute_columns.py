@@ -13,7 +13,7 @@ Generations (docs/formats/rocprof-compute.md, "Generations"), all read through o
    (``630.0``), timestamps averaged over passes (``...386.5``, rounded to whole ns).
 5. rocprof-compute 3.2+ with rocpd: a LONG ``pmc_perf.csv`` (one row per counter, dispatch
    and pass; RDNA test data add ``GUID``), pivoted by
-   :func:`roofscope.readers.amd.rocprof_compute.load_long`.
+   :func:`roofscope.readers.amd.compute.rocprof_compute.load_long`.
 
 A column ``X_N`` whose base ``X`` is also a column is a pass copy of ``X`` and is dropped
 (native names such as ``SQC_DCACHE_REQ_READ_16`` have no such base and stay counters).

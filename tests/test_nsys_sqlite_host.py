@@ -1,6 +1,6 @@
-"""The host side of an Nsight Systems SQLite export (readers/nvidia/nsys_host.py): blocking and
-compiling runtime calls and compilers' NVTX ranges -> host_ranges, graph launches (runtime rows
-and the kernels' graphNodeId) -> graph_launches.
+"""The host side of an Nsight Systems SQLite export (readers/nvidia/nsys_sqlite_host.py):
+blocking and compiling runtime calls and compilers' NVTX ranges -> host_ranges, graph launches
+(runtime rows and the kernels' graphNodeId) -> graph_launches.
 
 The real export is CloverLeaf (CUDA) on an A100, nsys 2024.5.1 (tests/data/PROVENANCE.md):
 every one of its 1,312 kernel launches is followed by a cudaDeviceSynchronize. The graph and

@@ -1,0 +1,1 @@
+"""rocprof-compute (Omniperf) workloads: the folder, its pmc_perf files, sysinfo."""
