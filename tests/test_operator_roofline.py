@@ -194,3 +194,47 @@ def test_a_kernels_own_annotation_wins_over_its_operators(tmp_path: Path) -> Non
     assert mm.bytes == {"hbm": 1e6}
     assert add.flops is None and add.bytes == {"hbm": 2e6}
     assert add.achieved_bytes_s == {"hbm": pytest.approx(2e6 / 4e-6)}
+
+
+def test_the_operator_table_in_text_at_80_columns_and_in_html() -> None:
+    from roofscope.render.report.text import render_text
+
+    report = roofscope.analyze(H100)
+    text = render_text(report.checkup, width=80)
+    start = text.index("Operators (the PyTorch operators")
+    lines = text[start:].splitlines()
+    assert all(len(line) <= 80 for line in lines[:14])
+    assert lines[1].split() == ["Operator", "Input", "dims", "Calls", "Total", "[µs]", "Share"]
+    assert lines[3].split() == ["addmm", "512,141x512,512x512", "17", "98.7", "32.1%"]
+    assert "5 more operator signatures in the JSON report." in text
+    html = report.to_html()
+    assert (
+        "<tr><td>aten::addmm</td><td>512, 141x512, 512x512</td><td>bf16 x3</td><td>17</td>"
+        "<td>17</td><td>98.7 µs</td><td>32.1%</td><td>1.26 GFLOP</td><td>13.8 MB</td>"
+    ) in html
+
+
+@pytest.mark.parametrize(
+    ("dims", "types", "shown", "typed"),
+    [
+        (
+            "[[512], [141, 512], [512, 512], [], []]",
+            "['c10::BFloat16'] * 3",
+            "512, 141x512, 512x512",
+            "bf16 x3",
+        ),
+        ("[[[4, 8], [8]], [2]]", "['GenericList', 'float']", "[4x8, 8], 2", "GenericList, fp32"),
+        ("[[], []]", "['Scalar', 'Scalar']", "scalars", "-"),
+        (None, None, "-", "-"),
+        ("not a list", "['c10::Half', 'Scalar', '']", "not a list", "fp16"),
+    ],
+)
+def test_recorded_inputs_as_a_person_reads_them(
+    dims: str | None, types: str | None, shown: str, typed: str
+) -> None:
+    from roofscope.render.report.operators_text import element_types, shapes
+
+    if types == "['c10::BFloat16'] * 3":
+        types = str(["c10::BFloat16"] * 3 + ["Scalar", "Scalar"])
+    assert shapes(dims) == shown
+    assert element_types(types) == typed

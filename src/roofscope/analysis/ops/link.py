@@ -109,14 +109,15 @@ _LINKED = """
     SELECT l.source, l.correlation, l.op_id AS op_row, p.* EXCLUDE (source, leaf)
     FROM launch l LEFT JOIN per_leaf p ON p.source = l.source AND p.leaf = l.op_id)
 , disp AS (
-    SELECT d.row_id, d.source, d.name_id, d.end_ns - d.start_ns AS dur, p.op_row, p.work_row,
+    SELECT d.row_id, d.source, d.name_id, d.start_ns, d.end_ns - d.start_ns AS dur, p.op_row,
+        p.work_row,
         p.o_flops, p.o_bytes, p.ceiling, p.formula, a.flops AS k_flops, a.bytes AS k_bytes
     FROM d LEFT JOIN per_launch p ON p.source = d.source AND p.correlation = d.dispatch_id
     LEFT JOIN ann a ON a.source = d.source AND a.correlation = d.dispatch_id
         AND a.start_ns = d.start_ns)
 , ranked AS (
     SELECT *, row_number() OVER (PARTITION BY source, work_row
-        ORDER BY dur DESC NULLS LAST, row_id) AS nth FROM disp)
+        ORDER BY dur DESC NULLS LAST, start_ns, row_id) AS nth FROM disp)
 , assigned AS (
     SELECT *, k_flops IS NOT NULL OR k_bytes IS NOT NULL AS own,
         work_row IS NOT NULL AND nth = 1 AS given FROM ranked)

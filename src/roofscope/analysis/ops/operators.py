@@ -76,24 +76,26 @@ def operator_view(
 
 _BY_OPERATOR = """
 SELECT o.name, o.dims, o.types, count(DISTINCT l.call_row), count(*), sum(l.dur),
-    list(n.kernel ORDER BY l.dur DESC), sum(l.flops), sum(l.bytes),
-    string_agg(DISTINCT l.formula, '; '), count(l.flops), count(l.bytes)
+    list(n.kernel ORDER BY l.dur DESC, n.kernel), sum(l.flops), sum(l.bytes),
+    string_agg(DISTINCT l.formula, '; ' ORDER BY l.formula), count(l.flops), count(l.bytes)
 FROM linked l LEFT JOIN ops o ON o.source = l.source AND o.op_id = l.call_row
 JOIN named n ON n.name_id = l.name_id
-GROUP BY o.name, o.dims, o.types ORDER BY sum(l.dur) DESC NULLS LAST, o.name
+GROUP BY o.name, o.dims, o.types
+ORDER BY sum(l.dur) DESC NULLS LAST, o.name, o.dims NULLS FIRST, o.types NULLS FIRST
 """
 
 _LAUNCHED_BY = """
-SELECT kernel, arg_max(name, t) FROM (
-    SELECT n.kernel, o.name, sum(l.dur) AS t
+SELECT kernel, name FROM (
+    SELECT n.kernel, o.name, row_number() OVER (PARTITION BY n.kernel
+        ORDER BY sum(l.dur) DESC NULLS LAST, o.name) AS nth
     FROM linked l JOIN ops o ON o.source = l.source AND o.op_id = l.call_row
-    JOIN named n ON n.name_id = l.name_id GROUP BY ALL)
-GROUP BY kernel
+    JOIN named n ON n.name_id = l.name_id GROUP BY n.kernel, o.name)
+WHERE nth = 1 ORDER BY kernel
 """
 
 _BY_KERNEL = """
 SELECT n.kernel, l.ceiling, sum(l.flops), sum(l.bytes), count(*), sum(l.dur),
-    string_agg(DISTINCT l.formula, '; ')
+    string_agg(DISTINCT l.formula, '; ' ORDER BY l.formula)
 FROM linked l JOIN named n ON n.name_id = l.name_id
 WHERE l.flops IS NOT NULL OR l.bytes IS NOT NULL
 GROUP BY n.kernel, l.ceiling ORDER BY n.kernel, l.ceiling NULLS LAST

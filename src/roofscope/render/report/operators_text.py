@@ -57,6 +57,34 @@ def shapes(dims: str | None) -> str:
     return ", ".join(s for s in shown if s) or "scalars"
 
 
+# PyTorch's names of its element types (c10::toString, the C++ names of the plain ones) ->
+# the short names a person reads; types not here are shown as written
+TYPES = {
+    "c10::BFloat16": "bf16", "c10::Half": "fp16", "float": "fp32", "double": "fp64",
+    "c10::Float8_e4m3fn": "fp8e4m3", "c10::Float8_e5m2": "fp8e5m2",
+    "c10::Float8_e4m3fnuz": "fp8e4m3fnuz", "c10::Float8_e5m2fnuz": "fp8e5m2fnuz",
+    "long int": "int64", "long": "int64", "int": "int32", "bool": "bool",
+    "unsigned char": "uint8", "signed char": "int8",
+}  # fmt: skip
+
+
+def element_types(types: str | None) -> str:
+    """Recorded input types as a person reads them: ``bf16 x3`` for three bf16 tensors and two
+    scalars; scalars and absent inputs left out."""
+    try:
+        value = ast.literal_eval(types) if types else None
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return types or "-"
+    if not isinstance(value, list):
+        return types or "-"
+    names = [TYPES.get(str(t), str(t)) for t in value if t not in ("", "Scalar", "ScalarList")]
+    if not names:
+        return "-"
+    if len(set(names)) == 1:
+        return names[0] if len(names) == 1 else f"{names[0]} x{len(names)}"
+    return ", ".join(names)
+
+
 def _tensor(value: object) -> str:
     if isinstance(value, list) and value and all(isinstance(v, int) for v in value):
         return "x".join(str(v) for v in value)
