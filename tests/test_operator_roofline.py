@@ -238,3 +238,63 @@ def test_recorded_inputs_as_a_person_reads_them(
         types = str(["c10::BFloat16"] * 3 + ["Scalar", "Scalar"])
     assert shapes(dims) == shown
     assert element_types(types) == typed
+
+
+AUGMENTED = DATA / "h100_bert_small_inductor_augmented.json.gz"
+COMPILED = DATA / "torch_compile_triton_trace.json.gz"
+
+
+def test_pytorchs_own_annotations_win_and_give_the_gemm_flops_without_the_bias() -> None:
+    """The bert-small H100 trace annotated by PyTorch's own tool
+    (``torch._inductor.analysis.profile_analysis --augment_trace``, torch 2.13.0): every
+    kernel carries kernel_flop and kernel_num_gb, which roofscope uses over the shapes. Its
+    GEMM count is 2*M*N*K (73,924,608 for 141x512x512), roofscope's own formula 2*M*N*K + M*N
+    (the bias add): the annotation wins, and the data type comes from the operator."""
+    events = _events(AUGMENTED)
+    flops: dict[str, float] = defaultdict(float)
+    nbytes: dict[str, float] = defaultdict(float)
+    for e in events:
+        if e.get("cat") == "kernel":
+            flops[e["name"]] += float(e["args"]["kernel_flop"])
+            nbytes[e["name"]] += float(e["args"]["kernel_num_gb"]) * 1e9
+    report = roofscope.analyze(AUGMENTED).checkup
+    raw_to_name = {raw: k.name for k in report.hotspots.kernels for raw in k.raw_names}
+    roof = {k.name: k for k in report.roofline.result.kernels}
+    gemm = next(raw for raw in flops if "wmma_tensorop_bf16_s161616gemm" in raw)
+    k = roof[raw_to_name[gemm]]
+    assert flops[gemm] == 17 * 2 * 141 * 512 * 512
+    assert k.flops == {"bf16-matrix": pytest.approx(flops[gemm])}
+    assert k.bytes == {"hbm": pytest.approx(nbytes[gemm])}
+    assert k.work_source == "annotations (Inductor kernel_flop/kernel_num_gb)"
+    placed = {raw for raw in flops if raw_to_name[raw] in roof}
+    assert placed == set(flops)  # every kernel: annotated with bytes at least
+
+
+def test_a_torch_compile_trace_on_mi300x_its_gemms_attention_and_triton_kernels() -> None:
+    """TraceLens's torch_compile_triton trace (MI300X, bf16): aten::mm 32768x8192x2048 is
+    2*32768*8192*2048 FLOPs (TraceLens: 1099.511627776 GFLOP, FLOPS/Byte 1560.38); the flash
+    attention 4*8*16*4096*4096*128 (TraceLens: 1099.511627776 GFLOP, 298.5 TFLOP/s); an
+    Inductor Triton kernel moves each of its buffers once."""
+    report = roofscope.analyze(COMPILED).checkup
+    roof = {k.name: k for k in report.roofline.result.kernels}
+    attn = roof["attn_fwd"]
+    assert attn.flops == {"bf16-matrix": 4 * 8 * 16 * 4096 * 4096 * 128}
+    # TraceLens divides by a duration it rounded to the ns: equal to 1e-7
+    assert attn.achieved_flops_s == pytest.approx(298.4957253368845e12, rel=1e-7)
+    events = _events(COMPILED)
+    [red] = [
+        e
+        for e in events
+        if e.get("cat") == "kernel" and e["name"].startswith("triton_red_fused_add")
+    ]
+    k = roof[red["name"]]
+    moved = 2 * (8 * 4096 * 2048 * 2 + 2048)  # two bf16 8x4096x2048 buffers and a 2048 weight
+    assert k.bytes == {"hbm": moved}
+    assert k.flops is None
+    assert k.achieved_bytes_s["hbm"] == pytest.approx(moved / (float(red["dur"]) * 1e-6))
+    gemms = [k for k in roof.values() if k.name.startswith("Cijk_")]
+    assert len(gemms) == 3 and all(k.ceiling == "bf16-matrix" for k in gemms)
+    for k in gemms:
+        assert k.intensity["hbm"] == pytest.approx(1560.3809523809523) or k.intensity[
+            "hbm"
+        ] == pytest.approx(992.969696969697)

@@ -514,3 +514,23 @@ def test_damaged_args_never_raise() -> None:
             )
             assert isinstance(work_or_reason(call), OpWork | NoWork)
     assert "must be lists" in reason("aten::mm", None, None)  # type: ignore[arg-type]
+
+
+# --- Inductor's Triton launchers
+
+
+def test_an_inductor_triton_kernel_moves_each_buffer_once() -> None:
+    """TraceLens's torch_compile_triton trace: triton_poi_fused__unsafe_view_mul_silu_2 with
+    Input Dims [[8, 4096, 8192], [32768, 8192], [], []] (bf16): 2 B x both buffers, no FLOPs
+    known (memory only); a template (triton_tem_: a GEMM) has no formula."""
+    w = work(
+        "triton_poi_fused__unsafe_view_mul_silu_2",
+        [[8, 4096, 8192], [32768, 8192], [], []],
+        [BF16, BF16, "Scalar", "Scalar"],
+        ["", "", "268435456", ""],
+    )
+    assert (w.flops, w.bytes, w.ceiling) == (0.0, 2 * (8 * 4096 * 8192 + 32768 * 8192), None)
+    assert reason("triton_tem_fused_mm_0", [[64, 64]], [BF16]) == (
+        "no formula for triton_tem_fused_mm_0"
+    )
+    assert "no tensor" in reason("triton_per_fused_0", [[], []], ["Scalar", "Scalar"])

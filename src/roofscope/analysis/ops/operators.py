@@ -145,7 +145,7 @@ def _work(rows: list[tuple[Any, ...]]) -> dict[str, Work]:
     formulas: dict[str, set[str]] = defaultdict(set)
     for kernel, ceiling, f, b, n, dur, formula in rows:
         k = str(kernel)
-        if f is not None:
+        if f:  # no FLOPs (data movement) is no compute work: placed by its bytes
             key = str(ceiling) if ceiling is not None else UNKNOWN_TYPE
             flops[k][key] = flops[k].get(key, 0.0) + float(f)
         if b is not None:

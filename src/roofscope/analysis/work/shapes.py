@@ -204,7 +204,7 @@ def work_or_reason(call: OpCall, *, fp32_matmul: str = "tf32") -> OpWork | NoWor
     (AMD's fp32 matrix instructions)."""
     if fp32_matmul not in FP32_MATMUL:
         raise ValueError(f"fp32_matmul={fp32_matmul!r}: expected one of {sorted(FP32_MATMUL)}")
-    formula = FORMULAS.get(call.name)
+    formula = FORMULAS.get(call.name) or (triton_buffers if INDUCTOR.match(call.name) else None)
     if formula is None:
         return NoWork(f"no formula for {call.name}")
     lists = (call.dims, call.types, call.concrete)
@@ -539,6 +539,25 @@ def _tensors(args: Args) -> list[int]:
 def _moved(args: Args, inputs: Sequence[int], out_elements: int, out_dtype: str) -> float:
     read = sum(args.tensor_bytes(i) for i in inputs)
     return float(read + out_elements * _dtype_bytes(out_dtype, 0))
+
+
+# Inductor's pointwise, reduction and persistent-reduction Triton kernels: its launcher records
+# a range named after the kernel whose inputs are the kernel's buffers (TraceLens's
+# torch_compile_triton trace: triton_red_fused_add_mean_mul_pow_rsqrt_0 with Input Dims
+# [[8, 4096, 2048], [2048], [8, 4096, 2048], [], []]). Templates (triton_tem_, a GEMM) are
+# not among them: their FLOPs are not in the buffers.
+INDUCTOR = re.compile(r"^triton_(?:poi|red|per)_")
+
+
+def triton_buffers(args: Args) -> OpWork:
+    """An Inductor Triton kernel's compulsory traffic: each buffer argument read or written
+    once (Inductor's own ``estimate_kernel_num_bytes`` counts each buffer once, an in-out
+    buffer twice); its FLOPs are not recorded: memory only."""
+    inputs = _tensors(args)
+    if not inputs:
+        raise Unreadable("no tensor among the inputs")
+    moved = float(sum(args.tensor_bytes(i) for i in inputs))
+    return OpWork(0.0, moved, None, "Inductor Triton kernel: each buffer once (bytes only)")
 
 
 @dataclass(frozen=True)
