@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gzip
 import json
+from bisect import bisect_right
 from collections import defaultdict
 from decimal import Decimal
 from pathlib import Path
@@ -38,8 +39,17 @@ def _events(path: Path) -> list[dict[str, Any]]:
 
 
 def _operator_of_kernels(events: list[dict[str, Any]]) -> list[tuple[dict[str, Any], Any]]:
-    """(kernel event, innermost operator around its launch, or None), by plain search."""
-    ops = [e for e in events if e.get("cat") in ("cpu_op", "Operator")]
+    """(kernel event, innermost operator around its launch, or None): per thread, the
+    operators by start; scanning back from the launch, the first that still runs at it (the
+    operators of a thread nest, so none that starts later can hold it)."""
+    by_tid: dict[Any, list[dict[str, Any]]] = defaultdict(list)
+    for e in events:
+        if e.get("cat") in ("cpu_op", "Operator"):
+            by_tid[e["tid"]].append(e)
+    starts = {}
+    for tid, ops in by_tid.items():
+        ops.sort(key=lambda o: (o["ts"], -o["dur"]))
+        starts[tid] = [o["ts"] for o in ops]
     launch = {
         e["args"]["correlation"]: e
         for e in events
@@ -48,11 +58,11 @@ def _operator_of_kernels(events: list[dict[str, Any]]) -> list[tuple[dict[str, A
     }
     out = []
     for k in (e for e in events if e.get("cat") in ("kernel", "Kernel")):
-        la = launch[k["args"]["correlation"]]
-        around = [
-            o for o in ops if o["tid"] == la["tid"] and o["ts"] <= la["ts"] <= o["ts"] + o["dur"]
-        ]
-        out.append((k, min(around, key=lambda o: o["dur"]) if around else None))
+        la = launch.get(k["args"].get("correlation"))
+        ops = by_tid.get(la["tid"], []) if la is not None else []
+        i = bisect_right(starts.get(la["tid"], []), la["ts"]) if la is not None else 0
+        inner = next((o for o in reversed(ops[:i]) if la["ts"] <= o["ts"] + o["dur"]), None)
+        out.append((k, inner))
     return out
 
 
@@ -73,18 +83,36 @@ def _expected_gemms(path: Path) -> dict[str, tuple[int, int]]:
     return {name: (flops[name], time[name]) for name in flops}
 
 
-@pytest.mark.parametrize("path", [H100, MI300X], ids=["h100", "mi300x"])
-def test_every_gemm_kernel_carries_the_flops_of_its_operators_shapes(path: Path) -> None:
+TRACE_DIFF = SHARED_CORPUS / "torch/hta-tests-data/trace_diff/test"
+GEMM_TRACES = [
+    pytest.param(H100, None, "bf16-matrix", 4, id="h100-bf16"),
+    pytest.param(MI300X, None, "bf16-matrix", 4, id="mi300x-bf16"),
+    pytest.param(
+        NEGATIVE_QUEUE,
+        "a100",
+        "fp32-vector",
+        None,
+        id="a100-fp32",
+        marks=pytest.mark.skipif(not NEGATIVE_QUEUE.exists(), reason="shared corpus not present"),
+    ),
+]
+
+
+@pytest.mark.parametrize(("path", "gpu", "ceiling", "gemms"), GEMM_TRACES)
+def test_every_gemm_kernel_carries_the_flops_of_its_operators_shapes(
+    path: Path, gpu: str | None, ceiling: str, gemms: int | None
+) -> None:
     expected = _expected_gemms(path)
-    assert len(expected) == 4  # four GEMM kernels: 512x512, 512x2048, 2048x512, 512x30522
-    report = roofscope.analyze(path).checkup
+    assert gemms is None or len(expected) == gemms  # bert: 512x512, x2048, 2048x, x30522
+    report = roofscope.analyze(path, gpu=gpu).checkup
     roof = {k.name: k for k in report.roofline.result.kernels}
     raw_to_name = {raw: k.name for k in report.hotspots.kernels for raw in k.raw_names}
+    assert expected
     for raw, (flops, time_ns) in expected.items():
         k = roof[raw_to_name[raw]]
-        assert k.flops == {"bf16-matrix": pytest.approx(flops, rel=1e-12)}
+        assert k.flops == {ceiling: pytest.approx(flops, rel=1e-12)}
         assert k.work_source == "shapes"
-        assert k.ceiling == "bf16-matrix"
+        assert k.ceiling == ceiling
         assert k.achieved_flops_s == pytest.approx(flops / (time_ns / 1e9), rel=1e-9)
         assert k.bound is not None and k.efficiency is not None
         assert k.efficiency == pytest.approx(k.achieved_flops_s / k.attainable_flops_s)
