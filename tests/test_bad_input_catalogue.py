@@ -1112,3 +1112,11 @@ def test_api_calls_and_copies_without_a_kernel_trace(capsys: Cap, tmp_path: Path
         "their file was not passed; pass it, or re-run with rocprofv3 --kernel-trace"
     )
     assert "no-kernel-trace" not in warnings_by_code(analyze_ok(capsys, V3))
+
+
+def test_128_an_unknown_fp32_matmul(capsys: Cap) -> None:
+    """--fp32-matmul takes fp32 or tf32: anything else is named, before any file is read."""
+    trace = DATA / "kineto" / "h100_bert_small_metadata_first.json.gz"
+    assert fails(capsys, trace, "--fp32-matmul", "bf16", code=2) == (
+        "--fp32-matmul 'bf16': expected one of fp32, tf32"
+    )
