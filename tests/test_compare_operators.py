@@ -206,3 +206,24 @@ def test_several_kernels_a_call_pair_longest_with_longest() -> None:
     ]
     assert got.removed == ("lonely_a",) and got.added == ("add_b",)
     assert by_operator(matching, base, None) is matching
+
+
+def test_the_levels_as_pandas_tables(traces: Any) -> None:
+    """``to_pandas(level=...)``: the same numbers as the JSON, one row a category or
+    operator signature; an unknown level is refused in the caller's words."""
+    import roofscope
+
+    cmp = roofscope.compare(str(MI300X), str(H100))
+    ops = cmp.to_pandas(level="operators")
+    assert len(ops) == 15 and set(ops["side"]) == {"both"}
+    flash = ops[ops["name"] == FLASH].iloc[0]
+    base, new = traces[0][(FLASH, json.dumps(QKV))][0], traces[1][(FLASH, json.dumps(QKV))][0]
+    assert (flash["base_calls"], flash["new_calls"]) == (4, 4)
+    assert flash["base_s"] == pytest.approx(sum(base) / 1e9, rel=1e-12)
+    assert flash["speedup"] == pytest.approx(sum(base) / sum(new), rel=1e-12)
+    cats = cmp.to_pandas(level="categories").set_index("category")
+    assert cats.loc["attention", "new_s"] == pytest.approx(sum(new) / 1e9, rel=1e-12)
+    assert bool(cats.loc["attention", "beyond_noise"]) is True
+    assert (cmp.to_pandas()["matched_by"] == "operator").sum() == 7
+    with pytest.raises(ValueError, match="level='ops': expected one of 'kernels'"):
+        cmp.to_pandas(level="ops")
