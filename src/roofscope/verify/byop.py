@@ -9,8 +9,8 @@ unpaired: the i-th of the baseline's with the i-th of the candidate's, in the or
 operator table lists them (the kernel with the longest dispatch first), so a signature that
 launches one kernel a call pairs that kernel, and one that launches several pairs the
 longest with the longest. Signatures are visited in the order of the baseline's operator
-table (most GPU time first); a kernel already paired (launched by several signatures) is
-not paired again. What is left stays added or removed.
+table (most GPU time first; the first run of each side); a kernel already paired (launched
+by several signatures) is not paired again. What is left stays added or removed.
 """
 
 from __future__ import annotations
