@@ -116,7 +116,8 @@ def test_slower_reads_as_a_speedup_low_before_high(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     """laplacian 1.25x slower: the text shows the speedup 0.800x and its interval as in the
-    JSON (low before high, both under 1), then the words; the end to end reads the same."""
+    JSON (low before high, both under 1), then the words; the end to end and laplacian's
+    category (it is alone in it) read the same."""
     new = rewrite(TRACE, tmp_path / "new" / "results.csv", scale({"laplacian_kernel": 1.25}))
     doc = compare_json(capsys, str(TRACE), str(new))
     lap = next(k for k in doc["kernels"] if "laplacian" in k["base_name"])
@@ -124,7 +125,7 @@ def test_slower_reads_as_a_speedup_low_before_high(
     assert main(["compare", str(TRACE), str(new)]) == 0
     out = capsys.readouterr().out
     cells = re.findall(r"(0\.\d+)x \[(0\.\d+), (0\.\d+)\]: 1\.25x slower", out)
-    assert len(cells) == 2  # end to end, then laplacian's row
+    assert len(cells) == 3  # end to end, laplacian's row, then its category's row
     for speedup, low, high in cells:
         assert float(low) <= float(speedup) <= float(high)
         assert float(speedup) == pytest.approx(0.8, abs=1e-3)

@@ -103,12 +103,20 @@ class Comparison:
         write_atomically(Path(path), page, force=True, keep=self.read)
         return None
 
-    def to_pandas(self) -> DataFrame:
-        """One row per kernel change: base_s, new_s, speedup and its 95 % interval (low,
-        high), beyond_noise, share_of_change, matched_by; ``attrs["note"]`` is ``note``."""
-        from roofscope.api.frames import change_frame
+    def to_pandas(self, *, level: str = "kernels") -> DataFrame:
+        """``level="kernels"``: one row per kernel change: base_s, new_s, speedup and its 95 %
+        interval (low, high), beyond_noise, share_of_change, matched_by (``operator``: paired
+        through the PyTorch operator that launched both); ``attrs["note"]`` is ``note``.
+        ``"categories"``: one row per kernel category; ``"operators"``: one per operator
+        signature (name, input_dims, input_types, side); both with base and new calls and
+        time, speedup and its interval."""
+        from roofscope.api.frames import category_frame, change_frame, operator_frame
 
-        return change_frame(self.result)
+        frames = {"kernels": change_frame, "categories": category_frame,
+                  "operators": operator_frame}  # fmt: skip
+        if level not in frames:
+            raise ValueError(f"level={level!r}: expected one of {', '.join(map(repr, frames))}")
+        return frames[level](self.result)
 
     def waterfall_svg(self) -> str:
         """Each kernel's contribution to the change, from the baseline's total to the new."""

@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     from roofscope.analysis.roofline import KernelRoofline
     from roofscope.report import Report
     from roofscope.verify.compare import Comparison, KernelChange
+    from roofscope.verify.levels import CategoryChange, OperatorChange
+    from roofscope.verify.spread import Interval
 
 EXTRA = "notebook"
 KERNEL_COLUMNS = ("name", "calls", "total_s", "mean_s", "median_s", "min_s", "max_s", "std_s",
@@ -28,7 +30,8 @@ KERNEL_COLUMNS = ("name", "calls", "total_s", "mean_s", "median_s", "min_s", "ma
 ROOF_COLUMNS = ("bound", "efficiency", "achieved_flops_s", "attainable_flops_s", "ceiling")
 # the columns that are not numbers (or None): every other one is float64, None as NaN
 OTHER = {"name", "full_name", "calls", "hotspot", "limiter", "bound", "ceiling", "base_name",
-         "new_name", "matched_by", "beyond_noise"}  # fmt: skip
+         "new_name", "matched_by", "beyond_noise", "category", "input_dims", "input_types",
+         "side"}  # fmt: skip
 
 
 def pandas(method: str) -> ModuleType:
@@ -109,6 +112,51 @@ def _change_row(k: KernelChange) -> dict[str, Any]:
         "beyond_noise": None if interval is None else interval.beyond_noise,
         "share_of_change": k.attribution,
         "delta_s": k.delta_ns / 1e9,
+    }
+
+
+LEVEL_COLUMNS = ("base_calls", "new_calls", "base_s", "new_s", "speedup", "low", "high",
+                 "beyond_noise")  # fmt: skip
+
+
+def category_frame(comparison: Comparison) -> DataFrame:
+    """One row per kernel category either side has (most base time first)."""
+    rows = [{"category": c.category.value, **_level(c)} for c in comparison.categories]
+    return _frame("Comparison.to_pandas(level='categories')", rows, ["category", *LEVEL_COLUMNS])
+
+
+def operator_frame(comparison: Comparison) -> DataFrame:
+    """One row per operator signature (both PyTorch traces): ``side`` is ``both`` for a
+    matched one, else ``base`` or ``new``; empty where a side has no operators."""
+    ops = comparison.operators
+    groups = (
+        () if ops is None else (("both", ops.matched), ("base", ops.removed), ("new", ops.added))
+    )
+    rows = [_operator_row(o, side) for side, items in groups for o in items]
+    columns = ["name", "input_dims", "input_types", "side", *LEVEL_COLUMNS]
+    return _frame("Comparison.to_pandas(level='operators')", rows, columns)
+
+
+def _operator_row(o: OperatorChange, side: str) -> dict[str, Any]:
+    return {"name": o.name, "input_dims": o.dims, "input_types": o.types, "side": side, **_level(o)}
+
+
+def _level(c: CategoryChange | OperatorChange) -> dict[str, Any]:
+    return {
+        "base_calls": c.calls[0],
+        "new_calls": c.calls[1],
+        "base_s": c.total_ns[0] / 1e9,
+        "new_s": c.total_ns[1] / 1e9,
+        "speedup": c.speedup,
+        **_spread(c.interval),
+    }
+
+
+def _spread(interval: Interval | None) -> dict[str, Any]:
+    return {
+        "low": None if interval is None else interval.low,
+        "high": None if interval is None else interval.high,
+        "beyond_noise": None if interval is None else interval.beyond_noise,
     }
 
 

@@ -26,6 +26,13 @@ from roofscope.model.profile import Profile
 from roofscope.model.schema import DURATION, VALID_DURATION
 from roofscope.model.selection import among, dispatches
 from roofscope.report import Report
+from roofscope.verify.byop import by_operator
+from roofscope.verify.levels import (
+    CategoryChange,
+    OperatorChanges,
+    category_changes,
+    operator_changes,
+)
 from roofscope.verify.match import Matching, Shape, match
 from roofscope.verify.quality import SideWarning, side_warnings
 from roofscope.verify.spread import (
@@ -114,6 +121,8 @@ class Comparison:
     end_to_end: EndToEnd
     warnings: tuple[SideWarning, ...] = ()  # both sides', baseline first
     devices: tuple[str | None, str | None] = (None, None)  # the GPU each side ran on
+    categories: tuple[CategoryChange, ...] = ()  # per kernel category (verify/levels.py)
+    operators: OperatorChanges | None = None  # per operator signature, PyTorch traces both sides
 
     @property
     def across_gpus(self) -> bool:
@@ -158,6 +167,9 @@ def compare(base: Sequence[Run], new: Sequence[Run], labels: tuple[str, str]) ->
     if matching.added and matching.removed:  # renamed kernels may hide there: ask the shapes
         shapes = (shapes_of(base[0].profile), shapes_of(new[0].profile))
         matching = match(*names, shapes)
+    reports = ([r.report for r in base], [r.report for r in new])
+    # kernels of the same operator signature, where names cannot tell (across vendors)
+    matching = by_operator(matching, reports[0][0].operators, reports[1][0].operators)
     base_total = _mean([r.report.hotspots.total_ns or 0.0 for r in base])
     paired = [_pair(base, new, p.base, p.new, p.how, p.score, base_total) for p in matching.pairs]
     paired += [_pair(base, new, k, None, "removed", None, base_total) for k in matching.removed]
@@ -175,8 +187,10 @@ def compare(base: Sequence[Run], new: Sequence[Run], labels: tuple[str, str]) ->
         matching,
         tuple(changes),
         _end_to_end(base, new, spreads),
-        side_warnings([r.report for r in base], [r.report for r in new]),
+        side_warnings(*reports),
         (_device(base[0].report), _device(new[0].report)),
+        category_changes(*reports, paired),
+        operator_changes(*reports),
     )
 
 

@@ -26,8 +26,8 @@ Shape = tuple[int | None, int | None]  # (grid size, workgroup size) of the domi
 class Pair:
     base: str
     new: str
-    how: str  # "name" | "similarity"
-    score: float  # 1.0 for a match by name
+    how: str  # "name" | "similarity" | "operator" (verify/byop.py)
+    score: float | None  # 1.0 for a match by name; None by operator (the names differ)
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from xml.etree import ElementTree as ET
 
+from roofscope.render.compare.levels import by_operator_note, categories_markdown, matched_words
 from roofscope.render.compare.words import (
     across_gpus_text,
     block_reason,
@@ -86,9 +87,12 @@ def markdown(cmp: Comparison, verdict: Verdict, top: int = 15) -> str:
     for k in cmp.kernels[:top]:
         share = "-" if k.attribution is None else f"{100 * k.attribution:.1f}%"
         lines.append(
-            f"| {short[k.name]} ({k.how}) | {duration(k.total_ns[0])} | "
+            f"| {short[k.name]} ({matched_words(k.how)}) | {duration(k.total_ns[0])} | "
             f"{duration(k.total_ns[1])} | {speedup_text(k.speedup, k.interval)} | {share} |"
         )
+    if note := by_operator_note(cmp):
+        lines += ["", note]
+    lines += categories_markdown(cmp)
     reasons = gate_reasons(verdict)
     if reasons:
         lines += ["", "Gate failed:", *[f"- {r}" for r in reasons]]

@@ -8,6 +8,12 @@ from collections.abc import Sequence
 from roofscope.catalogue.ceilings import Ceiling
 from roofscope.render.charts.movement import movement_svg
 from roofscope.render.charts.waterfall import waterfall_svg
+from roofscope.render.compare.levels import (
+    by_operator_note,
+    categories_html,
+    matched_words,
+    operators_html,
+)
 from roofscope.render.compare.words import (
     NO_GATE,
     across_gpus_text,
@@ -79,7 +85,7 @@ def render_compare_html(
         share = share_text(k.attribution)
         rows.append(
             f'<tr data-k="{i}" data-name="{_e(k.name)}">{name_cell(k.name, short[k.name])}'
-            f"<td>{_e(k.how)}</td>"
+            f"<td>{_e(matched_words(k.how))}</td>"
             f"<td>{duration(k.total_ns[0])}</td><td>{duration(k.total_ns[1])}</td>"
             f"<td>{_e(speedup_text(k.speedup, k.interval))}</td><td>{share}</td></tr>"
         )
@@ -92,4 +98,7 @@ def render_compare_html(
         '<table id="changes"><tr><th>Kernel</th><th>Matched</th><th>Base</th><th>New</th>'
         "<th>Speedup</th><th>Share of change</th></tr>" + "".join(rows) + "</table>"
     )
+    if note := by_operator_note(cmp):
+        body.append(f'<p id="by-operator">{_e(note)}</p>')
+    body += [categories_html(cmp), operators_html(cmp)]
     return page(f"roofscope compare · {cmp.base_label} → {cmp.new_label}", body)

@@ -11,6 +11,15 @@ from rich.console import Console
 from rich.text import Text
 
 from roofscope.render.columns import NameCell, fitted_table, terminal_width, wrapped
+from roofscope.render.compare.levels import (
+    by_operator_note,
+    categories_json,
+    categories_section,
+    interval_dict,
+    matched_words,
+    operators_json,
+    operators_section,
+)
 from roofscope.render.compare.words import (
     NO_GATE,
     across_gpus_text,
@@ -81,10 +90,16 @@ def render_compare_text(
         )
     _warnings(console, cmp)
     headers = ["Kernel", "Base", "New", "Speedup", "Share of change", "Matched"]
-    rows = [(_row(k), None) for k in cmp.kernels if k.how in ("name", "similarity")][:top]
+    rows = [(_row(k), None) for k in cmp.kernels if k.how in ("name", "similarity", "operator")][
+        :top
+    ]
     # narrow: how each pair was matched goes first, then its share of the change
     console.print(fitted_table(headers, rows, width=console.width, name=0, drop=(5, 4)))
+    if note := by_operator_note(cmp):
+        wrapped(console, note, "", "  ")
     _added_removed(console, cmp)
+    categories_section(console, cmp)
+    operators_section(console, cmp)
     _movement(console, cmp, top)
     _gate(console, verdict)
     return buf.getvalue()
@@ -143,7 +158,7 @@ def _warnings(console: Console, cmp: Comparison) -> None:
 
 def _row(k: KernelChange) -> list[str | NameCell]:
     share = share_text(k.attribution)
-    how = "name" if k.how == "name" else f"similar {k.score:.2f}"
+    how = f"similar {k.score:.2f}" if k.how == "similarity" and k.score else matched_words(k.how)
     return [
         NameCell((k.name,) if k.base == k.new else (k.base or k.name, k.new or k.name)),
         duration(k.total_ns[0]),
@@ -187,6 +202,8 @@ def compare_dict(cmp: Comparison, verdict: Verdict) -> dict[str, Any]:
         "added": list(cmp.matching.added),
         "removed": list(cmp.matching.removed),
         "warnings": [_warning(w) for w in cmp.warnings],
+        "categories": categories_json(cmp),
+        **({} if cmp.operators is None else {"operators": operators_json(cmp.operators)}),
         "gate": {
             "passed": verdict.passed,
             "reasons": gate_reasons(verdict),
@@ -211,9 +228,7 @@ def _warning(w: SideWarning) -> dict[str, Any]:
 
 
 def _interval(i: Interval | None) -> dict[str, Any] | None:
-    if i is None:
-        return None
-    return {"low": i.low, "high": i.high, "method": i.method, "beyond_noise": i.beyond_noise}
+    return interval_dict(i)
 
 
 def _kernel(k: KernelChange) -> dict[str, Any]:
