@@ -146,7 +146,7 @@ def test_html_and_markdown_show_the_levels(tmp_path: Path) -> None:
     assert 'id="categories"' in page and 'id="operators"' in page
     assert 'id="by-operator"' in page and "<td>by operator</td>" in page
     text = md.read_text("utf-8")
-    assert "| category | base | new | speedup |" in text and "| gemm |" in text
+    assert "| category | base | new | speedup |" in text and "| GEMM |" in text
     assert "(by operator)" in text
 
 

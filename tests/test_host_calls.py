@@ -210,7 +210,7 @@ def test_a_damaged_api_trace_names_its_line(tmp_path: Path) -> None:
 
 # -- rocprofv3 hip_api_trace --------------------------------------------------------------------
 
-V3_API = DATA / "rocprofv3-host" / "decode_hip_api_trace.csv"
+V3_API = DATA / "api-trace-rocprofv3" / "decode_hip_api_trace.csv"
 V3_KERNELS = DATA / "rocprofv3-layouts" / "gfx1151_decode_kernel_trace.csv"
 
 

@@ -28,6 +28,18 @@ class Category(StrEnum):
     MEMORY = "memory-copy-set"  # copies, fills, concatenation, gathers, layout transposes
     OTHER = "other"
 
+    @property
+    def label(self) -> str:
+        """How the text and HTML views name it (the JSON has the value)."""
+        return _LABELS.get(self, self.value)
+
+
+_LABELS = {
+    Category.GEMM: "GEMM",
+    Category.REDUCTION: "reduction/norm",
+    Category.MEMORY: "memory copy/set",
+}
+
 
 def _any(*alternatives: str) -> re.Pattern[str]:
     return re.compile("|".join(alternatives), re.IGNORECASE)

@@ -51,7 +51,7 @@ def categories_section(console: Console, cmp: Comparison) -> None:
 def _category_row(c: CategoryChange) -> list[str | NameCell]:
     calls = f"{c.calls[0]:,.0f} -> {c.calls[1]:,.0f}"
     speedup = speedup_text(c.speedup, c.interval) if c.speedup is not None else "one side only"
-    return [NameCell((c.category.value,)), calls, duration(c.total_ns[0]),
+    return [NameCell((c.category.label,)), calls, duration(c.total_ns[0]),
             duration(c.total_ns[1]), speedup]  # fmt: skip
 
 
@@ -142,7 +142,7 @@ def categories_markdown(cmp: Comparison) -> list[str]:
         return []
     lines = ["", "| category | base | new | speedup |", "|---|---:|---:|---:|"]
     for c in cmp.categories:
-        lines.append(f"| {c.category.value} | {duration(c.total_ns[0])} | "
+        lines.append(f"| {c.category.label} | {duration(c.total_ns[0])} | "
                      f"{duration(c.total_ns[1])} | {_speedup(c)} |")  # fmt: skip
     return lines
 
@@ -151,7 +151,7 @@ def categories_html(cmp: Comparison) -> str:
     if not cmp.categories:
         return ""
     rows = "".join(
-        f"<tr><td>{_e(c.category.value)}</td><td>{duration(c.total_ns[0])}</td>"
+        f"<tr><td>{_e(c.category.label)}</td><td>{duration(c.total_ns[0])}</td>"
         f"<td>{duration(c.total_ns[1])}</td><td>{_e(_speedup(c))}</td></tr>"
         for c in cmp.categories
     )

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from roofscope.analysis.categories import CategoryTime
 from roofscope.render.numbers import duration, pct
-from roofscope.render.report.categories_text import LABELS
 from roofscope.report import Report
 
 BAR = "display:inline-block;height:9px;background:#4c72b0;"  # 100 px: the whole kernel time
@@ -28,7 +27,7 @@ def _row(r: CategoryTime) -> str:
     bar = f'<span style="{BAR}width:{100 * share:.1f}px"></span>'
     placed = duration(r.placed_ns) if r.efficiency is not None else "-"
     return (
-        f"<tr><td>{LABELS[r.category]}</td><td>{r.kernels:,}</td><td>{r.calls:,}</td>"
+        f"<tr><td>{r.category.label}</td><td>{r.kernels:,}</td><td>{r.calls:,}</td>"
         f"<td>{duration(r.total_ns)}</td><td>{pct(r.share)} {bar}</td>"
         f"<td>{pct(r.efficiency)}</td><td>{placed}</td></tr>"
     )

@@ -11,20 +11,8 @@ from rich.table import Table
 from rich.text import Text
 
 from roofscope.analysis.categories import CategoryTime
-from roofscope.model.categories import Category
 from roofscope.render.numbers import cell, column_unit, pct
 from roofscope.report import Report
-
-LABELS = {
-    Category.GEMM: "GEMM",
-    Category.ATTENTION: "attention",
-    Category.CONVOLUTION: "convolution",
-    Category.COMMUNICATION: "communication",
-    Category.ELEMENTWISE: "elementwise",
-    Category.REDUCTION: "reduction/norm",
-    Category.MEMORY: "memory copy/set",
-    Category.OTHER: "other",
-}
 
 
 def categories_section(console: Console, report: Report) -> None:
@@ -45,7 +33,7 @@ def categories_table(rows: tuple[CategoryTime, ...]) -> Table:
     for i, h in enumerate(headers):
         table.add_column(h, justify="left" if i == 0 else "right", no_wrap=True)
     for r in rows:
-        cells = [LABELS[r.category], f"{r.kernels:,}", f"{r.calls:,}", cell(r.total_ns, scale)]
+        cells = [r.category.label, f"{r.kernels:,}", f"{r.calls:,}", cell(r.total_ns, scale)]
         cells.append(pct(r.share))
         if placed:
             cells += [pct(r.efficiency), cell(r.placed_ns if r.efficiency else None, scale)]
