@@ -60,12 +60,46 @@ def test_cloverleaf_syncs_after_every_launch_are_sync_ranges() -> None:
     }
     ((kernels,),) = file_rows(CLOVER, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL")
     profile = load([CLOVER])
-    assert host(profile) == want
+    syncs = want[("sync", "cudaDeviceSynchronize_v3020")]
+    # each of them the next call of its thread after a cudaLaunchKernel_v7000 (checked below)
+    assert host(profile) == {**want, ("sync-after-launch", "cudaDeviceSynchronize_v3020"): syncs}
     assert want[("sync", "cudaDeviceSynchronize_v3020")][0] == kernels == 1312
     assert want[("sync", "cudaMemcpy_v3020")][0] == 279
     assert profile.con.execute("SELECT count(*) FROM graph_launches").fetchone() == (0,)
     sources = profile.con.execute("SELECT DISTINCT source FROM host_ranges").fetchall()
     assert sources == profile.con.execute("SELECT DISTINCT source FROM dispatches").fetchall()
+
+
+def test_cloverleaf_synchronises_after_every_launch(capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 38: "a cudaDeviceSynchronize after every launch (1,312 of them in a CloverLeaf
+    nsys export)". The previous call of each cudaDeviceSynchronize on its thread, by a plain
+    loop over the export's rows; the "api" summary is its calls per name, as nsys stats'
+    cuda_api_sum counts them."""
+    calls = file_rows(
+        CLOVER,
+        """SELECT r.globalTid, r.start, s.value FROM CUPTI_ACTIVITY_KIND_RUNTIME r
+        JOIN StringIds s ON s.id = r.nameId ORDER BY r.globalTid, r.start""",
+    )
+    after = sum(
+        1
+        for (tid, _, name), (ptid, _, prev) in zip(calls[1:], calls, strict=False)
+        if name.startswith("cudaDeviceSynchronize") and ptid == tid and "LaunchKernel" in prev
+    )
+    launches = sum(1 for _, _, name in calls if name.startswith("cudaLaunchKernel"))
+    assert after == launches == 1312
+    assert main(["analyze", str(CLOVER), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    [finding] = [f for f in doc["findings"] if f["rule"] == "sync-per-launch"]
+    assert finding["summary"].startswith(
+        "1,312 of 1,312 launches are followed by a synchronisation; the GPU sat idle"
+    )
+    api = {a["name"]: a["calls"] for a in doc["activity"] if a["kind"] == "api"}
+    per_name = file_rows(
+        CLOVER,
+        """SELECT s.value, count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME r
+        JOIN StringIds s ON s.id = r.nameId GROUP BY 1""",
+    )
+    assert api == dict(per_name)
 
 
 GRAPHED, EMPTY, UNLAUNCHED = 900_001, 900_002, 900_003

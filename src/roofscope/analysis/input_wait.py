@@ -134,7 +134,8 @@ class LaunchSyncs:
 
 def launch_syncs(profile: Profile, selection: Selection = EVERYTHING) -> LaunchSyncs | None:
     """None when no API trace was read (no launch calls to count)."""
-    traces = profile.sources(Role.HOST_CALLS)
+    # API traces, and exports whose runtime calls are read with their kernels (nsys SQLite)
+    traces = [*profile.sources(Role.HOST_CALLS), *profile.sources(Role.DISPATCHES)]
     api = activity(profile).filter(among("source", traces) & (ColumnExpression("kind") == "api"))
     launches = sum(int(c) for n, c in api.project("name, calls").fetchall() if LAUNCH.match(n))
     if not launches:

@@ -88,6 +88,9 @@ GRAPH_LAUNCH_COLUMNS: tuple[tuple[str, Kind], ...] = (
 )  # fmt: skip
 
 
+LIST_ROWS = 4096  # fewer rows than this are written as DuckDB lists, without numpy
+
+
 def insert_rows(
     profile: Profile,
     table: str,
@@ -96,10 +99,18 @@ def insert_rows(
 ) -> None:
     """Rows (tuples in ``columns``' order) into ``table`` as numpy columns: DuckDB's
     executemany takes about 0.2 ms a row (33 s for 159,100 host ranges), its lists 5 µs, these
-    1 µs. A value not of its column's kind raises ValueError, TypeError or OverflowError."""
+    1 µs; fewer than LIST_ROWS go as lists, so that a small input loads no numpy (37 ms). A
+    value not of its column's kind raises ValueError, TypeError or OverflowError."""
     if not rows:
         return
     values = list(zip(*rows, strict=True))
+    if len(rows) < LIST_ROWS:
+        lists = {c: (k, list(v)) for (c, k), v in zip(columns, values, strict=True)}
+        for kind, given in lists.values():
+            if kind == "int" and not all(x is None or type(x) is int for x in given):
+                raise TypeError("a value of an integer column is no integer")
+        insert_lists(profile, table, lists)
+        return
     arrays = {c: column(v, k) for (c, k), v in zip(columns, values, strict=True)}
     names = ", ".join(c for c, _ in columns)
     with registered(profile, "rows_batch", arrays) as duck:

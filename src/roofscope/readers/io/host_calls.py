@@ -22,7 +22,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from roofscope.model.profile import Profile
-from roofscope.readers.io.batches import fits
+from roofscope.readers.io.batches import HOST_RANGE_COLUMNS, fits, insert_rows
 
 SYNC_KIND = "sync"
 COMPILE_KIND = "compile"
@@ -92,6 +92,12 @@ AFTER_LAUNCH_KIND = "sync-after-launch"
 # launch and its synchronisation, which still directly follows the launch
 _QUERY = re.compile(r"^(?:cuda|hip)(?:GetLastError|PeekAtLastError)" + _V)
 
+
+def is_query(name: str) -> bool:
+    """Whether a call only reads the runtime's error state (skipped between a launch and
+    the synchronisation after it)."""
+    return _QUERY.match(name) is not None
+
 Call = tuple[int, int, int, str]  # (thread id, start_ns, end_ns, name)
 
 
@@ -101,7 +107,7 @@ def syncs_after_launch(calls: Iterable[Call]) -> list[tuple[int, int, str]]:
     last: dict[int, str] = {}  # per thread, the last call that was not an error query
     found: list[tuple[int, int, str]] = []
     for tid, start, end, name in sorted(calls, key=lambda c: (c[0], c[1])):
-        if _QUERY.match(name):
+        if is_query(name):
             continue
         if DEVICE_SYNC.match(name) and LAUNCH.match(last.get(tid, "")):
             found.append((start, end, name))
@@ -115,8 +121,7 @@ def insert_ranges(
     """Host ranges (kind, name, start_ns, end_ns) under ``source``; how many were kept (a time
     past 64 bits is left out)."""
     rows = [(source, k, n[:200], a, b) for k, n, a, b in ranges if fits(a) and fits(b)]
-    if rows:
-        profile.con.executemany("INSERT INTO host_ranges VALUES (?, ?, ?, ?, ?)", rows)
+    insert_rows(profile, "host_ranges", HOST_RANGE_COLUMNS, rows)
     return len(rows)
 
 

@@ -19,7 +19,15 @@ from pathlib import Path
 from roofscope.errors import InputError
 from roofscope.model.profile import Profile
 from roofscope.readers.io.batches import GRAPH_LAUNCH_COLUMNS, HOST_RANGE_COLUMNS, insert_rows
-from roofscope.readers.io.host_calls import call_kind, range_kind
+from roofscope.readers.io.host_calls import (
+    AFTER_LAUNCH_KIND,
+    DEVICE_SYNC,
+    LAUNCH,
+    call_kind,
+    is_query,
+    range_kind,
+)
+from roofscope.readers.io.stats_csv import insert_activity
 
 RUNTIME = "CUPTI_ACTIVITY_KIND_RUNTIME"
 NVTX = "NVTX_EVENTS"
@@ -45,6 +53,7 @@ def read_host(con: sqlite3.Connection, profile: Profile, path: Path, source: int
         return
     if RUNTIME in present:
         _read_runtime(con, profile, path, source)
+        _read_sequence(con, profile, source)
     if NVTX in present:
         _read_nvtx(con, profile, path, source)
     if KERNEL in present:
@@ -90,6 +99,46 @@ def _read_runtime(con: sqlite3.Connection, profile: Profile, path: Path, source:
             for rowid, start, end, correlation, _ in batch:
                 _check(path, RUNTIME, rowid, start=start, end=end, correlationId=correlation)
             raise
+
+
+def _read_sequence(con: sqlite3.Connection, profile: Profile, source: int) -> None:
+    """The runtime calls per name (an "api" activity summary: what ``nsys stats``'
+    cuda_api_sum gives, and the launch count) and the device/stream synchronisations that
+    are the next call of their thread after a kernel launch (error queries between them
+    skipped: ``host_calls.syncs_after_launch``, here by SQLite's LAG over each thread's calls
+    in time order; only the matching rows are fetched)."""
+    cols = columns(con, RUNTIME)
+    if not {"start", "end", "nameid"} <= cols.keys():
+        return
+    start, end, name_id = (f'"{cols[c]}"' for c in ("start", "end", "nameid"))
+    names = _names(con, name_id)
+    totals = con.execute(
+        f"SELECT {name_id}, count(*), sum({end} - {start}) FROM {RUNTIME} GROUP BY {name_id}"
+    ).fetchall()
+    summary = sorted((names.get(i, str(i)), int(n), float(t or 0)) for i, n, t in totals)
+    insert_activity(profile, source, "api", summary)
+    syncs = [i for i, n in names.items() if DEVICE_SYNC.match(n)]
+    launches = [i for i, n in names.items() if LAUNCH.match(n)]
+    if "globaltid" not in cols or not syncs or not launches:
+        return
+    queries = ", ".join(str(i) for i, n in names.items() if is_query(n))
+    skip = f"WHERE {name_id} NOT IN ({queries})" if queries else ""  # NOT IN (NULL) keeps none
+    rows = con.execute(
+        f"""SELECT start, finish, id FROM (SELECT {start} AS start, {end} AS finish,
+        {name_id} AS id, LAG({name_id}) OVER (PARTITION BY "{cols["globaltid"]}"
+        ORDER BY {start}) AS prev FROM {RUNTIME} {skip})
+        WHERE id IN ({", ".join(map(str, syncs))}) AND prev IN ({", ".join(map(str, launches))})"""
+    ).fetchall()
+    after = [(source, AFTER_LAUNCH_KIND, names[i][:200], a, b) for a, b, i in rows]
+    insert_rows(profile, "host_ranges", HOST_RANGE_COLUMNS, after)
+
+
+def _names(con: sqlite3.Connection, name_id: str) -> dict[int, str]:
+    """The names of the runtime calls the export holds, by their StringIds id."""
+    rows = con.execute(
+        f"SELECT id, value FROM StringIds WHERE id IN (SELECT DISTINCT {name_id} FROM {RUNTIME})"
+    )
+    return {int(i): str(v) for i, v in rows if isinstance(i, int)}
 
 
 def _rows_of(

@@ -19,7 +19,13 @@ from decimal import Decimal
 from typing import Any
 
 from roofscope.model.profile import Profile, RunInfo
-from roofscope.readers.io.batches import INT64, fits
+from roofscope.readers.io.batches import (
+    GRAPH_LAUNCH_COLUMNS,
+    HOST_RANGE_COLUMNS,
+    INT64,
+    fits,
+    insert_rows,
+)
 
 PRODUCER = "pytorch-profiler"
 
@@ -172,8 +178,7 @@ def insert_host_ranges(
 ) -> None:
     """The host ranges (kind, name, start_ns, end_ns) under the trace's dispatch source."""
     rows = [(source, k, n[:200], a, b) for k, n, a, b in ranges if fits(a) and fits(b)]
-    if rows:
-        profile.con.executemany("INSERT INTO host_ranges VALUES (?, ?, ?, ?, ?)", rows)
+    insert_rows(profile, "host_ranges", HOST_RANGE_COLUMNS, rows)
 
 
 def insert_graph_launches(
@@ -182,5 +187,4 @@ def insert_graph_launches(
     """The graph launches (correlation id, start_ns, end_ns) under the trace's dispatch
     source; a value past 64 bits is left unknown."""
     rows = [(source, *(v if v is not None and fits(v) else None for v in g)) for g in launches]
-    if rows:
-        profile.con.executemany("INSERT INTO graph_launches VALUES (?, ?, ?, ?)", rows)
+    insert_rows(profile, "graph_launches", GRAPH_LAUNCH_COLUMNS, rows)
