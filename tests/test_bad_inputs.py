@@ -201,10 +201,10 @@ def test_unknown_format(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> N
     assert error_line(err) == (
         "--format nvprof: unknown format; use one of rocprof-v1-csv, rocprof-v1-stats, "
         "rocprof-v1-json, rocprofv3-kernel-trace, rocprofv3-stats, rocprofv3-memory-copy, "
-        "rocprofv3-counters, rocprofv3-agent-info, rocprofv3-json, summary-csv, "
-        "rocprof-compute-workload, rocprof-compute-csv, rocpd, kineto, nsys-kern-sum, "
-        "nsys-gpu-trace, nsys-mem-time-sum, "
-        "nsys-api-sum, nsys-sqlite, ncu"
+        "rocprofv3-api-trace, rocprofv3-counters, rocprofv3-agent-info, rocprofv3-json, "
+        "summary-csv, rocprof-compute-workload, rocprof-compute-csv, rocpd, kineto, "
+        "nsys-kern-sum, nsys-gpu-trace, nsys-mem-time-sum, nsys-api-sum, nsys-api-trace, "
+        "nsys-nvtx-trace, nsys-sqlite, ncu"
     )
 
 
