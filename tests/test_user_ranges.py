@@ -8,6 +8,7 @@ from __future__ import annotations
 import gzip
 import json
 import re
+import sqlite3
 from collections import defaultdict
 from decimal import Decimal
 from pathlib import Path
@@ -248,3 +249,42 @@ def test_text_and_html_name_the_steps_and_escape_the_names(tmp_path: Path) -> No
     html = report.to_html()
     assert "&lt;b&gt;decode&lt;/b&gt;" in html and "<b>decode</b>" not in html
     assert '<table id="ranges">' in html
+
+
+SAXPY = Path(__file__).parent / "data" / "nsys" / "saxpy-mpi-a100-nvtx.sqlite"
+
+
+def _nvtx_expected(path: Path) -> dict[str, tuple[int, int, int]]:
+    """Per NVTX push/pop range name: (ranges holding a launch, kernels, their summed ns), by a
+    plain loop over the export's rows: a launch is a runtime row whose correlationId a kernel
+    carries, inside the range on its thread (a launch's two runtime rows count once)."""
+    con = sqlite3.connect(path)
+    kernels = con.execute(
+        "SELECT correlationId, end - start FROM CUPTI_ACTIVITY_KIND_KERNEL"
+    ).fetchall()
+    launches = con.execute(
+        "SELECT globalTid, start, correlationId FROM CUPTI_ACTIVITY_KIND_RUNTIME"
+    ).fetchall()
+    ranges = con.execute(
+        "SELECT n.start, n.end, coalesce(n.text, s.value), n.globalTid FROM NVTX_EVENTS n "
+        "LEFT JOIN StringIds s ON s.id = n.textId WHERE n.eventType = 59"
+    ).fetchall()
+    out: dict[str, tuple[int, int, int]] = {}
+    for start, end, name, tid in ranges:
+        inside = {c for t, s, c in launches if t == tid and start <= s <= end}
+        mine = [d for c, d in kernels if c in inside]
+        if mine:
+            calls, n, total = out.get(name, (0, 0, 0))
+            out[name] = (calls + 1, n + len(mine), total + sum(mine))
+    return out
+
+
+def test_nsys_sqlite_nvtx_ranges_hold_their_launches_kernels() -> None:
+    """pipit's MPI saxpy on A100 (nsys 2022.2): each of the five `saxpy` NVTX ranges holds one
+    launch (two runtime rows, cudaLaunchKernel and cudaLaunchKernel_v7000) of one kernel;
+    MPI_Send/MPI_Recv ranges launch nothing and are not kept."""
+    ranges = _ranges(SAXPY)
+    assert _measured(ranges) == _nvtx_expected(SAXPY)
+    (saxpy,) = ranges.rows
+    assert (saxpy.name, saxpy.calls, saxpy.dispatches, saxpy.share) == ("saxpy", 5, 5, 1.0)
+    assert ranges.outside_dispatches == 0 and not ranges.nested

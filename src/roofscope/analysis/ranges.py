@@ -84,7 +84,8 @@ def ranges(profile: Profile, selection: Selection, hot: Hotspots) -> Ranges | No
     none around a launch."""
     if is_empty(profile, range_launches(profile)):
         return None
-    more = {"rl": range_launches(profile), "ur": user_ranges(profile), "named": names(profile)}
+    held = range_launches(profile).distinct()  # a launch's two API rows (nsys) count once
+    more = {"rl": held, "ur": user_ranges(profile), "named": names(profile)}
     sel = dispatches(profile, selection)
     rows = query(profile, sel, _PER_DISPATCH + _BY_RANGE, (), **more).fetchall()
     ((out_n, out_ns),) = query(profile, sel, _PER_DISPATCH + _OUTSIDE, (), **more).fetchall()

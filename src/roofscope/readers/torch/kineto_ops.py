@@ -35,6 +35,7 @@ from typing import Any
 from roofscope.model.profile import Profile
 from roofscope.model.schema import Table
 from roofscope.readers.io.batches import Kind, column, fits, insert_lists, registered
+from roofscope.readers.io.user_ranges import UserRange, around
 from roofscope.readers.torch.kineto_meta import whole
 from roofscope.readers.torch.kineto_rows import SMALL_BATCH, ns
 
@@ -64,7 +65,6 @@ _ANNOTATION: dict[str, Kind] = {
 Thread = tuple[int | None, int | None]  # (pid, tid)
 # an operator as read: start, end, name, dims, types, concrete, flops, bytes
 Op = tuple[int, int, str, str | None, str | None, str | None, float | None, float | None]
-UserRange = tuple[int, int, str, Thread]  # start, end, name, its thread
 STEP = re.compile(r"ProfilerStep#\d+$")  # torch.profiler's steps: every thread's launches
 
 
@@ -141,7 +141,7 @@ class Operators:
             _sweep(self.ops.get(thread, []), started, ops, launches)
             mine = [r for r in self.user.get(thread, []) if not STEP.match(r[2])]
             if user := mine + steps.get(thread[0], []):
-                _around(user, started, ids, held)
+                around(user, started, ids, held)
         ranges = [(n, r[2], r[0], r[1]) for r, n in ids.items()]
         _insert(profile, Table.OPERATORS, _OPERATOR, source, ops)
         _insert(profile, Table.OP_LAUNCHES, _LAUNCH, source, launches)
@@ -199,27 +199,6 @@ def _steps(user: dict[Thread, list[UserRange]]) -> dict[int | None, list[UserRan
     for (pid, _), ranges in user.items():
         steps[pid].extend(r for r in ranges if STEP.match(r[2]))
     return steps
-
-
-def _around(
-    user: list[UserRange],
-    launches: list[tuple[int, int]],
-    ids: dict[UserRange, int],
-    out: list[tuple[Any, ...]],
-) -> None:
-    """User ranges against one thread's launches (sorted by start): every range open at a
-    launch's start holds it; each range holding one gets an id in ``ids`` (the first time),
-    and (range id, correlation) goes to ``out``."""
-    user = sorted(user, key=lambda r: (r[0], -r[1]))
-    open_: list[UserRange] = []
-    i = 0
-    for start, correlation in launches:
-        while i < len(user) and user[i][0] <= start:
-            open_.append(user[i])
-            i += 1
-        open_ = [r for r in open_ if r[1] >= start]
-        for r in open_:
-            out.append((ids.setdefault(r, len(ids)), correlation))
 
 
 def _insert(
