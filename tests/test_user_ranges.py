@@ -18,6 +18,7 @@ import pytest
 
 import roofscope
 from roofscope.analysis.ranges import Ranges
+from roofscope.errors import InputError
 from roofscope.render.report.text import render_text
 
 from .conftest import SHARED_CORPUS
@@ -288,3 +289,17 @@ def test_nsys_sqlite_nvtx_ranges_hold_their_launches_kernels() -> None:
     (saxpy,) = ranges.rows
     assert (saxpy.name, saxpy.calls, saxpy.dispatches, saxpy.share) == ("saxpy", 5, 5, 1.0)
     assert ranges.outside_dispatches == 0 and not ranges.nested
+
+
+def test_a_damaged_nvtx_range_time_is_one_line(tmp_path: Path) -> None:
+    """docs/bad-inputs.md class 124: a push/pop range whose start is no whole number names the
+    table, its rowid and the column."""
+    damaged = tmp_path / "saxpy.sqlite"
+    damaged.write_bytes(SAXPY.read_bytes())
+    con = sqlite3.connect(damaged)
+    (rowid,) = con.execute("SELECT min(rowid) FROM NVTX_EVENTS WHERE eventType = 59").fetchone()
+    con.execute("UPDATE NVTX_EVENTS SET start = 'soon' WHERE rowid = ?", (rowid,))
+    con.commit()
+    con.close()
+    with pytest.raises(InputError, match=f"NVTX_EVENTS rowid {rowid}: start is 'soon'"):
+        roofscope.analyze(damaged)
