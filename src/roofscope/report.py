@@ -25,6 +25,7 @@ from roofscope.analysis.limiter import Limiter, limiters, ncu_above_peak, out_of
 from roofscope.analysis.metrics.per_kernel import MetricsSection, kernel_metrics
 from roofscope.analysis.metrics.value import MetricValue
 from roofscope.analysis.ops.operators import Operators, OperatorView, operator_view
+from roofscope.analysis.ranges import Ranges, ranges
 from roofscope.analysis.ranks import RankView, rank_view
 from roofscope.analysis.roofline import PlacedBy, Roofline, roofline
 from roofscope.analysis.rounding import timestamp_stamps
@@ -131,6 +132,7 @@ class Report:
     read: tuple[str, ...] = ()  # the paths named and every file read: never overwritten
     operators: Operators | None = None  # a PyTorch trace's operator level, where it has one
     categories: Categories = NONE  # kernel time per category (analysis/categories.py)
+    ranges: Ranges | None = None  # the ranges the user named (record_function), where any
 
     def validity(self, kernel: str) -> tuple[str, ...]:
         """The validity findings (rule names) about one kernel (``validity_of``)."""
@@ -296,6 +298,7 @@ def analyse(
         launches=shapes,
         operators=ops.table,
         categories=categories(hot, section.result, ops.launched_by),
+        ranges=ranges(profile, selection, hot),
     )
 
 

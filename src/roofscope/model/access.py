@@ -93,6 +93,16 @@ def op_launches(profile: Profile) -> Relation:
     return profile.view(Table.OP_LAUNCHES, "*")
 
 
+def user_ranges(profile: Profile) -> Relation:
+    """``source, range_id, name, start_ns, end_ns``: the user's named ranges around launches."""
+    return profile.view(Table.USER_RANGES, "*")
+
+
+def range_launches(profile: Profile) -> Relation:
+    """``source, range_id, correlation``: each launch and each user range around it."""
+    return profile.view(Table.RANGE_LAUNCHES, "*")
+
+
 def kernel_annotations(profile: Profile) -> Relation:
     """``source, correlation, flops, bytes``: work written on the kernel events themselves."""
     return profile.view(Table.KERNEL_ANNOTATIONS, "*")

@@ -48,6 +48,12 @@ A :class:`Profile` holds its data in a DuckDB connection:
 ``kernel_annotations``
     FLOPs and bytes written on kernel events themselves (``kernel_flop``,
     ``kernel_num_gb``), by correlation id.
+``user_ranges``
+    the ranges the user named around launches (a PyTorch trace's ``record_function`` and
+    ``ProfilerStep#N``): ``range_id``, ``name``, times; only those holding a launch.
+``range_launches``
+    each launch (``correlation``) and each user range of its thread around it (``range_id``;
+    a launch in nested ranges has a row per range).
 """
 
 from __future__ import annotations

@@ -26,6 +26,8 @@ class Table(StrEnum):
     OPERATORS = "operators"
     OP_LAUNCHES = "op_launches"
     KERNEL_ANNOTATIONS = "kernel_annotations"
+    USER_RANGES = "user_ranges"
+    RANGE_LAUNCHES = "range_launches"
 
 
 # Few, narrow columns keep millions of dispatches small; the row's id is DuckDB's rowid.
@@ -108,6 +110,9 @@ CREATE TABLE {Table.OP_LAUNCHES} (source INTEGER, correlation BIGINT, start_ns B
     op_id BIGINT);
 CREATE TABLE {Table.KERNEL_ANNOTATIONS} (source INTEGER, correlation BIGINT, start_ns BIGINT,
     flops DOUBLE, bytes DOUBLE);
+CREATE TABLE {Table.USER_RANGES} (source INTEGER, range_id BIGINT, name VARCHAR,
+    start_ns BIGINT, end_ns BIGINT);
+CREATE TABLE {Table.RANGE_LAUNCHES} (source INTEGER, range_id BIGINT, correlation BIGINT);
 """
 
 

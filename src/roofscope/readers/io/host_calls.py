@@ -98,6 +98,7 @@ def is_query(name: str) -> bool:
     the synchronisation after it)."""
     return _QUERY.match(name) is not None
 
+
 Call = tuple[int, int, int, str]  # (thread id, start_ns, end_ns, name)
 
 

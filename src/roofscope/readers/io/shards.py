@@ -48,10 +48,12 @@ _TABLES = (
     "operators",
     "op_launches",
     "kernel_annotations",
+    "user_ranges",
+    "range_launches",
 )
 _SOURCED = {"dispatches", "launches", "kernel_summary", "activity_summary", "copies",
             "host_ranges", "graph_launches", "operators", "op_launches",
-            "kernel_annotations"}  # fmt: skip
+            "kernel_annotations", "user_ranges", "range_launches"}  # fmt: skip
 _NAMED = {"dispatches", "launches", "kernel_summary"}
 
 

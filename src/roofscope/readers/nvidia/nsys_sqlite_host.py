@@ -1,6 +1,7 @@
 """The host side of an Nsight Systems SQLite export: blocking and compiling runtime calls
 (``CUPTI_ACTIVITY_KIND_RUNTIME``) and compilers' ``NVTX_EVENTS`` ranges -> ``host_ranges``;
-graph launches -> ``graph_launches``
+graph launches -> ``graph_launches``; NVTX push/pop ranges and the launches inside them ->
+``user_ranges``, ``range_launches``
 (docs/formats/nsight-systems.md, "Host side of the SQLite export").
 
 Names are classified once per distinct name (``readers/io/host_calls.py``), then only the rows
@@ -28,6 +29,7 @@ from roofscope.readers.io.host_calls import (
     range_kind,
 )
 from roofscope.readers.io.stats_csv import insert_activity
+from roofscope.readers.io.user_ranges import UserRange, around, insert
 
 RUNTIME = "CUPTI_ACTIVITY_KIND_RUNTIME"
 NVTX = "NVTX_EVENTS"
@@ -36,6 +38,7 @@ GRAPH = "graph"  # the pseudo-kind of a graph launch call, never a host_ranges k
 # a runtime/driver call that replays a captured graph: its kernels carry its correlation id
 GRAPH_LAUNCH = re.compile(r"^(?:cuda|cu)GraphLaunch(?:_v\d+)?$")
 GRAPH_COLUMNS = ("graphNodeId", "graphId")
+PUSH_POP = 59  # NVTX_EVENTS.eventType of a push/pop range (NvtxPushPopRange)
 _CHUNK = 100_000
 _IN = 500  # names per IN (...) list: far under SQLite's limit on parameters
 _REMEDY = "export the report again with nsys export --type sqlite"
@@ -58,6 +61,8 @@ def read_host(con: sqlite3.Connection, profile: Profile, path: Path, source: int
         _read_nvtx(con, profile, path, source)
     if KERNEL in present:
         _graph_kernels(con, profile, source)
+    if {NVTX, RUNTIME, KERNEL} <= present:
+        _user_ranges(con, profile, path, source)
 
 
 # -- runtime calls -------------------------------------------------------------------------
@@ -197,6 +202,53 @@ def _read_nvtx(con: sqlite3.Connection, profile: Profile, path: Path, source: in
             for rowid, start, end, _ in batch:
                 _check(path, NVTX, rowid, start=start, end=end)
             raise
+
+
+# -- NVTX push/pop ranges as the user's ranges ---------------------------------------------
+
+
+def _user_ranges(con: sqlite3.Connection, profile: Profile, path: Path, source: int) -> None:
+    """Each NVTX push/pop range and the kernel launches (runtime calls whose correlation id a
+    kernel carries) its thread made inside it -> ``user_ranges``, ``range_launches``."""
+    nv, rt, kc = columns(con, NVTX), columns(con, RUNTIME), columns(con, KERNEL)
+    needs = {"start", "end", "eventtype", "globaltid"}
+    if not needs <= nv.keys() or not {"start", "globaltid", "correlationid"} <= rt.keys():
+        return
+    if "correlationid" not in kc or not {"text", "textid"} & nv.keys():
+        return
+    user: dict[int, list[UserRange]] = {}
+    for rowid, start, end, name, tid in con.execute(_nvtx_sql(nv)):
+        _check(path, NVTX, rowid, start=start, end=end, globalTid=tid)
+        user.setdefault(tid, []).append((start, end, str(name), tid))
+    ids: dict[UserRange, int] = {}
+    held: list[tuple[int, int]] = []
+    for tid, launches in _launches(con, rt, kc, list(user)).items():
+        around(user[tid], sorted(launches), ids, held)
+    insert(profile, source, ids, held)
+
+
+def _nvtx_sql(nv: dict[str, str]) -> str:
+    text = f't."{nv["text"]}"' if "text" in nv else "NULL"
+    joined = f'LEFT JOIN StringIds s ON s.id = t."{nv["textid"]}"' if "textid" in nv else ""
+    name = f"coalesce({text}, {'s.value' if joined else 'NULL'}, '')"
+    return f"""SELECT t.rowid, t."{nv["start"]}", t."{nv["end"]}", {name}, t."{nv["globaltid"]}"
+        FROM {NVTX} t {joined} WHERE t."{nv["eventtype"]}" = {PUSH_POP}
+        AND t."{nv["end"]}" IS NOT NULL AND t."{nv["globaltid"]}" IS NOT NULL"""
+
+
+def _launches(
+    con: sqlite3.Connection, rt: dict[str, str], kc: dict[str, str], tids: list[int]
+) -> dict[int, list[tuple[int, int]]]:
+    """Per thread of ``tids``: (start, correlation id) of its calls that launched a kernel."""
+    out: dict[int, list[tuple[int, int]]] = {}
+    select = f"""SELECT "{rt["globaltid"]}", "{rt["start"]}", "{rt["correlationid"]}"
+        FROM {RUNTIME} WHERE "{rt["correlationid"]}" IN
+        (SELECT "{kc["correlationid"]}" FROM {KERNEL}) AND"""
+    for batch in _rows_of(con, select, rt["globaltid"], tids):
+        for tid, start, correlation in batch:
+            if isinstance(start, int) and isinstance(correlation, int):
+                out.setdefault(int(str(tid)), []).append((start, correlation))
+    return out
 
 
 # -- kernels replayed by graphs ------------------------------------------------------------

@@ -138,8 +138,10 @@ class _Pass:
         if GRAPH_LAUNCH.match(name):
             self.graphs.append(_graph_launch(event))
 
-    def _annotation(self, event: dict[str, Any]) -> None:
-        self._loader_step(event, str(event.get("name", "")))
+    def _annotation(self, event: dict[str, Any]) -> None:  # user_annotation: a user range
+        name = str(event.get("name", ""))
+        self._loader_step(event, name)
+        self.operators.user_range(event, name)
 
     def _range(self, event: dict[str, Any]) -> None:
         self.ranges += 1

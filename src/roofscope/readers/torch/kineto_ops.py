@@ -17,10 +17,17 @@ operators' External ids in the hundreds).
 The inputs are kept as Python's text of the decoded lists (``str``: 0.3 us an operator,
 against 2 us for ``json.dumps``), which :func:`roofscope.analysis.ops.link` reads back with
 ``ast.literal_eval``.
+
+The user's own ranges (``user_annotation`` events: ``record_function``, ``ProfilerStep#N``)
+are kept per thread too; a second sweep gives each launch every user range of its thread
+around it (nested ranges: each of them), and a ``ProfilerStep#N`` of its process whatever
+the thread; only the ranges around some launch are kept (``user_ranges``,
+``range_launches``: one row per launch and range around it).
 """
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from decimal import Decimal
 from typing import Any
@@ -28,6 +35,7 @@ from typing import Any
 from roofscope.model.profile import Profile
 from roofscope.model.schema import Table
 from roofscope.readers.io.batches import Kind, column, fits, insert_lists, registered
+from roofscope.readers.io.user_ranges import UserRange, around
 from roofscope.readers.torch.kineto_meta import whole
 from roofscope.readers.torch.kineto_rows import SMALL_BATCH, ns
 
@@ -46,6 +54,10 @@ _LAUNCH: dict[str, Kind] = {
     "start_ns": "int",
     "op_id": "int",
 }
+_USER_RANGE: dict[str, Kind] = {
+    "source": "int", "range_id": "int", "name": "text", "start_ns": "int", "end_ns": "int"
+}  # fmt: skip
+_RANGE_LAUNCH: dict[str, Kind] = {"source": "int", "range_id": "int", "correlation": "int"}
 _ANNOTATION: dict[str, Kind] = {
     "source": "int", "correlation": "int", "start_ns": "int", "flops": "float", "bytes": "float"
 }  # fmt: skip
@@ -53,6 +65,7 @@ _ANNOTATION: dict[str, Kind] = {
 Thread = tuple[int | None, int | None]  # (pid, tid)
 # an operator as read: start, end, name, dims, types, concrete, flops, bytes
 Op = tuple[int, int, str, str | None, str | None, str | None, float | None, float | None]
+STEP = re.compile(r"ProfilerStep#\d+$")  # torch.profiler's steps: every thread's launches
 
 
 def annotated(args: dict[str, Any]) -> tuple[float | None, float | None]:
@@ -81,6 +94,14 @@ class Operators:
         self.ops: defaultdict[Thread, list[Op]] = defaultdict(list)
         self.launches: defaultdict[Thread, list[tuple[int, int]]] = defaultdict(list)
         self.annotations: list[tuple[Any, ...]] = []
+        self.user: defaultdict[Thread, list[UserRange]] = defaultdict(list)
+
+    def user_range(self, event: dict[str, Any], name: str) -> None:
+        """A range the user named (a ``user_annotation`` event)."""
+        start, dur = ns(event.get("ts")), ns(event.get("dur"))
+        if start is not None and dur is not None:
+            thread = (_id(event.get("pid")), _id(event.get("tid")))
+            self.user[thread].append((start, start + dur, name, thread))
 
     def operator(self, event: dict[str, Any], name: str) -> None:
         start, dur = ns(event.get("ts")), ns(event.get("dur"))
@@ -113,12 +134,22 @@ class Operators:
     def write(self, profile: Profile, source: int) -> None:
         ops: list[tuple[Any, ...]] = []
         launches: list[tuple[Any, ...]] = []
+        ids: dict[UserRange, int] = {}
+        held: list[tuple[Any, ...]] = []
+        steps = _steps(self.user)
         for thread, started in self.launches.items():
             _sweep(self.ops.get(thread, []), started, ops, launches)
+            mine = [r for r in self.user.get(thread, []) if not STEP.match(r[2])]
+            if user := mine + steps.get(thread[0], []):
+                around(user, started, ids, held)
+        ranges = [(n, r[2], r[0], r[1]) for r, n in ids.items()]
         _insert(profile, Table.OPERATORS, _OPERATOR, source, ops)
         _insert(profile, Table.OP_LAUNCHES, _LAUNCH, source, launches)
         _insert(profile, Table.KERNEL_ANNOTATIONS, _ANNOTATION, source, self.annotations)
+        _insert(profile, Table.USER_RANGES, _USER_RANGE, source, ranges)
+        _insert(profile, Table.RANGE_LAUNCHES, _RANGE_LAUNCH, source, held)
         self.ops, self.launches, self.annotations = defaultdict(list), defaultdict(list), []
+        self.user = defaultdict(list)
 
 
 def _sweep(
@@ -158,6 +189,16 @@ def _sweep(
         (ids[j], ids.get(parent[j]), o[2], o[0], o[1], *o[3:]) for j in ids if (o := ops[j])
     )
     out.extend((c, s, ids.get(n)) for (s, c), n in zip(launches, leaf, strict=True))
+
+
+def _steps(user: dict[Thread, list[UserRange]]) -> dict[int | None, list[UserRange]]:
+    """The ``ProfilerStep#N`` ranges by process: a step holds the launches of every thread
+    of its process (the autograd thread launches the backward's kernels), as HTA's
+    iterations do; other ranges hold only their own thread's."""
+    steps: defaultdict[int | None, list[UserRange]] = defaultdict(list)
+    for (pid, _), ranges in user.items():
+        steps[pid].extend(r for r in ranges if STEP.match(r[2]))
+    return steps
 
 
 def _insert(

@@ -22,6 +22,7 @@ from roofscope.render.page import page
 from roofscope.render.report.categories_html import categories_table
 from roofscope.render.report.findings_html import findings_table
 from roofscope.render.report.operators_html import operators_table
+from roofscope.render.report.ranges_html import ranges_table
 from roofscope.render.report.sources import ceiling_table
 from roofscope.render.report.text import barrier_line, busy_idle, gpu_title, runs_line
 from roofscope.report import Report
@@ -48,6 +49,7 @@ def render_html(report: Report) -> str:
     body += ["<h2>Hotspots and roofline</h2>", _dual(report), _kernel_table(report)]
     body.append(categories_table(report))
     body.append(operators_table(report))
+    body.append(ranges_table(report))
     if report.ranks is not None:
         body += ["<h2>Ranks</h2>", _rank_tables(report)]
     if report.metrics.kernels:

@@ -16,6 +16,7 @@ from roofscope.analysis.metrics.machine import Machine
 from roofscope.analysis.metrics.per_kernel import KernelMetrics
 from roofscope.analysis.metrics.value import MetricValue
 from roofscope.analysis.ops.operators import Operators
+from roofscope.analysis.ranges import Ranges
 from roofscope.analysis.ranks import RankView
 from roofscope.analysis.roofline import KernelRoofline
 from roofscope.analysis.work.model import Work
@@ -35,6 +36,8 @@ def to_dict(report: Report) -> dict[str, Any]:
     doc = _document(report)
     if report.operators is not None:  # present only for inputs with operators
         doc["operators"] = _operators(report.operators)
+    if report.ranges is not None:  # present only for inputs with user ranges
+        doc["ranges"] = _ranges(report.ranges)
     if report.engine is not None:  # --scheduler: where the runs were read, nothing else
         doc["engine"] = asdict(report.engine)
     return doc
@@ -158,6 +161,29 @@ def _operators(ops: Operators) -> dict[str, Any]:
         "others_s": seconds(ops.others_ns),
         "unlinked_dispatches": ops.unlinked_dispatches,
         "unlinked_s": seconds(ops.unlinked_ns),
+    }
+
+
+def _ranges(ranges: Ranges) -> dict[str, Any]:
+    return {
+        "rows": [
+            {
+                "name": r.name,
+                "calls": r.calls,
+                "dispatches": r.dispatches,
+                "total_s": seconds(r.time_ns),
+                "mean_s": seconds(r.mean_ns),
+                "share": r.share,
+                "kernels": list(r.kernels),
+                "kernel_names": r.kernel_names,
+            }
+            for r in ranges.rows
+        ],
+        "others": ranges.others,
+        "others_s": seconds(ranges.others_ns),
+        "outside_dispatches": ranges.outside_dispatches,
+        "outside_s": seconds(ranges.outside_ns),
+        "nested": ranges.nested,
     }
 
 

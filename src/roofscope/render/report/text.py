@@ -22,6 +22,7 @@ from roofscope.render.report.findings_text import findings_section
 from roofscope.render.report.limiter_text import limiter_section
 from roofscope.render.report.metrics_text import metrics_section
 from roofscope.render.report.operators_text import operators_section
+from roofscope.render.report.ranges_text import ranges_section
 from roofscope.render.report.roofline_text import roofline_section
 from roofscope.report import Barriers, Report, summary_of
 from roofscope.version import __version__
@@ -54,6 +55,7 @@ def render_text(
     categories_section(console, report)
     _ranks(console, report)
     operators_section(console, report, top)
+    ranges_section(console, report, top)
     metrics_section(console, report)
     roofline_section(console, report, top)
     limiter_section(console, report, top)
