@@ -41,6 +41,24 @@ def _row(r: OperatorRow, scale: float) -> list[str | NameCell]:
     ]
 
 
+UNKNOWN_SHOWN = 4  # operators without a formula named, by kernel time
+
+
+def unknown_work(ops: Operators) -> str | None:
+    """The operators whose work is unknown (no formula for them, or their inputs were not
+    recorded), with their share of the kernel time: what the roofline leaves out."""
+    unknown = [r for r in ops.rows if r.flops is None and r.bytes is None]
+    if not unknown:
+        return None
+    share = sum(r.share for r in unknown)
+    names = list(dict.fromkeys(r.name.removeprefix("aten::") for r in unknown))
+    listed = ", ".join(names[:UNKNOWN_SHOWN]) + (", …" if len(names) > UNKNOWN_SHOWN else "")
+    return (
+        f"no work known for {count(len(unknown), 'operator signature')} ({pct(share)} of the "
+        f"kernel time: {listed}): no formula, or inputs not recorded"
+    )
+
+
 def shapes(dims: str | None) -> str:
     """Recorded input dims as a person reads them: ``512, 141x512, 512x512`` for
     ``[[512], [141, 512], [512, 512], [], []]`` (scalars and absent inputs left out, a
@@ -96,6 +114,8 @@ def _tensor(value: object) -> str:
 def _rest(ops: Operators, shown: int) -> str | None:
     more = len(ops.rows) - shown + ops.others
     parts = []
+    if line := unknown_work(ops):
+        parts.append(line)
     if more:
         parts.append(f"{count(more, 'more operator signature')} in the JSON report")
     if ops.unlinked_dispatches:
