@@ -122,3 +122,12 @@ def test_128_blocks_on_132_sms_is_a_launch_finding(capsys: Cap) -> None:
         assert f["gain_share"] == pytest.approx(share * (1 - 128 / 132))
         assert "4 SMs had no work" in f["summary"]
     assert not {f["rule"] for f in doc["findings"]} & MEMORY_ACCESS
+
+
+def test_ncu_own_percentages_above_100_are_not_called_damaged(capsys: Cap) -> None:
+    """ncu itself writes percentages of a peak above 100 (here the max over sub-partitions of
+    smsp__issue_inst0, up to 108.96 %): no ``percent-out-of-range`` for this unedited file."""
+    issue = "smsp__issue_inst0.max.pct_of_peak_sustained_active"
+    assert max(value(r, issue) for r in kernels()) == 108.96
+    doc = run_json(capsys, str(MLP))
+    assert not [w for w in doc["warnings"] if w["code"] == "percent-out-of-range"]
