@@ -70,6 +70,7 @@ def checked(path: Path) -> Checked:
     digest = hashlib.sha256(tool._portable(text, SHARED_CORPUS).encode()).hexdigest()
     bad = _on_local_workers(path, report) or _table_differs(path, report, doc)
     wrong, small, busy = _memory_advice(path, report.checkup)
+    wrong += _matrix_advice(path, report.checkup)
     other = _uncategorised(doc)
     return Checked(key, digest, bad, wrong, small, busy, _library_verdicts(doc), other)
 
@@ -131,6 +132,19 @@ def _memory_advice(path: Path, report: Any) -> tuple[list[str], int, int]:
     bad = [f"{path}: {k}: small grid, told {sorted(advised[k])}" for k in small & set(advised)]
     bad += [f"{path}: {k}: compute busy, told {sorted(advised[k])}" for k in busy & set(advised)]
     return bad, len(small), len(busy)
+
+
+def _matrix_advice(path: Path, report: Any) -> list[str]:
+    """Issue 38 point 1: a kernel whose FLOPs already run on the matrix units (its roofline
+    ceiling is a matrix one) told to put its math on the matrix cores."""
+    on_matrix = {
+        k.name for k in report.roofline.result.kernels if (k.ceiling or "").endswith("-matrix")
+    }
+    return [
+        f"{path}: {f.kernel}: on {sorted(on_matrix)[:1]}, told {f.prescription[:60]}"
+        for f in report.findings
+        if f.kernel in on_matrix and "on the matrix cores (MFMA" in f.prescription
+    ]
 
 
 CATEGORISED_FORMATS = ("kineto", "ncu", "nsys")  # issue 39 point 5: Kineto, nsys and ncu

@@ -131,3 +131,17 @@ def test_ncu_own_percentages_above_100_are_not_called_damaged(capsys: Cap) -> No
     assert max(value(r, issue) for r in kernels()) == 108.96
     doc = run_json(capsys, str(MLP))
     assert not [w for w in doc["warnings"] if w["code"] == "percent-out-of-range"]
+
+
+def test_gemms_on_the_tensor_cores_are_not_told_to_move_their_math_there() -> None:
+    """Issue 38 point 1: every FLOP of these kernels is an HGMMA op (bf16-matrix); a kernel
+    far below that roof is told to keep the matrix cores fed, never to put its math on them."""
+    import roofscope
+
+    report = roofscope.analyze(MLP).checkup
+    far = [f for f in report.findings if f.rule == "compute-far-below-roof"]
+    assert len(far) == 4
+    for f in far:
+        assert f.evidence["ceiling"] == "bf16-matrix"
+        assert f.prescription.startswith("its math already runs on the matrix cores")
+        assert "put the dominant math on the matrix cores" not in f.prescription

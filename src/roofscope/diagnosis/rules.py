@@ -60,6 +60,29 @@ PRESCRIPTIONS = {
 }
 
 
+# a kernel whose FLOPs already run on the matrix units (its ceiling is a "-matrix" one) is
+# not told to move its math there (issue 38: an H200 bf16 HGMMA GEMM, 100 % of its FLOPs on
+# the tensor cores, was)
+ON_MATRIX = {
+    "compute-far-below-roof": (
+        "its math already runs on the matrix cores: keep them fed, with more work per block "
+        "(larger tiles, more blocks in flight), loads overlapped with the math (asynchronous "
+        "copies: TMA/cp.async or buffer loads to LDS, a multi-stage or warp-specialised "
+        "pipeline) and fewer synchronisations between the stages"
+    ),
+    "compute-near-roof": (
+        "the code is at the matrix cores' limit: only the algorithm (fewer FLOPs) or a lower "
+        "precision (fp8, where accuracy allows) can make it faster"
+    ),
+}
+
+
+def prescription(rule: str, ceiling: str | None) -> str:
+    """The rule's prescription, for the unit the kernel's FLOPs run on."""
+    on_matrix = ceiling is not None and ceiling.endswith("-matrix")
+    return ON_MATRIX[rule] if on_matrix and rule in ON_MATRIX else PRESCRIPTIONS[rule]
+
+
 def severity(gain: float | None) -> Severity:
     if gain is None:
         return "low"
@@ -93,7 +116,7 @@ def roofline_rule(k: KernelView) -> Finding | None:
         "bottleneck",
         severity(gain),
         f"{bound}-bound at {r.efficiency:.1%} of its {roof} roof",
-        PRESCRIPTIONS[rule],
+        prescription(rule, r.ceiling),
         {
             "efficiency": r.efficiency,
             "bound": r.bound,
