@@ -82,7 +82,10 @@ def test_compare_shows_each_name_whole(
     assert main(["compare", str(DECODE), str(DECODE), "--full-names"]) == 0
     lines = capsys.readouterr().out.splitlines()
     at = next(i for i, line in enumerate(lines) if line.startswith("Kernel "))
-    end = next(i for i, line in enumerate(lines) if line.startswith("Gate: "))
+    # the kernel table ends where the categories' (or, without them, the gate) begins
+    end = next(
+        i for i, line in enumerate(lines) if line.startswith(("Kernel categories", "Gate: "))
+    )
     rows: list[list[str]] = []
     for line in lines[at + 2 : end]:
         cells = re.split(r"\s{2,}", line.strip())

@@ -145,3 +145,17 @@ def test_gemms_on_the_tensor_cores_are_not_told_to_move_their_math_there() -> No
         assert f.evidence["ceiling"] == "bf16-matrix"
         assert f.prescription.startswith("its math already runs on the matrix cores")
         assert "put the dominant math on the matrix cores" not in f.prescription
+
+
+def test_rates_of_ops_are_known_units() -> None:
+    """The raw page writes the tensor ops' rates in 1/s, 1/ns and 1/cycle (896 values each
+    here) and replays in 'pass': plain counts per time or cycle, not unknown units."""
+    import roofscope
+    from roofscope.readers.nvidia.ncu_units import unit_factor
+
+    assert (unit_factor("1/s"), unit_factor("1/cycle")) == (1.0, 1.0)
+    assert unit_factor("1/ns") == pytest.approx(1e9)
+    assert unit_factor("pass") == 1.0
+    report = roofscope.analyze(MLP).checkup
+    [unknown] = [w for w in report.warnings if w.code == "ncu-unknown-unit"]
+    assert unknown.message.endswith("kept as written: '%/byte' (4), '%/register' (4)")

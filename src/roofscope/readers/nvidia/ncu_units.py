@@ -12,7 +12,7 @@ _PREFIXES = {"": 1.0, "K": 1e3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e
 _TIMES = {"second": 1.0, "s": 1.0, "msecond": 1e-3, "ms": 1e-3, "usecond": 1e-6, "us": 1e-6}
 _TIMES |= {"nsecond": 1e-9, "ns": 1e-9}
 _COUNTS = {"byte", "cycle", "inst", "sector", "request", "warp", "thread", "block", "register"}
-_COUNTS |= {"SM", "cluster", "wavefront", "hz", "Hz", "op", "flop"}
+_COUNTS |= {"SM", "cluster", "wavefront", "hz", "Hz", "op", "flop", "pass"}
 _LOCALE = re.compile(r"^-?\d{1,3}(\.\d{3})+,\d+$")  # 1.234.567,89 (European Windows)
 
 
@@ -34,6 +34,8 @@ def _term(term: str) -> float | None:
     """One side of a unit: an SI-prefixed count (``Mbyte``, ``Ghz``) or a time (``us``)."""
     if term in _TIMES:
         return _TIMES[term]
+    if term == "1":  # a plain count: ncu writes rates of ops as 1/s, 1/ns, 1/cycle
+        return 1.0
     for prefix, factor in _PREFIXES.items():
         if term.startswith(prefix) and term[len(prefix) :] in _COUNTS:
             return factor
