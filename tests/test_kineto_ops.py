@@ -113,11 +113,9 @@ def test_every_kernel_launch_is_kept_with_its_thread_and_correlation(path: Path)
     assert kernels <= {r[0] for r in rows}  # every kernel has its launch
 
 
-def test_inductor_annotations_on_kernels_and_operators_are_read(tmp_path: Path) -> None:
-    """``kernel_flop`` and ``kernel_num_gb`` (10^9 bytes) as torch._inductor's profile
-    analysis writes them on kernel events, and on the launching operator."""
-    trace = {
-        "traceEvents": [
+# Inductor's kernel_flop/kernel_num_gb (10^9 bytes), as torch._inductor's profile analysis
+# writes them on kernel events, and on the launching operator
+INDUCTOR_EVENTS = [
             {"ph": "X", "cat": "cpu_op", "name": "triton_tem_fused_mm_0", "pid": 1, "tid": 1,
              "ts": 10, "dur": 10, "args": {"kernel_flop": 2e9, "kernel_num_gb": 0.25}},
             {"ph": "X", "cat": "cuda_runtime", "name": "cuLaunchKernel", "pid": 1, "tid": 1,
@@ -125,8 +123,13 @@ def test_inductor_annotations_on_kernels_and_operators_are_read(tmp_path: Path) 
             {"ph": "X", "cat": "kernel", "name": "triton_tem_fused_mm_0", "pid": 0, "tid": 7,
              "ts": 20, "dur": 5, "args": {"correlation": 7, "device": 0, "stream": 7,
                                           "kernel_flop": 4096, "kernel_num_gb": 0.001}},
-        ]
-    }  # fmt: skip
+        ]  # fmt: skip
+
+
+def test_inductor_annotations_on_kernels_and_operators_are_read(tmp_path: Path) -> None:
+    """``kernel_flop`` and ``kernel_num_gb`` (10^9 bytes) as torch._inductor's profile
+    analysis writes them on kernel events, and on the launching operator."""
+    trace = {"traceEvents": INDUCTOR_EVENTS}
     path = tmp_path / "t.json"
     path.write_text(json.dumps(trace))
     profile = load([str(path)])

@@ -22,6 +22,7 @@ import pytest
 import roofscope
 from roofscope.errors import UsageError
 from tests.conftest import SHARED_CORPUS
+from tests.test_kineto_ops import INDUCTOR_EVENTS
 
 DATA = Path(__file__).parent / "data" / "kineto"
 H100 = DATA / "h100_bert_small_metadata_first.json.gz"
@@ -211,13 +212,7 @@ def test_a_kernels_own_annotation_wins_over_its_operators(tmp_path: Path) -> Non
     operator around its launch (2e9 FLOPs): the kernel's own counts."""
     trace = {
         "traceEvents": [
-            {"ph": "X", "cat": "cpu_op", "name": "triton_tem_fused_mm_0", "pid": 1, "tid": 1,
-             "ts": 10, "dur": 10, "args": {"kernel_flop": 2e9, "kernel_num_gb": 0.25}},
-            {"ph": "X", "cat": "cuda_runtime", "name": "cuLaunchKernel", "pid": 1, "tid": 1,
-             "ts": 12, "dur": 2, "args": {"correlation": 7}},
-            {"ph": "X", "cat": "kernel", "name": "triton_tem_fused_mm_0", "pid": 0, "tid": 7,
-             "ts": 20, "dur": 5, "args": {"correlation": 7, "device": 0, "stream": 7,
-                                          "kernel_flop": 4096, "kernel_num_gb": 0.001}},
+            *INDUCTOR_EVENTS,
             {"ph": "X", "cat": "cpu_op", "name": "triton_poi_fused_add_1", "pid": 1, "tid": 1,
              "ts": 30, "dur": 10, "args": {"kernel_num_gb": 0.002}},
             {"ph": "X", "cat": "cuda_runtime", "name": "cuLaunchKernel", "pid": 1, "tid": 1,
