@@ -367,3 +367,23 @@ def test_the_issues_qwen_example_623_tflops_on_h100() -> None:
     # the H100 SXM datasheet: BF16 Tensor Core 1,979 TFLOPS with sparsity, 989.5 dense
     assert k.efficiency == pytest.approx(k.achieved_flops_s / 989.5e12)
     assert k.bound == "compute" and round(k.efficiency, 3) == 0.629
+
+
+RESNET = SHARED_CORPUS / "torch/kineto-tb-plugin-samples/resnet50_num_workers_0"
+
+
+@pytest.mark.skipif(not RESNET.exists(), reason="shared corpus not present")
+def test_resnet50_on_v100_no_kernel_beyond_the_hardware() -> None:
+    """The HTA/TensorBoard ResNet-50 trace (V100, 2021: no Concrete Inputs): its convolutions
+    get no work (stride and padding unrecorded), and a kernel whose shape-derived bytes run
+    above the HBM bandwidth is served from cache, a low caveat, not 'the wrong GPU'."""
+    report = roofscope.analyze(RESNET).checkup
+    kernels = report.roofline.result.kernels
+    assert not any(k.beyond_hardware for k in kernels)
+    assert not any("conv" in k.name.lower() and k.flops for k in kernels)
+    served = [k for k in kernels if k.cache_served]
+    assert served and all(k.bound == "memory" for k in served)
+    above = [f for f in report.findings if f.rule == "above-roof"]
+    assert above and all(f.severity == "low" for f in above)
+    assert "part of them came from cache" in above[0].summary
+    assert not any(w.code == "above-roof" for w in report.warnings)

@@ -534,3 +534,28 @@ def test_an_inductor_triton_kernel_moves_each_buffer_once() -> None:
         "no formula for triton_tem_fused_mm_0"
     )
     assert "no tensor" in reason("triton_per_fused_0", [[], []], ["Scalar", "Scalar"])
+
+
+def test_a_convolution_without_its_concrete_inputs_has_no_work() -> None:
+    """Traces before PyTorch 2.1 record no Concrete Inputs: stride and padding unknown, so no
+    count, never the defaults (HTA's ResNet-50, V100: conv1 [32, 3, 224, 224] * [64, 3, 7, 7]
+    is stride 2, padding 3; read as stride 1, padding 0 it counted 218x218 outputs, not
+    112x112, 3.8 times the FLOPs)."""
+    dims = [[32, 3, 224, 224], [64, 3, 7, 7], [], [], [], [], [], [], []]
+    types = [F32, F32, "GenericList", "GenericList", "GenericList", "bool", "bool", "bool", "bool"]
+    assert "not in Concrete Inputs" in reason("aten::cudnn_convolution", dims, types)
+    concrete = ["", "", "[3, 3]", "[2, 2]", "[1, 1]", "1", "False", "False", "True"]
+    w = work("aten::cudnn_convolution", dims, types, concrete)
+    assert w.flops == 2 * 32 * 64 * 112 * 112 * 3 * 7 * 7
+
+
+def test_an_out_argument_is_written_not_read() -> None:
+    """clamp_min.out(self, min, *, out) as HTA's ResNet-50 records it: [[x], [], [x]]; the
+    bytes are x read and out written once (counting out as read too put the kernel at 1.23
+    TB/s on a 0.9 TB/s V100)."""
+    x = [32, 256, 56, 56]
+    w = work("aten::clamp_min", [x, [], x], [F32, "Int", F32])
+    assert w.bytes == 2 * 32 * 256 * 56 * 56 * 4
+    assert w.flops == 32 * 256 * 56 * 56
+    same = work("aten::add", [x, x, []], [F32, F32, "Scalar"])  # two inputs, no out=
+    assert same.bytes == 3 * 32 * 256 * 56 * 56 * 4

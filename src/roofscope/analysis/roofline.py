@@ -75,8 +75,16 @@ class KernelRoofline:
 
     @property
     def beyond_hardware(self) -> bool:
-        """Above its roof and not merely at a measured one: more than the GPU can do."""
-        return self.above_roof and not self.at_measured_roof
+        """Above its roof and not merely at a measured one, nor served from cache: more than
+        the GPU can do."""
+        return self.above_roof and not self.at_measured_roof and not self.cache_served
+
+    @property
+    def cache_served(self) -> bool:
+        """Above a memory roof with bytes derived from shapes (each operand counted once from
+        memory): part of its operands came from cache, which is no more than the GPU can do."""
+        derived = self.work_source.startswith(DERIVED_WORK)
+        return self.above_roof and self.bound is Bound.MEMORY and derived
 
 
 @dataclass(frozen=True)
@@ -89,6 +97,10 @@ class Roofline:
     # them: a kernel above those is above any roof (diagnosis/trust.py)
     theoretical: tuple[Ceiling, ...] = ()
     doubt: str | None = None  # why the catalogue's ceilings may not fit the profiled agent
+
+
+# work derived, not measured: a PyTorch trace's shapes, a compiler's annotations
+DERIVED_WORK = ("shapes", "annotations")
 
 
 def roofline(hot: Hotspots, work: Mapping[str, Work], ceilings: Sequence[Ceiling]) -> Roofline:

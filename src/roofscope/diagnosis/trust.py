@@ -87,8 +87,12 @@ def standing(k: KernelRoofline, roof: Roofline) -> RoofStanding | None:
     return RoofStanding(k.efficiency, c, of_theory, theory)
 
 
-def roof_finding(name: str, s: RoofStanding, device: str | None) -> Finding:
-    """``at-measured-roof`` (a low caveat) or ``above-roof`` (high) for a kernel above its roof."""
+def roof_finding(
+    name: str, s: RoofStanding, device: str | None, *, derived: bool = False
+) -> Finding:
+    """``at-measured-roof`` (a low caveat) or ``above-roof`` (high) for a kernel above its
+    roof; ``derived``: its work comes from shapes (each operand counted once from memory),
+    so above a memory roof it read part of them from cache (low)."""
     c = s.ceiling
     evidence = {
         "efficiency": s.efficiency,
@@ -108,6 +112,19 @@ def roof_finding(name: str, s: RoofStanding, device: str | None) -> Finding:
             "the peak; only less work (fusion, fewer bytes or FLOPs) makes it faster",
             evidence,
             {"measured_tolerance": MEASURED_TOLERANCE},
+        )
+    if derived and c is not None and c.kind == "memory":
+        return Finding(
+            "above-roof",
+            name,
+            "validity",
+            "low",
+            f"its operands' bytes (from the shapes: each operand once from memory) move at "
+            f"{s.efficiency:.0%} of the {c.name} bandwidth: part of them came from cache",
+            "read its place on the roofline as an estimate; profile it with counters "
+            "(Nsight Compute, rocprof-compute) for the traffic it really moved",
+            evidence,
+            {"efficiency_max": 1.0},
         )
     return Finding(
         "above-roof",

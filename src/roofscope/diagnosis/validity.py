@@ -64,7 +64,10 @@ def no_time(k: KernelView) -> Finding | None:
 
 def roof_standing(k: KernelView) -> Finding | None:
     """Above its roof: at a measured one, or beyond (trust.py)."""
-    return None if k.standing is None else roof_finding(k.stats.name, k.standing, k.device)
+    if k.standing is None:
+        return None
+    served = k.roof is not None and k.roof.cache_served
+    return roof_finding(k.stats.name, k.standing, k.device, derived=served)
 
 
 def average_outside_range(k: KernelView) -> Finding | None:
