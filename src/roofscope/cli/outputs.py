@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -29,9 +30,19 @@ def html_path(html: str | None, out: str | None, name: str) -> str | None:
 
 
 def write_charts(
-    charts: dict[str, str], svg: str | None, png: str | None, *, force: bool, keep: list[str]
+    charts: dict[str, str],
+    svg: str | None,
+    png: str | None,
+    *,
+    force: bool,
+    keep: list[str],
+    why: Mapping[str, str] | None = None,
 ) -> None:
-    """Each chart that has something to show as ``DIR/NAME.svg`` and/or ``DIR/NAME.png``."""
+    """Each chart that has something to show as ``DIR/NAME.svg`` and/or ``DIR/NAME.png``; for
+    each other, one line on stderr saying why there is none (``why``: the reasons known)."""
+    for name in (name for name, chart in charts.items() if not chart):
+        reason = (why or {}).get(name, "nothing to show")
+        print(f"roofscope: no {name} chart written: {reason}", file=sys.stderr)
     charts = {name: chart for name, chart in charts.items() if chart}
     if svg:
         make_folder(Path(svg))
