@@ -40,9 +40,7 @@ def write_charts(
 ) -> None:
     """Each chart that has something to show as ``DIR/NAME.svg`` and/or ``DIR/NAME.png``; for
     each other, one line on stderr saying why there is none (``why``: the reasons known)."""
-    for name in (name for name, chart in charts.items() if not chart):
-        reason = (why or {}).get(name, "nothing to show")
-        print(f"roofscope: no {name} chart written: {reason}", file=sys.stderr)
+    absent = [name for name, chart in charts.items() if not chart]
     charts = {name: chart for name, chart in charts.items() if chart}
     if svg:
         make_folder(Path(svg))
@@ -56,6 +54,9 @@ def write_charts(
         for name, chart in charts.items():
             image = to_png.render(chart)  # the rasteriser's remedy before any file is written
             write_atomically(Path(png) / f"{name}{to_png.suffix}", image, force=force, keep=keep)
+    for name in absent:  # once the others are written
+        reason = (why or {}).get(name, "nothing to show")
+        print(f"roofscope: no {name} chart written: {reason}", file=sys.stderr)
 
 
 def report_view(report: Report, *, as_json: bool, top: int = 20) -> str:

@@ -206,11 +206,11 @@ def absence(section: Roofline) -> str:
     if not section.ceilings:
         return "no ceilings for this GPU: name it with --gpu, or give --ceilings"
     n = len(section.kernels)
-    return (
-        f"none of the {n} kernels with work has the FLOPs or bytes and a ceiling to place it"
-        if n
-        else "no kernel with work (FLOPs or bytes) to place on it"
-    )
+    if not n:
+        return "no kernel with work (FLOPs or bytes) to place on it"
+    if n == 1:
+        return "the kernel with work has no FLOPs or bytes with a ceiling to place it"
+    return f"none of the {n} kernels with work has FLOPs or bytes with a ceiling to place it"
 
 
 def drawn_on_roofline(k: KernelRoofline) -> bool:
