@@ -36,6 +36,11 @@ def _svg(capsys: pytest.CaptureFixture[str], tmp_path: Path, *args: str) -> tupl
     return doc, ET.parse(tmp_path / "svg" / "roofline.svg").getroot()
 
 
+def _own(t: ET.Element) -> str:
+    """A text's own words, without its tooltip."""
+    return (t.text or "") + "".join(child.tail or "" for child in t)
+
+
 def _texts(root: ET.Element, css: str) -> list[ET.Element]:
     return [t for t in root.iter(f"{{{NS['s']}}}text") if css in (t.get("class") or "").split()]
 
@@ -48,15 +53,23 @@ def test_mi200_roofline_explains_itself(
         pytest.skip(f"{profile} is absent")
     doc, root = _svg(capsys, tmp_path, str(profile))
     words = " ".join("".join(t.itertext()) for t in root.iter(f"{{{NS['s']}}}text"))
-    assert "memory-bound" in words and "compute-bound" in words
+    # the legend names the kinds of point drawn, and only those (issue 40)
+    strokes = {c.get("stroke") for c in root.iter(f"{{{NS['s']}}}circle")
+               if "point" in (c.get("class") or "")}  # fmt: skip
+    assert ("memory-bound" in words) == ("#1f77b4" in strokes) and "#1f77b4" in strokes
+    assert ("compute-bound" in words) == ("#d62728" in strokes)
     # its kernels over the HBM roof are at the measured roof, not above the hardware: filled,
     # and no 'hollow: above its roof' legend (issue 38, point 8.3)
     assert "hollow" not in words
-    # the hotspot table's top ten, by total time, each labelled with its full name as tooltip
+    # the hotspot table's top eight, by total time, each named where its name fits, else
+    # numbered (and named in the key), with its full name as tooltip (issue 40)
     by_time = sorted(range(len(doc["kernels"])), key=lambda i: -doc["kernels"][i]["total_s"])
-    labels = {int(t.get("data-k") or -1): t for t in _texts(root, "kernel-label")}
-    assert sorted(labels) == sorted(by_time[:10])
-    for i, t in labels.items():
+    named = {int(t.get("data-k") or -1): t for t in _texts(root, "kernel-label")}
+    numbered = {int(t.get("data-k") or -1): t for t in _texts(root, "kernel-number")}
+    assert set(named) <= set(by_time[:8]) and set(by_time[:8]) <= set(named) | set(numbered)
+    keyed = {int(t.get("data-k") or -1): "".join(t.itertext()) for t in _texts(root, "key-entry")}
+    assert {i: _own(t) for i, t in numbered.items()} == {i: k.split()[0] for i, k in keyed.items()}
+    for i, t in {**named, **numbered}.items():
         assert t.findtext("s:title", namespaces=NS) == doc["kernels"][i]["name"]
     ticks = ["".join(t.itertext()) for t in _texts(root, "tick")]
     assert ticks and not [t for t in ticks if re.search(r"\de[+-]?\d", t)]

@@ -67,6 +67,9 @@ def analyze(
             write_atomically(Path(html), page, force=force, keep=keep)
         if svg or png:
             charts = {name: renderer("report", name).render(report) for name in CHARTS["report"]}
-            write_charts(charts, svg, png, force=force, keep=keep)
+            from roofscope.render.charts.roofline import absence
+
+            why = {"roofline": absence(report.roofline.result)}
+            write_charts(charts, svg, png, force=force, keep=keep, why=why)
         text = report_view(report, as_json=as_json, top=20 if top is None else top)
     sys.stdout.write(text)

@@ -134,4 +134,5 @@ def _write_files(
             write_atomically(Path(path), page, force=force, keep=keep)
     if svg or png:
         charts = {view: renderer("compare", view).render(gated) for view in CHARTS["compare"]}
-        write_charts(charts, svg, png, force=force, keep=keep)
+        why = {"movement": "no kernel has roofline data on both sides"}
+        write_charts(charts, svg, png, force=force, keep=keep, why=why)

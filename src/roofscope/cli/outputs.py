@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -29,9 +30,17 @@ def html_path(html: str | None, out: str | None, name: str) -> str | None:
 
 
 def write_charts(
-    charts: dict[str, str], svg: str | None, png: str | None, *, force: bool, keep: list[str]
+    charts: dict[str, str],
+    svg: str | None,
+    png: str | None,
+    *,
+    force: bool,
+    keep: list[str],
+    why: Mapping[str, str] | None = None,
 ) -> None:
-    """Each chart that has something to show as ``DIR/NAME.svg`` and/or ``DIR/NAME.png``."""
+    """Each chart that has something to show as ``DIR/NAME.svg`` and/or ``DIR/NAME.png``; for
+    each other, one line on stderr saying why there is none (``why``: the reasons known)."""
+    absent = [name for name, chart in charts.items() if not chart]
     charts = {name: chart for name, chart in charts.items() if chart}
     if svg:
         make_folder(Path(svg))
@@ -45,6 +54,9 @@ def write_charts(
         for name, chart in charts.items():
             image = to_png.render(chart)  # the rasteriser's remedy before any file is written
             write_atomically(Path(png) / f"{name}{to_png.suffix}", image, force=force, keep=keep)
+    for name in absent:  # once the others are written
+        reason = (why or {}).get(name, "nothing to show")
+        print(f"roofscope: no {name} chart written: {reason}", file=sys.stderr)
 
 
 def report_view(report: Report, *, as_json: bool, top: int = 20) -> str:

@@ -10,15 +10,16 @@ from before to after in a comparison)."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from html import escape
 
 from roofscope.catalogue.ceilings import Ceiling
+from roofscope.render.charts.labels import Box, Circle, Placer, leader_svg, text_box
 from roofscope.render.charts.logplot import si_tick
 from roofscope.render.numbers import si
 
-ROW = 30
+ROW, LABELLED_ROW = 30, 48
 
 
 @dataclass(frozen=True)
@@ -36,10 +37,15 @@ class StripMark:
     above: bool = False  # above its roof: drawn hollow
 
 
+def row_height(marks: Sequence[StripMark]) -> int:
+    """A row's height: room above and below the arrows for their labels where they have any."""
+    return LABELLED_ROW if any(m.label for m in marks) else ROW
+
+
 def strip_height(marks: Sequence[StripMark]) -> int:
     """The height the strip adds beneath its chart (0 when there is nothing to draw)."""
     levels = {m.level for m in marks}
-    return 0 if not levels else 60 + ROW * len(levels)
+    return 0 if not levels else 60 + row_height(marks) * len(levels)
 
 
 def bandwidth_strip(
@@ -63,7 +69,8 @@ def bandwidth_strip(
         span = math.log10(x1) - math.log10(x0)
         return pad + (math.log10(x) - math.log10(x0)) / span * (width - 2 * pad)
 
-    height = ROW * len(levels)
+    row = row_height(marks)
+    height = row * len(levels)
     out = [
         f'<g class="bandwidth-strip"><text x="{pad}" y="{top + 14}" font-size="11">'
         "No FLOPs counted: placed by bandwidth (achieved bytes/s against the ceiling of the "
@@ -76,38 +83,56 @@ def bandwidth_strip(
                    f'font-size="10" text-anchor="middle">{si_tick(decade)}</text>')  # fmt: skip
     out.append(f'<text x="{width / 2}" y="{top + 20 + height + 30}" font-size="11" '
                'text-anchor="middle">achieved bandwidth [B/s]</text>')  # fmt: skip
-    rows = {lvl: top + 20 + ROW * i + ROW / 2 for i, lvl in enumerate(levels)}
+    rows = {lvl: top + 20 + row * i + row / 2 for i, lvl in enumerate(levels)}
+    placer = Placer(
+        Box(pad + 1, top + 21, width - pad - 1, top + 19 + height),
+        points=[Circle(px(v), rows[m.level], 4 if m.before else m.radius)
+                for m in marks for v in (m.after, m.before) if v],
+    )  # fmt: skip
     for lvl, y in rows.items():
-        out.append(f'<text x="{pad - 6}" y="{y + 3:.1f}" font-size="10" text-anchor="end">'
-                   f"{escape(lvl)}</text>")  # fmt: skip
-        c = roof.get(lvl)
-        if c is not None:
-            label = f"{c.name} {si(c.value, 'B/s')}"
-            out.append(
-                f'<g class="ceiling memory"><title>{escape(label)} · {escape(c.source)}</title>'
-                f'<line x1="{px(c.value):.1f}" y1="{y - ROW / 2 + 2:.1f}" x2="{px(c.value):.1f}" '
-                f'y2="{y + ROW / 2 - 2:.1f}" stroke="#555" stroke-width="2"/>'
-                f'<text x="{px(c.value) + 4:.1f}" y="{y - 4:.1f}" font-size="10">'
-                f"{escape(label)}</text></g>"
-            )
+        out += _level(lvl, y, roof.get(lvl), px, placer, row)
     for m in marks:
-        y = rows[m.level]
-        tip = escape(m.tip, quote=True)
-        if m.before is None:
-            out.append(
-                f'<circle class="point bw{" above" if m.above else ""}" data-k="{m.k}" '
-                f'cx="{px(m.after):.1f}" cy="{y:.1f}" r="{m.radius:.1f}" '
-                f'fill="{"none" if m.above else m.colour}" fill-opacity="0.6" '
-                f'stroke="{m.colour}" stroke-width="2"><title>{tip}</title></circle>'
-            )
-        else:
-            out.append(
-                f'<g class="bw" data-k="{m.k}"><title>{tip}</title>'
-                f'<line x1="{px(m.before):.1f}" y1="{y:.1f}" x2="{px(m.after):.1f}" y2="{y:.1f}" '
-                'stroke="#333" stroke-width="1.5" marker-end="url(#head)"/>'
-                f'<circle cx="{px(m.before):.1f}" cy="{y:.1f}" r="4" fill="#9aa5b1"/>'
-                f'<text x="{px(m.after) + 6:.1f}" y="{y - 6:.1f}" font-size="10">'
-                f"{escape(m.label)}</text></g>"
-            )
+        out += _mark(m, rows[m.level], px, placer)
     out.append("</g>")
     return out
+
+
+def _level(
+    lvl: str, y: float, c: Ceiling | None, px: Callable[[float], float], placer: Placer, row: int
+) -> list[str]:
+    """A row's name left of the strip, and its ceiling as a labelled vertical line."""
+    out = [f'<text x="{placer.area.x0 - 7:.1f}" y="{y + 3:.1f}" font-size="10" '
+               f'text-anchor="end">{escape(lvl)}</text>']  # fmt: skip
+    if c is None:
+        return out
+    label, x = f"{c.name} {si(c.value, 'B/s')}", px(c.value)
+    placer.reserve(text_box(x + 4, y - 4, label, 10))
+    return [*out, (
+        f'<g class="ceiling memory"><title>{escape(label)} · {escape(c.source)}</title>'
+        f'<line x1="{x:.1f}" y1="{y - row / 2 + 2:.1f}" x2="{x:.1f}" y2="{y + row / 2 - 2:.1f}" '
+        f'stroke="#555" stroke-width="2"/><text x="{x + 4:.1f}" y="{y - 4:.1f}" '
+        f'font-size="10">{escape(label)}</text></g>'
+    )]  # fmt: skip
+
+
+def _mark(m: StripMark, y: float, px: Callable[[float], float], placer: Placer) -> list[str]:
+    """A kernel's point, or its arrow with its label placed clear of the others."""
+    tip = escape(m.tip, quote=True)
+    if m.before is None:
+        return [
+            f'<circle class="point bw{" above" if m.above else ""}" data-k="{m.k}" '
+            f'cx="{px(m.after):.1f}" cy="{y:.1f}" r="{m.radius:.1f}" '
+            f'fill="{"none" if m.above else m.colour}" fill-opacity="0.6" '
+            f'stroke="{m.colour}" stroke-width="2"><title>{tip}</title></circle>'
+        ]
+    spot = placer.place(Circle(px(m.after), y, 6), m.label, 10, rings=4) if m.label else None
+    text = "" if spot is None else leader_svg(spot) + (
+        f'<text class="speedup" x="{spot.x:.1f}" y="{spot.baseline:.1f}" font-size="10">'
+        f"{escape(m.label)}</text>"
+    )  # fmt: skip
+    return [
+        f'<g class="bw" data-k="{m.k}"><title>{tip}</title>'
+        f'<line x1="{px(m.before):.1f}" y1="{y:.1f}" x2="{px(m.after):.1f}" y2="{y:.1f}" '
+        'stroke="#333" stroke-width="1.5" marker-end="url(#head)"/>'
+        f'<circle cx="{px(m.before):.1f}" cy="{y:.1f}" r="4" fill="#9aa5b1"/>{text}</g>'
+    ]

@@ -10,9 +10,9 @@ from collections.abc import Sequence
 from roofscope.catalogue.ceilings import Ceiling
 from roofscope.render.charts.bandwidth_strip import StripMark, bandwidth_strip, strip_height
 from roofscope.render.charts.font import SVG_FONT
-from roofscope.render.charts.labels import Box, circle_box, place, text_width
+from roofscope.render.charts.labels import Box, Circle, Placer, Segment, leader_svg, text_width
 from roofscope.render.charts.logplot import LogPlot
-from roofscope.render.charts.roof_lines import RoofStyle, Segment, crosses, draw_roof, roof_segments
+from roofscope.render.charts.roof_lines import RoofStyle, draw_roof, roof_segments
 from roofscope.render.escape import escape_text as _e
 from roofscope.render.numbers import number, si
 from roofscope.verify.compare import Comparison
@@ -94,50 +94,48 @@ def _arrows(
     ys = [v for move in moves for v in move[4]] + [c.value for c in roofs if c.kind == "compute"]
     plot = LogPlot.around(xs, ys, 760, height)
     ends = [
-        circle_box(plot.px(x), plot.py(y), 6)
-        for mv in moves
-        for x, y in zip(mv[3], mv[4], strict=True)
+        Circle(plot.px(x), plot.py(y), 6) for mv in moves for x, y in zip(mv[3], mv[4], strict=True)
     ]
     taken: list[Box] = []
     out = plot.frame()
     theirs = [seg for _, seg in roof_segments(plot, new)]
+    boxes = [c.box for c in ends]
     lines, labels, _ = draw_roof(
-        plot, base, points=ends, taken=taken, style=BASE_ROOF, others=theirs
+        plot, base, points=boxes, taken=taken, style=BASE_ROOF, others=theirs
     )
     out += lines
     if new:
         mine = [seg for _, seg in roof_segments(plot, base)]
-        more, new_labels, _ = draw_roof(plot, new, points=ends, taken=taken, style=NEW_ROOF,
+        more, new_labels, _ = draw_roof(plot, new, points=boxes, taken=taken, style=NEW_ROOF,
                                         others=mine)  # fmt: skip
         out += more
         labels += new_labels
         out += _roof_key(gpus, plot.pad, height + 14)
     area = Box(plot.pad + 2, plot.pad + 2, 758 - plot.pad, height - plot.pad - 2)
     segs = [seg for _, seg in roof_segments(plot, [*base, *new])]
-    out += [_arrow(plot, move, area, taken, ends, segs) for move in moves]
+    arrows = [_segment(plot, move) for move in moves]
+    placer = Placer(area, taken=taken, points=ends, lines=[*segs, *arrows])
+    out += [_arrow(plot, move, placer) for move in moves]
     return out + labels
 
 
-def _arrow(
-    plot: LogPlot,
-    move: Move,
-    area: Box,
-    taken: list[Box],
-    ends: Sequence[Box],
-    lines: Sequence[Segment],
-) -> str:
-    """One kernel's arrow from before to after, its speedup placed clear of other labels and
-    of the roofs' lines."""
-    i, name, speed, (ax, bx), (ay, by), level = move
-    x0, y0, x1, y1 = plot.px(ax), plot.py(ay), plot.px(bx), plot.py(by)
+def _segment(plot: LogPlot, move: Move) -> Segment:
+    (ax, bx), (ay, by) = move[3], move[4]
+    return plot.px(ax), plot.py(ay), plot.px(bx), plot.py(by)
+
+
+def _arrow(plot: LogPlot, move: Move, placer: Placer) -> str:
+    """One kernel's arrow from before to after, its speedup placed clear of other labels,
+    points, arrows and the roofs' lines (a dotted leader where it had to move away)."""
+    i, name, speed, (ax, bx), _, level = move
+    x0, y0, x1, y1 = _segment(plot, move)
     tip = f"{name}: {speed}; intensity {number(ax)} -> {number(bx)} FLOP/B ({level})"
-    spot = place((x1, y1), 6, speed, 10, area=area, taken=taken, avoid=ends,
-                 blocked=lambda b: any(crosses(b, s) for s in lines))  # fmt: skip
+    spot = placer.place(Circle(x1, y1, 6), speed, 10, rings=4)
     text = ""
     if spot is not None:
-        taken.append(spot.box)
-        text = (f'<text x="{spot.x:.1f}" y="{spot.baseline:.1f}" font-size="10">'
-                f"{_e(speed)}</text>")  # fmt: skip
+        text = (f'<text class="speedup" x="{spot.x:.1f}" y="{spot.baseline:.1f}" '
+                f'font-size="10">{_e(speed)}</text>')  # fmt: skip
+        text = leader_svg(spot) + text
     head = ' marker-end="url(#head)"' if math.hypot(x1 - x0, y1 - y0) > 6 else ""  # it moved
     return (
         f'<g data-k="{i}"><title>{_e(tip)}</title>'

@@ -10,12 +10,12 @@ from dataclasses import dataclass
 from html import escape
 
 from roofscope.catalogue.ceilings import Ceiling
-from roofscope.render.charts.labels import Box, Grid, text_width
+from roofscope.render.charts.labels import Box, Grid, Segment, crosses, text_width
 from roofscope.render.charts.logplot import LogPlot
 from roofscope.render.numbers import si, sig
 
 SIZE = 10.0
-Segment = tuple[float, float, float, float]  # x1, y1, x2, y2 in pixels
+SAME = 1.1  # ceilings within 10 % of each other share a label, as a range
 
 
 @dataclass(frozen=True)
@@ -54,36 +54,25 @@ def roof_segments(plot: LogPlot, ceilings: Sequence[Ceiling]) -> list[tuple[Ceil
     return out
 
 
-def crosses(box: Box, seg: Segment) -> bool:
-    """Whether a straight segment passes through the box."""
-    x1, y1, x2, y2 = seg
-    if x2 < x1:
-        x1, y1, x2, y2 = x2, y2, x1, y1
-    lo, hi = max(box.x0, x1), min(box.x1, x2)
-    if lo > hi:
-        return False
-
-    def at(x: float) -> float:
-        return y1 if x2 == x1 else y1 + (y2 - y1) * (x - x1) / (x2 - x1)
-
-    ya, yb = sorted((at(lo), at(hi)))
-    return not (yb < box.y0 or ya > box.y1)
-
-
 def groups(
     segs: list[tuple[Ceiling, Segment]], gap: float = 13.0
 ) -> list[list[tuple[Ceiling, Segment]]]:
-    """Ceilings of one kind whose lines lie within a label's height of the group's top line,
-    top first."""
+    """Ceilings of one kind whose lines lie within a label's height of the group's top line
+    and whose values are within ``SAME`` of its value (one label for what reads as one line:
+    ``164-170 TOP/s``, never ``34-67``), top first."""
     out: list[list[tuple[Ceiling, Segment]]] = []
     for kind in ("compute", "memory"):
         mine = sorted((s for s in segs if s[0].kind == kind), key=lambda s: -s[0].value)
         for item in mine:
-            if out and out[-1][0][0].kind == kind and _apart(out[-1][0], item) < gap:
+            if out and out[-1][0][0].kind == kind and _alike(out[-1][0], item, gap):
                 out[-1].append(item)
             else:
                 out.append([item])
     return out
+
+
+def _alike(top: tuple[Ceiling, Segment], item: tuple[Ceiling, Segment], gap: float) -> bool:
+    return _apart(top, item) < gap and top[0].value <= SAME * item[0].value
 
 
 def _apart(a: tuple[Ceiling, Segment], b: tuple[Ceiling, Segment]) -> float:
@@ -146,9 +135,17 @@ def draw_roof(
         taken.append(spot[3])
         boxes.append(spot[3])
         extension, label = _label(group, text, spot, style)
-        out += extension
+        out += [_dotted(seg, style) for seg in extension]
+        lines += extension  # no later label on it
         labels.append(label)
     return out, labels, Roof(lines, boxes)
+
+
+def _dotted(seg: Segment, style: RoofStyle) -> str:
+    """A roof's dotted extension left of where it begins, out to its label."""
+    x1, y1, x2, y2 = seg
+    return (f'<line class="{style.css} extension" x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" '
+            f'y2="{y2:.1f}" stroke="{style.colour}" stroke-dasharray="1,3"/>')  # fmt: skip
 
 
 def _label(
@@ -156,16 +153,14 @@ def _label(
     text: str,
     spot: tuple[float, float, float, Box],
     style: RoofStyle,
-) -> tuple[list[str], str]:
+) -> tuple[list[Segment], str]:
     """A group's label as SVG, and the dotted extension of its roof when the label sits
     left of where the roof begins."""
     x, baseline, angle, box = spot
     start, y = group[0][1][0], group[0][1][1] if baseline < group[0][1][1] else group[-1][1][1]
-    extension = []
+    extension: list[Segment] = []
     if angle == 0 and box.x0 < start:
-        extension.append(f'<line class="{style.css} extension" x1="{box.x0:.1f}" y1="{y:.1f}" '
-                         f'x2="{start:.1f}" y2="{y:.1f}" stroke="{style.colour}" '
-                         'stroke-dasharray="1,3"/>')  # fmt: skip
+        extension.append((box.x0, y, start, y))
     tip = " · ".join(f"{c.name}: {c.source}" for c, _ in group)
     turn = f' transform="rotate({angle:.2f} {x:.1f} {baseline:.1f})"' if angle else ""
     return extension, (
@@ -212,7 +207,9 @@ def _spot(
                 continue
             struck = sum(1 for seg in lines if _struck(quad, seg))  # a last resort
             cost = sum(box.overlap_area(p) for p in grid.near(box)) + i * 0.5 + 1e5 * struck
-            cost += 40 if box.x0 < start else 0  # off the line: a dotted extension
+            if box.x0 < start:  # off the line: a dotted extension, through no label
+                ext = (box.x0, y1, start, y1)
+                cost += 40 + 1e5 * sum(1 for t in taken if crosses(t, ext))
             if best is None or cost < best[0]:
                 angle = math.degrees(math.atan2(uy, ux))
                 best = (cost, bx, by, angle, box)

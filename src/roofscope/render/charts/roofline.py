@@ -1,8 +1,10 @@
 """The roofline chart of one profile, as SVG: log-log axes with SI ticks, the ceilings labelled
 along their lines, kernels as points (area by time share, colour by bound, hollow above the
-roof), the ten kernels with the most time labelled, a legend, and the outliers (a warm-up, a
-kernel with bad counters) drawn at the edge rather than stretching the axes. Kernels without
-FLOPs go to the bandwidth strip beneath. Every element of a kernel carries ``data-k``."""
+roof), the kernels with the most time named and the next numbered (roofline_labels.py), a
+legend of what is drawn, and the outliers (a warm-up, a kernel with bad counters) drawn at the
+edge rather than stretching the axes. Kernels without FLOPs go to the bandwidth strip beneath.
+Every element of a kernel carries ``data-k``. No chart (an empty string) when no kernel is
+placed."""
 
 from __future__ import annotations
 
@@ -15,17 +17,16 @@ from roofscope.analysis.hotspots import KernelStats
 from roofscope.analysis.roofline import Bound, KernelRoofline, PlacedBy, Roofline
 from roofscope.render.charts.bandwidth_strip import StripMark, bandwidth_strip, strip_height
 from roofscope.render.charts.font import SVG_FONT
-from roofscope.render.charts.labels import Box, Grid, circle_box, leader_end, place
+from roofscope.render.charts.labels import Box, Circle, Placer
 from roofscope.render.charts.logplot import LogPlot
-from roofscope.render.charts.roof_lines import Segment, crosses, draw_roof
+from roofscope.render.charts.roof_lines import draw_roof
+from roofscope.render.charts.roofline_labels import Spot, kernel_labels, key, key_height
 from roofscope.render.charts.roofline_legend import Clipped, legend, legend_height
-from roofscope.render.names import short_names
 from roofscope.render.numbers import number, si, sig
 from roofscope.report import Report
 
 BOUND_COLOUR = {Bound.MEMORY: "#1f77b4", Bound.COMPUTE: "#d62728", None: "#7f7f7f"}
 WIDTH, HEIGHT, BULK = 760, 460, 0.99
-LABELLED, LABEL_SIZE, LABEL_CHARS = 10, 10.0, 30
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,8 @@ def roofline_plot(
         _strip_mark(k, index.get(k.name, -1), shares.get(k.name, 0.0)) for k in section.kernels
     ]
     marks = [m for m in strip if m is not None]
+    if not points and not marks:
+        return ""  # nothing to show: the page and the export say why
     doubt = {p.k.name: validity(p.k.name) for p in points}
     sound = [p for p in points if not doubt[p.k.name]] or points
     plot = _axes(sound, points, [c.value for c in section.ceilings if c.kind == "compute"])
@@ -72,7 +75,18 @@ def roofline_plot(
         for p in points
         if not plot.inside(p.x, p.y)
     ]
-    top = HEIGHT + legend_height(clipped)
+    circles = [Circle(*_xy(plot, p), p.radius) for p in points]
+    taken: list[Box] = []
+    roof, roof_labels, drawn = draw_roof(
+        plot, section.ceilings, points=[c.box for c in circles], taken=taken
+    )
+    left, top_, right, bottom = plot.area()
+    placer = Placer(Box(left + 2, top_ + 2, right - 2, bottom - 2), taken=taken, points=circles,
+                    lines=drawn.segments)  # fmt: skip
+    spots = [Spot(p.index, p.k.name, p.share, c) for p, c in zip(points, circles, strict=True)]
+    named = kernel_labels(spots, placer)
+    below = HEIGHT + key_height(named)
+    top = below + legend_height(clipped)
     total = top + strip_height(marks)
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" id="roofline" width="{WIDTH}" '
@@ -82,19 +96,18 @@ def roofline_plot(
         f'<clipPath id="roofline-area"><rect x="{plot.pad}" y="{plot.pad}" '
         f'width="{WIDTH - 2 * plot.pad}" height="{HEIGHT - 2 * plot.pad}"/></clipPath>',
     ]
-    boxes = [circle_box(*_xy(plot, p), p.radius) for p in points]
-    taken: list[Box] = []
-    roof, roof_labels, drawn = draw_roof(plot, section.ceilings, points=boxes, taken=taken)
     out += roof
     main = next((c for c in section.ceilings if c.name == section.main_ceiling), None)
-    if main and "hbm" in section.ridge and plot.inside(section.ridge["hbm"], main.value):
+    if points and main and "hbm" in section.ridge and plot.inside(section.ridge["hbm"], main.value):
         rx = section.ridge["hbm"]
         cx, cy = plot.px(rx), plot.py(main.value)
         out.append(f'<circle class="ridge" cx="{cx:.1f}" cy="{cy:.1f}" r="4" fill="#000">'
                    f"<title>ridge point {sig(rx)} FLOP/B</title></circle>")  # fmt: skip
     out += [_point(plot, p) for p in sorted(points, key=lambda p: -p.share)]
-    out += roof_labels + _labels(plot, points, boxes, taken, drawn.segments)
-    out += legend(HEIGHT, WIDTH, plot.pad, clipped, any(p.k.beyond_hardware for p in points))
+    out += roof_labels + named.svg + key(named, HEIGHT, WIDTH, plot.pad)
+    bounds = {p.k.bound for p in points} | ({Bound.MEMORY} if marks else set())
+    above = any(p.k.beyond_hardware for p in points)
+    out += legend(below, WIDTH, plot.pad, clipped, above, bounds=bounds, points=bool(points))
     out += bandwidth_strip(marks, section.ceilings, top, WIDTH, plot.pad)
     out.append("</svg>")
     return "\n".join(out)
@@ -188,38 +201,16 @@ def _edge_arrow(plot: LogPlot, p: Point, cx: float, cy: float, tip: str) -> str:
     )
 
 
-def _labels(
-    plot: LogPlot, points: Sequence[Point], boxes: Sequence[Box], taken: list[Box],
-    lines: Sequence[Segment],
-) -> list[str]:  # fmt: skip
-    """The ten kernels with the most time, each labelled beside its point (a leader line where
-    the label had to move away), no label over another."""
-    left, top, right, bottom = plot.area()
-    area = Box(left + 2, top + 2, right - 2, bottom - 2)
-    grid = Grid(boxes)
-    out: list[str] = []
-    most = sorted(points, key=lambda p: -p.share)[:LABELLED]
-    labels = short_names([p.k.name for p in most], LABEL_CHARS)  # told apart, as in the tables
-    for p, text in zip(most, labels, strict=True):
-        cx, cy = _xy(plot, p)
-        spot = place((cx, cy), p.radius, text, LABEL_SIZE, area=area, taken=taken,
-                     avoid=grid, blocked=lambda b: any(crosses(b, s) for s in lines))  # fmt: skip
-        if spot is None:
-            continue
-        taken.append(spot.box)
-        if spot.moved:
-            ex, ey = leader_end((cx, cy), spot.box)
-            d = math.hypot(ex - cx, ey - cy) or 1.0  # from the circle's rim, not its centre
-            sx, sy = cx + (ex - cx) * p.radius / d, cy + (ey - cy) * p.radius / d
-            out.append(f'<line class="leader" x1="{sx:.1f}" y1="{sy:.1f}" x2="{ex:.1f}" '
-                       f'y2="{ey:.1f}" stroke="#333" stroke-width="0.8" '
-                       'pointer-events="none"/>')  # fmt: skip
-        out.append(
-            f'<text class="kernel-label" data-k="{p.index}" x="{spot.x:.1f}" '
-            f'y="{spot.baseline:.1f}" font-size="{LABEL_SIZE:g}" stroke="#fff" stroke-width="3" '
-            f'paint-order="stroke"><title>{escape(p.k.name)}</title>{escape(text)}</text>'
-        )
-    return out
+def absence(section: Roofline) -> str:
+    """Why a profile has no roofline chart (the chart is an empty string), in one line."""
+    if not section.ceilings:
+        return "no ceilings for this GPU: name it with --gpu, or give --ceilings"
+    n = len(section.kernels)
+    if not n:
+        return "no kernel with work (FLOPs or bytes) to place on it"
+    if n == 1:
+        return "the kernel with work has no FLOPs or bytes with a ceiling to place it"
+    return f"none of the {n} kernels with work has FLOPs or bytes with a ceiling to place it"
 
 
 def drawn_on_roofline(k: KernelRoofline) -> bool:

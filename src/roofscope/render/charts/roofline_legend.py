@@ -3,15 +3,21 @@ lines mean, and which kernels lie beyond the axes (drawn at the edge)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from html import escape
 
+from roofscope.analysis.roofline import Bound
 from roofscope.render.charts.labels import text_width
 from roofscope.render.numbers import si
 
 SIZE = 10.0
 ROW = 24
+_BOUNDS = (
+    (Bound.MEMORY, "#1f77b4", "memory-bound"),
+    (Bound.COMPUTE, "#d62728", "compute-bound"),
+    (None, "#7f7f7f", "no bound (a ceiling missing)"),
+)
 
 
 @dataclass(frozen=True)
@@ -29,19 +35,29 @@ def legend_height(clipped: Sequence[Clipped]) -> int:
 
 
 def legend(
-    top: float, width: int, pad: int, clipped: Sequence[Clipped], above: bool = True
+    top: float,
+    width: int,
+    pad: int,
+    clipped: Sequence[Clipped],
+    above: bool = True,
+    *,
+    bounds: Collection[Bound | None] = (Bound.MEMORY, Bound.COMPUTE),
+    points: bool = True,
 ) -> list[str]:
-    """The legend's rows, from ``top`` down, in a ``g.legend``."""
+    """The legend's rows, from ``top`` down, in a ``g.legend``: an entry for each kind of
+    point drawn (``bounds``; hollow ones where some are ``above`` their roof), and the sizes
+    where there are ``points`` on the FLOP/s axes."""
     y = top + 14
-    blue, red = "#1f77b4", "#d62728"
     marks: list[tuple[str, str]] = [
-        (_dot(0, y, 5, blue, blue), "memory-bound"),
-        (_dot(0, y, 5, red, red), "compute-bound"),
+        (_dot(0, y, 5, colour, colour), words)
+        for bound, colour, words in _BOUNDS
+        if bound in bounds
     ]
     if above:
-        marks.append((_dot(0, y, 5, "none", blue), "hollow: above its roof"))
+        marks.append((_dot(0, y, 5, "none", "#555"), "hollow: above its roof"))
     sizes = _dot(0, y, 6.6, "#999", "#999") + _dot(16, y, 12.2, "#999", "#999")
-    marks.append((sizes, "size: time share (1 %, 10 %)"))
+    if points:
+        marks.append((sizes, "size: time share (1 %, 10 %)"))
     out = ['<g class="legend">', *_row(marks, pad, y)]
     y += ROW
     lines = [

@@ -10,7 +10,7 @@ from roofscope.analysis.ranks import STRAGGLER_EXCESS
 from roofscope.analysis.roofline import KernelRoofline
 from roofscope.diagnosis.profiler import FINDING_KINDS
 from roofscope.render.charts.hotspots import hotspot_svg
-from roofscope.render.charts.roofline import drawn_on_roofline, roofline_svg
+from roofscope.render.charts.roofline import absence, drawn_on_roofline, roofline_svg
 from roofscope.render.charts.timeline import timeline_svg
 from roofscope.render.device_choice import detected_from
 from roofscope.render.escape import escape_text as _e
@@ -84,14 +84,17 @@ def render_html(report: Report) -> str:
 def _dual(report: Report) -> str:
     """The hotspot bars beside the roofline (one above the other on a narrow window): where
     the time goes and why."""
-    section, roof = report.roofline, ""
+    section = report.roofline
+    roof = f'<p class="muted no-chart">No roofline chart: {_e(absence(section.result))}.</p>'
     if section.result.ceilings:
         choice = section.choice
         problem = f'<p class="muted">{_e(section.problem)}.</p>' if section.problem else ""
+        chart = roofline_svg(report) or (
+            f'<p class="muted no-chart">No roofline chart: {_e(absence(section.result))}.</p>'
+        )
         roof = (
             f"{problem}<p>{_e(choice.name or 'ceilings from the user')} · scope "
-            f"{_e(choice.scope)} · detected from {_e(detected_from(choice) or '-')}</p>"
-            f"{roofline_svg(report)}"
+            f"{_e(choice.scope)} · detected from {_e(detected_from(choice) or '-')}</p>{chart}"
         )
     return side_by_side(hotspot_svg(report), roof)
 
