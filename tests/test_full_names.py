@@ -118,7 +118,7 @@ def test_the_hotspot_chart_makes_room_for_whole_names() -> None:
     assert all(int(x) >= longest for x, _ in labels)  # each label starts right of x=0
     short = roofscope.analyze(DECODE).hotspots_svg(top=3)
     shown = re.findall(r'text-anchor="end"[^>]*>([^<]*)</text>', short)
-    assert 'width="830"' in short and all(len(unescape(t)) <= 38 for t in shown)
+    assert 'width="760"' in short and all(len(unescape(t)) <= 38 for t in shown)
 
 
 def test_the_timeline_legend_shows_whole_names_one_to_a_row() -> None:

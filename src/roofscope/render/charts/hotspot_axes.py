@@ -7,6 +7,7 @@ whose ``data-series`` names the marks it explains (the bars and the line carry t
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from roofscope.render.charts.labels import text_width
@@ -15,7 +16,7 @@ from roofscope.render.escape import escape_text as _e
 
 HOT, COLD, LINE = "#d62728", "#9aa5b1", "#333"
 SERIES = {"hot": "hotspot", "cold": "not a hotspot", "cumulative": "cumulative share (top axis)"}
-BAR_H, TOP, PLOT, RIGHT = 22, 76, 440, 130
+BAR_H, TOP, PLOT, RIGHT = 22, 76, 380, 120
 
 
 @dataclass(frozen=True)
@@ -52,10 +53,12 @@ def title(frame: Frame, shown: int, total: int) -> str:
     return f'<text class="title" x="8" y="16" font-size="13" font-weight="bold">{_e(words)}</text>'
 
 
-def legend(frame: Frame) -> list[str]:
-    """One entry per series drawn: the two bar colours and the dashed line."""
+def legend(frame: Frame, drawn: Collection[str]) -> list[str]:
+    """One entry per series ``drawn`` (of ``SERIES``: the bar colours, the dashed line)."""
     out, x, y = ['<g class="legend">'], float(frame.left), 36
     for series, words in SERIES.items():
+        if series not in drawn:
+            continue
         mark = (
             f'<line x1="{x:.1f}" y1="{y - 4}" x2="{x + 18:.1f}" y2="{y - 4}" stroke="{LINE}" '
             'stroke-dasharray="3,2"/>'
@@ -80,7 +83,7 @@ def time_axis(frame: Frame) -> list[str]:
     the bars has its own scale)."""
     out = [f'<g class="axis time"><line x1="{frame.left}" y1="{frame.bottom}" '
            f'x2="{frame.left + PLOT}" y2="{frame.bottom}" stroke="#999"/>']  # fmt: skip
-    for at, label in ticks(0, frame.most_ns, 5) if frame.most_ns > 0 else ():
+    for at, label in ticks(0, frame.most_ns, 7) if frame.most_ns > 0 else ():
         x = frame.x_time(at)
         out.append(
             f'<line x1="{x:.1f}" y1="{frame.bottom}" x2="{x:.1f}" y2="{frame.bottom + 4}" '

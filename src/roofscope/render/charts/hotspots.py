@@ -54,7 +54,7 @@ def hotspot_bars(ranked: Sequence[KernelStats], top: int = 20) -> str:
         f'viewBox="0 0 {frame.width} {frame.height}" role="img" {SVG_FONT}>',
         "<title>Kernel time by kernel (hotspots in red)</title>",
         axes.title(frame, min(top, len(ranked)), len(ranked)),
-        *axes.legend(frame),
+        *axes.legend(frame, _series(rows)),
         *axes.share_axis(frame),
         *axes.time_axis(frame),
     ]
@@ -76,6 +76,11 @@ def _rows(ranked: Sequence[KernelStats], top: int) -> list[Row]:
         rows.append(Row(-1, other, total, sum(k.share or 0.0 for k in rest), False,
                         sum(k.calls for k in rest), None))  # fmt: skip
     return rows
+
+
+def _series(rows: Sequence[Row]) -> set[str]:
+    """The series the chart draws: hot and cold bars, the cumulative line (where any bar)."""
+    return {"hot" if r.hot else "cold" for r in rows} | ({"cumulative"} if rows else set())
 
 
 def _labels(rows: Sequence[Row], kernels: int) -> list[str]:

@@ -180,7 +180,7 @@ def _legend(t: TimelineLanes, series: Sequence[int], y: int, columns: int) -> li
     what the opacity means."""
     cell = (WIDTH - LEFT) / columns
     names = [OTHER_WORDS if k == OTHER else "idle" if k == IDLE else t.kernels[k] for k in series]
-    labels = legend_labels(names)
+    labels = legend_labels(names, cell - 14 - 10)
     out = ['<g class="legend">']
     for n, (kernel, name) in enumerate(zip(series, names, strict=True)):
         x, row_y = LEFT + (n % columns) * cell, y + 16 * (n // columns)
@@ -198,11 +198,17 @@ def _legend(t: TimelineLanes, series: Sequence[int], y: int, columns: int) -> li
     return out
 
 
-def legend_labels(names: Sequence[str]) -> list[str]:
-    """The legend's words for ``names``: short names told apart (names.py), a ``#n`` after
-    any that still read alike."""
-    short = shortened(names, 40)
-    return distinct([short.get(n) or fit(n, 40) for n in names])
+def legend_labels(names: Sequence[str], room: float) -> list[str]:
+    """The legend's words for ``names``, each in ``room`` px at 11 px (``text_width``): short
+    names told apart (names.py) in the most characters (40 at most) where all fit, a ``#n``
+    after any that still read alike."""
+    labels: list[str] = []
+    for chars in range(40, 9, -2):
+        short = shortened(names, chars)
+        labels = distinct([short.get(n) or fit(n, chars) for n in names])
+        if showing_full() or all(text_width(t, 11) <= room for t in labels):
+            break
+    return labels
 
 
 # Zoom (wheel, around the pointer) and pan (drag) of the timeline's lanes; double-click
