@@ -124,8 +124,8 @@ def test_the_hotspot_chart_makes_room_for_whole_names() -> None:
 def test_the_timeline_legend_shows_whole_names_one_to_a_row() -> None:
     report = roofscope.analyze(INFERENCE, full_names=True)
     svg = report.timeline_svg()
-    keys = re.findall(r'<g class="tl-key"><title>([^<]*)</title>.*?y="(\d+)" font', svg)
-    texts = re.findall(r'<g class="tl-key">.*?<text [^>]*>([^<]*)</text></g>', svg)
+    keys = re.findall(r'<g class="tl-key[^"]*"[^>]*><title>([^<]*)</title>.*?y="(\d+)" font', svg)
+    texts = re.findall(r'<g class="tl-key[^"]*"[^>]*>.*?<text [^>]*>([^<]*)</text></g>', svg)
     kernels = report.checkup.lanes.kernels if report.checkup.lanes else ()
     assert kernels and texts[: len(kernels)] == [escape(k, quote=False) for k in kernels]
     assert len({y for _, y in keys}) == len(keys)  # one to a row

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from roofscope.analysis.timeline_lanes import IDLE, OTHER, Lane, TimelineLanes
 from roofscope.render.charts.font import SVG_FONT
+from roofscope.render.charts.hotspots import distinct
 from roofscope.render.charts.labels import text_width
 from roofscope.render.charts.time_axis import ticks
 from roofscope.render.escape import escape_text as _e
@@ -24,7 +25,8 @@ from roofscope.report import Report
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
            "#8c564b", "#e377c2", "#bcbd22", "#17becf", "#393b79")  # fmt: skip
 OTHER_COLOUR, IDLE_COLOUR = "#9aa5b1", "#f4f4f4"
-WIDTH, LEFT, RIGHT, TOP, ROW = 1000, 180, 80, 34, 26
+OTHER_WORDS = "other kernels"
+WIDTH, LEFT, RIGHT, TOP, ROW = 1000, 180, 80, 54, 26
 
 
 def timeline_svg(report: Report) -> str:
@@ -33,7 +35,8 @@ def timeline_svg(report: Report) -> str:
     if t is None or not t.lanes:
         return ""
     plot, width, columns = WIDTH - LEFT - RIGHT, _width(t.kernels), _columns()
-    legend_rows = math.ceil((len(t.kernels) + 3) / columns)
+    series = drawn(t)
+    legend_rows = math.ceil(len(series) / columns) + 1
     height = TOP + ROW * len(t.lanes) + 12 + 16 * legend_rows
     span = t.bin_ns * t.bins
     out = [
@@ -43,6 +46,8 @@ def timeline_svg(report: Report) -> str:
         f'data-plot-w="{plot}" {SVG_FONT}>',
         "<title>Kernels over time per device (hot kernels coloured, idle blank); wheel to "
         "zoom, drag to pan, double-click to reset</title>",
+        '<text class="title" x="8" y="16" font-size="13" font-weight="bold">Kernels over '
+        "time per device (the top kernels coloured, idle blank)</text>",
         *_axis(span, plot, TOP + ROW * len(t.lanes)),
         f'<svg class="tl-plot" x="{LEFT}" y="{TOP}" width="{plot}" '
         f'height="{ROW * len(t.lanes)}" viewBox="0 0 {plot} {ROW * len(t.lanes)}" '
@@ -52,7 +57,7 @@ def timeline_svg(report: Report) -> str:
         out += _lane(t, lane, row * ROW, plot / t.bins)
     out.append("</svg>")
     out += [_label(report, lane, TOP + row * ROW) for row, lane in enumerate(t.lanes)]
-    out += _legend(t, TOP + ROW * len(t.lanes) + 14, columns)
+    out += _legend(t, series, TOP + ROW * len(t.lanes) + 14, columns)
     out.append("</svg>")
     return "\n".join(out)
 
@@ -71,25 +76,43 @@ def _width(kernels: Sequence[str]) -> int:
 
 def _lane(t: TimelineLanes, lane: Lane, y: int, step: float) -> list[str]:
     """The lane's background (idle) and one rectangle per run of equal bins."""
-    out = [f'<rect class="tl-lane" x="0" y="{y + 3}" width="{step * t.bins:.1f}" '
-           f'height="{ROW - 6}" fill="{IDLE_COLOUR}"/>']  # fmt: skip
+    out = [f'<rect class="tl-lane" data-series="idle" x="0" y="{y + 3}" '
+           f'width="{step * t.bins:.1f}" height="{ROW - 6}" fill="{IDLE_COLOUR}"/>']  # fmt: skip
     for first, last, kernel, tenths in _runs(lane, t.bin_ns):
-        name = "other kernels" if kernel == OTHER else t.kernels[kernel]
+        name = OTHER_WORDS if kernel == OTHER else t.kernels[kernel]
         busy = sum(lane.busy_ns[first:last]) / ((last - first) * t.bin_ns)
         tip = (
             f"{name} · {duration(first * t.bin_ns)} to {duration(last * t.bin_ns)}: "
             f"busy {100 * busy:.0f}%"
         )
         out.append(
-            f'<rect x="{first * step:.1f}" y="{y + 3}" width="{(last - first) * step:.1f}" '
+            f'<rect data-series="{_series(kernel)}" x="{first * step:.1f}" y="{y + 3}" '
+            f'width="{(last - first) * step:.1f}" '
             f'height="{ROW - 6}" fill="{_colour(kernel)}" fill-opacity="{max(tenths, 2) / 10}">'
             f"<title>{_e(tip)}</title></rect>"
         )
     return out
 
 
+def drawn(t: TimelineLanes) -> list[int]:
+    """The series the lanes draw, in the legend's order: the kernels told apart that fill a
+    run somewhere, then OTHER where some run is the other kernels', then IDLE (every lane's
+    background)."""
+    seen = {kernel for lane in t.lanes for _, _, kernel, _ in _runs(lane, t.bin_ns)}
+    return [*(k for k in range(len(t.kernels)) if k in seen), *([OTHER] if OTHER in seen else []),
+            IDLE]  # fmt: skip
+
+
+def _series(kernel: int) -> str:
+    """A series' name in ``data-series``: ``k3`` (the 4th kernel told apart), ``other``,
+    ``idle``."""
+    return {OTHER: "other", IDLE: "idle"}.get(kernel, f"k{kernel}")
+
+
 def _colour(kernel: int) -> str:
-    return OTHER_COLOUR if kernel == OTHER else PALETTE[kernel % len(PALETTE)]
+    if kernel in (OTHER, IDLE):
+        return OTHER_COLOUR if kernel == OTHER else IDLE_COLOUR
+    return PALETTE[kernel % len(PALETTE)]
 
 
 def _runs(lane: Lane, bin_ns: int) -> Iterator[tuple[int, int, int, int]]:
@@ -114,7 +137,7 @@ def _axis(span: int, plot: int, bottom: int) -> list[str]:
         x = LEFT + at / span * plot
         out.append(
             f'<line x1="{x:.1f}" y1="{TOP - 4}" x2="{x:.1f}" y2="{bottom}" stroke="#ddd"/>'
-            f'<text x="{x:.1f}" y="{TOP - 8}" font-size="11" text-anchor="middle">'
+            f'<text class="tick" x="{x:.1f}" y="{TOP - 8}" font-size="11" text-anchor="middle">'
             f"{label}</text>"
         )
     out.append("</g>")
@@ -151,29 +174,41 @@ def _label(report: Report, lane: Lane, y: int) -> str:
     )
 
 
-def _legend(t: TimelineLanes, y: int, columns: int) -> list[str]:
-    """A swatch per coloured kernel, 'other kernels' and 'idle', ``columns`` to a row, then
+def _legend(t: TimelineLanes, series: Sequence[int], y: int, columns: int) -> list[str]:
+    """A swatch per series drawn (``drawn``), ``columns`` to a row, named as the lanes' tips
+    name them (the kernels told apart, then ``other kernels``, ``idle``), then a note on
     what the opacity means."""
-    items: list[tuple[str | None, str]] = [(_colour(i), k) for i, k in enumerate(t.kernels)]
-    items += [(OTHER_COLOUR, "other kernels"), (IDLE_COLOUR, "idle")]
-    items.append((None, f"opacity: busy share of a {duration(t.bin_ns)} bin"))
     cell = (WIDTH - LEFT) / columns
-    labels = shortened(t.kernels, 40)
-    out = []
-    for n, (colour, name) in enumerate(items):
+    names = [OTHER_WORDS if k == OTHER else "idle" if k == IDLE else t.kernels[k] for k in series]
+    labels = legend_labels(names, cell - 14 - 10)
+    out = ['<g class="legend">']
+    for n, (kernel, name) in enumerate(zip(series, names, strict=True)):
         x, row_y = LEFT + (n % columns) * cell, y + 16 * (n // columns)
-        label = labels.get(name) or fit(name, 40)
-        swatch = (
-            ""
-            if colour is None
-            else f'<rect x="{x:.1f}" y="{row_y}" width="10" height="10" fill="{colour}" '
-            'stroke="#bbb"/>'
-        )
         out.append(
-            f'<g class="tl-key"><title>{_e(name)}</title>{swatch}<text x="{x + 14:.1f}" '
-            f'y="{row_y + 9}" font-size="11">{_e(label)}</text></g>'
+            f'<g class="tl-key legend-entry" data-series="{_series(kernel)}"><title>{_e(name)}'
+            f'</title><rect x="{x:.1f}" y="{row_y}" width="10" height="10" '
+            f'fill="{_colour(kernel)}" stroke="#bbb"/><text x="{x + 14:.1f}" y="{row_y + 9}" '
+            f'font-size="11">{_e(labels[n])}</text></g>'
         )
+    note_y = y + 16 * math.ceil(len(series) / columns) + 9
+    out.append(
+        f'</g><text class="note" x="{LEFT}" y="{note_y}" font-size="11">Opacity: the busy '
+        f"share of each {duration(t.bin_ns)} slice of time.</text>"
+    )
     return out
+
+
+def legend_labels(names: Sequence[str], room: float) -> list[str]:
+    """The legend's words for ``names``, each in ``room`` px at 11 px (``text_width``): short
+    names told apart (names.py) in the most characters (40 at most) where all fit, a ``#n``
+    after any that still read alike."""
+    labels: list[str] = []
+    for chars in range(40, 9, -2):
+        short = shortened(names, chars)
+        labels = distinct([short.get(n) or fit(n, chars) for n in names])
+        if showing_full() or all(text_width(t, 11) <= room for t in labels):
+            break
+    return labels
 
 
 # Zoom (wheel, around the pointer) and pan (drag) of the timeline's lanes; double-click

@@ -21,9 +21,12 @@ from roofscope.render.names import shortened, showing_full
 from roofscope.render.numbers import count, duration, sig
 from roofscope.verify.compare import Comparison
 
-WIDTH, LEFT, RIGHT, TOP, ROW = 760, 250, 130, 34, 22
+WIDTH, LEFT, RIGHT, TOP, ROW = 760, 250, 130, 76, 22
 ZOOM_BELOW = 0.25  # spread of the levels / larger total under which the axis is zoomed
-SLOWER, FASTER, BASE, NEW = "#d62728", "#2ca02c", "#9aa5b1", "#555"
+SLOWER, FASTER, BASE, NEW, SAME = "#d62728", "#2ca02c", "#9aa5b1", "#555", "#bbb"
+SERIES = {"baseline": ("baseline total", BASE), "candidate": ("candidate total", NEW),
+          "slower": ("kernel slower", SLOWER), "faster": ("kernel faster", FASTER),
+          "unchanged": ("no change", SAME)}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -86,6 +89,9 @@ def waterfall_svg(cmp: Comparison, top: int = 20) -> str:
         'role="img" aria-label="Kernel time from the baseline total to the candidate total, '
         f'one step per kernel" {SVG_FONT}>',
         *([f'<g transform="translate({shift},0)">'] if shift else []),
+        '<text class="title" x="8" y="16" font-size="13" font-weight="bold">Kernel time, '
+        "baseline to candidate: one step per kernel</text>",
+        *_legend([_series(d) for _, _, d in items]),
         *_grid(axis, TOP + ROW * (len(items) + 2)),
         _total("baseline", base, axis, TOP),
     ]
@@ -110,6 +116,26 @@ def _room_for(labels: Iterable[str]) -> int:
     return max([0, *(round(text_width(t, 11)) + 8 - LEFT for t in labels)])
 
 
+def _series(delta: float) -> str:
+    return "slower" if delta > 0 else "faster" if delta < 0 else "unchanged"
+
+
+def _legend(steps: Iterable[str]) -> list[str]:
+    """One entry per series drawn: both totals, and the kinds of step there are."""
+    drawn = {"baseline", "candidate", *steps}
+    out, x = ['<g class="legend">'], float(LEFT)
+    for series, (words, colour) in SERIES.items():
+        if series in drawn:
+            out.append(
+                f'<g class="legend-entry" data-series="{series}"><rect x="{x:.1f}" y="27" '
+                f'width="18" height="10" fill="{colour}"/><text x="{x + 24:.1f}" y="36" '
+                f'font-size="11">{words}</text></g>'
+            )
+            x += 24 + text_width(words, 11) + 14
+    out.append("</g>")
+    return out
+
+
 def _grid(axis: _Axis, bottom: float) -> list[str]:
     """Tick labels above the rows, their grid lines through them, and the axis title."""
     out = [f'<text x="{LEFT - 18}" y="{TOP - 10}" font-size="10" text-anchor="end">'
@@ -118,7 +144,8 @@ def _grid(axis: _Axis, bottom: float) -> list[str]:
         x = axis.x(at)
         out.append(
             f'<line x1="{x:.1f}" y1="{TOP - 6}" x2="{x:.1f}" y2="{bottom}" stroke="#e4e4e4"/>'
-            f'<text x="{x:.1f}" y="{TOP - 10}" font-size="10" text-anchor="middle">{label}</text>'
+            f'<text class="tick" x="{x:.1f}" y="{TOP - 10}" font-size="10" '
+            f'text-anchor="middle">{label}</text>'
         )
     return out
 
@@ -133,7 +160,8 @@ def _total(side: str, total: float, axis: _Axis, y: float, base: float = 0.0) ->
         else ""
     )
     return (
-        f'<g class="total"><rect x="{x0:.1f}" y="{y + 2}" width="{max(1.0, x1 - x0):.1f}" '
+        f'<g class="total"><rect data-series="{side}" x="{x0:.1f}" y="{y + 2}" '
+        f'width="{max(1.0, x1 - x0):.1f}" '
         f'height="16" fill="{BASE if side == "baseline" else NEW}">'
         f"<title>{side} {duration(total)}</title></rect>{cut}"
         f'<text x="{LEFT - 6}" y="{y + 15}" text-anchor="end" font-size="11" '
@@ -154,8 +182,8 @@ def _step(
     return (
         f'<g data-k="{i}"><title>{_e(f"{name}: {delta / 1e6:+.3f} ms")}</title>'
         f'<text x="{LEFT - 6}" y="{y + 15}" text-anchor="end" font-size="11">{_e(label)}</text>'
-        f'<rect x="{a:.1f}" y="{y + 2}" width="{max(1.0, b - a):.1f}" height="16" '
-        f'fill="{SLOWER if delta > 0 else FASTER if delta < 0 else "#bbb"}"/>'
+        f'<rect data-series="{_series(delta)}" x="{a:.1f}" y="{y + 2}" '
+        f'width="{max(1.0, b - a):.1f}" height="16" fill="{SERIES[_series(delta)][1]}"/>'
         f'<line x1="{end:.1f}" y1="{y + 18}" x2="{end:.1f}" y2="{y + ROW + 2}" stroke="#888" '
         'stroke-dasharray="2,2"/>'
         f'<text x="{max(a, b) + 4:.1f}" y="{y + 15}" font-size="10">'

@@ -1,0 +1,226 @@
+"""Issue 40's acceptance on the exported SVGs: every chart of six real profiles (rocprof v1,
+rocprofv3, rocprof-compute, Nsight Compute, Nsight Systems, Kineto) and of two compares,
+read back from its SVG with the chart's own font widths (tests/svg_boxes.py): no two texts
+overlap, tick labels on the axes, a legend whose entries are exactly the series drawn (in
+the same colours, no two alike), no number with an exponent. Then the numbers the hotspot
+bars and the timeline state, against the files' own fields."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+from collections import Counter
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import roofscope
+from roofscope.render.charts.hotspots import distinct, hotspot_bars, percent
+from roofscope.render.numbers import duration
+from tests import svg_boxes as sb
+from tests.conftest import DATA, SUMMARY
+
+KINETO = DATA / "kineto" / "h100_qwen1.5_0.5b_chat.json.gz"
+PROFILES = {
+    "rocprof-v1": DATA / "rocprofv1-mi250x" / "laplacian" / "results.csv",
+    "rocprofv3": DATA / "rocprofv3-json" / "mi300a_ps_file_results.json",
+    "rocprof-compute": DATA / "rocprof-compute-mi200",
+    "ncu": DATA / "ncu" / "asymgemm-h200" / "mlp_1b_raw.csv",
+    "nsys": DATA / "nsys" / "cloverleaf-a100.sqlite",
+    "kineto": KINETO,
+}
+WORK = ["vector_add=1.0e9:8.0e8", "mat_mul=2.6e10:6.0e8", "layer_norm=1.8e9:2.4e8",
+        "softmax=4.0e9:6.4e8"]  # fmt: skip
+ROOFLINE = "roofline labels: s8-roofchart"
+ROOF_LEGEND = "roofline legend: no legend-entry/data-series yet (s8-roofchart)"
+
+
+@cache
+def charts(name: str) -> dict[str, str]:
+    """The charts ``analyze --svg`` (or ``compare --svg``) writes for ``name``, by chart."""
+    if name == "compare-mi100-mi200":
+        c = roofscope.compare(DATA / "omniperf-v1-mi100", DATA / "rocprof-compute-mi200")
+        return {"waterfall": c.waterfall_svg()}
+    if name == "compare-summary":
+        c = roofscope.compare(SUMMARY, SUMMARY, gpu="mi250x", work=WORK)
+        return {"waterfall": c.waterfall_svg(), "movement": c.movement_svg()}
+    r = roofscope.analyze(PROFILES[name])
+    drawn = {"hotspots": r.hotspots_svg(), "roofline": r.roofline_svg(),
+             "timeline": r.timeline_svg()}  # fmt: skip
+    return {k: v for k, v in drawn.items() if v}
+
+
+# the charts each one draws
+DRAWN = {
+    **{name: ("hotspots", "roofline", "timeline") for name in PROFILES},
+    "ncu": ("hotspots", "roofline"),  # a counter export: no timestamps, no timeline
+    # no kernel with work (no counters, no shapes): no roofline chart, one line says why
+    **{name: ("hotspots", "timeline") for name in ("rocprof-v1", "rocprofv3", "nsys")},
+    "compare-mi100-mi200": ("waterfall",),  # the MI100 side has no work: no movement
+    "compare-summary": ("movement", "waterfall"),
+}
+
+
+def _cases(known_bad: dict[str, str]) -> list[Any]:
+    """(profile, chart) of every chart drawn, those of ``known_bad`` charts xfail."""
+    out = []
+    for name, drawn in DRAWN.items():
+        for chart in drawn:
+            why = known_bad.get(chart)
+            marks = [pytest.mark.xfail(strict=False, reason=why)] if why else []
+            out.append(pytest.param(name, chart, id=f"{name}-{chart}", marks=marks))
+    return out
+
+
+def _svg(name: str, chart: str) -> str:
+    svg = charts(name).get(chart, "")
+    assert svg, f"{name} draws no {chart} chart"
+    return svg
+
+
+def test_the_charts_drawn() -> None:
+    assert {name: tuple(sorted(charts(name))) for name in DRAWN} == DRAWN
+
+
+@pytest.mark.parametrize(("name", "chart"), _cases({"roofline": ROOFLINE, "movement": ROOFLINE}))
+def test_no_two_texts_overlap(name: str, chart: str) -> None:
+    assert sb.overlapping(_svg(name, chart)) == []
+
+
+@pytest.mark.parametrize(("name", "chart"), _cases({"movement": ROOFLINE}))
+def test_tick_labels_and_a_legend(name: str, chart: str) -> None:
+    svg = _svg(name, chart)
+    assert len(sb.tick_labels(svg)) >= 2
+    assert sb.has_legend(svg)
+
+
+@pytest.mark.parametrize(
+    ("name", "chart"),
+    _cases({"roofline": ROOF_LEGEND, "movement": ROOF_LEGEND}),
+)
+def test_the_legend_names_exactly_the_series_drawn(name: str, chart: str) -> None:
+    """One entry per series the marks draw (``data-series``), none for a series not drawn,
+    each with the marks' colour, no two entries in the same words."""
+    svg = _svg(name, chart)
+    entries, drawn = sb.legend(svg), sb.drawn_series(svg)
+    assert entries and sorted(e.series for e in entries) == sorted(drawn)
+    assert len({e.words for e in entries}) == len(entries)
+    for e in entries:
+        assert e.fill is None or drawn[e.series] == {e.fill}, e
+
+
+@pytest.mark.parametrize(("name", "chart"), _cases({}))
+def test_no_exponents(name: str, chart: str) -> None:
+    assert sb.exponents(_svg(name, chart)) == []
+
+
+# -- the numbers the charts state --------------------------------------------------------
+
+
+@cache
+def kineto_kernels() -> tuple[Counter[str], float, float]:
+    """The Kineto trace's own fields: each kernel's summed ``dur`` (µs), the total, and the
+    span from the first kernel's start to the last one's end (µs)."""
+    doc = json.loads(gzip.decompress(KINETO.read_bytes()))
+    kernels = [e for e in doc["traceEvents"] if e.get("cat") == "kernel" and e.get("ph") == "X"]
+    by_name: Counter[str] = Counter()
+    for e in kernels:
+        by_name[e["name"]] += e["dur"]
+    start = min(e["ts"] for e in kernels)
+    return by_name, sum(by_name.values()), max(e["ts"] + e["dur"] for e in kernels) - start
+
+
+def test_the_bars_state_each_kernels_time_and_share() -> None:
+    """The Qwen1.5 H100 trace: 26 kernels, the title says top 20 of 26; the first bar ends in
+    the top kernel's summed ``dur`` and its share of all kernels' (12.8 ms, 28.2 %), each
+    value as the trace gives it, and 'other (6 kernels)' holds the rest."""
+    by_name, total, _ = kineto_kernels()
+    svg = charts("kineto")["hotspots"]
+    values = [t.words for t in sb.texts(svg) if "value" in t.classes]
+    ranked = by_name.most_common()
+    assert len(ranked) == 26 and "Kernel time by kernel, top 20 of 26" in svg
+    expected = [f"{duration(1e3 * us)} · {percent(us / total)}" for _, us in ranked[:20]]
+    rest = sum(us for _, us in ranked[20:])
+    assert values == [*expected, f"{duration(1e3 * rest)} · {percent(rest / total)}"]
+    assert values[0] == "12.8 ms · 28.2 %"
+    assert "other (6 kernels)" in svg
+
+
+def test_the_bars_time_axis_reaches_the_longest_bar() -> None:
+    """Its time axis: 0, 2, ... 12 ms, the longest bar (12.8 ms) just past the last tick; the
+    cumulative line's axis 0 % to 100 %."""
+    svg = charts("kineto")["hotspots"]
+    ticks = sb.tick_labels(svg)
+    assert ticks[:5] == ["0 %", "25 %", "50 %", "75 %", "100 %"]
+    assert ticks[5:] == [f"{n} ms" for n in range(0, 13, 2)]
+
+
+def test_the_timeline_axis_spans_the_trace() -> None:
+    """The timeline's ticks, 0 to 40 ms at 10 ms, cover the trace's span of kernels from its
+    own timestamps (49.7 ms)."""
+    _, _, span_us = kineto_kernels()
+    assert 40_000 <= span_us < 50_000
+    assert sb.tick_labels(charts("kineto")["timeline"]) == [
+        "0 ms",
+        "10 ms",
+        "20 ms",
+        "30 ms",
+        "40 ms",
+    ]
+
+
+def test_bars_that_read_alike_get_their_rank() -> None:
+    """Three kernels of one name (the HTA trace_filter case): each label ends in its bar's
+    rank; a label that is alone keeps its words."""
+    assert distinct(["gemm", "copy", "gemm", "gemm"]) == ["gemm #1", "copy", "gemm #3", "gemm #4"]
+
+
+def test_bars_of_kernels_with_one_short_name_are_told_apart() -> None:
+    """Two kernels whose names differ only past 38 characters, in the middle that the short
+    name elides: their two bars read differently, and the chart still passes every check."""
+    from roofscope.analysis.hotspots import KernelStats
+
+    stem = "void at::native::elementwise_kernel<128, 4, at::native::gpu_kernel_impl"
+    names = [f"{stem}<Functor{n}>(at::TensorIteratorBase&)" for n in (1, 2)]
+    ranked = [
+        KernelStats(n, (n,), 4, 4e6, 1e6, 1e6, 1e6, 1e6, 0.0, 0.5, 0.5 * (i + 1), i == 0)
+        for i, n in enumerate(names)
+    ]
+    svg = hotspot_bars(ranked)
+    labels = [t.words for t in sb.texts(svg) if re.search(r"Functor|elementwise", t.words)]
+    assert len(labels) == 2 and labels[0] != labels[1]
+    assert sb.overlapping(svg) == [] and sb.exponents(svg) == []
+
+
+def test_a_small_share_reads_as_less_than_a_hundredth() -> None:
+    assert [percent(s) for s in (0.5, 0.00185, 0.00005, 0.0)] == [
+        "50 %",
+        "0.185 %",
+        "< 0.01 %",
+        "0 %",
+    ]
+
+
+def test_the_svg_boxes_find_an_overlap() -> None:
+    """The check can fail: two texts at one place overlap; one rotated axis name is a tall
+    box; a 1.6e+12 is an exponent."""
+    svg = ('<svg xmlns="http://www.w3.org/2000/svg"><text x="10" y="20" font-size="10">abc</text>'
+           '<text x="12" y="22" font-size="10">def</text>'
+           '<text x="50" y="100" font-size="10" transform="rotate(-90 50 100)">axis name</text>'
+           "<text x='200' y='20'>1.6e+12 FLOP/s</text></svg>")  # fmt: skip
+    assert sb.overlapping(svg) == [("abc", "def")]
+    axis = next(t for t in sb.texts(svg) if t.words == "axis name")
+    assert axis.box.y1 - axis.box.y0 > axis.box.x1 - axis.box.x0
+    assert sb.exponents(svg) == ["1.6e+12 FLOP/s"]
+
+
+def test_charts_written_by_svg_are_the_ones_checked(tmp_path: Path) -> None:
+    """``analyze --svg`` writes the charts checked here, byte for byte."""
+    from roofscope.cli.app import main
+
+    assert main(["analyze", str(PROFILES["nsys"]), "--svg", str(tmp_path), "--json"]) == 0
+    for chart, svg in charts("nsys").items():
+        assert (tmp_path / f"{chart}.svg").read_text() == svg
