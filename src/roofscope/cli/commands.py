@@ -49,6 +49,7 @@ def application(args: Sequence[str] = ()) -> typer.Typer:
         no_args_is_help=True,
         help="A full check-up of GPU programs from the files their profiler already wrote.",
         pretty_exceptions_enable=False,
+        rich_markup_mode=None,
     )
     app.callback()(_root)
     named = [c for c in COMMANDS if args and c.__name__ == args[0]]

@@ -47,6 +47,26 @@ def write_charts(
             write_atomically(Path(png) / f"{name}{to_png.suffix}", image, force=force, keep=keep)
 
 
+def write_report(
+    report: Report,
+    *,
+    html: str | None,
+    svg: str | None,
+    png: str | None,
+    force: bool,
+    keep: list[str],
+) -> None:
+    """The report's HTML page (``--html``) and its charts (``--svg``, ``--png``), as asked."""
+    from roofscope.render.registry import CHARTS, renderer
+
+    if html:
+        page = renderer("report", "html").render(report)
+        write_atomically(Path(html), page, force=force, keep=keep)
+    if svg or png:
+        charts = {name: renderer("report", name).render(report) for name in CHARTS["report"]}
+        write_charts(charts, svg, png, force=force, keep=keep)
+
+
 def report_view(report: Report, *, as_json: bool, top: int = 20) -> str:
     """The report as JSON, or as text for the terminal (colour only on one, NO_COLOR honoured)."""
     from roofscope.render.registry import Options, renderer
