@@ -24,7 +24,7 @@ from roofscope.render.compare.words import (
     speedup_text,
 )
 from roofscope.render.escape import escape_text as _e
-from roofscope.render.layout import side_by_side
+from roofscope.render.layout import number, stacked
 from roofscope.render.names import name_cell
 from roofscope.render.numbers import duration
 from roofscope.render.page import page
@@ -73,7 +73,7 @@ def render_compare_html(
         f"<p>End to end (kernel time): {duration(e.kernel_ns[0])} → "
         f"{duration(e.kernel_ns[1])}: {_e(speedup_text(e.speedup, e.interval))}</p>",
         "<h2>Contributions to the change, and roofline movement</h2>",
-        side_by_side(
+        stacked(
             waterfall_svg(cmp),
             movement_svg(cmp, ceilings, new_ceilings, gpus)
             or '<p class="muted">No kernel has roofline data on both sides.</p>',
@@ -86,8 +86,8 @@ def render_compare_html(
         rows.append(
             f'<tr data-k="{i}" data-name="{_e(k.name)}">{name_cell(k.name, names[k.name])}'
             f"<td>{_e(matched_words(k.how))}</td>"
-            f"<td>{duration(k.total_ns[0])}</td><td>{duration(k.total_ns[1])}</td>"
-            f"<td>{_e(speedup_text(k.speedup, k.interval))}</td><td>{share}</td></tr>"
+            f"{number(duration(k.total_ns[0]))}{number(duration(k.total_ns[1]))}"
+            f"<td>{_e(speedup_text(k.speedup, k.interval))}</td>{number(share)}</tr>"
         )
     added = [k.name for k in cmp.kernels if k.how == "added"]
     removed = [k.name for k in cmp.kernels if k.how == "removed"]
