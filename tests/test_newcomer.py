@@ -94,3 +94,18 @@ def test_the_readme_shows_what_the_demo_prints(capsys: Cap) -> None:
     section = readme[readme.index("## Example: `roofscope demo`") :]
     excerpt = section.split("```\n")[1]
     assert excerpt == "".join(line.rstrip() + "\n" for line in printed.splitlines())
+
+
+def test_the_command_list_shows_each_summary_whole(
+    capsys: Cap, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The root help lists each command with its whole first paragraph (click cut them at
+    the width left: 'profile (files of...'), wrapped between words."""
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["--help"]) == 0
+    shown = capsys.readouterr().out
+    listed = " ".join(shown[shown.index("Commands:") :].split())
+    assert "..." not in listed
+    for name, command in typer.main.get_command(app).commands.items():  # type: ignore[attr-defined]
+        summary = " ".join((command.help or "").split("\n\n")[0].split())
+        assert f"{name} {summary}" in listed
