@@ -125,13 +125,16 @@ def test_side_warnings_in_every_output(capsys: Cap, tmp_path: Path) -> None:
     assert failure.get("message") == reason and case.findtext("system-err") == line
     md = out["gate.md"].read_text(encoding="utf-8")
     assert md.startswith("### roofscope compare: FAIL")
-    assert f"Data-quality warnings:\n- candidate: {line} **(fails the gate)**\n" in md
-    assert md.endswith(f"Gate failed:\n- {reason}\n")
+    # the verdict and the table first, the warnings after the numbers they qualify
+    assert f"Gate failed:\n- {reason}\n\n| kernel |" in md
+    assert md.endswith(f"Data-quality warnings:\n- candidate: {line} **(fails the gate)**\n")
     html = out["cmp.html"].read_text(encoding="utf-8")
     assert "<h2>Data-quality warnings</h2>" in html and "candidate: [clocks-apart]" in html
     terminal = text(capsys, str(TRACE), str(mixed), code=3)
-    assert f"! candidate: {expected}" in terminal and "(fails the gate)" in terminal
-    assert terminal.endswith(f"Gate: FAIL x {reason}")
+    assert f"! candidate: {expected}" in terminal and terminal.endswith("(fails the gate)")
+    assert f"Gate: FAIL x {reason} Kernel " in terminal
+    assert terminal.index("Kernel ") < terminal.index("Warnings (data quality)")
+    assert html.index("Gate: FAIL") < html.index('id="changes"') < html.index('id="warnings"')
 
 
 def test_warning_of_one_run_of_several(capsys: Cap, tmp_path: Path) -> None:
@@ -175,7 +178,7 @@ def test_warning_that_does_not_block(capsys: Cap, tmp_path: Path) -> None:
     assert report.startswith("### roofscope compare: PASS")
     assert f"- candidate: {line}\n" in report and "fails the gate" not in report
     terminal = text(capsys, str(TRACE), str(new), code=0)
-    assert f"Warnings (data quality): ! candidate: {line} Kernel" in terminal
+    assert terminal.endswith(f"Warnings (data quality): ! candidate: {line}")
     # no threshold on the command line: no verdict (the JSON's gate passes, as before)
     assert "Gate: no gate set" in terminal and "PASS" not in terminal
 
@@ -196,7 +199,7 @@ def test_clean_runs_have_no_warnings_block(capsys: Cap, tmp_path: Path) -> None:
     faster = (1 - sum(totals(new).values()) / sum(totals(TRACE).values())) * 100
     terminal = text(capsys, *args, code=0)
     assert "Warnings" not in terminal
-    assert terminal.endswith(f"ok end-to-end: {faster:.1f}% faster (threshold 0% slower)")
+    assert f"ok end-to-end: {faster:.1f}% faster (threshold 0% slower) Kernel " in terminal
     assert "Gate: PASS" in terminal
 
 

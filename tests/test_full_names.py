@@ -82,12 +82,11 @@ def test_compare_shows_each_name_whole(
     assert main(["compare", str(DECODE), str(DECODE), "--full-names"]) == 0
     lines = capsys.readouterr().out.splitlines()
     at = next(i for i, line in enumerate(lines) if line.startswith("Kernel "))
-    # the kernel table ends where the categories' (or, without them, the gate) begins
-    end = next(
-        i for i, line in enumerate(lines) if line.startswith(("Kernel categories", "Gate: "))
-    )
+    # the kernel table ends where the categories' (or, without them, the warnings) begin
+    ends = ("Kernel categories", "Warnings (data quality)")
+    end = next((i for i, line in enumerate(lines) if i > at and line.startswith(ends)), None)
     rows: list[list[str]] = []
-    for line in lines[at + 2 : end]:
+    for line in lines[at + 2 : end or len(lines)]:
         cells = re.split(r"\s{2,}", line.strip())
         if len(cells) > 1 and cells[1].endswith("s"):  # a row: its name, then Base [ms]
             rows.append([cells[0]])

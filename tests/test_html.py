@@ -81,7 +81,8 @@ def test_one_offline_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) ->
     metrics = text[text.index('<table id="metrics">') :].split("</table>")[0]
     assert metrics.count("<tr data-k=") == len(doc["kernels"])
     l18 = doc["kernels"][0]["metrics"]["VALU Active Threads"]["value_dispatch_mean"]
-    assert f"<td>{l18:.3g} threads</td>" in text
+    # the number and its unit kept together (a no-break space), the value never wrapped
+    assert f'<td><span class="n">{l18:.3g}&nbsp;threads</span></td>' in text
     assert main(["analyze", str(PROFILES[1]), "--html", str(html)]) == 2  # no overwrite
     assert "exists; pass --force" in capsys.readouterr().err
     assert main(["analyze", str(PROFILES[1]), "--html", str(html), "--force"]) == 0

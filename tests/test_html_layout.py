@@ -42,28 +42,33 @@ def _box(page: Any, selector: str) -> dict[str, float]:
     return box
 
 
-def test_dual_view_side_by_side_then_stacked(
+# the smallest rendered font size of a chart's text: its font-size times the chart's scale
+# (rotated text too: the length of the transformed unit vector)
+SMALLEST_TEXT = """(id) => Math.min(...[...document.querySelectorAll('#' + id + ' text')]
+  .filter(t => t.textContent.trim())
+  .map(t => { const m = t.getScreenCTM();
+              return parseFloat(getComputedStyle(t).fontSize) * Math.hypot(m.a, m.b); }))"""
+
+
+def test_roofline_full_width_and_readable(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    """rocprof-compute MI200: at 1600 px the roofline is right of the hotspot bars, their tops
-    level; at 700 px it is below them; the charts fill the width they are given."""
+    """rocprof-compute MI200: the roofline sits under the hotspot bars, as wide as the page
+    allows (1,100 px), and its smallest text renders at 11 px or more from a 900 px window
+    up; half-width beside the bars it was 7 to 8 px."""
     needs_browser()
     html = tmp_path / "r.html"
     analyze_json(capsys, str(PROFILES[2]), "--html", str(html))
     page, errors, _ = open_page(html, "layout-mi200-1100")
     try:
-        for width in (1600, 700):
+        for width in (1600, 900):
             page.set_viewport_size({"width": width, "height": 1200})
             page.screenshot(path=str(ARTIFACTS / f"layout-mi200-{width}.png"), full_page=True)
             bars, roof = _box(page, "#hotspots"), _box(page, "#roofline")
             body = page.evaluate("document.body.clientWidth")
-            if width == 1600:
-                assert roof["x"] >= bars["x"] + bars["width"]
-                assert abs(roof["y"] - bars["y"]) < roof["height"] / 2
-                assert bars["width"] > 0.4 * body and roof["width"] > 0.4 * body
-            else:
-                assert roof["y"] >= bars["y"] + bars["height"]
-                assert bars["width"] == pytest.approx(body, abs=2) == roof["width"]
+            assert roof["y"] >= bars["y"] + bars["height"]
+            assert roof["width"] == pytest.approx(min(body, 1100), abs=2)
+            assert page.evaluate(SMALLEST_TEXT, "roofline") >= 11
         assert errors == []
     finally:
         page._roofscope_close()
@@ -302,7 +307,9 @@ def _chart_cases(xfail: dict[str, str]) -> list[Any]:
     return out
 
 
-ROOFLINE = "roofline labels: s8-roofchart"
+# issue 40, still open: the movement chart has no axis ticks or legend yet; the roofline
+# overlaps now pass in the browser (kept xfail(strict=False) until the SVG checks pass too)
+ROOFLINE = "issue 40: movement chart without ticks and legend; roofline labels in progress"
 
 
 @pytest.mark.parametrize(
@@ -332,14 +339,7 @@ def test_no_exponent_on_the_page(
     assert re.findall(r"\S*\d[eE][+-]?\d\S*", _page_checks(name, tmp_path)["text"]) == []
 
 
-CELLS = "table cells: s8-pages (long names in the Kineto report's tables)"
-
-
-@pytest.mark.parametrize(
-    "name",
-    [pytest.param(n, marks=pytest.mark.xfail(strict=False, reason=CELLS)) if n == "kineto" else n
-     for n in PAGES],
-)  # fmt: skip
+@pytest.mark.parametrize("name", PAGES)
 def test_no_table_cell_overflows(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, name: str
 ) -> None:

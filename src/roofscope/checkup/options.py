@@ -59,7 +59,7 @@ _OPTIONS = (
     Option(
         "fp32_matmul", "--fp32-matmul",
         "How a PyTorch trace's fp32 GEMMs ran, for their ceiling: fp32 (PyTorch's default "
-        "matmul precision) or tf32 (allow_tf32, set_float32_matmul_precision('high')).",
+        "matmul precision) or tf32 (allow_tf32, or a float32 matmul precision of 'high').",
         choices=FP32_MATMUL,
     ),
     Option(

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import sys
 from dataclasses import replace
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from roofscope.cli import options as o
-from roofscope.cli.outputs import html_path, report_view, stem, write_charts
-from roofscope.outfile import write_atomically
+from roofscope.cli.outputs import html_path, report_view, stem, write_report
 
 
 def analyze(
@@ -50,7 +48,6 @@ def analyze(
     from roofscope.checkup.options import CheckupOptions
     from roofscope.cli.progress import run_checkup
     from roofscope.render.names import full_names
-    from roofscope.render.registry import CHARTS, renderer
 
     options = CheckupOptions(
         fmt=fmt, kernel=kernel, device=device, gap_us=gap_us, gpu=gpu, work=tuple(work or ()),
@@ -62,14 +59,6 @@ def analyze(
     report = run_checkup(paths, replace(prepare(options), lanes=drawn))
     keep = [*report.read, *options.files]
     with full_names(whole_names):
-        if html:
-            page = renderer("report", "html").render(report)
-            write_atomically(Path(html), page, force=force, keep=keep)
-        if svg or png:
-            charts = {name: renderer("report", name).render(report) for name in CHARTS["report"]}
-            from roofscope.render.charts.roofline import absence
-
-            why = {"roofline": absence(report.roofline.result)}
-            write_charts(charts, svg, png, force=force, keep=keep, why=why)
+        write_report(report, html=html, svg=svg, png=png, force=force, keep=keep)
         text = report_view(report, as_json=as_json, top=20 if top is None else top)
     sys.stdout.write(text)

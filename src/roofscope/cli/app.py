@@ -51,7 +51,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:
         if not _is_usage_error(exc):
             raise
-        sys.stderr.write(f"roofscope: error: {exc.format_message()}\n")  # type: ignore[attr-defined]
+        message = exc.format_message()  # type: ignore[attr-defined]
+        if type(exc).__name__ == "NoArgsIsHelpError":  # no arguments: the help is the answer
+            sys.stdout.write(f"{message}\n")
+        else:
+            sys.stderr.write(f"roofscope: error: {message}\n")
         return 2
     return code if isinstance(code, int) else 0
 

@@ -49,12 +49,19 @@ def application(args: Sequence[str] = ()) -> typer.Typer:
         no_args_is_help=True,
         help="A full check-up of GPU programs from the files their profiler already wrote.",
         pretty_exceptions_enable=False,
+        rich_markup_mode=None,
     )
     app.callback()(_root)
     named = [c for c in COMMANDS if args and c.__name__ == args[0]]
     for command in named or COMMANDS:
-        app.command()(command)
+        app.command(short_help=_summary(command.__doc__ or ""))(command)
     return app
+
+
+def _summary(doc: str) -> str:
+    """A command's first paragraph in one line: the root's list shows it whole, wrapped
+    between words (click would cut it at the width left, with "...")."""
+    return " ".join(doc.strip().split("\n\n")[0].split())
 
 
 app = application()  # every command (the tests' and the docs' view of the whole CLI)

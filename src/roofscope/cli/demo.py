@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from importlib import resources
 from pathlib import Path
 from typing import Annotated
@@ -10,7 +11,7 @@ from typing import Annotated
 import typer
 
 from roofscope.cli import options as o
-from roofscope.cli.outputs import report_view
+from roofscope.cli.outputs import report_view, write_report
 from roofscope.errors import UsageError
 
 FOLDERS = {"trace": "finite-difference", "counters": "openmp-collapse-mi300a"}
@@ -26,13 +27,21 @@ def demo(
         ),
     ] = "trace",
     as_json: o.Json = False,
+    html: o.Html = None,
+    svg: o.Svg = None,
+    png: o.Png = None,
+    force: o.Force = False,
 ) -> None:
-    """Run analyze on a real profile shipped with roofscope (AMD HPC training, MIT licence)."""
+    """Run analyze on a real profile shipped with roofscope (AMD HPC training, MIT licence),
+    writing the same HTML page and charts as analyze does."""
     if which not in FOLDERS:
         raise UsageError(f"demo {which!r}: choose one of {', '.join(FOLDERS)}")
-    from roofscope.cli.progress import run_checkup  # DuckDB, numpy
+    from roofscope.checkup.engine import AS_GIVEN  # DuckDB, numpy
+    from roofscope.cli.progress import run_checkup
 
+    drawn = bool(html or svg or png)  # the timeline chart's bins are made for them only
     root = resources.files("roofscope") / "data" / "demo" / FOLDERS[which]
     with resources.as_file(root) as folder:
-        report = run_checkup([str(Path(folder))])
+        report = run_checkup([str(Path(folder))], replace(AS_GIVEN, lanes=drawn))
+        write_report(report, html=html, svg=svg, png=png, force=force, keep=[str(folder)])
     sys.stdout.write(report_view(report, as_json=as_json))

@@ -59,6 +59,29 @@ def write_charts(
         print(f"roofscope: no {name} chart written: {reason}", file=sys.stderr)
 
 
+def write_report(
+    report: Report,
+    *,
+    html: str | None,
+    svg: str | None,
+    png: str | None,
+    force: bool,
+    keep: list[str],
+) -> None:
+    """The report's HTML page (``--html``) and its charts (``--svg``, ``--png``), as asked."""
+    from roofscope.render.registry import CHARTS, renderer
+
+    if html:
+        page = renderer("report", "html").render(report)
+        write_atomically(Path(html), page, force=force, keep=keep)
+    if svg or png:
+        from roofscope.render.charts.roofline import absence
+
+        charts = {name: renderer("report", name).render(report) for name in CHARTS["report"]}
+        why = {"roofline": absence(report.roofline.result)}
+        write_charts(charts, svg, png, force=force, keep=keep, why=why)
+
+
 def report_view(report: Report, *, as_json: bool, top: int = 20) -> str:
     """The report as JSON, or as text for the terminal (colour only on one, NO_COLOR honoured)."""
     from roofscope.render.registry import Options, renderer

@@ -24,7 +24,7 @@ from html import escape
 
 from roofscope.model.names import normalise
 from roofscope.render import name_fit
-from roofscope.render.layout import words
+from roofscope.render.layout import copy_button, elided, words
 from roofscope.render.name_fit import ELLIPSIS, apart, depths
 
 __all__ = [
@@ -239,13 +239,15 @@ def shortened_to(names: Sequence[str], widths: Sequence[int | None]) -> list[dic
 
 
 def name_cell(full: str, short: str, *, mark: str = "", after: str = "") -> str:
-    """A kernel's HTML table cell: its short name (the full one as a tooltip), which opens
+    """A kernel's HTML table cell: its short name in one line (cut with an ellipsis where the
+    cell is narrower; the full name as a tooltip, and a button that copies it), which opens
     to the full name (wrapping between words, never inside one). ``after``: markup already
     escaped (the validity flags). Within :func:`full_names`: the full name, wrapping between
     words."""
     if _FULL.get():
         return f'<td class="name" title="{escape(full)}">{escape(mark)}{words(full)}{after}</td>'
     return (
-        f'<td class="name"><details><summary title="{escape(full)}">{escape(mark)}'
-        f'{escape(short)}{after}</summary><span class="full">{words(full)}</span></details></td>'
+        f'<td class="name"><details><summary title="{escape(full)}"><span class="w">'
+        f"{escape(mark)}{elided(short)}{copy_button(full)}</span>{after}</summary>"
+        f'<span class="full">{words(full)}</span></details></td>'
     )

@@ -12,8 +12,7 @@ PAGE_STYLE = """
 body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1800px}
 h1{font-size:20px}h2{font-size:16px;margin-top:28px;border-bottom:1px solid #ddd}
 svg.chart{display:block;width:100%;height:auto;max-width:1100px}
-.dual{display:flex;flex-wrap:wrap;gap:24px;align-items:flex-start}
-.dual>figure{flex:1 1 640px;margin:0;min-width:0}figure>p{margin:0 0 6px}
+figure>p{margin:0 0 6px}
 table{border-collapse:collapse;font-size:12px;display:block;overflow-x:auto;max-width:100%}
 td,th{padding:3px 8px;border-bottom:1px solid #eee;
 text-align:right}td:first-child,th:first-child{text-align:left;max-width:520px;
@@ -26,7 +25,15 @@ tr.sel{background:#fff3b0}tr.straggler td:first-child{color:#b00020}.muted{color
 color:#fff;padding:4px 8px;border-radius:4px;font-size:12px;max-width:600px;display:none;
 white-space:pre-wrap}[data-k]{cursor:pointer}#timeline{cursor:grab;touch-action:none}
 td.name summary{cursor:pointer;overflow-wrap:normal}td.name .full{display:block;font-size:11px;
-color:#555}
+color:#555}.stack>figure{margin:0 0 16px}
+td.n,.n{white-space:nowrap;text-align:right;font-variant-numeric:tabular-nums}
+#findings td,#findings th{text-align:left;vertical-align:top}
+#findings td.n,#findings th.n{text-align:right}
+.nm{display:inline-block;max-width:32em;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;
+vertical-align:bottom}td.name .nm{max-width:min(32em,60vw)}
+button.copy{border:1px solid #ccc;border-radius:3px;background:#fafafa;cursor:pointer;
+color:#555;padding:0 3px;margin-left:4px;font-size:10px;line-height:1.3;vertical-align:1px}
+button.copy:hover{color:#000}button.copy.done{color:#1b7f3b}
 """
 
 PAGE_SCRIPT = """
@@ -44,6 +51,22 @@ PAGE_SCRIPT = """
       tip.style.display='block';tip.style.left=(ev.clientX+12)+'px';tip.style.top=(ev.clientY+12)+'px';
     });
     el.addEventListener('mouseleave',function(){tip.style.display='none';});
+  });
+  function copied(btn){
+    btn.classList.add('done');setTimeout(function(){btn.classList.remove('done');},900);
+  }
+  function fallback(text,btn){
+    var area=document.createElement('textarea');area.value=text;document.body.appendChild(area);
+    area.select();try{document.execCommand('copy');copied(btn);}finally{area.remove();}
+  }
+  document.querySelectorAll('button.copy').forEach(function(btn){
+    btn.addEventListener('click',function(ev){
+      ev.preventDefault();ev.stopPropagation();
+      var text=btn.getAttribute('data-copy')||'';
+      if(navigator.clipboard&&window.isSecureContext){
+        navigator.clipboard.writeText(text).then(function(){copied(btn);},function(){fallback(text,btn);});
+      }else{fallback(text,btn);}
+    });
   });
 })();
 """

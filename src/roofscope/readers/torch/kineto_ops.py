@@ -116,8 +116,7 @@ class Operators:
             args = {}
         texts = self.texts
         dims, types, concrete = (
-            None if (v := args.get(k)) is None else texts.setdefault(t := str(v), t)
-            for k in INPUTS
+            None if (v := args.get(k)) is None else texts.setdefault(t := str(v), t) for k in INPUTS
         )
         noted = annotated(args) if FLOP_ARG in args or GB_ARG in args else (None, None)
         thread = (_id(event.get("pid")), _id(event.get("tid")))

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from xml.etree import ElementTree as ET
 
+from roofscope.render.compare.folds import Fold, fold_text, folds, shown_names
 from roofscope.render.compare.levels import by_operator_note, categories_markdown, matched_words
 from roofscope.render.compare.words import (
     across_gpus_text,
@@ -15,7 +17,6 @@ from roofscope.render.compare.words import (
     speedup_text,
     warning_text,
 )
-from roofscope.render.names import shortened
 from roofscope.render.numbers import count, duration
 from roofscope.verify.compare import Comparison
 from roofscope.verify.gate import Verdict
@@ -80,23 +81,29 @@ def markdown(cmp: Comparison, verdict: Verdict, top: int = 15) -> str:
         f"End to end (kernel time): {speedup_text(e.speedup, e.interval)}",
         "",
     ]
-    if cmp.warnings:
-        lines += ["Data-quality warnings:", *map(_markdown_item, cmp.warnings), ""]
-    lines += ["| kernel | base | new | speedup | share of change |", "|---|---:|---:|---:|---:|"]
-    short = shortened([k.name for k in cmp.kernels[:top]])
-    for k in cmp.kernels[:top]:
-        share = "-" if k.attribution is None else f"{100 * k.attribution:.1f}%"
-        lines.append(
-            f"| {short[k.name]} ({matched_words(k.how)}) | {duration(k.total_ns[0])} | "
-            f"{duration(k.total_ns[1])} | {speedup_text(k.speedup, k.interval)} | {share} |"
-        )
+    names = shown_names(cmp)
+    if reasons := gate_reasons(verdict, names):
+        lines += ["Gate failed:", *[f"- {r}" for r in reasons], ""]
+    lines += _table(cmp, names, top)
     if note := by_operator_note(cmp):
         lines += ["", note]
     lines += categories_markdown(cmp)
-    reasons = gate_reasons(verdict)
-    if reasons:
-        lines += ["", "Gate failed:", *[f"- {r}" for r in reasons]]
+    if cmp.warnings:  # after the numbers they qualify, folded by kind
+        items = [_markdown_item(f, names) for f in folds(cmp.warnings)]
+        lines += ["", "Data-quality warnings:", *items]
     return "\n".join(lines) + "\n"
+
+
+def _table(cmp: Comparison, names: Mapping[str, str], top: int) -> list[str]:
+    """The ``top`` kernels' changes, named as every compare output names them."""
+    lines = ["| kernel | base | new | speedup | share of change |", "|---|---:|---:|---:|---:|"]
+    for k in cmp.kernels[:top]:
+        share = "-" if k.attribution is None else f"{100 * k.attribution:.1f}%"
+        lines.append(
+            f"| {names[k.name]} ({matched_words(k.how)}) | {duration(k.total_ns[0])} | "
+            f"{duration(k.total_ns[1])} | {speedup_text(k.speedup, k.interval)} | {share} |"
+        )
+    return lines
 
 
 def _across(cmp: Comparison) -> list[str]:
@@ -112,6 +119,6 @@ def _verdict(verdict: Verdict) -> str:
     return "PASS" if verdict.passed else "FAIL"
 
 
-def _markdown_item(w: SideWarning) -> str:
-    blocks = " **(fails the gate)**" if w.blocks_gate else ""
-    return f"- {side_label(w)}: {warning_text(w)}{blocks}"
+def _markdown_item(f: Fold, names: Mapping[str, str]) -> str:
+    blocks = " **(fails the gate)**" if f.blocks_gate else ""
+    return f"- {f.side}: {fold_text(f, names)}{blocks}"

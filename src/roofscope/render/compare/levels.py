@@ -10,6 +10,7 @@ from rich.console import Console
 from roofscope.render.columns import NameCell, fitted_table, wrapped
 from roofscope.render.compare.words import speedup_text
 from roofscope.render.escape import escape_text as _e
+from roofscope.render.layout import number
 from roofscope.render.numbers import count, duration
 from roofscope.render.report.operators_text import shapes
 from roofscope.verify.compare import Comparison
@@ -151,8 +152,8 @@ def categories_html(cmp: Comparison) -> str:
     if not cmp.categories:
         return ""
     rows = "".join(
-        f"<tr><td>{_e(c.category.label)}</td><td>{duration(c.total_ns[0])}</td>"
-        f"<td>{duration(c.total_ns[1])}</td><td>{_e(_speedup(c))}</td></tr>"
+        f"<tr><td>{_e(c.category.label)}</td>{number(duration(c.total_ns[0]))}"
+        f"{number(duration(c.total_ns[1]))}<td>{_e(_speedup(c))}</td></tr>"
         for c in cmp.categories
     )
     head = "<tr><th>Category</th><th>Base</th><th>New</th><th>Speedup</th></tr>"
@@ -165,7 +166,7 @@ def operators_html(cmp: Comparison) -> str:
         return ""
     rows = "".join(
         f"<tr><td>{_e(o.name)}</td><td>{_e(shapes(o.dims))}</td><td>{_calls(o)}</td>"
-        f"<td>{duration(o.total_ns[0])}</td><td>{duration(o.total_ns[1])}</td>"
+        f"{number(duration(o.total_ns[0]))}{number(duration(o.total_ns[1]))}"
         f"<td>{_e(speedup_text(o.speedup, o.interval))}</td></tr>"
         for o in ops.matched[:JSON_TOP]
     )

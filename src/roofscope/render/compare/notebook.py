@@ -3,9 +3,12 @@ waterfall and the roofline movement (see ``render.report.notebook``)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from roofscope.catalogue.ceilings import Ceiling
 from roofscope.render.charts.movement import movement_svg
 from roofscope.render.charts.waterfall import waterfall_svg
+from roofscope.render.compare.folds import shown_names
 from roofscope.render.compare.words import (
     across_gpus_text,
     gate_reasons,
@@ -37,7 +40,7 @@ def compare_fragment(
         _across(cmp),
         f"<p><b>roofscope compare</b> · {_e(cmp.base_label)} → {_e(cmp.new_label)}: "
         f"{_e(line)}</p>",
-        _gate(verdict),
+        _gate(verdict, shown_names(cmp)),
         chart_row(waterfall_svg(cmp), movement),
         "</div>",
     ])  # fmt: skip
@@ -49,9 +52,9 @@ def _across(cmp: Comparison) -> str:
     return "" if text is None else f"<p><b>{_e(text)}</b></p>"
 
 
-def _gate(verdict: Verdict) -> str:
+def _gate(verdict: Verdict, names: Mapping[str, str]) -> str:
     """The verdict and its reasons; where no gate was set, how to set one (``gate()``)."""
     if not gate_set(verdict):
         return '<p class="muted">Gate: none set (Comparison.gate(fail_if_slower=PCT, ...))</p>'
-    reasons = "".join(f"<li>{_e(r)}</li>" for r in gate_reasons(verdict))
+    reasons = "".join(f"<li>{_e(r)}</li>" for r in gate_reasons(verdict, names))
     return f"<p>Gate: {'PASS' if verdict.passed else 'FAIL'}</p><ul>{reasons}</ul>"

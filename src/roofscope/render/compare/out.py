@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Mapping
 from dataclasses import asdict
 from typing import Any
 
@@ -11,6 +12,7 @@ from rich.console import Console
 from rich.text import Text
 
 from roofscope.render.columns import NameCell, fitted_table, terminal_width, wrapped
+from roofscope.render.compare.folds import fold_text, folds, shown_names
 from roofscope.render.compare.levels import (
     by_operator_note,
     categories_json,
@@ -29,9 +31,7 @@ from roofscope.render.compare.words import (
     gate_set,
     placement_text,
     share_text,
-    side_label,
     speedup_text,
-    warning_text,
 )
 from roofscope.render.names import short_names
 from roofscope.render.numbers import count, duration, number, ratio, seconds
@@ -88,7 +88,8 @@ def render_compare_text(
             "",
             "  ",
         )
-    _warnings(console, cmp)
+    names = shown_names(cmp)
+    _gate(console, verdict, names)
     headers = ["Kernel", "Base", "New", "Speedup", "Share of change", "Matched"]
     rows = [(_row(k), None) for k in cmp.kernels if k.how in ("name", "similarity", "operator")][
         :top
@@ -101,7 +102,7 @@ def render_compare_text(
     categories_section(console, cmp)
     operators_section(console, cmp)
     _movement(console, cmp, top)
-    _gate(console, verdict)
+    _warnings(console, cmp, names)
     return buf.getvalue()
 
 
@@ -133,27 +134,28 @@ def _movement(console: Console, cmp: Comparison, top: int) -> None:
         )
 
 
-def _gate(console: Console, verdict: Verdict) -> None:
-    """The gate's verdict, only where a threshold was given (or a side fails it)."""
+def _gate(console: Console, verdict: Verdict, names: Mapping[str, str]) -> None:
+    """The gate's verdict, only where a threshold was given (or a side fails it); each
+    kernel named as the table names it, on one line."""
     if not gate_set(verdict):
         console.print(f"Gate: {NO_GATE}")
         return
     console.print(Text(f"Gate: {'PASS' if verdict.passed else 'FAIL'}", style="bold"))
     for c in verdict.checks:
         if c.failed or c.name == "end-to-end":
-            wrapped(console, f"{'x' if c.failed else 'ok'} {check_reason(c)}", "  ", "    ")
+            wrapped(console, f"{'x' if c.failed else 'ok'} {check_reason(c, names)}", "  ", "    ")
     for w in verdict.blocked_by:
         wrapped(console, f"x {block_reason(w)}", "  ", "    ")
 
 
-def _warnings(console: Console, cmp: Comparison) -> None:
-    """Each side's data-quality warnings, under the numbers they qualify."""
+def _warnings(console: Console, cmp: Comparison, names: Mapping[str, str]) -> None:
+    """Each side's data-quality warnings, after the numbers they qualify, folded by kind."""
     if not cmp.warnings:
         return
     console.print("Warnings (data quality):")
-    for w in cmp.warnings:
-        mark = " (fails the gate)" if w.blocks_gate else ""
-        wrapped(console, f"! {side_label(w)}: {warning_text(w)}{mark}", "  ", "    ")
+    for f in folds(cmp.warnings):
+        mark = " (fails the gate)" if f.blocks_gate else ""
+        wrapped(console, f"! {f.side}: {fold_text(f, names)}{mark}", "  ", "    ")
 
 
 def _row(k: KernelChange) -> list[str | NameCell]:

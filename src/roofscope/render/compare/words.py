@@ -3,6 +3,8 @@ side's data-quality warnings labelled with their side."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from roofscope.render.numbers import pct, ratio, ratio_range, sig
 from roofscope.verify.compare import Comparison, Interval, Movement
 from roofscope.verify.gate import Check, Verdict
@@ -64,22 +66,23 @@ def share_text(share: float | None) -> str:
     return f"{round(100 * share, 1) + 0.0:+.1f}%"
 
 
-def check_reason(c: Check) -> str:
-    """One check in words: how much slower or faster, against its threshold and the noise."""
-    slower, pct = c.slower_pct, c.threshold_pct
+def check_reason(c: Check, names: Mapping[str, str] | None = None) -> str:
+    """One check in words: how much slower or faster, against its threshold and the noise;
+    its kernel named as ``names`` shows it (the tables' short names), else whole."""
+    slower, pct, who = c.slower_pct, c.threshold_pct, (names or {}).get(c.name, c.name)
     if slower is None:
-        return f"{c.name}: no time to compare"
+        return f"{who}: no time to compare"
     if not c.over:
         change = f"{slower:.1f}% slower" if slower >= 0 else f"{-slower:.1f}% faster"
-        return f"{c.name}: {change} (threshold {sig(pct)}% slower)"
+        return f"{who}: {change} (threshold {sig(pct)}% slower)"
     if c.beyond_noise is None:
-        return f"{c.name}: {slower:.1f}% slower, over {sig(pct)}% (spread unknown: counted)"
+        return f"{who}: {slower:.1f}% slower, over {sig(pct)}% (spread unknown: counted)"
     if c.beyond_noise and c.interval is not None:
         return (
-            f"{c.name}: {slower:.1f}% slower, over {sig(pct)}% and beyond noise "
+            f"{who}: {slower:.1f}% slower, over {sig(pct)}% and beyond noise "
             f"(95% interval of the speedup {ratio_range(c.interval.low, c.interval.high)})"
         )
-    return f"{c.name}: {slower:.1f}% slower, over {sig(pct)}% but within noise"
+    return f"{who}: {slower:.1f}% slower, over {sig(pct)}% but within noise"
 
 
 def side_label(w: SideWarning) -> str:
@@ -114,6 +117,8 @@ def gate_set(verdict: Verdict) -> bool:
     return bool(verdict.checks or verdict.blocked_by)
 
 
-def gate_reasons(verdict: Verdict) -> list[str]:
-    """Every reason the gate failed: the failed checks, then the blocking warnings."""
-    return [*map(check_reason, verdict.failed), *(block_reason(w) for w in verdict.blocked_by)]
+def gate_reasons(verdict: Verdict, names: Mapping[str, str] | None = None) -> list[str]:
+    """Every reason the gate failed: the failed checks (their kernels as ``names`` shows
+    them), then the blocking warnings."""
+    failed = [check_reason(c, names) for c in verdict.failed]
+    return [*failed, *(block_reason(w) for w in verdict.blocked_by)]

@@ -5,6 +5,7 @@ its share and, where the roofline placed some of its kernels, their time-weighte
 from __future__ import annotations
 
 from roofscope.analysis.categories import CategoryTime
+from roofscope.render.layout import kept, number
 from roofscope.render.numbers import duration, pct
 from roofscope.report import Report
 
@@ -27,7 +28,7 @@ def _row(r: CategoryTime) -> str:
     bar = f'<span style="{BAR}width:{100 * share:.1f}px"></span>'
     placed = duration(r.placed_ns) if r.efficiency is not None else "-"
     return (
-        f"<tr><td>{r.category.label}</td><td>{r.kernels:,}</td><td>{r.calls:,}</td>"
-        f"<td>{duration(r.total_ns)}</td><td>{pct(r.share)} {bar}</td>"
-        f"<td>{pct(r.efficiency)}</td><td>{placed}</td></tr>"
+        f"<tr><td>{r.category.label}</td>{number(f'{r.kernels:,}')}{number(f'{r.calls:,}')}"
+        f'{number(duration(r.total_ns))}<td class="n">{kept(pct(r.share))} {bar}</td>'
+        f"{number(pct(r.efficiency))}{number(placed)}</tr>"
     )

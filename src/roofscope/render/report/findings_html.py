@@ -7,12 +7,13 @@ from __future__ import annotations
 from roofscope.diagnosis.findings import Finding
 from roofscope.diagnosis.grouping import FindingGroup
 from roofscope.render.escape import escape_text as _e
+from roofscope.render.layout import elided, number
 from roofscope.render.names import name_cell, shortened
 from roofscope.report import Report
 
 KERNELS_SHOWN = 3  # as in the terminal (findings_text.KERNELS_SHOWN)
 HEAD = (
-    '<table id="findings"><tr><th>Kernel</th><th>Rule</th><th>Severity</th><th>Gain</th>'
+    '<table id="findings"><tr><th>Kernel</th><th>Rule</th><th>Severity</th><th class="n">Gain</th>'
     "<th>Evidence</th><th>Prescription</th></tr>"
 )
 
@@ -36,7 +37,7 @@ def _row(g: FindingGroup, index: dict[str, int], short: dict[str, str]) -> str:
     else:
         head, evidence = f"<tr>{_kernels(g, index, short)}", _group_evidence(g, short)
     return (
-        f"{head}<td>{_e(g.rule)}</td><td>{_e(g.severity)}</td><td>{gain}</td>"
+        f'{head}<td class="w">{_e(g.rule)}</td><td>{_e(g.severity)}</td>{number(gain)}'
         f"<td>{evidence}</td><td>{_e(g.prescription)}</td></tr>"
     )
 
@@ -44,7 +45,7 @@ def _row(g: FindingGroup, index: dict[str, int], short: dict[str, str]) -> str:
 def _kernels(g: FindingGroup, index: dict[str, int], short: dict[str, str]) -> str:
     """The group's kernels, largest gain first: the top ones named, the rest folded."""
     names = [
-        f'<span data-k="{index.get(k, -1)}" title="{_e(k)}">{_e(short[k])}</span>'
+        f'<span data-k="{index.get(k, -1)}" title="{_e(k)}">{elided(short[k])}</span>'
         for k in g.kernels
     ]
     top, rest = names[:KERNELS_SHOWN], names[KERNELS_SHOWN:]

@@ -15,7 +15,7 @@ from roofscope.render.charts.timeline import timeline_svg
 from roofscope.render.device_choice import detected_from
 from roofscope.render.escape import escape_text as _e
 from roofscope.render.inputs_line import inputs_once
-from roofscope.render.layout import side_by_side, words
+from roofscope.render.layout import kept, number, stacked, words
 from roofscope.render.names import name_cell, shortened
 from roofscope.render.numbers import count, duration, pct, si
 from roofscope.render.page import page
@@ -82,8 +82,8 @@ def render_html(report: Report) -> str:
 
 
 def _dual(report: Report) -> str:
-    """The hotspot bars beside the roofline (one above the other on a narrow window): where
-    the time goes and why."""
+    """The hotspot bars, then the roofline at the page's full width (its labels read at 11 px
+    or more from a 840 px wide window): where the time goes and why."""
     section = report.roofline
     roof = f'<p class="muted no-chart">No roofline chart: {_e(absence(section.result))}.</p>'
     if section.result.ceilings:
@@ -96,7 +96,7 @@ def _dual(report: Report) -> str:
             f"{problem}<p>{_e(choice.name or 'ceilings from the user')} · scope "
             f"{_e(choice.scope)} · detected from {_e(detected_from(choice) or '-')}</p>{chart}"
         )
-    return side_by_side(hotspot_svg(report), roof)
+    return stacked(hotspot_svg(report), roof)
 
 
 def _undrawn(report: Report) -> str:
@@ -123,10 +123,8 @@ def _kernel_table(report: Report, top: int = 50) -> str:
         rows.append(
             f'<tr data-k="{i}" data-name="{_e(k.name)}">'
             f"{name_cell(k.name, short[k.name], mark=mark, after=_flags(report, k.name))}"
-            f"<td>{k.calls:,}</td>"
-            f"<td>{duration(k.total_ns)}</td>"
-            f"<td>{pct(k.share)}</td>"
-            f"<td>{duration(k.mean_ns)}</td><td>{eff}</td>"
+            f"{number(f'{k.calls:,}')}{number(duration(k.total_ns))}{number(pct(k.share))}"
+            f"{number(duration(k.mean_ns))}{number(eff)}"
             f"<td>{_e(_bound(r))}</td></tr>"
         )
     return (
@@ -155,14 +153,14 @@ def _rank_tables(report: Report, top: int = 20) -> str:
         excess = f"{100 * (total / median - 1):+.1f}%" if median else "-"
         ranks.append(
             f"<tr{mark[0]}><td>{words(f'{r}{mark[1]}')}</td><td>{_e(label)}</td>"
-            f"<td>{duration(total)}</td><td>{excess}</td></tr>"
+            f"{number(duration(total))}{number(excess)}</tr>"
         )
     index = {k.name: i for i, k in enumerate(report.hotspots.kernels)}
     short = shortened([k.kernel for k in view.kernels[:top]])
     spread = [
         f'<tr data-k="{index.get(k.kernel, "")}">{name_cell(k.kernel, short[k.kernel])}'
-        f"<td>{duration(k.min_ns)}</td><td>{duration(k.median_ns)}</td>"
-        f"<td>{duration(k.max_ns)}</td><td>{k.cv:.3f}</td><td>{k.slowest}</td></tr>"
+        f"{number(duration(k.min_ns))}{number(duration(k.median_ns))}"
+        f"{number(duration(k.max_ns))}{number(f'{k.cv:.3f}')}{number(str(k.slowest))}</tr>"
         for k in view.kernels[:top]
     ]
     return (
@@ -194,9 +192,10 @@ def _metrics_table(report: Report) -> str:
             text = "-" if v is None else value_text(v)
             notes = [x for x in (peer_note(n, m.values), pass_note(n, m.values)) if x]
             aside = "".join(f'<br><small class="note">{_e(x)}</small>' for x in notes)
-            cells.append(f"<td>{_e(text)}{aside}</td>")
+            cells.append(f'<td><span class="n">{kept(text)}</span>{aside}</td>')
         occ = m.occupancy
-        occupancy = "-" if occ is None else f"{100 * occ.fraction:.0f}% ({_e(occ.limiter)})"
+        share = "" if occ is None else f'<span class="n">{100 * occ.fraction:.0f}%</span>'
+        occupancy = "-" if occ is None else f"{share} {words(f'({occ.limiter})')}"
         name = name_cell(k.name, short[k.name])
         rows.append(f'<tr data-k="{index[k.name]}">{name}{"".join(cells)}<td>{occupancy}</td></tr>')
     return (
@@ -231,7 +230,7 @@ def _limiter_table(report: Report) -> str:
         rest = " · ".join(unit_text(u) for u in lim.units[1:])
         name = name_cell(k.name, short[k.name])
         rows.append(f'<tr data-k="{index[k.name]}">{name}<td>{_e(b.unit)} '
-                    f"({_e(b.side)})</td><td>{b.pct_of_peak:.1f}%</td><td>{_e(b.evidence)}: "
+                    f"({_e(b.side)})</td>{number(f'{b.pct_of_peak:.1f}%')}<td>{_e(b.evidence)}: "
                     f"{_e(b.source)}</td><td>{_e(rest)}</td></tr>")  # fmt: skip
     return (
         '<table id="limiter"><tr><th>Kernel</th><th>Busiest unit</th><th>% of peak</th>'

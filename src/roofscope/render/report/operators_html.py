@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from roofscope.analysis.ops.operators import OperatorRow
 from roofscope.render.escape import escape_text as _e
+from roofscope.render.layout import number
 from roofscope.render.numbers import count, duration, pct, si
 from roofscope.render.report.operators_text import element_types, shapes
 from roofscope.report import Report
@@ -39,7 +40,7 @@ def operators_table(report: Report) -> str:
 def _row(r: OperatorRow) -> str:
     return (
         f"<tr><td>{_e(r.name)}</td><td>{_e(shapes(r.dims))}</td><td>{_e(element_types(r.types))}</td>"
-        f"<td>{r.calls:,}</td><td>{r.dispatches:,}</td><td>{duration(r.time_ns)}</td>"
-        f"<td>{pct(r.share)}</td><td>{si(r.flops, 'FLOP') if r.flops else '-'}</td>"
-        f"<td>{si(r.bytes, 'B') if r.bytes else '-'}</td><td>{_e(r.formula or '-')}</td></tr>"
+        f"{number(f'{r.calls:,}')}{number(f'{r.dispatches:,}')}{number(duration(r.time_ns))}"
+        f"{number(pct(r.share))}{number(si(r.flops, 'FLOP') if r.flops else '-')}"
+        f"{number(si(r.bytes, 'B') if r.bytes else '-')}<td>{_e(r.formula or '-')}</td></tr>"
     )

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from roofscope.analysis.ranges import RangeRow
 from roofscope.render.escape import escape_text
+from roofscope.render.layout import number
 from roofscope.render.numbers import duration, pct
 from roofscope.report import Report
 
@@ -29,6 +30,6 @@ def ranges_table(report: Report) -> str:
 
 def _row(r: RangeRow) -> str:
     return (
-        f"<tr><td>{escape_text(r.name)}</td><td>{r.calls:,}</td><td>{r.dispatches:,}</td>"
-        f"<td>{duration(r.time_ns)}</td><td>{duration(r.mean_ns)}</td><td>{pct(r.share)}</td></tr>"
+        f"<tr><td>{escape_text(r.name)}</td>{number(f'{r.calls:,}')}{number(f'{r.dispatches:,}')}"
+        f"{number(duration(r.time_ns))}{number(duration(r.mean_ns))}{number(pct(r.share))}</tr>"
     )

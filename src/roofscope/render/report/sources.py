@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from roofscope.catalogue.ceilings import Ceiling
 from roofscope.render.escape import escape_text as _e
-from roofscope.render.layout import words
+from roofscope.render.layout import number, words
 from roofscope.render.numbers import quantity
 
 SHORT = 48  # characters of a short name at most
@@ -73,7 +73,7 @@ def ceiling_table(ceilings: Sequence[Ceiling]) -> str:
     on hover and once in the list beneath."""
     sources = Sources("ceiling-source")
     rows = "".join(
-        f"<tr><td>{words(c.name)}</td><td>{_e(quantity(c.value, c.unit_of_value))}</td>"
+        f"<tr><td>{words(c.name)}</td>{number(quantity(c.value, c.unit_of_value))}"
         f'<td>{_e(c.origin)}</td><td>{_e(c.scope)}</td><td class="src">{sources.cite(c.source)}'
         "</td></tr>"
         for c in ceilings
