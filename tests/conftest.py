@@ -96,3 +96,9 @@ def rocpd_table(con: sqlite3.Connection, view: str) -> str:
         "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE ?", [f"rocpd_{view}_%"]
     ).fetchone()
     return str(name)
+
+
+def plain_html(page: str) -> str:
+    """An HTML report with its number cells' markup undone (``class="n"``, the no-break space
+    between a number and its unit), for tests that look for a row's words."""
+    return page.replace(' class="n"', "").replace("&nbsp;", " ")

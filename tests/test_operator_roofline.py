@@ -21,7 +21,7 @@ import pytest
 
 import roofscope
 from roofscope.errors import UsageError
-from tests.conftest import SHARED_CORPUS
+from tests.conftest import SHARED_CORPUS, plain_html
 from tests.test_kineto_ops import INDUCTOR_EVENTS
 
 DATA = Path(__file__).parent / "data" / "kineto"
@@ -248,7 +248,7 @@ def test_the_operator_table_in_text_at_80_columns_and_in_html() -> None:
     # all, index_select (three shapes) and eq: no formula for them
     assert "no work known for 5 operator signatures (" in flat
     assert "of the kernel time: all, index_select, eq): no formula, or inputs not recorded" in flat
-    html = report.to_html()
+    html = plain_html(report.to_html())
     assert (
         "<tr><td>aten::addmm</td><td>512, 141x512, 512x512</td><td>bf16 x3</td><td>17</td>"
         "<td>17</td><td>98.7 µs</td><td>32.1%</td><td>1.26 GFLOP</td><td>13.8 MB</td>"
