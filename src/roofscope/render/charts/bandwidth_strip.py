@@ -121,6 +121,7 @@ def _mark(m: StripMark, y: float, px: Callable[[float], float], placer: Placer) 
     if m.before is None:
         return [
             f'<circle class="point bw{" above" if m.above else ""}" data-k="{m.k}" '
+            f'data-series="{"above" if m.above else "memory-bound"}" '
             f'cx="{px(m.after):.1f}" cy="{y:.1f}" r="{m.radius:.1f}" '
             f'fill="{"none" if m.above else m.colour}" fill-opacity="0.6" '
             f'stroke="{m.colour}" stroke-width="2"><title>{tip}</title></circle>'

@@ -103,6 +103,13 @@ def group_label(cs: Sequence[Ceiling], suffix: str = "") -> str:
     return f"{name} {value}{suffix}"
 
 
+def line_series(c: Ceiling) -> str:
+    """The series a ceiling's line belongs to, as the legend names it (``data-series``)."""
+    if c.kind == "memory":
+        return "bandwidth"
+    return "matrix-peak" if c.unit == "matrix" else "vector-peak"
+
+
 def draw_roof(
     plot: LogPlot,
     ceilings: Sequence[Ceiling],
@@ -121,8 +128,8 @@ def draw_roof(
     for c, (x1, y1, x2, y2) in segs:
         dash = ' stroke-dasharray="5,3"' if c.unit == "vector" else ""
         out.append(
-            f'<line class="{style.css} {c.kind}" x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" '
-            f'y2="{y2:.1f}" stroke="{style.colour}"{dash}><title>'
+            f'<line class="{style.css} {c.kind}" data-series="{line_series(c)}" x1="{x1:.1f}" '
+            f'y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" stroke="{style.colour}"{dash}><title>'
             f"{escape(group_label([c], style.suffix))} · {escape(c.source)}</title></line>"
         )
     boxes: list[Box] = []

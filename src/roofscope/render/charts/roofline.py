@@ -19,7 +19,7 @@ from roofscope.render.charts.bandwidth_strip import StripMark, bandwidth_strip, 
 from roofscope.render.charts.font import SVG_FONT
 from roofscope.render.charts.labels import Box, Circle, Placer
 from roofscope.render.charts.logplot import LogPlot
-from roofscope.render.charts.roof_lines import draw_roof
+from roofscope.render.charts.roof_lines import draw_roof, line_series, roof_segments
 from roofscope.render.charts.roofline_labels import Spot, kernel_labels, key, key_height
 from roofscope.render.charts.roofline_legend import Clipped, legend, legend_height
 from roofscope.render.numbers import number, si, sig
@@ -107,7 +107,10 @@ def roofline_plot(
     out += roof_labels + named.svg + key(named, HEIGHT, WIDTH, plot.pad)
     bounds = {p.k.bound for p in points} | ({Bound.MEMORY} if marks else set())
     above = any(p.k.beyond_hardware for p in points)
-    out += legend(below, WIDTH, plot.pad, clipped, above, bounds=bounds, points=bool(points))
+    lines = {line_series(c) for c, _ in roof_segments(plot, section.ceilings)}
+    out += legend(
+        below, WIDTH, plot.pad, clipped, above, bounds=bounds, points=bool(points), lines=lines
+    )
     out += bandwidth_strip(marks, section.ceilings, top, WIDTH, plot.pad)
     out.append("</svg>")
     return "\n".join(out)
@@ -179,12 +182,22 @@ def _point(plot: LogPlot, p: Point) -> str:
     inside, clip = plot.inside(p.x, p.y), ' clip-path="url(#roofline-area)"'
     css = "point" + (" above" if k.beyond_hardware else "") + ("" if inside else " clipped")
     circle = (
-        f'<circle class="{css}" data-k="{p.index}" cx="{cx:.1f}" cy="{cy:.1f}" '
+        f'<circle class="{css}" data-k="{p.index}" data-series="{point_series(k)}" '
+        f'cx="{cx:.1f}" cy="{cy:.1f}" '
         f'r="{p.radius:.1f}" fill="{"none" if k.beyond_hardware else colour}" fill-opacity="0.6" '
         f'stroke="{colour}" stroke-width="2"{"" if inside else clip}>'
         f"<title>{escape(tip)}</title></circle>"
     )
     return circle if inside else circle + _edge_arrow(plot, p, cx, cy, tip)
+
+
+def point_series(k: KernelRoofline) -> str:
+    """The series a kernel's point belongs to, as the legend names it (``data-series``)."""
+    if k.beyond_hardware:
+        return "above"
+    if k.bound is Bound.MEMORY:
+        return "memory-bound"
+    return "compute-bound" if k.bound is Bound.COMPUTE else "no-bound"
 
 
 def _edge_arrow(plot: LogPlot, p: Point, cx: float, cy: float, tip: str) -> str:

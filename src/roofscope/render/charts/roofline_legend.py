@@ -13,11 +13,12 @@ from roofscope.render.numbers import si
 
 SIZE = 10.0
 ROW = 24
-_BOUNDS = (
-    (Bound.MEMORY, "#1f77b4", "memory-bound"),
-    (Bound.COMPUTE, "#d62728", "compute-bound"),
-    (None, "#7f7f7f", "no bound (a ceiling missing)"),
+_BOUNDS = (  # (bound, colour, words, series: the points' data-series)
+    (Bound.MEMORY, "#1f77b4", "memory-bound", "memory-bound"),
+    (Bound.COMPUTE, "#d62728", "compute-bound", "compute-bound"),
+    (None, "#7f7f7f", "no bound (a ceiling missing)", "no-bound"),
 )
+ALL_LINES = frozenset({"matrix-peak", "vector-peak", "bandwidth"})
 
 
 @dataclass(frozen=True)
@@ -43,29 +44,34 @@ def legend(
     *,
     bounds: Collection[Bound | None] = (Bound.MEMORY, Bound.COMPUTE),
     points: bool = True,
+    lines: Collection[str] = ALL_LINES,
 ) -> list[str]:
     """The legend's rows, from ``top`` down, in a ``g.legend``: an entry for each kind of
     point drawn (``bounds``; hollow ones where some are ``above`` their roof), and the sizes
-    where there are ``points`` on the FLOP/s axes."""
+    where there are ``points`` on the FLOP/s axes, and the kinds of ceiling line drawn
+    (``lines``). Each entry of a series drawn is a ``g.legend-entry`` with that
+    ``data-series``, as the points and lines carry it."""
     y = top + 14
-    marks: list[tuple[str, str]] = [
-        (_dot(0, y, 5, colour, colour), words)
-        for bound, colour, words in _BOUNDS
+    marks: list[tuple[str, str, str | None]] = [
+        (_dot(0, y, 5, colour, colour), words, series)
+        for bound, colour, words, series in _BOUNDS
         if bound in bounds
     ]
     if above:
-        marks.append((_dot(0, y, 5, "none", "#555"), "hollow: above its roof"))
+        marks.append((_dot(0, y, 5, "none", "#555"), "hollow: above its roof", "above"))
     sizes = _dot(0, y, 6.6, "#999", "#999") + _dot(16, y, 12.2, "#999", "#999")
     if points:
-        marks.append((sizes, "size: time share (1 %, 10 %)"))
+        marks.append((sizes, "size: time share (1 %, 10 %)", None))
     out = ['<g class="legend">', *_row(marks, pad, y)]
     y += ROW
-    lines = [
-        (_line(0, y, 20, y, ""), "matrix peak"),
-        (_line(0, y, 20, y, ' stroke-dasharray="5,3"'), "vector peak (labels: data type)"),
-        (_line(0, y + 6, 20, y - 6, ""), "bandwidth of a memory level (hbm, l2, …)"),
-    ]
-    out += _row(lines, pad, y)
+    kinds = [
+        (_line(0, y, 20, y, ""), "matrix peak", "matrix-peak"),
+        (_line(0, y, 20, y, ' stroke-dasharray="5,3"'), "vector peak (labels: data type)",
+         "vector-peak"),
+        (_line(0, y + 6, 20, y - 6, ""), "bandwidth of a memory level (hbm, l2, …)",
+         "bandwidth"),
+    ]  # fmt: skip
+    out += _row([k for k in kinds if k[2] in lines], pad, y)
     if clipped:
         y += ROW
         out.append(f'<path d="M{pad},{y - 8} L{pad + 9},{y - 3} L{pad},{y + 2} z" fill="#000"/>')
@@ -89,14 +95,18 @@ def _clipped_text(clipped: Sequence[Clipped], room: float) -> str:
     return text
 
 
-def _row(marks: Sequence[tuple[str, str]], x: float, y: float) -> list[str]:
+def _row(marks: Sequence[tuple[str, str, str | None]], x: float, y: float) -> list[str]:
+    """The entries of one legend row; an entry with a series is a ``g.legend-entry``."""
     out = []
-    for glyph, words in marks:
+    for glyph, words, series in marks:
         icon = 38 if "size" in words else 24
-        out.append(f'<g transform="translate({x:.1f},0)">{glyph}</g>')
-        out.append(
-            f'<text x="{x + icon:.1f}" y="{y + 4:.1f}" font-size="{SIZE:g}">{escape(words)}</text>'
-        )
+        entry = [
+            f'<g transform="translate({x:.1f},0)">{glyph}</g>',
+            f'<text x="{x + icon:.1f}" y="{y + 4:.1f}" font-size="{SIZE:g}">{escape(words)}</text>',
+        ]
+        if series is not None:
+            entry = [f'<g class="legend-entry" data-series="{series}">', *entry, "</g>"]
+        out += entry
         x += icon + text_width(words, SIZE) + 12
     return out
 
