@@ -80,7 +80,7 @@ def _check_tables(page: Any, shot: str) -> None:
             assert cell["inside"] and cell["height"] <= 1.5 * cell["line"], cell
             assert cell["copies"] == cell["full"]
     ARTIFACTS.mkdir(exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / f"tables-{shot}.png"), full_page=True)
+    page.screenshot(path=str(ARTIFACTS / f"tables-{shot}.png"))  # the first screen: a look
     text = page.evaluate(TEXT)
     assert EXPONENT.findall(text) == []
 
