@@ -145,9 +145,21 @@ LIBRARIES = (
         "cutlass::bfloat16_t>, false>(Flash_fwd_params)",
         Library.ATTENTION,
     ),
-    # the user's own kernels, and PyTorch's
+    # PyTorch's SDPA on ROCm (AOTriton's attn_fwd: TraceLens mi300 Qwen1.5-0.5B) and
+    # PyTorch's own eager kernels: their code is PyTorch's, not the user's
+    ("attn_fwd", Library.ATTENTION),
+    (
+        "void at::native::elementwise_kernel_manual_unroll<128, 8, at::native::gpu_kernel_impl_"
+        "nocast<at::native::direct_copy_kernel_cuda(at::TensorIteratorBase&)::{lambda()#3}::"
+        "operator()() const::{lambda()#7}::operator()() const::{lambda(float)#1}>(at::"
+        "TensorIteratorBase&, at::native::direct_copy_kernel_cuda(at::TensorIteratorBase&)::"
+        "{lambda()#3}::operator()() const::{lambda()#7}::operator()() const::{lambda(float)#1} "
+        "const&)::{lambda(int)#1}>(int, at::native::gpu_kernel_impl_nocast<>)",
+        Library.PYTORCH,
+    ),
+    ("_attn_fwd", None),  # Triton's fused-attention tutorial, the user's own copy
+    # the user's own kernels
     ("laplacian_kernel", None),
-    ("attn_fwd", None),
     (NOT_COMMUNICATION[2], None),
     (
         "void moe::dev::finalize::finalizeKernelVecLoad<moe::dev::finalize::KernelParams<"

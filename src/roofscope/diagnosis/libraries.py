@@ -32,11 +32,18 @@ ADVICE = {
         "the library offers"
     ),
     Library.ATTENTION: (
-        "an attention library kernel (FlashAttention, TensorRT-LLM FMHA): its code is the "
+        "an attention library kernel (FlashAttention, TensorRT-LLM FMHA, PyTorch's AOTriton on "
+        "ROCm): its code is the "
         "library's, so change the call: a head dimension and data type it has fast paths "
         "for, packed variable-length batches instead of padding, the KV-cache block size "
         "and layout, or another backend (FlashAttention 3 on Hopper, FlashInfer, aiter on "
         "MI300)"
+    ),
+    Library.PYTORCH: (
+        "one of PyTorch's own kernels (eager mode): its code is PyTorch's, so change what "
+        "runs it: fuse the neighbouring elementwise and normalisation ops (torch.compile), "
+        "drop copies and layout changes (.contiguous(), .to(), cat) the model does not "
+        "need, and use in-place or lower-precision tensors where accuracy allows"
     ),
     Library.TRITON: (
         "a kernel torch.compile generated: change what it compiles: the model's code "

@@ -17,8 +17,9 @@ class Library(StrEnum):
 
     GEMM = "gemm"  # cuBLAS/cuBLASLt, CUTLASS, rocBLAS/hipBLASLt (Tensile), TensorRT-LLM GEMMs
     COMPOSABLE_KERNEL = "composable-kernel"  # AMD's CK and CK-tile, and aiter built on them
-    ATTENTION = "attention"  # FlashAttention, TensorRT-LLM FMHA
+    ATTENTION = "attention"  # FlashAttention, TensorRT-LLM FMHA, PyTorch ROCm's attn_fwd
     TRITON = "triton"  # kernels that torch.compile (Inductor) generated
+    PYTORCH = "pytorch"  # PyTorch's own ATen kernels (at::native::...)
 
 
 # Collective and point-to-point communication: their time is spent waiting on and moving data
@@ -56,7 +57,11 @@ _COMMUNICATION = re.compile(
 _LIBRARIES: tuple[tuple[Library, re.Pattern[str]], ...] = (
     # FlashAttention 2 (flash_fwd_kernel, flash_fwd_splitkv_kernel), 3 (flash::compute_attn_ws,
     # flash::FlashAttnBwd), TensorRT-LLM's fmhaSm100aKernel_... (B200)
-    (Library.ATTENTION, re.compile(r"^(?:void\s+)?flash_(?:fwd|bwd)|\bflash::|^fmhaSm\d+")),
+    # PyTorch's SDPA on ROCm (AOTriton): attn_fwd, bwd_kernel_dk_dv (TraceLens mi300 Qwen)
+    (
+        Library.ATTENTION,
+        re.compile(r"^(?:void\s+)?flash_(?:fwd|bwd)|\bflash::|^fmhaSm\d+|^attn_fwd$"),
+    ),
     # cuBLAS/cuBLASLt: nvjet_tst_64x64_... (Hopper/Blackwell), sm90_xmma_gemm_..._cublas,
     # ampere_bf16_s16816gemm_...; CUTLASS: cutlass::Kernel<...>, cutlass_80_tensorop_...,
     # cutlass3x_sm100_tensorop_... (superbench's cuBLASLt run, tests/data/ncu);
@@ -74,6 +79,10 @@ _LIBRARIES: tuple[tuple[Library, re.Pattern[str]], ...] = (
     (Library.COMPOSABLE_KERNEL, re.compile(r"\bck(?:_tile)?::|^kernel_gemm_xdl|\baiter::")),
     # torch.compile Inductor: triton_poi_fused_..., triton_red_fused_..., triton_per_fused_...
     (Library.TRITON, re.compile(r"^triton_")),
+    # PyTorch's own kernels, eager mode: void at::native::vectorized_elementwise_kernel<...>,
+    # at::native::(anonymous namespace)::CatArrayBatchedCopy<...> (normalised names keep the
+    # namespace where the short name would not tell)
+    (Library.PYTORCH, re.compile(r"\bat::native::")),
 )
 
 
