@@ -24,7 +24,7 @@ from roofscope.model.profile import Profile
 from roofscope.model.schema import Role
 from roofscope.model.words import count
 from roofscope.readers.io.batches import fits
-from roofscope.readers.io.host_calls import call_kind, range_kind
+from roofscope.readers.io.host_calls import call_kind, insert_ranges, range_kind
 from roofscope.readers.io.json_keys import Malformed, TopKeys, Unfinished
 from roofscope.readers.io.json_stream import EventStream, open_text, paused_gc
 from roofscope.readers.io.no_kernels import (
@@ -43,7 +43,6 @@ from roofscope.readers.torch.kineto_meta import (
     PRODUCER,
     arch_doubt,
     insert_graph_launches,
-    insert_host_ranges,
     run_info,
     run_rank,
     waves,
@@ -356,7 +355,7 @@ class KinetoTrace(Reader):
             )
         source = profile.begin_input()
         _insert_kernels(profile, source, seen.os_pid, waves(meta, seen.hip))
-        insert_host_ranges(profile, source, seen.host)
+        insert_ranges(profile, source, seen.host)
         insert_graph_launches(profile, source, seen.graphs)
         seen.operators.write(profile, source)
         rank = run_rank(meta)

@@ -21,7 +21,6 @@ from typing import Any
 from roofscope.model.profile import Profile, RunInfo
 from roofscope.readers.io.batches import (
     GRAPH_LAUNCH_COLUMNS,
-    HOST_RANGE_COLUMNS,
     INT64,
     fits,
     insert_rows,
@@ -171,14 +170,6 @@ def waves(meta: dict[str, Any], hip: bool) -> list[tuple[int, int | None]]:
     if len(shared) == 1 and None not in shared:
         return [*sizes, (-1, shared.pop())]
     return [*sizes, (-1, None if hip else 32)]
-
-
-def insert_host_ranges(
-    profile: Profile, source: int, ranges: list[tuple[str, str, int, int]]
-) -> None:
-    """The host ranges (kind, name, start_ns, end_ns) under the trace's dispatch source."""
-    rows = [(source, k, n[:200], a, b) for k, n, a, b in ranges if fits(a) and fits(b)]
-    insert_rows(profile, "host_ranges", HOST_RANGE_COLUMNS, rows)
 
 
 def insert_graph_launches(
