@@ -93,7 +93,13 @@ def test_the_readme_shows_what_the_demo_prints(capsys: Cap) -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     section = readme[readme.index("## Example: `roofscope demo`") :]
     excerpt = section.split("```\n")[1]
-    assert excerpt == "".join(line.rstrip() + "\n" for line in printed.splitlines())
+    shown = "".join(line.rstrip() + "\n" for line in printed.splitlines())
+    # The input lines wrap where the install path is long: compare them word by word, the
+    # rest (from the first line of the baseline on) line by line.
+    head, body = excerpt.split("Kernel time", 1)
+    shown_head, shown_body = shown.split("Kernel time", 1)
+    assert head.split() == shown_head.split()
+    assert body == shown_body
 
 
 def test_the_command_list_shows_each_summary_whole(
