@@ -21,6 +21,15 @@ DEMO = Path(__file__).parents[1] / "src" / "roofscope" / "data" / "demo" / "fini
 SHARED_CORPUS = Path(__file__).parents[2] / "shared" / "corpus"
 
 
+@pytest.fixture(autouse=True)
+def _terminal_of_120_columns(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The text reports wrap at the terminal's width: every test sees the 120 columns of a
+    terminal-less run (a test that wants another width sets ``COLUMNS`` itself), whatever
+    terminal or pytest-xdist worker runs it."""
+    monkeypatch.setenv("COLUMNS", "120")
+    monkeypatch.delenv("LINES", raising=False)
+
+
 SUMMARY = DATA / "summary" / "kernels.csv"  # the roofline issue's example
 SUMMARY_WORK = [
     "--work", "vector_add=1.0e9:8.0e8",
