@@ -81,6 +81,7 @@ CSV_DISPATCHES = 2_000_000
 # file; its per-kernel rows printed for the answer check (300 rows: nothing to time)
 DUCKDB_FLOOR = """\
 import json, sys, duckdb
+duckdb.execute("SET enable_progress_bar = false")  # it prints to stdout past 2 s
 rows = duckdb.sql(
     "SELECT KernelName, count(*), sum(EndNs - BeginNs), median(EndNs - BeginNs) "
     "FROM read_csv($path) GROUP BY 1", params={"path": sys.argv[1]}).fetchall()
