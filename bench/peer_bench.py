@@ -1,6 +1,8 @@
 """roofscope against the tools its users would pick instead, side by side on the same workloads
 (issue 25): rocprof-compute 3.3.0 ``analyze`` on rocprof-compute workloads, HolisticTraceAnalysis
-0.5.0's kernel breakdown on PyTorch profiler (Kineto) traces.
+0.5.0's kernel breakdown on PyTorch profiler (Kineto) traces; and against the floors of issue 41,
+bare scripts that only read the input and aggregate it (``FLOORS``: a DuckDB group-by of a
+rocprof v1 CSV here, and whatever bench/floors.py adds).
 
     python bench/peer_bench.py [--roofscope "PYTHON -m roofscope"] [--rpc-python PY]
         [--hta-python PY] [--repeat 3] [--only NAME ...] [--docs docs/performance.md]
@@ -39,13 +41,16 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import gen_counter_workload  # noqa: E402
+import gen_results_csv  # noqa: E402
 import kineto_bench  # noqa: E402
 from measure import Run, run_one  # noqa: E402
 from peer_report import (  # noqa: E402
     SECTION,
     Answer,
+    Floor,
     Result,
     differences,
+    from_floor,
     from_hta,
     from_rocprof_compute,
     from_roofscope,
@@ -71,6 +76,17 @@ for row in kernels.to_dict("records"):
 print(json.dumps(rows))
 """
 HTA_ENV = {"HTA_DISABLE_NS_ROUNDING": "1"}
+CSV_DISPATCHES = 2_000_000
+# the issue's floor for a dispatch CSV: DuckDB's own group-by (name, count, sum, median) of the
+# file; its per-kernel rows printed for the answer check (300 rows: nothing to time)
+DUCKDB_FLOOR = """\
+import json, sys, duckdb
+duckdb.execute("SET enable_progress_bar = false")  # it prints to stdout past 2 s
+rows = duckdb.sql(
+    "SELECT KernelName, count(*), sum(EndNs - BeginNs), median(EndNs - BeginNs) "
+    "FROM read_csv($path) GROUP BY 1", params={"path": sys.argv[1]}).fetchall()
+print(json.dumps([[name, calls, int(total)] for name, calls, total, _ in rows]))
+"""
 SETUP = f"""\
 The peers need their own virtual environments (README in {RPC_SRC.parent}):
   python3 -m venv {SCRATCH}/rpc-venv
@@ -90,6 +106,7 @@ class Workload:
     goal: float
     rss_goal: float | None = None
     known: str = ""  # why the answers are known to differ, checked by hand
+    floor: Floor | None = None  # the peer is this floor
     runs: dict[str, list[Run]] = field(default_factory=lambda: {"ours": [], "peer": []})
 
 
@@ -107,7 +124,7 @@ def hta_workloads() -> list[Workload]:
     out = []
     for name, rel in folders.items():
         folder = HTA_DATA / rel
-        out.append(Workload(name, "HTA", sorted(folder.glob("*.json.gz")), folder, 0.5))
+        out.append(Workload(name, "HTA", sorted(folder.glob("*.json.gz")), folder, 0.33))
     # the trace holds 80 calls, 190,345 µs, of its top kernel and 401,445 µs of kernels in all
     # (json.load); 5 of those calls run after the last ProfilerStep ends
     out[2].known = "HTA leaves out the kernels after the last ProfilerStep"
@@ -116,6 +133,32 @@ def hta_workloads() -> list[Workload]:
 
 WIDE = "MI300X GEMM, 301 dispatches, 2,024 columns"
 KINETO = "Kineto 1 M events (200,000 kernels)"
+CSV = "rocprof v1 CSV, 2 M dispatches"
+
+
+def duckdb_floor(inputs: list[Path]) -> list[str]:
+    return [sys.executable, "-c", DUCKDB_FLOOR, str(inputs[0])]
+
+
+def floors() -> dict[str, Floor]:
+    """The floor of each workload that has one, by workload name: the CSV's here; a
+    bench/floors.py beside this script adds its own ``FLOORS`` (the same dict: a workload
+    name of :func:`workloads` -> :class:`peer_report.Floor`), each run as one more row of
+    that workload against its floor."""
+    found = {CSV: Floor("DuckDB group-by floor", duckdb_floor, 1.2)}
+    if (HERE / "floors.py").exists():
+        import floors as plugged  # bench/floors.py
+
+        found.update(plugged.FLOORS)
+    return found
+
+
+def against(work: Workload, floor: Floor) -> Workload:
+    """The workload run against its floor instead of its peer."""
+    return Workload(
+        work.name, floor.label, work.inputs, work.peer_input, floor.goal, floor.rss_goal,
+        floor=floor,
+    )  # fmt: skip
 
 
 def workloads(scratch: Path) -> dict[str, Callable[[], Workload]]:
@@ -123,13 +166,13 @@ def workloads(scratch: Path) -> dict[str, Callable[[], Workload]]:
 
     def vcopy(name: str) -> Callable[[], Workload]:
         folder = VCOPY / name
-        return lambda: Workload(f"vcopy {name}", "rocprof-compute", [folder], folder, 0.10)
+        return lambda: Workload(f"vcopy {name}", "rocprof-compute", [folder], folder, 0.08)
 
     def wide() -> Workload:
         folder = scratch / "mi300x-gemm-301"
         if not (folder / "pmc_perf.csv").exists():
             gen_counter_workload.write(folder, 301)
-        return Workload(WIDE, "rocprof-compute", [folder], folder, 0.10, 1.2)
+        return Workload(WIDE, "rocprof-compute", [folder], folder, 0.08, 1.2)
 
     def kineto() -> Workload:
         trace = scratch / "kineto-1m" / "rank-0.pt.trace.json"
@@ -138,16 +181,40 @@ def workloads(scratch: Path) -> dict[str, Callable[[], Workload]]:
             kineto_bench.write_trace(trace, KINETO_EVENTS)
         return Workload(KINETO, "HTA", [trace], trace.parent, 0.2)
 
+    def csv() -> Workload:
+        path = scratch / "rocprof-v1-2m" / "results.csv"
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            gen_results_csv.generate(path, CSV_DISPATCHES)
+        return Workload(CSV, "", [path], path, 0.0)  # its contender is its floor
+
     made: dict[str, Callable[[], Workload]] = {
         f"vcopy {n}": vcopy(n) for n in ("MI200", "MI300X_A1_rocpd", "MI350")
     }
     made[WIDE] = wide
     made.update({w.name: (lambda w=w: w) for w in hta_workloads()})
     made[KINETO] = kineto
-    return made
+    made[CSV] = csv
+    return with_floors(made, floors())
+
+
+def with_floors(
+    made: dict[str, Callable[[], Workload]], found: dict[str, Floor]
+) -> dict[str, Callable[[], Workload]]:
+    """``made`` with each floor's row: the CSV has no other peer, so its row is the one
+    against its floor; another workload keeps its peer's row and gets one more."""
+    out = dict(made)
+    for name, floor in found.items():
+        if name not in made:
+            raise SystemExit(f"bench/floors.py: no workload named {name!r}; known: {list(made)}")
+        key = name if name == CSV else f"{name} / {floor.label}"
+        out[key] = lambda make=made[name], floor=floor: against(make(), floor)
+    return out
 
 
 def peer_cmd(work: Workload, args: argparse.Namespace, copy: Path) -> list[str]:
+    if work.floor is not None:
+        return work.floor.command(work.inputs)
     if work.peer == "HTA":
         return [args.hta_python, "-c", HTA_CODE, str(work.peer_input)]
     script = str(RPC_SRC / "src" / "rocprof-compute")
@@ -206,7 +273,11 @@ def _result(work: Workload, outputs: dict[str, str]) -> Result:
 
 
 def _agreement(work: Workload, outputs: dict[str, str]) -> str:
+    if work.floor is not None and not work.floor.answers:
+        return NOT_COMPARED
     read_peer = from_hta if work.peer == "HTA" else from_rocprof_compute
+    if work.floor is not None:
+        read_peer = from_floor
     try:
         ours: Answer = from_roofscope(outputs["ours"])
         peer: Answer = read_peer(outputs["peer"])
@@ -216,6 +287,14 @@ def _agreement(work: Workload, outputs: dict[str, str]) -> str:
     if not found:
         return "yes"
     return "no: " + "; ".join(found) + (f" ({work.known})" if work.known else "")
+
+
+NOT_COMPARED = "not compared (a floor that prints no answer)"
+
+
+def load_average() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"{one:.2f}, {five:.2f}, {fifteen:.2f}"
 
 
 def machine() -> str:
@@ -232,11 +311,14 @@ def machine() -> str:
     return f"{model}, {cores} cores, {mem_kib / 2**20:.0f} GiB RAM{guest}"
 
 
-def section(results: list[Result], args: argparse.Namespace) -> str:
+def section(results: list[Result], args: argparse.Namespace, loads: tuple[str, str]) -> str:
     when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     note = f" {args.note}" if args.note else ""
     head = textwrap.fill(
-        f"`bench/peer_bench.py`, {when}, on {machine()}.{note}", 96, break_on_hyphens=False
+        f"`bench/peer_bench.py`, {when}, on {machine()}; load average (1, 5, 15 min) "
+        f"{loads[0]} at the start of the run, {loads[1]} at its end.{note}",
+        96,
+        break_on_hyphens=False,
     )
     about = textwrap.fill(
         "roofscope `analyze --json` against rocprof-compute 3.3.0 `analyze` (pandas 2.3.1, "
@@ -246,7 +328,9 @@ def section(results: list[Result], args: argparse.Namespace) -> str:
         "bytecode (`PYTHONPYCACHEPREFIX` in the scratch folder): median wall seconds, "
         "largest peak RSS of the process tree (MiB, sampled every 10 ms), the ratios "
         "roofscope / peer, the issue's goal, and whether both name the same top kernel with "
-        "the same calls and time and the same total kernel time.",
+        "the same calls and time and the same total kernel time. A floor (issue 41) is the "
+        "peer of its row: for the rocprof v1 CSV, DuckDB's own group-by (name, count, sum, "
+        "median of the duration) of the same file, in one Python process.",
         96,
         break_on_hyphens=False,
     )
@@ -256,7 +340,8 @@ def section(results: list[Result], args: argparse.Namespace) -> str:
         "bench/gen_counter_workload.py (rocprof-compute's full MI300X counter set, per-channel "
         "TCC columns); the HTA traces are HTA's own test data (its repository's tests/data, "
         "corpus torch/hta-tests-data); the 1 M-event Kineto trace is written by "
-        "bench/kineto_bench.py.",
+        "bench/kineto_bench.py; the rocprof v1 CSV (2,000,000 dispatches of 300 kernels, "
+        "860 MiB) by bench/gen_results_csv.py.",
         96,
         break_on_hyphens=False,
     )
@@ -279,11 +364,14 @@ def parse_args() -> argparse.Namespace:
 
 def main() -> int:
     args = parse_args()
-    if not (Path(args.rpc_python).exists() and Path(args.hta_python).exists()):
+    if not (Path(args.rpc_python).exists() and Path(args.hta_python).exists()) and not (
+        args.only and all("CSV" in o for o in args.only)  # the CSV's floor needs no peer
+    ):
         print(SETUP, file=sys.stderr)
         return 2
     args.scratch.mkdir(parents=True, exist_ok=True)
     bytecode_env(args.scratch)
+    start_load = load_average()
     results, runs, ok = [], {}, True
     for name, make in workloads(args.scratch).items():
         if args.only and not any(o in name for o in args.only):
@@ -291,14 +379,16 @@ def main() -> int:
         work = make()
         print(f"{work.name} (against {work.peer})", flush=True)
         results.append(run_workload(work, args, args.scratch))
-        ok &= results[-1].agree == "yes" or bool(work.known and results[-1].agree.startswith("no:"))
+        agree = results[-1].agree
+        ok &= agree in ("yes", NOT_COMPARED) or bool(work.known and agree.startswith("no:"))
         runs[work.name] = {s: [asdict(r) for r in rs] for s, rs in work.runs.items()}
     print(table(results))
     if args.out:
         args.out.write_text(json.dumps(runs, indent=2) + "\n", encoding="utf-8")
     if not args.only:
         doc = args.docs.read_text(encoding="utf-8")
-        args.docs.write_text(with_section(doc, section(results, args)), encoding="utf-8")
+        loads = (start_load, load_average())
+        args.docs.write_text(with_section(doc, section(results, args, loads)), encoding="utf-8")
     return 0 if ok else 1
 
 

@@ -7,7 +7,9 @@ from __future__ import annotations
 import json
 import re
 import statistics
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 # HTA 0.5.0's kernel breakdown lists Memcpy/Memset (roofscope: copies) and CUDA sync events
 # (cat cuda_sync, e.g. "Stream Wait Event": no kernel ran) among the kernels
@@ -41,6 +43,21 @@ class Result:
     goal: float  # largest roofscope / peer time ratio the issue accepts
     rss_goal: float | None  # largest RSS ratio the issue accepts, where it names one
     agree: str  # "yes", or what differs
+
+
+@dataclass(frozen=True)
+class Floor:
+    """The least a workload can cost: a bare script that reads the same input and does the
+    one aggregation a check-up cannot skip (issue 41: DuckDB's own group-by of a CSV, a
+    compiled gunzip and typed decode of a Kineto trace). ``command`` gives its command line
+    for the workload's inputs; where ``answers``, it prints the per-kernel rows
+    :func:`from_floor` reads, and its answer is checked against roofscope's."""
+
+    label: str  # how the table's peer column names it
+    command: Callable[[list[Path]], list[str]]
+    goal: float  # largest roofscope / floor time ratio the issue accepts
+    rss_goal: float | None = None
+    answers: bool = True
 
 
 def _key(name: str) -> str:
@@ -87,6 +104,13 @@ def from_hta(text: str) -> Answer:
     name, (calls, top_us) = max(per_name.items(), key=lambda kv: kv[1][1])
     total_us = sum(t for _, t in per_name.values())
     return Answer((name,), int(calls), round(top_us * 1000), round(total_us * 1000))
+
+
+def from_floor(text: str) -> Answer:
+    """A floor's per-kernel rows, a JSON list of [raw name, calls, total ns]."""
+    rows = [(str(n), int(c), int(t)) for n, c, t in json.loads(text)]
+    name, calls, top_ns = max(rows, key=lambda r: r[2])
+    return Answer((name,), calls, top_ns, sum(r[2] for r in rows))
 
 
 def differences(ours: Answer, peer: Answer) -> list[str]:

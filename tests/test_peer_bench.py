@@ -5,12 +5,18 @@ breakdown printed as bench/peer_bench.py prints it)."""
 
 from __future__ import annotations
 
+import csv
 import json
+import sys
+from pathlib import Path
 
+import pytest
 from bench.peer_report import (
     Answer,
+    Floor,
     Result,
     differences,
+    from_floor,
     from_hta,
     from_rocprof_compute,
     from_roofscope,
@@ -135,3 +141,58 @@ def test_the_sampler_counts_the_whole_process_tree() -> None:
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_floor_answer_is_its_top_kernel_and_total() -> None:
+    rows = [["b", 2, 30], ["a", 5, 70], ["c", 1, 1]]
+    assert from_floor(json.dumps(rows)) == Answer(("a",), 5, 70, 101)
+
+
+def test_duckdb_floor_aggregates_the_csv_and_agrees_with_roofscope(tmp_path: Path) -> None:
+    """bench/peer_bench.py's CSV floor on a small file written by bench/gen_results_csv.py:
+    its rows are the csv module's count and sum of EndNs - BeginNs per kernel, and its answer
+    is roofscope's."""
+    import subprocess
+
+    from bench import gen_results_csv, peer_bench
+
+    path = tmp_path / "results.csv"
+    gen_results_csv.generate(path, 2_000, kernels=12)
+    expected: dict[str, list[int]] = {}
+    with path.open(newline="") as f:
+        for row in csv.DictReader(f):
+            entry = expected.setdefault(row["KernelName"], [0, 0])
+            entry[0] += 1
+            entry[1] += int(row["EndNs"]) - int(row["BeginNs"])
+    out = subprocess.run(
+        peer_bench.duckdb_floor([path]), capture_output=True, text=True, check=True
+    ).stdout
+    assert {n: [c, t] for n, c, t in json.loads(out)} == expected
+    ours = subprocess.run(
+        [sys.executable, "-m", "roofscope", "analyze", str(path), "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert differences(from_roofscope(ours), from_floor(out)) == []
+
+
+def test_floors_plug_in_by_workload_name() -> None:
+    """The CSV's row is the one against its floor; another workload's floor adds a row and
+    keeps the peer's; a floor of no workload stops the bench with the names it knows."""
+    from bench.peer_bench import CSV, Workload, with_floors
+
+    def work(name: str) -> Workload:
+        return Workload(name, "HTA", [Path("t.json")], Path("."), 0.5)
+
+    made = {CSV: lambda: work(CSV), "K": lambda: work("K")}
+    floor = Floor("gunzip + decode floor", lambda inputs: ["true"], 1.3, answers=False)
+    csv_floor = Floor("DuckDB group-by floor", lambda inputs: ["true"], 1.2)
+    rows = with_floors(made, {CSV: csv_floor, "K": floor})
+    assert list(rows) == [CSV, "K", "K / gunzip + decode floor"]
+    assert (rows[CSV]().peer, rows[CSV]().goal) == ("DuckDB group-by floor", 1.2)
+    assert rows["K"]().peer == "HTA"
+    extra = rows["K / gunzip + decode floor"]()
+    assert (extra.name, extra.peer, extra.goal, extra.floor) == ("K", floor.label, 1.3, floor)
+    with pytest.raises(SystemExit, match="no workload named 'X'"):
+        with_floors(made, {"X": floor})

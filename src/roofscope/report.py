@@ -37,6 +37,7 @@ from roofscope.catalogue.ceilings import Ceiling
 from roofscope.diagnosis.diagnose import Inputs, diagnose
 from roofscope.diagnosis.findings import Finding, validity_of
 from roofscope.diagnosis.grouping import FindingGroup, grouped
+from roofscope.diagnosis.launch import producer_says_small
 from roofscope.diagnosis.limits import BUSY_PCT
 from roofscope.diagnosis.profiler import ProfilerRule, lead_with_profiler
 from roofscope.diagnosis.trust import standing
@@ -270,8 +271,8 @@ def analyse(
     limits = limiters(studied, values, roofs, section.result.ceilings)
     warnings += _percent_warnings(values)
     rules = profiler_rules(profile, studied)
-    shapes = launch_shapes(profile, studied)
     texts = {k: [r.text for r in found] for k, found in rules.items()}
+    shapes = launch_shapes(profile, _shape_read(studied, measured, texts))
     given = Inputs(
         profile, selection, hot, section.result, times, copy_ns, section.choice.name, measured,
         ranks, limits, shapes, texts,
@@ -300,6 +301,18 @@ def analyse(
         categories=categories(hot, section.result, ops.launched_by),
         ranges=ranges(profile, selection, hot),
     )
+
+
+def _shape_read(
+    studied: list[str], measured: MetricsSection, texts: dict[str, list[str]]
+) -> list[str]:
+    """The studied kernels whose launch shape a rule reads (diagnosis/launch.py): every one
+    where the device's compute units are known, else those the profiler calls too small. A
+    rocprof CSV's shapes cost a second scan of the file (2 s of CPU at 2 M dispatches), which
+    a trace of an unknown GPU no longer pays for shapes nothing reads."""
+    if measured.machine.compute_units:
+        return studied
+    return [k for k in studied if producer_says_small(texts.get(k, []))]
 
 
 def _bound_by_limiter(section: RooflineSection, limits: dict[str, Limiter]) -> RooflineSection:

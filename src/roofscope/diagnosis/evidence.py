@@ -25,6 +25,7 @@ from roofscope.model.access import (
     graph_launches,
     graph_replayed,
     has_counters,
+    has_graph_launches,
     names,
     query,
 )
@@ -137,6 +138,8 @@ def kernel_facts(profile: Profile, kernels: list[str]) -> dict[str, KernelFacts]
 def graph_facts(profile: Profile, selected: Relation, short: Relation) -> GraphFacts | None:
     """The graph launches and, of the ``selected`` and ``short`` dispatches, those a graph
     launch replayed; None when the trace holds no graph launch."""
+    if not has_graph_launches(profile):  # spares counting every dispatch (0.46 s at 2 M)
+        return None
     ((launches, empty),) = query(
         profile, graph_launches(profile), "SELECT count(*), count(*) FILTER (kernels = 0) FROM d"
     ).fetchall()

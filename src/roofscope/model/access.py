@@ -73,6 +73,12 @@ def graph_launches(profile: Profile) -> Relation:
     )
 
 
+def has_graph_launches(profile: Profile) -> bool:
+    """Whether the trace holds a graph launch: asked before :func:`graph_launches`, whose
+    count of each input's dispatches by id DuckDB builds even when there is none."""
+    return profile.count(Table.GRAPH_LAUNCHES) > 0
+
+
 def graph_replayed(profile: Profile, relation: Relation) -> Relation:
     """The rows of ``relation`` (dispatches, with ``source`` and ``dispatch_id``) that a graph
     launch replayed: those carrying a graph launch's correlation id in its input."""
