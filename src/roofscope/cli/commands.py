@@ -16,10 +16,11 @@ from roofscope.cli.analyze import analyze
 from roofscope.cli.compare import compare
 from roofscope.cli.demo import demo
 from roofscope.cli.lists import devices, formats
+from roofscope.cli.mcp import mcp
 from roofscope.cli.measure import peaks, profile
 from roofscope.version import __version__
 
-COMMANDS = (analyze, profile, peaks, demo, compare, devices, formats)
+COMMANDS = (analyze, profile, peaks, demo, compare, devices, formats, mcp)
 
 
 def _version(value: bool) -> None:
