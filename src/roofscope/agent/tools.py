@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,28 +26,43 @@ class Session:
     """The server's state: its roots, the last check-ups (newest last) and the last report."""
 
     roots: Roots
-    kept: OrderedDict[tuple[object, ...], Report] = field(default_factory=OrderedDict)
+    kept: OrderedDict[tuple[object, ...], Report | Comparison] = field(default_factory=OrderedDict)
     last: Report | None = None
     last_path: str | None = None
 
     def report(self, path: str, options: Options) -> Report:
         """The check-up of ``path`` under ``options``, read again when a file changed."""
         where = self.roots.check(path)
-        key = (where, _stamp(where), tuple(sorted(options.items())))
+        report = self._kept((where, _stamp(where)), options, lambda: analyze(where, **options))
+        assert isinstance(report, Report)
+        self.last, self.last_path = report, where
+        return report
+
+    def comparison(self, base: str, new: str, options: Options) -> Comparison:
+        sides = self.roots.check(base), self.roots.check(new)
+        key = (*sides, *map(_stamp, sides))
+        both = self._kept(key, options, lambda: compare(*sides, **options))
+        assert isinstance(both, Comparison)
+        return both
+
+    def _kept(
+        self, files: tuple[object, ...], options: Options, make: Callable[[], Report | Comparison]
+    ) -> Report | Comparison:
+        """What ``make`` gives, kept for the next pages while the files stay unchanged."""
+        key = (*files, tuple(sorted(options.items())))
         if key not in self.kept:
-            self.kept[key] = analyze(where, **options)
+            self.kept[key] = make()
             while len(self.kept) > KEPT:
                 self.kept.popitem(last=False)
         self.kept.move_to_end(key)
-        self.last, self.last_path = self.kept[key], where
         return self.kept[key]
 
-    def comparison(self, base: str, new: str, options: Options) -> Comparison:
-        return compare(self.roots.check(base), self.roots.check(new), **options)
 
-
-def _stamp(path: str) -> float:
-    """When the file (or the folder's newest entry) last changed."""
+def _stamp(path: str) -> float | None:
+    """When the file (or the folder's newest entry) last changed; None when there is none
+    (the check-up then says so in its words)."""
+    if not os.path.exists(path):
+        return None
     if not os.path.isdir(path):
         return os.stat(path).st_mtime
     times = [e.stat().st_mtime for e in os.scandir(path)]
