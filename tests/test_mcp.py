@@ -285,3 +285,26 @@ def test_without_the_sdk_the_command_says_how_to_install_it(
     assert capsys.readouterr().err == (
         "roofscope: error: roofscope mcp needs the MCP SDK: pip install 'roofscope[mcp]'\n"
     )
+
+
+def test_without_root_the_server_reads_under_the_roots_the_client_grants() -> None:
+    """No ``--root``: the client's MCP roots (asked at each call), a relative path taken from
+    the first; here the server runs in this process (the SDK's in-memory transport)."""
+    from mcp_types import ListRootsResult, Root
+
+    from roofscope.agent.server import build
+
+    async def granted(context: object) -> ListRootsResult:
+        return ListRootsResult(roots=[Root(uri=(DATA / "kineto").resolve().as_uri())])
+
+    expected = roofscope.analyze(KINETO).to_dict()["summary"]
+    with anyio.from_thread.start_blocking_portal() as portal:
+        client = Client(build([]), list_roots_callback=granted)
+        with portal.wrap_async_context_manager(client) as c:
+            agent = Agent(portal, c)
+            assert agent.answer("analyze", path=KINETO.name)["summary"] == expected
+            outside = agent.error("analyze", path=str(NCU))
+            assert (
+                f"outside the folders this server may read ({(DATA / 'kineto').resolve()})"
+                in outside
+            )

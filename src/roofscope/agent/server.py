@@ -8,8 +8,8 @@ import json
 from collections.abc import Callable
 from typing import Annotated, Any
 
-from mcp.server.mcpserver import Context, MCPServer
-from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from mcp.server.mcpserver import Context, ListRoots, MCPServer, Resolve
+from mcp_types import CallToolResult, ListRootsResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from roofscope.agent import tools
@@ -44,7 +44,7 @@ def build(roots: list[str]) -> MCPServer:
     folder the server was started in)."""
     server = MCPServer("roofscope", version=__version__, log_level="WARNING",
                        instructions=INSTRUCTIONS)  # fmt: skip
-    session = _Sessions(roots)
+    session = _SERVED[id(server)] = _Sessions(roots)
     _tools(server, session)
     _resources(server, session)
     server.prompt("diagnose", description="Diagnose this profile: the check-up's four steps.")(
@@ -61,20 +61,34 @@ INSTRUCTIONS = (
 
 
 class _Sessions:
-    """The roots to read under: ``--root``, else the client's, asked at each call."""
+    """The roots to read under: ``--root``, else the client's (asked at each call through the
+    SDK's ``ListRoots`` resolver), else the folder the server was started in."""
 
     def __init__(self, roots: list[str]) -> None:
         self.given = roots
         self.state = tools.Session(Roots.of(roots or ["."]))
 
-    async def current(self, ctx: Context) -> tools.Session:
-        if self.given:
-            return self.state
+    def ask(self, ctx: Context) -> ListRoots | None:
+        """The resolver: ask the client for its roots when it has some and none were given."""
         caps = ctx.client_capabilities
-        if caps is not None and caps.roots is not None:
-            granted = from_uris([str(r.uri) for r in (await ctx.session.list_roots()).roots])
-            self.state.roots = Roots.of(granted)
+        asked = not self.given and caps is not None and caps.roots is not None
+        return ListRoots() if asked else None
+
+    def current(self, granted: ListRootsResult | None) -> tools.Session:
+        if granted is not None:
+            self.state.roots = Roots.of(from_uris([str(r.uri) for r in granted.roots]))
         return self.state
+
+
+_SERVED: dict[int, _Sessions] = {}  # each server's, for the resolver (its key: id(server))
+
+
+def _ask(ctx: Context) -> ListRoots | None:
+    """The SDK's resolver of the ``granted`` argument (never in the tools' input schemas)."""
+    return _SERVED[id(ctx.mcp_server)].ask(ctx)
+
+
+Granted = Annotated[ListRootsResult | None, Resolve(_ask)]
 
 
 async def _answer(work: Callable[[], Answer]) -> CallToolResult:
@@ -93,60 +107,60 @@ def _tools(server: MCPServer, sessions: _Sessions) -> None:
 
     @tool
     async def analyze(
-        path: Path, ctx: Context, gpu: Gpu = None, kernel: KernelRe = None,
+        path: Path, granted: Granted, gpu: Gpu = None, kernel: KernelRe = None,
         device: Device = None, gap_us: float = 10.0, limit: Limit = DEFAULT_LIMIT,
         cursor: Cursor = None,
     ) -> CallToolResult:  # fmt: skip
         """The check-up of one profile (`roofscope analyze --json`): summary, run, device,
         warnings, a page of the kernels (most time first, with counters, limiter and roofline
         place) and the first findings. Page with `cursor`."""
-        s = await sessions.current(ctx)
+        s = sessions.current(granted)
         options = {"gpu": gpu, "kernel": kernel, "device": device, "gap_us": gap_us}
         return await _answer(lambda: tools.analyze_answer(
             s.report(path, options), limit=limit, cursor=cursor))  # fmt: skip
 
     @tool
-    async def kernel(path: Path, name: str, ctx: Context, gpu: Gpu = None) -> CallToolResult:
+    async def kernel(path: Path, name: str, granted: Granted, gpu: Gpu = None) -> CallToolResult:
         """One kernel (its name or a part of it only it holds): counters, limiter, roofline
         place, and the findings about it with their evidence and prescription."""
-        s = await sessions.current(ctx)
+        s = sessions.current(granted)
         return await _answer(lambda: tools.kernel_answer(s.report(path, {"gpu": gpu}), name))
 
     @tool
     async def findings(
-        path: Path, ctx: Context, severity: str | None = None, rule: str | None = None,
+        path: Path, granted: Granted, severity: str | None = None, rule: str | None = None,
         kernel: str | None = None, gpu: Gpu = None, limit: Limit = DEFAULT_LIMIT,
         cursor: Cursor = None,
     ) -> CallToolResult:  # fmt: skip
         """The findings, ranked by what fixing each could save (validity problems first),
         kept by severity (high, medium, low), rule name and kernel name. Paged."""
-        s = await sessions.current(ctx)
+        s = sessions.current(granted)
         return await _answer(lambda: tools.findings_answer(
             s.report(path, {"gpu": gpu}), severity=severity, rule=rule, kernel=kernel,
             limit=limit, cursor=cursor))  # fmt: skip
 
     @tool
     async def timeline(
-        path: Path, ctx: Context, device: Device = None, gap_us: float = 10.0,
+        path: Path, granted: Granted, device: Device = None, gap_us: float = 10.0,
         limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None,
     ) -> CallToolResult:  # fmt: skip
         """Busy and idle time per device, the idle gaps counted, and the findings that say
         why the GPU waited (host causes: data loader, synchronisation, JIT). Paged."""
-        s = await sessions.current(ctx)
+        s = sessions.current(granted)
         return await _answer(lambda: tools.timeline_answer(
             s.report(path, {"gap_us": gap_us}), device=device, limit=limit,
             cursor=cursor))  # fmt: skip
 
     @tool
     async def compare(
-        base: Path, new: Path, ctx: Context, fail_if_slower: float | None = None,
+        base: Path, new: Path, granted: Granted, fail_if_slower: float | None = None,
         fail_if_kernel_slower: float | None = None, min_share: float = 0.01, gpu: Gpu = None,
         limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None,
     ) -> CallToolResult:  # fmt: skip
         """Baseline against candidate (`roofscope compare --json`): end-to-end and per-kernel
         speedup, added and removed kernels, and the CI gate's verdict for the thresholds
         (% slower). Kernel changes paged."""
-        s = await sessions.current(ctx)
+        s = sessions.current(granted)
         gate = {"fail_if_slower": fail_if_slower, "fail_if_kernel_slower":
                 fail_if_kernel_slower, "min_share": min_share}  # fmt: skip
         return await _answer(
