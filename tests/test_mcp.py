@@ -308,3 +308,27 @@ def test_without_root_the_server_reads_under_the_roots_the_client_grants() -> No
                 f"outside the folders this server may read ({(DATA / 'kineto').resolve()})"
                 in outside
             )
+
+
+def test_a_root_that_is_no_folder_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["mcp", "--root", str(KINETO)]) == 2
+    assert capsys.readouterr().err == (
+        f"roofscope: error: root {KINETO}: no such folder; name a folder to serve\n"
+    )
+
+
+def test_a_granted_root_that_is_no_folder_is_a_tool_error() -> None:
+    from mcp_types import ListRootsResult, Root
+
+    from roofscope.agent.server import build
+
+    async def granted(context: object) -> ListRootsResult:
+        return ListRootsResult(roots=[Root(uri=KINETO.resolve().as_uri())])
+
+    with anyio.from_thread.start_blocking_portal() as portal:
+        client = Client(build([]), list_roots_callback=granted)
+        with portal.wrap_async_context_manager(client) as c:
+            said = Agent(portal, c).error("analyze", path=KINETO.name)
+    assert (
+        said == f"roofscope: error: root {KINETO.resolve()}: no such folder; name a folder to serve"
+    )

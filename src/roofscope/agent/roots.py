@@ -19,9 +19,12 @@ class Roots:
     @classmethod
     def of(cls, folders: list[str]) -> Roots:
         found = tuple(Path(f).expanduser().resolve() for f in folders)
+        if not found:
+            raise UsageError("no root to read under: grant the server a folder (MCP roots) "
+                             "or start it with --root DIR")  # fmt: skip
         missing = [str(f) for f in found if not f.is_dir()]
         if missing:
-            raise UsageError(f"--root {missing[0]}: no such folder; name a folder to serve")
+            raise UsageError(f"root {missing[0]}: no such folder; name a folder to serve")
         return cls(found)
 
     def check(self, path: str) -> str:

@@ -104,6 +104,7 @@ async def _answer(work: Callable[[], Answer]) -> CallToolResult:
 
 def _tools(server: MCPServer, sessions: _Sessions) -> None:
     tool = server.tool(annotations=READ_ONLY)
+    at = sessions.current  # the session under the roots of this call (inside _answer)
 
     @tool
     async def analyze(
@@ -114,17 +115,17 @@ def _tools(server: MCPServer, sessions: _Sessions) -> None:
         """The check-up of one profile (`roofscope analyze --json`): summary, run, device,
         warnings, a page of the kernels (most time first, with counters, limiter and roofline
         place) and the first findings. Page with `cursor`."""
-        s = sessions.current(granted)
         options = {"gpu": gpu, "kernel": kernel, "device": device, "gap_us": gap_us}
         return await _answer(lambda: tools.analyze_answer(
-            s.report(path, options), limit=limit, cursor=cursor))  # fmt: skip
+            at(granted).report(path, options), limit=limit, cursor=cursor))  # fmt: skip
 
     @tool
     async def kernel(path: Path, name: str, granted: Granted, gpu: Gpu = None) -> CallToolResult:
         """One kernel (its name or a part of it only it holds): counters, limiter, roofline
         place, and the findings about it with their evidence and prescription."""
-        s = sessions.current(granted)
-        return await _answer(lambda: tools.kernel_answer(s.report(path, {"gpu": gpu}), name))
+        return await _answer(
+            lambda: tools.kernel_answer(at(granted).report(path, {"gpu": gpu}), name)
+        )
 
     @tool
     async def findings(
@@ -134,9 +135,8 @@ def _tools(server: MCPServer, sessions: _Sessions) -> None:
     ) -> CallToolResult:  # fmt: skip
         """The findings, ranked by what fixing each could save (validity problems first),
         kept by severity (high, medium, low), rule name and kernel name. Paged."""
-        s = sessions.current(granted)
         return await _answer(lambda: tools.findings_answer(
-            s.report(path, {"gpu": gpu}), severity=severity, rule=rule, kernel=kernel,
+            at(granted).report(path, {"gpu": gpu}), severity=severity, rule=rule, kernel=kernel,
             limit=limit, cursor=cursor))  # fmt: skip
 
     @tool
@@ -146,9 +146,8 @@ def _tools(server: MCPServer, sessions: _Sessions) -> None:
     ) -> CallToolResult:  # fmt: skip
         """Busy and idle time per device, the idle gaps counted, and the findings that say
         why the GPU waited (host causes: data loader, synchronisation, JIT). Paged."""
-        s = sessions.current(granted)
         return await _answer(lambda: tools.timeline_answer(
-            s.report(path, {"gap_us": gap_us}), device=device, limit=limit,
+            at(granted).report(path, {"gap_us": gap_us}), device=device, limit=limit,
             cursor=cursor))  # fmt: skip
 
     @tool
@@ -160,12 +159,14 @@ def _tools(server: MCPServer, sessions: _Sessions) -> None:
         """Baseline against candidate (`roofscope compare --json`): end-to-end and per-kernel
         speedup, added and removed kernels, and the CI gate's verdict for the thresholds
         (% slower). Kernel changes paged."""
-        s = sessions.current(granted)
         gate = {"fail_if_slower": fail_if_slower, "fail_if_kernel_slower":
                 fail_if_kernel_slower, "min_share": min_share}  # fmt: skip
         return await _answer(
             lambda: tools.compare_answer(
-                s.comparison(base, new, {"gpu": gpu}), gate, limit=limit, cursor=cursor
+                at(granted).comparison(base, new, {"gpu": gpu}),
+                gate,
+                limit=limit,
+                cursor=cursor,
             )
         )
 
