@@ -12,6 +12,7 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack
+from itertools import groupby
 from pathlib import Path
 from typing import Any
 
@@ -155,10 +156,35 @@ def test_timeline_gives_busy_and_idle_per_device(agent: Agent) -> None:
     expected = roofscope.analyze(NSYS).to_dict()
     doc = agent.answer("timeline", path=str(NSYS))
     assert doc["devices"] == expected["devices"]
+    assert doc["window"]["lanes"][0]["device"] == doc["devices"][0]["device"]
     s = doc["summary"]
     assert s["idle_s"] == expected["summary"]["idle_s"]
     assert sum(d["busy_s"] for d in doc["devices"]) == pytest.approx(s["busy_s"])
     assert doc["idle_findings"] == [f for f in expected["findings"] if f["kind"] == "program"]
+
+
+def test_timeline_gives_busy_and_idle_in_a_window(agent: Agent) -> None:
+    """The whole span: the busy time of the summary, idle the rest of the bins; a window: its
+    bins' busy time, and its stretches of idle bins, counted here from the report's bins."""
+    report = roofscope.analyze(KINETO)
+    lanes = report.checkup.lanes
+    assert lanes is not None and len(lanes.lanes) == 1
+    busy, bin_ns = lanes.lanes[0].busy_ns, lanes.bin_ns
+    whole = agent.answer("timeline", path=str(KINETO))["window"]
+    lane = whole["lanes"][0]
+    assert lane["busy_s"] == pytest.approx(report.to_dict()["summary"]["busy_s"], abs=1e-9)
+    assert lane["idle_s"] == pytest.approx(len(busy) * bin_ns / 1e9 - lane["busy_s"])
+    part = agent.answer("timeline", path=str(KINETO), start_s=0.01, end_s=0.02)["window"]
+    first, end = 10_000_000 // bin_ns, -(-20_000_000 // bin_ns)
+    assert (part["from_s"], part["to_s"]) == (first * bin_ns / 1e9, end * bin_ns / 1e9)
+    assert part["lanes"][0]["busy_s"] == sum(busy[first:end]) / 1e9
+    runs = [len(list(g)) for idle, g in groupby(busy[first:end], key=lambda b: b == 0) if idle]
+    stretches = part["lanes"][0]["idle_stretches"]
+    assert part["lanes"][0]["idle_stretches_total"] == len(runs) == len(stretches)
+    widths = [round((b - a) * 1e9 / bin_ns) for a, b in stretches]
+    assert widths == sorted(runs, reverse=True)
+    bad = agent.error("timeline", path=str(KINETO), start_s=0.02, end_s=0.01)
+    assert bad == "roofscope: error: window 0.02 to 0.01 s: expected 0 <= start_s < end_s"
 
 
 def test_compare_gives_the_speedup_and_the_gate_verdict(agent: Agent) -> None:

@@ -29,6 +29,8 @@ Cursor = Annotated[str | None, Field(description="next_cursor of the previous pa
 Gpu = Annotated[str | None, Field(description="The GPU, where the profile does not say it.")]
 KernelRe = Annotated[str | None, Field(description="Keep kernels whose name matches.")]
 Device = Annotated[int | None, Field(description="Keep this device only.")]
+Start = Annotated[float, Field(description="Window start, s after the first kernel began.")]
+End = Annotated[float | None, Field(description="Window end, s after the first kernel began.")]
 Answer = dict[str, Any]
 
 
@@ -141,14 +143,17 @@ def _tools(server: MCPServer, sessions: _Sessions) -> None:
 
     @tool
     async def timeline(
-        path: Path, granted: Granted, device: Device = None, gap_us: float = 10.0,
-        limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None,
+        path: Path, granted: Granted, start_s: Start = 0.0, end_s: End = None,
+        device: Device = None, gap_us: float = 10.0, limit: Limit = DEFAULT_LIMIT,
+        cursor: Cursor = None,
     ) -> CallToolResult:  # fmt: skip
-        """Busy and idle time per device, the idle gaps counted, and the findings that say
-        why the GPU waited (host causes: data loader, synchronisation, JIT). Paged."""
+        """Busy and idle time per device, the idle gaps counted, the busy and idle time in a
+        window (start_s to end_s after the first kernel began) with its idle stretches at
+        the timeline's bin resolution, and the findings that say why the GPU waited (host
+        causes: data loader, synchronisation, JIT). Devices paged."""
         return await _answer(lambda: tools.timeline_answer(
-            at(granted).report(path, {"gap_us": gap_us}), device=device, limit=limit,
-            cursor=cursor))  # fmt: skip
+            at(granted).report(path, {"gap_us": gap_us}), window=(start_s, end_s),
+            device=device, limit=limit, cursor=cursor))  # fmt: skip
 
     @tool
     async def compare(

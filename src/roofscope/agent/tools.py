@@ -121,17 +121,51 @@ def findings_answer(
 
 
 def timeline_answer(
-    report: Report, *, device: int | None, limit: int, cursor: str | None
-) -> dict[str, Any]:
-    """Busy and idle time per device (and process), and the findings that explain idle time
-    (the program findings: idle gaps and their host causes, launch overhead)."""
+    report: Report, *, window: tuple[float, float | None], device: int | None, limit: int,
+    cursor: str | None,
+) -> dict[str, Any]:  # fmt: skip
+    """Busy and idle time per device (and process), the same in a window of the timeline
+    (seconds after the first kernel began) with its idle stretches, and the findings that
+    explain idle time (the program findings: idle gaps and their host causes)."""
     doc = report.to_dict()
     rows = [d for d in doc["devices"] if device is None or d["device"] == device]
     found = page(rows, cursor, limit)
     idle = [f for f in doc["findings"] if f["kind"] == "program"]
     keys = ("wall_s", "busy_s", "idle_s", "idle_share", "gaps", "gap_total_s", "gap_threshold_s")
     return {"summary": {k: doc["summary"][k] for k in keys}, "devices": found.pop("items"),
-            **found, "idle_findings": idle}  # fmt: skip
+            **found, "window": _window(report, window, device), "idle_findings": idle}  # fmt: skip
+
+
+STRETCHES = 20  # idle stretches per lane, longest first (the answer says how many there are)
+
+
+def _window(
+    report: Report, bounds: tuple[float, float | None], device: int | None
+) -> dict[str, Any] | None:
+    """The window's busy and idle time per lane, at the timeline's bin resolution; None
+    without dispatch timestamps."""
+    from roofscope.analysis.idle_window import window
+
+    lanes = report.checkup.lanes
+    start, end = bounds
+    if lanes is None or not lanes.lanes:
+        return None
+    if start < 0 or (end is not None and end <= start):
+        raise UsageError(f"window {start} to {end} s: expected 0 <= start_s < end_s")
+    w = window(lanes, round(start * 1e9), None if end is None else round(end * 1e9))
+    s = w.bin_ns / 1e9
+
+    def at(i: int) -> float:
+        return i * w.bin_ns / 1e9
+
+    return {"from_s": at(w.first), "to_s": at(w.end), "bin_s": s, "lanes": [
+        {"input": None if lane.source is None else report.inputs[lane.source].path,
+         "device": lane.device, "busy_s": lane.busy_ns / 1e9,
+         "idle_s": (lane.span_ns - lane.busy_ns) / 1e9,
+         "idle_stretches": [[at(a), at(b)] for a, b in lane.idle_bins[:STRETCHES]],
+         "idle_stretches_total": len(lane.idle_bins)}
+        for lane in w.lanes if device is None or lane.device == device
+    ]}  # fmt: skip
 
 
 def compare_answer(
