@@ -43,8 +43,8 @@ def _root(
 def application(args: Sequence[str] = ()) -> typer.Typer:
     """The application that runs ``args``: when they start with a command's name, with that
     command alone (Typer inspects each command's signature as it builds it: 8.5 ms for all
-    seven, against 2 ms for ``analyze``), else with every command, for the root's help and
-    its errors, which list them."""
+    seven before ``mcp``, against 2 ms for ``analyze``), else with every command, for the
+    root's help and its errors, which list them."""
     app = typer.Typer(
         add_completion=False,
         no_args_is_help=True,

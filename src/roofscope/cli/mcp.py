@@ -17,6 +17,7 @@ def mcp(
         list[str] | None,
         typer.Option(
             "--root",
+            metavar="DIR",
             help="Serve files under this folder only (repeatable); default: the client's "
             "MCP roots, else the current folder.",
         ),
