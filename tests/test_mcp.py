@@ -201,6 +201,22 @@ def test_compare_gives_the_speedup_and_the_gate_verdict(agent: Agent) -> None:
     assert doc["gate"] == expected["gate"]
     kernels = agent.pages("compare", "kernels", base=str(MI300X), new=str(H100), limit=5)
     assert kernels == expected["kernels"]
+    assert doc["added_total"] == doc["removed_total"] == 0
+
+
+def test_compare_names_the_added_and_removed_kernels_among_the_changes(agent: Agent) -> None:
+    """Two programs (rocprof v1, MI250X): the kernels of one only are among the changes."""
+    stencils = DATA / "rocprofv1-mi250x" / "stencils"
+    both = roofscope.compare(ROCPROF, stencils)
+    expected = both.to_dict()
+    base, new = ({k.name for k in side[0].kernels} for side in (both.base, both.new))
+    kernels = agent.pages("compare", "kernels", base=str(ROCPROF), new=str(stencils), limit=4)
+    assert kernels == expected["kernels"]
+    doc = agent.answer("compare", base=str(ROCPROF), new=str(stencils))
+    assert (doc["added_total"], doc["removed_total"]) == (len(new - base), len(base - new))
+    assert (len(new - base), len(base - new)) == (12, 3)  # two programs: no kernel in common
+    assert [k["new_name"] for k in kernels if k["matched_by"] == "added"] == expected["added"]
+    assert [k["base_name"] for k in kernels if k["matched_by"] == "removed"] == expected["removed"]
 
 
 def test_devices_and_formats_are_the_commands_lists(agent: Agent) -> None:

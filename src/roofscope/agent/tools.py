@@ -172,11 +172,13 @@ def compare_answer(
     both: Comparison, gate: dict[str, float | None], *, limit: int, cursor: str | None
 ) -> dict[str, Any]:
     """``compare --json`` with the gate's verdict for the thresholds given, the kernel
-    changes paged (biggest first)."""
+    changes paged (biggest first); the added and removed kernels are among them
+    (``matched_by``), so their name lists give way to their counts."""
     verdict = both.gate(**{k: v for k, v in gate.items() if v is not None})
     doc = both.to_dict(verdict)
     kernels = page(doc.pop("kernels"), cursor, limit)
-    return {**doc, "kernels": kernels.pop("items"), "kernels_page": kernels}
+    counts = {f"{side}_total": len(doc.pop(side)) for side in ("added", "removed")}
+    return {**doc, **counts, "kernels": kernels.pop("items"), "kernels_page": kernels}
 
 
 def devices_answer(name: str | None, *, limit: int, cursor: str | None) -> dict[str, Any]:
