@@ -92,3 +92,32 @@ def test_architecture_names_files_that_exist() -> None:
         p for p in named - new if "<" not in p and not any((b / p).exists() for b in bases)
     )
     assert len(named) >= 15 and missing == []
+
+
+def _readme_section(title: str) -> str:
+    text = (ROOT / "README.md").read_text("utf-8")
+    start = text.index(f"## {title}\n")
+    return text[start : text.index("\n## ", start + 1)]
+
+
+def test_the_readme_names_only_the_mcp_tools_and_options_that_exist() -> None:
+    """Every tool in the README's MCP table is one the server lists (and every listed tool is
+    in the table); every option the section gives ``roofscope mcp`` (on a command line or in
+    a client's ``args``) is one of the command's."""
+    import anyio
+    import pytest
+    import typer
+
+    pytest.importorskip("mcp")
+    from roofscope.agent.server import build
+    from roofscope.cli.commands import application
+
+    section = _readme_section("roofscope for agents (MCP)")
+    table = set(re.findall(r"^\| `(\w+)` \|", section, flags=re.M))
+    listed = {t.name for t in anyio.run(build([str(ROOT)]).list_tools)}
+    assert table == listed
+    group = typer.main.get_command(application(["mcp"]))
+    flags = {o for p in group.commands["mcp"].params for o in p.opts}  # type: ignore[attr-defined]
+    uses = re.findall(r"roofscope mcp[^`\n]*|\"args\": \[[^]]*\]", section)
+    said = {f for use in uses for f in re.findall(r"--[a-z][a-z-]+", use)}
+    assert len(uses) >= 5 and said == {"--root", "--http"} and said <= flags

@@ -147,19 +147,23 @@ def test_a_gzipped_trace_loads_no_reader_of_plain_files() -> None:
     assert analyses & formulas == set()
 
 
+ALL = {"analyze", "profile", "peaks", "demo", "compare", "devices", "formats", "mcp"}
+
+
 @pytest.mark.parametrize(
     ("args", "built"),
     [
         (["analyze", "x.csv", "--json"], {"analyze"}),
+        (["mcp", "--help"], {"mcp"}),
         (["compare", "--help"], {"compare"}),
-        (["--help"], {"analyze", "profile", "peaks", "demo", "compare", "devices", "formats"}),
-        (["nosuch"], {"analyze", "profile", "peaks", "demo", "compare", "devices", "formats"}),
-        ([], {"analyze", "profile", "peaks", "demo", "compare", "devices", "formats"}),
+        (["--help"], ALL),
+        (["nosuch"], ALL),
+        ([], ALL),
     ],
 )
 def test_the_application_builds_the_command_it_runs(args: list[str], built: set[str]) -> None:
     """Typer inspects the signature of every command it builds: a command line naming one
-    builds that one; the root's help and its errors list all seven."""
+    builds that one; the root's help and its errors list all eight."""
     group = typer.main.get_command(application(args))
     assert set(group.commands) == built  # type: ignore[attr-defined]
 

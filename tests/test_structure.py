@@ -12,7 +12,7 @@ from roofscope.model.schema import Table
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "roofscope"
 STAGES = {"readers", "model", "analysis", "diagnosis", "verify", "render", "measure"}
-STAGES |= {"catalogue", "cli", "checkup", "api"}
+STAGES |= {"catalogue", "cli", "checkup", "api", "agent"}
 
 
 def _unit(module: str) -> str:

@@ -16,10 +16,11 @@ from roofscope.cli.analyze import analyze
 from roofscope.cli.compare import compare
 from roofscope.cli.demo import demo
 from roofscope.cli.lists import devices, formats
+from roofscope.cli.mcp import mcp
 from roofscope.cli.measure import peaks, profile
 from roofscope.version import __version__
 
-COMMANDS = (analyze, profile, peaks, demo, compare, devices, formats)
+COMMANDS = (analyze, profile, peaks, demo, compare, devices, formats, mcp)
 
 
 def _version(value: bool) -> None:
@@ -42,8 +43,8 @@ def _root(
 def application(args: Sequence[str] = ()) -> typer.Typer:
     """The application that runs ``args``: when they start with a command's name, with that
     command alone (Typer inspects each command's signature as it builds it: 8.5 ms for all
-    seven, against 2 ms for ``analyze``), else with every command, for the root's help and
-    its errors, which list them."""
+    seven before ``mcp``, against 2 ms for ``analyze``), else with every command, for the
+    root's help and its errors, which list them."""
     app = typer.Typer(
         add_completion=False,
         no_args_is_help=True,
