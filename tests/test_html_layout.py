@@ -307,10 +307,6 @@ def _chart_cases(xfail: dict[str, str]) -> list[Any]:
     return out
 
 
-# issue 40, still open: the movement chart has no axis ticks or legend yet
-ROOFLINE = "issue 40: the movement chart has no ticks or legend"
-
-
 @pytest.mark.parametrize(("name", "chart"), _chart_cases({}))
 def test_no_two_texts_of_a_chart_overlap_in_the_browser(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, name: str, chart: str
@@ -319,7 +315,7 @@ def test_no_two_texts_of_a_chart_overlap_in_the_browser(
     assert _page_checks(name, tmp_path)["charts"][chart]["overlaps"] == []
 
 
-@pytest.mark.parametrize(("name", "chart"), _chart_cases({"movement": ROOFLINE}))
+@pytest.mark.parametrize(("name", "chart"), _chart_cases({}))
 def test_every_chart_has_tick_labels_and_a_legend_in_the_browser(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, name: str, chart: str
 ) -> None:

@@ -1,7 +1,8 @@
 """The kernel-time (hotspots) chart as SVG, drawn here (not in the browser) so that the HTML
 report and ``--svg`` write the same pictures: a bar per kernel (hotspots red), the rest
 folded into 'other', each bar's time and share at its end, a time axis beneath, the
-cumulative share as a dashed line on its own percent axis above, a title and a legend
+cumulative share as a dashed line in its own panel right of the values (its percent axis
+above it, so that it crosses no text), a title and a legend
 (hotspot_axes.py). Every element of a kernel carries ``data-k`` (its index in the report's
 kernel list) for the linked highlighting; every text is escaped."""
 
@@ -129,7 +130,7 @@ def percent(share: float) -> str:
 
 
 def _cumulative(frame: axes.Frame, rows: Sequence[Row]) -> list[str]:
-    """The running sum of the bars' shares, on the percent axis above the bars."""
+    """The running sum of the bars' shares, in its panel right of the bars' values."""
     total, points = 0.0, []
     for n, row in enumerate(rows):
         total += row.share

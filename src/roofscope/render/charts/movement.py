@@ -1,6 +1,7 @@
-"""The roofline chart of a comparison, as SVG: each kernel's movement on the roofline (the
-bandwidth strip beneath it for the kernels without FLOPs). The waterfall is in
-waterfall_chart.py."""
+"""The roofline chart of a comparison, as SVG: each kernel's movement on the roofline, from
+its before point to its after point, labelled with its speedup through the shared placer;
+the axes' ticks and units, a legend of what is drawn (movement_legend.py), and the
+bandwidth strip beneath for the kernels without FLOPs. The waterfall is in waterfall.py."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ from roofscope.render.charts.bandwidth_strip import StripMark, bandwidth_strip, 
 from roofscope.render.charts.font import SVG_FONT
 from roofscope.render.charts.labels import Box, Circle, Placer, Segment, leader_svg, text_width
 from roofscope.render.charts.logplot import LogPlot
-from roofscope.render.charts.roof_lines import RoofStyle, draw_roof, roof_segments
+from roofscope.render.charts.movement_legend import AFTER, BEFORE, movement_legend
+from roofscope.render.charts.movement_legend import HEIGHT as LEGEND_HEIGHT
+from roofscope.render.charts.roof_lines import RoofStyle, draw_roof, line_series, roof_segments
 from roofscope.render.escape import escape_text as _e
 from roofscope.render.numbers import number, si
 from roofscope.verify.compare import Comparison
@@ -36,7 +39,7 @@ def movement_svg(
     if not moves and not strip:
         return ""
     two = bool(new_ceilings) and _differ(ceilings, new_ceilings)
-    height = (420 + (24 if two else 0)) if moves else 0
+    height = (420 + (24 if two else 0) + LEGEND_HEIGHT) if moves else 0
     total = height + strip_height(strip)
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" id="movement" width="760" '
@@ -48,6 +51,7 @@ def movement_svg(
     if moves:
         roofs = [*ceilings, *(new_ceilings if two else ())]
         out += _arrows(moves, roofs, ceilings, new_ceilings if two else (), gpus, 420)
+        out += movement_legend(420 + (24 if two else 0), 60, _lines(moves, roofs))
     out += bandwidth_strip(strip, ceilings, height, 760, 60)
     out.append("</svg>")
     return "\n".join(out)
@@ -77,6 +81,18 @@ def _moves(cmp: Comparison) -> tuple[list[Move], list[StripMark]]:
     return moves, strip
 
 
+def _lines(moves: Sequence[Move], roofs: Sequence[Ceiling]) -> set[str]:
+    """The series of the ceilings' lines drawn inside the axes."""
+    return {line_series(c) for c, _ in roof_segments(_plot(moves, roofs, 420), roofs)}
+
+
+def _plot(moves: Sequence[Move], roofs: Sequence[Ceiling], height: int) -> LogPlot:
+    """The axes around every move's ends, the compute roofs and 0.01-100 FLOP/B."""
+    xs = [v for move in moves for v in move[3]] + [0.01, 100.0]  # room for the ridges
+    ys = [v for move in moves for v in move[4]] + [c.value for c in roofs if c.kind == "compute"]
+    return LogPlot.around(xs, ys, 760, height)
+
+
 def _differ(a: Sequence[Ceiling], b: Sequence[Ceiling]) -> bool:
     return {(c.name, c.value) for c in a} != {(c.name, c.value) for c in b}
 
@@ -90,9 +106,7 @@ def _arrows(
     height: int,
 ) -> list[str]:
     """The axes, each side's roof (labels placed apart), and one arrow per kernel."""
-    xs = [v for move in moves for v in move[3]] + [0.01, 100.0]  # room for the ridges
-    ys = [v for move in moves for v in move[4]] + [c.value for c in roofs if c.kind == "compute"]
-    plot = LogPlot.around(xs, ys, 760, height)
+    plot = _plot(moves, roofs, height)
     ends = [
         Circle(plot.px(x), plot.py(y), 6) for mv in moves for x, y in zip(mv[3], mv[4], strict=True)
     ]
@@ -139,9 +153,10 @@ def _arrow(plot: LogPlot, move: Move, placer: Placer) -> str:
     head = ' marker-end="url(#head)"' if math.hypot(x1 - x0, y1 - y0) > 6 else ""  # it moved
     return (
         f'<g data-k="{i}"><title>{_e(tip)}</title>'
-        f'<line x1="{x0:.1f}" y1="{y0:.1f}" x2="{x1:.1f}" y2="{y1:.1f}" stroke="#333" '
-        f'stroke-width="1.5"{head}/>'
-        f'<circle cx="{x0:.1f}" cy="{y0:.1f}" r="4" fill="{BASE_ROOF.colour}"/>{text}</g>'
+        f'<line data-series="arrow" x1="{x0:.1f}" y1="{y0:.1f}" x2="{x1:.1f}" y2="{y1:.1f}" '
+        f'stroke="{AFTER}" stroke-width="1.5"{head}/>'
+        f'<circle data-series="before" cx="{x0:.1f}" cy="{y0:.1f}" r="4" fill="{BEFORE}"/>'
+        f'<circle data-series="after" cx="{x1:.1f}" cy="{y1:.1f}" r="3" fill="{AFTER}"/>{text}</g>'
     )
 
 
