@@ -18,8 +18,8 @@ from roofscope.render.escape import escape_text as _e
 HOT, COLD, LINE = "#d62728", "#9aa5b1", "#333"
 SERIES = {"hot": "hotspot", "cold": "not a hotspot",
           "cumulative": "cumulative share (right, top axis)"}  # fmt: skip
-BAR_H, TOP, PLOT, RIGHT = 22, 76, 380, 110
-SHARE_W, MARGIN = 140, 24  # the cumulative line's panel, and the room right of it
+BAR_H, TOP, PLOT, RIGHT = 22, 76, 270, 104
+SHARE_W, MARGIN = 110, 16  # the cumulative line's panel, the room right of it: 760 px in all
 
 
 @dataclass(frozen=True)
@@ -115,7 +115,7 @@ def share_axis(frame: Frame) -> list[str]:
             for x in (x0, x1)]  # fmt: skip
     out.append(f'<text x="{x0 + SHARE_W / 2:.1f}" y="{frame.bottom + 32}" font-size="11" '
                'text-anchor="middle">cumulative share</text>')  # fmt: skip
-    for percent in range(0, 101, 25):
+    for percent in range(0, 101, 50):
         x = frame.x_share(percent / 100)
         out.append(
             f'<line x1="{x:.1f}" y1="{y - 3}" x2="{x:.1f}" y2="{y}" stroke="#999"/>'
