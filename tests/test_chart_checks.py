@@ -281,3 +281,24 @@ def test_charts_written_by_svg_are_the_ones_checked(tmp_path: Path) -> None:
     assert main(["analyze", str(PROFILES["nsys"]), "--svg", str(tmp_path), "--json"]) == 0
     for chart, svg in charts("nsys").items():
         assert (tmp_path / f"{chart}.svg").read_text() == svg
+
+
+def test_one_bar_has_no_cumulative_line() -> None:
+    """The vcopy MI350 case: one kernel is 100 % of the time; a cumulative line of one point
+    would draw nothing, so neither the line, its axis nor its legend entry is there."""
+    from roofscope.analysis.hotspots import KernelStats
+
+    one = [KernelStats("vecCopy", ("vecCopy",), 1, 55.5e3, 55.5e3, 55.5e3, 55.5e3, 55.5e3,
+                       0.0, 1.0, 1.0, True)]  # fmt: skip
+    svg = hotspot_bars(one)
+    assert "cumulative" not in svg and sb.tick_labels(svg)[0] == "0 µs"
+    assert [e.series for e in sb.legend(svg)] == ["hot"]
+
+
+def test_the_key_counts_the_kernels_left_unlabelled() -> None:
+    """``1 more kernel without a label: its name on hover``; ``2 more kernels ...``."""
+    from roofscope.render.charts.roofline_labels import Labels, key
+
+    for n, words in ((1, "1 more kernel without a label: its name on hover"),
+                     (2, "2 more kernels without a label: their names on hover")):  # fmt: skip
+        assert words in "".join(key(Labels([], [], n), 0, 760, 60))

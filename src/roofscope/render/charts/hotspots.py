@@ -56,7 +56,7 @@ def hotspot_bars(ranked: Sequence[KernelStats], top: int = 20) -> str:
         "<title>Kernel time by kernel (hotspots in red)</title>",
         axes.title(frame, min(top, len(ranked)), len(ranked)),
         *axes.legend(frame, _series(rows)),
-        *axes.share_axis(frame),
+        *(axes.share_axis(frame) if len(rows) > 1 else ()),
         *axes.time_axis(frame),
     ]
     out += [_bar(frame, n, row, labels[n]) for n, row in enumerate(rows)]
@@ -80,8 +80,9 @@ def _rows(ranked: Sequence[KernelStats], top: int) -> list[Row]:
 
 
 def _series(rows: Sequence[Row]) -> set[str]:
-    """The series the chart draws: hot and cold bars, the cumulative line (where any bar)."""
-    return {"hot" if r.hot else "cold" for r in rows} | ({"cumulative"} if rows else set())
+    """The series the chart draws: hot and cold bars, the cumulative line (where two bars or
+    more: one bar's is a single point at 100 %)."""
+    return {"hot" if r.hot else "cold" for r in rows} | ({"cumulative"} if len(rows) > 1 else set())
 
 
 def _labels(rows: Sequence[Row], kernels: int) -> list[str]:
@@ -136,7 +137,7 @@ def _cumulative(frame: axes.Frame, rows: Sequence[Row]) -> list[str]:
         total += row.share
         y = axes.TOP + n * axes.BAR_H + axes.BAR_H / 2
         points.append(f"{frame.x_share(total):.1f},{y:.1f}")
-    if not points:
+    if len(points) < 2:
         return []
     return [
         f'<polyline class="cumulative" data-series="cumulative" points="{" ".join(points)}" '

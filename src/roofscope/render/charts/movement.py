@@ -45,6 +45,8 @@ def movement_svg(
         f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" id="movement" width="760" '
         f'height="{total}" viewBox="0 0 760 {total}" role="img" {SVG_FONT}>',
         "<title>Roofline movement: each kernel before and after</title>",
+        '<text class="title" x="8" y="20" font-size="13" font-weight="bold">'
+        "Roofline movement: each kernel from baseline to candidate</text>",
         '<defs><marker id="head" markerWidth="8" markerHeight="8" refX="6" refY="3" '
         'orient="auto"><path d="M0,0 L6,3 L0,6 z" fill="#333"/></marker></defs>',
     ]

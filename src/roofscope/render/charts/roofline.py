@@ -92,6 +92,8 @@ def roofline_plot(
         f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" id="roofline" width="{WIDTH}" '
         f'height="{total}" viewBox="0 0 {WIDTH} {total}" role="img" {SVG_FONT}>',
         "<title>Roofline: FLOP/s against arithmetic intensity (FLOP/B), log-log</title>",
+        '<text class="title" x="8" y="20" font-size="13" font-weight="bold">'
+        "Roofline: each kernel's achieved rate against its arithmetic intensity</text>",
         *plot.frame(),
         f'<clipPath id="roofline-area"><rect x="{plot.pad}" y="{plot.pad}" '
         f'width="{WIDTH - 2 * plot.pad}" height="{HEIGHT - 2 * plot.pad}"/></clipPath>',
