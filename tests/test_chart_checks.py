@@ -302,3 +302,14 @@ def test_the_key_counts_the_kernels_left_unlabelled() -> None:
     for n, words in ((1, "1 more kernel without a label: its name on hover"),
                      (2, "2 more kernels without a label: their names on hover")):  # fmt: skip
         assert words in "".join(key(Labels([], [], n), 0, 760, 60))
+
+
+def test_no_flops_anywhere_draws_the_bandwidth_strip_alone() -> None:
+    """The summary with every kernel's FLOPs zeroed (bytes alone, as a copy): no empty FLOP/s
+    axes, a title that says why, the four kernels in the bandwidth strip, every check kept."""
+    bytes_only = [re.sub(r"=[^:]+:", "=0:", w) for w in WORK]
+    svg = roofscope.analyze(SUMMARY, gpu="mi250x", work=bytes_only).roofline_svg()
+    assert "arithmetic intensity" not in svg and "no kernel has FLOPs counted" in svg
+    assert svg.count('<circle class="point bw"') == 4
+    assert [e.series for e in sb.legend(svg)] == ["memory-bound"] == list(sb.drawn_series(svg))
+    assert sb.overlapping(svg) == [] and sb.crossed(svg) == [] and len(sb.tick_labels(svg)) >= 2
