@@ -313,3 +313,13 @@ def test_no_flops_anywhere_draws_the_bandwidth_strip_alone() -> None:
     assert svg.count('<circle class="point bw"') == 4
     assert [e.series for e in sb.legend(svg)] == ["memory-bound"] == list(sb.drawn_series(svg))
     assert sb.overlapping(svg) == [] and sb.crossed(svg) == [] and len(sb.tick_labels(svg)) >= 2
+
+
+def test_the_movement_chart_draws_the_bandwidth_roof_of_its_kernels_level() -> None:
+    """rocprof-compute MI200 against itself: its one kernel (vecCopy) is placed at hbm, so of
+    the four bandwidth roofs (lds, vl1d, l2, hbm) only hbm's is drawn, every check kept."""
+    mi200 = DATA / "rocprof-compute-mi200"
+    svg = roofscope.compare(mi200, mi200).movement_svg()
+    memory = re.findall(r'class="ceiling base memory"[^>]*><title>([^<]*)</title>', svg)
+    assert memory == ["hbm 1.39 TB/s · measured: " + str(mi200 / "roofline.csv") + " (HBMBw)"]
+    assert sb.overlapping(svg) == [] and sb.crossed(svg) == []

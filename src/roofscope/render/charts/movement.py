@@ -34,10 +34,14 @@ def movement_svg(
     the bandwidth strip beneath it for the kernels without FLOPs on one side or both. The
     baseline's ceilings are drawn; when the candidate ran on other ceilings (another GPU),
     its roof too, in another colour, so that each arrow's end reads against its own roof.
-    Empty when no kernel has roofline data on both sides."""
+    Only the memory levels the kernels are placed at have their bandwidth roofs drawn (two
+    GPUs' lds, vl1d and l2 roofs would bury the arrows). Empty when no kernel has roofline
+    data on both sides."""
     moves, strip = _moves(cmp)
     if not moves and not strip:
         return ""
+    levels = {move[5] for move in moves} | {m.level for m in strip}
+    ceilings, new_ceilings = _at(ceilings, levels), _at(new_ceilings, levels)
     two = bool(new_ceilings) and _differ(ceilings, new_ceilings)
     height = (420 + (24 if two else 0) + LEGEND_HEIGHT) if moves else 0
     total = height + strip_height(strip)
@@ -81,6 +85,11 @@ def _moves(cmp: Comparison) -> tuple[list[Move], list[StripMark]]:
             )
             strip.append(StripMark(i, m.level, sb, sa, tip, 4, "#333", speed))
     return moves, strip
+
+
+def _at(ceilings: Sequence[Ceiling], levels: set[str]) -> list[Ceiling]:
+    """The compute roofs, and the bandwidth roofs of the memory ``levels``."""
+    return [c for c in ceilings if c.kind != "memory" or c.level in levels]
 
 
 def _lines(moves: Sequence[Move], roofs: Sequence[Ceiling]) -> set[str]:

@@ -178,7 +178,7 @@ def _label(
     """A group's label as SVG, and the dotted extension of its roof when the label sits
     left of where the roof begins."""
     x, baseline, angle, box = spot
-    start, y = group[0][1][0], group[0][1][1] if baseline < group[0][1][1] else group[-1][1][1]
+    _, (start, y, _, _) = group[0] if baseline < group[0][1][1] else group[-1]  # its line
     extension: list[Segment] = []
     if angle == 0 and box.x0 < start:
         extension.append((box.x0, y, start, y))
