@@ -5,9 +5,11 @@ acceptance are plain functions of these, so that a failure names the texts at fa
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from xml.etree import ElementTree as ET
 
 from roofscope.render.charts.labels import Box, text_box
@@ -18,14 +20,20 @@ _TRANSLATE = re.compile(r"translate\(\s*([-\d.]+)[ ,]+([-\d.]+)\s*\)")
 _ROTATE = re.compile(r"rotate\(\s*([-\d.]+)(?:[ ,]+([-\d.]+)[ ,]+([-\d.]+))?\s*\)")
 
 
+Point = tuple[float, float]
+
+
 @dataclass(frozen=True)
 class Text:
-    """A ``<text>`` as drawn: its words, its box, its classes, whether it is in a legend."""
+    """A ``<text>`` as drawn: its words, its box (the bounds of its corners), its corners
+    (turned with the text: a label along a diagonal roof), its classes, whether it is in a
+    legend."""
 
     words: str
     box: Box
     classes: frozenset[str]
     in_legend: bool
+    corners: tuple[Point, ...] = ()
 
 
 def _classes(e: ET.Element) -> frozenset[str]:
@@ -42,14 +50,19 @@ def _words(e: ET.Element) -> str:
     return "".join(parts).strip()
 
 
-def _rotated(box: Box, transform: str) -> Box:
-    """The box turned by a ``rotate(a cx cy)`` of a right angle (an axis name)."""
+def _rotated(box: Box, transform: str) -> tuple[Point, ...]:
+    """The box's corners turned by a ``rotate(a cx cy)`` (an axis name, a roof's label)."""
+    corners = ((box.x0, box.y0), (box.x1, box.y0), (box.x1, box.y1), (box.x0, box.y1))
     m = _ROTATE.search(transform)
-    if m is None or float(m.group(1)) % 180 == 0:
-        return box
+    if m is None:
+        return corners
+    a = math.radians(float(m.group(1)))
     cx, cy = float(m.group(2) or 0), float(m.group(3) or 0)
-    xs, ys = (box.x0 - cx, box.x1 - cx), (box.y0 - cy, box.y1 - cy)
-    return Box(cx + min(ys), cy + min(xs), cx + max(ys), cy + max(xs))
+    cos, sin = math.cos(a), math.sin(a)
+    return tuple(
+        (cx + (x - cx) * cos - (y - cy) * sin, cy + (x - cx) * sin + (y - cy) * cos)
+        for x, y in corners
+    )
 
 
 def texts(svg: str) -> list[Text]:
@@ -75,9 +88,22 @@ def _text(e: ET.Element, dx: float, dy: float, legend: bool) -> Text:
     words, size = _words(e), float(e.get("font-size") or 10)
     box = text_box(float(e.get("x") or 0), float(e.get("y") or 0), words, size,
                    e.get("text-anchor") or "start")  # fmt: skip
-    box = _rotated(box, e.get("transform") or "")
-    moved = Box(box.x0 + dx, box.y0 + dy, box.x1 + dx, box.y1 + dy)
-    return Text(words, moved, _classes(e), legend)
+    corners = tuple((x + dx, y + dy) for x, y in _rotated(box, e.get("transform") or ""))
+    xs, ys = [x for x, _ in corners], [y for _, y in corners]
+    return Text(words, Box(min(xs), min(ys), max(xs), max(ys)), _classes(e), legend, corners)
+
+
+def _axes(quad: Sequence[Point]) -> list[Point]:
+    return [(q[1] - p[1], p[0] - q[0]) for p, q in zip(quad, [*quad[1:], quad[0]], strict=True)]
+
+
+def _apart(a: Sequence[Point], b: Sequence[Point]) -> bool:
+    """Whether two convex quadrilaterals are apart (a separating axis among their edges')."""
+    for ax, ay in [*_axes(a), *_axes(b)]:
+        pa, pb = [x * ax + y * ay for x, y in a], [x * ax + y * ay for x, y in b]
+        if max(pa) <= min(pb) or max(pb) <= min(pa):
+            return True
+    return False
 
 
 def overlapping(svg: str) -> list[tuple[str, str]]:
@@ -87,7 +113,7 @@ def overlapping(svg: str) -> list[tuple[str, str]]:
         (a.words, b.words)
         for n, a in enumerate(shown)
         for b in shown[n + 1 :]
-        if a.box.overlaps(b.box)
+        if a.box.overlaps(b.box) and not _apart(a.corners, b.corners)
     ]
 
 
@@ -144,3 +170,65 @@ def _marks(e: ET.Element, out: dict[str, set[str]]) -> None:
         out.setdefault(series, set()).add(e.get("fill") or "none")
     for child in e:
         _marks(child, out)
+
+
+def segments(svg: str) -> list[tuple[str, tuple[Point, Point]]]:
+    """Every straight piece of a line the chart draws (``line``, ``polyline``, a ``path`` of
+    moves and lines), by its class, outside ``defs`` (an arrowhead's shape)."""
+    out: list[tuple[str, tuple[Point, Point]]] = []
+    _lines(ET.fromstring(svg), 0.0, 0.0, out)
+    return out
+
+
+def _lines(e: ET.Element, dx: float, dy: float, out: list[tuple[str, tuple[Point, Point]]]) -> None:
+    if e.tag in (f"{NS}defs", f"{NS}text"):
+        return
+    m = _TRANSLATE.search(e.get("transform") or "")
+    if m:
+        dx, dy = dx + float(m.group(1)), dy + float(m.group(2))
+    ends = _ends(e)
+    kind = e.get("class") or e.tag.removeprefix(NS)
+    out += [(kind, ((a[0] + dx, a[1] + dy), (b[0] + dx, b[1] + dy))) for a, b in ends]
+    for child in e:
+        _lines(child, dx, dy, out)
+
+
+def _ends(e: ET.Element) -> list[tuple[Point, Point]]:
+    """The straight pieces of one element."""
+    if e.tag == f"{NS}line":
+        a = (float(e.get("x1") or 0), float(e.get("y1") or 0))
+        return [(a, (float(e.get("x2") or 0), float(e.get("y2") or 0)))]
+    if e.tag == f"{NS}polyline":
+        pts = [float(v) for v in re.split(r"[ ,]+", (e.get("points") or "").strip()) if v]
+    elif e.tag == f"{NS}path" and re.fullmatch(r"[MLz\d., -]*", e.get("d") or ""):
+        pts = [float(v) for v in re.findall(r"-?[\d.]+", e.get("d") or "")]
+    else:
+        return []
+    xy = list(zip(pts[::2], pts[1::2], strict=True))
+    return list(pairwise(xy))
+
+
+def crossed(svg: str) -> list[tuple[str, str]]:
+    """Each (text, line's class) where a line of the chart runs through a drawn text (its box
+    narrowed by half a pixel: a leader line ends at its label's edge). A faint grid line
+    (``line.grid``), drawn behind every text, is read through and is not counted."""
+    shown = [t for t in texts(svg) if t.words]
+    out = []
+    for kind, (a, b) in segments(svg):
+        if kind == "grid":
+            continue
+        reach = Box(min(a[0], b[0]), min(a[1], b[1]), max(a[0], b[0]), max(a[1], b[1]))
+        for t in shown:
+            if t.box.overlaps(reach) and not _apart(_narrowed(t.corners), (a, b)):
+                out.append((t.words, kind))
+    return out
+
+
+def _narrowed(quad: Sequence[Point], by: float = 0.5) -> tuple[Point, ...]:
+    """The quadrilateral's corners moved ``by`` px towards its centre along each diagonal."""
+    cx, cy = sum(x for x, _ in quad) / len(quad), sum(y for _, y in quad) / len(quad)
+    out = []
+    for x, y in quad:
+        d = math.hypot(x - cx, y - cy) or 1.0
+        out.append((x - (x - cx) * by / d, y - (y - cy) * by / d))
+    return tuple(out)

@@ -1,6 +1,7 @@
 """The parts of the kernel-time chart that state its numbers: the title, the legend (hotspot,
 not a hotspot, the cumulative-share line), the time axis beneath the bars and the percent
-axis of the cumulative line above them.
+axis of the cumulative line above its own panel, right of the bars' values (so that the line
+crosses no value).
 
 Every tick label is a ``text.tick``; the legend is a ``g.legend`` of ``g.legend-entry``
 whose ``data-series`` names the marks it explains (the bars and the line carry the same)."""
@@ -15,8 +16,10 @@ from roofscope.render.charts.time_axis import ticks
 from roofscope.render.escape import escape_text as _e
 
 HOT, COLD, LINE = "#d62728", "#9aa5b1", "#333"
-SERIES = {"hot": "hotspot", "cold": "not a hotspot", "cumulative": "cumulative share (top axis)"}
-BAR_H, TOP, PLOT, RIGHT = 22, 76, 380, 120
+SERIES = {"hot": "hotspot", "cold": "not a hotspot",
+          "cumulative": "cumulative share (right, top axis)"}  # fmt: skip
+BAR_H, TOP, PLOT, RIGHT = 22, 76, 270, 104
+SHARE_W, MARGIN = 110, 16  # the cumulative line's panel, the room right of it: 760 px in all
 
 
 @dataclass(frozen=True)
@@ -30,7 +33,7 @@ class Frame:
 
     @property
     def width(self) -> int:
-        return self.left + PLOT + RIGHT
+        return self.left + PLOT + RIGHT + SHARE_W + MARGIN
 
     @property
     def bottom(self) -> int:
@@ -43,8 +46,13 @@ class Frame:
     def x_time(self, ns: float) -> float:
         return self.left + (ns / self.most_ns * PLOT if self.most_ns > 0 else 0.0)
 
+    @property
+    def share_left(self) -> int:
+        """The x of 0 % on the cumulative line's panel, right of the bars' values."""
+        return self.left + PLOT + RIGHT
+
     def x_share(self, share: float) -> float:
-        return self.left + share * PLOT
+        return self.share_left + share * SHARE_W
 
 
 def title(frame: Frame, shown: int, total: int) -> str:
@@ -99,11 +107,15 @@ def time_axis(frame: Frame) -> list[str]:
 
 
 def share_axis(frame: Frame) -> list[str]:
-    """The cumulative line's axis above the bars: 0 % to 100 % of the kernel time."""
-    y = TOP - 4
-    out = [f'<g class="axis share"><line x1="{frame.left}" y1="{y}" x2="{frame.left + PLOT}" '
-           f'y2="{y}" stroke="#999"/>']  # fmt: skip
-    for percent in range(0, 101, 25):
+    """The cumulative line's axis above its panel: 0 % to 100 % of the kernel time, with
+    faint guides down the panel at 0 % and 100 %."""
+    y, x0, x1 = TOP - 4, frame.share_left, frame.share_left + SHARE_W
+    out = [f'<g class="axis share"><line x1="{x0}" y1="{y}" x2="{x1}" y2="{y}" stroke="#999"/>']
+    out += [f'<line x1="{x}" y1="{y}" x2="{x}" y2="{frame.bottom}" stroke="#e3e3e3"/>'
+            for x in (x0, x1)]  # fmt: skip
+    out.append(f'<text x="{x0 + SHARE_W / 2:.1f}" y="{frame.bottom + 32}" font-size="11" '
+               'text-anchor="middle">cumulative share</text>')  # fmt: skip
+    for percent in range(0, 101, 50):
         x = frame.x_share(percent / 100)
         out.append(
             f'<line x1="{x:.1f}" y1="{y - 3}" x2="{x:.1f}" y2="{y}" stroke="#999"/>'

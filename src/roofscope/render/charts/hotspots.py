@@ -1,7 +1,8 @@
 """The kernel-time (hotspots) chart as SVG, drawn here (not in the browser) so that the HTML
 report and ``--svg`` write the same pictures: a bar per kernel (hotspots red), the rest
 folded into 'other', each bar's time and share at its end, a time axis beneath, the
-cumulative share as a dashed line on its own percent axis above, a title and a legend
+cumulative share as a dashed line in its own panel right of the values (its percent axis
+above it, so that it crosses no text), a title and a legend
 (hotspot_axes.py). Every element of a kernel carries ``data-k`` (its index in the report's
 kernel list) for the linked highlighting; every text is escaped."""
 
@@ -55,7 +56,7 @@ def hotspot_bars(ranked: Sequence[KernelStats], top: int = 20) -> str:
         "<title>Kernel time by kernel (hotspots in red)</title>",
         axes.title(frame, min(top, len(ranked)), len(ranked)),
         *axes.legend(frame, _series(rows)),
-        *axes.share_axis(frame),
+        *(axes.share_axis(frame) if len(rows) > 1 else ()),
         *axes.time_axis(frame),
     ]
     out += [_bar(frame, n, row, labels[n]) for n, row in enumerate(rows)]
@@ -79,8 +80,9 @@ def _rows(ranked: Sequence[KernelStats], top: int) -> list[Row]:
 
 
 def _series(rows: Sequence[Row]) -> set[str]:
-    """The series the chart draws: hot and cold bars, the cumulative line (where any bar)."""
-    return {"hot" if r.hot else "cold" for r in rows} | ({"cumulative"} if rows else set())
+    """The series the chart draws: hot and cold bars, the cumulative line (where two bars or
+    more: one bar's is a single point at 100 %)."""
+    return {"hot" if r.hot else "cold" for r in rows} | ({"cumulative"} if len(rows) > 1 else set())
 
 
 def _labels(rows: Sequence[Row], kernels: int) -> list[str]:
@@ -129,13 +131,13 @@ def percent(share: float) -> str:
 
 
 def _cumulative(frame: axes.Frame, rows: Sequence[Row]) -> list[str]:
-    """The running sum of the bars' shares, on the percent axis above the bars."""
+    """The running sum of the bars' shares, in its panel right of the bars' values."""
     total, points = 0.0, []
     for n, row in enumerate(rows):
         total += row.share
         y = axes.TOP + n * axes.BAR_H + axes.BAR_H / 2
         points.append(f"{frame.x_share(total):.1f},{y:.1f}")
-    if not points:
+    if len(points) < 2:
         return []
     return [
         f'<polyline class="cumulative" data-series="cumulative" points="{" ".join(points)}" '

@@ -74,7 +74,7 @@ class LogPlot:
         out = [f'<rect x="{pad}" y="{pad}" width="{w - 2 * pad}" height="{h - 2 * pad}" '
                'fill="none" stroke="#ccc"/>']  # fmt: skip
         for decade in range(round(math.log10(self.x0)), round(math.log10(self.x1)) + 1):
-            out.append(f'<text class="tick" x="{self.px(10.0**decade):.1f}" y="{h - pad + 14}" '
+            out.append(f'<text class="tick" x="{self.px(10.0**decade):.1f}" y="{h - pad + 16}" '
                        f'font-size="10" text-anchor="middle">{si_tick(decade)}</text>')  # fmt: skip
         for decade in range(round(math.log10(self.y0)), round(math.log10(self.y1)) + 1):
             out.append(f'<text class="tick" x="{pad - 5}" y="{self.py(10.0**decade) + 3:.1f}" '

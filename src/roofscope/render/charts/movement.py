@@ -1,6 +1,7 @@
-"""The roofline chart of a comparison, as SVG: each kernel's movement on the roofline (the
-bandwidth strip beneath it for the kernels without FLOPs). The waterfall is in
-waterfall_chart.py."""
+"""The roofline chart of a comparison, as SVG: each kernel's movement on the roofline, from
+its before point to its after point, labelled with its speedup through the shared placer;
+the axes' ticks and units, a legend of what is drawn (movement_legend.py), and the
+bandwidth strip beneath for the kernels without FLOPs. The waterfall is in waterfall.py."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ from roofscope.render.charts.bandwidth_strip import StripMark, bandwidth_strip, 
 from roofscope.render.charts.font import SVG_FONT
 from roofscope.render.charts.labels import Box, Circle, Placer, Segment, leader_svg, text_width
 from roofscope.render.charts.logplot import LogPlot
-from roofscope.render.charts.roof_lines import RoofStyle, draw_roof, roof_segments
+from roofscope.render.charts.movement_legend import AFTER, BEFORE, movement_legend
+from roofscope.render.charts.movement_legend import HEIGHT as LEGEND_HEIGHT
+from roofscope.render.charts.roof_lines import RoofStyle, draw_roof, line_series, roof_segments
 from roofscope.render.escape import escape_text as _e
 from roofscope.render.numbers import number, si
 from roofscope.verify.compare import Comparison
@@ -31,23 +34,30 @@ def movement_svg(
     the bandwidth strip beneath it for the kernels without FLOPs on one side or both. The
     baseline's ceilings are drawn; when the candidate ran on other ceilings (another GPU),
     its roof too, in another colour, so that each arrow's end reads against its own roof.
-    Empty when no kernel has roofline data on both sides."""
+    Only the memory levels the kernels are placed at have their bandwidth roofs drawn (two
+    GPUs' lds, vl1d and l2 roofs would bury the arrows). Empty when no kernel has roofline
+    data on both sides."""
     moves, strip = _moves(cmp)
     if not moves and not strip:
         return ""
+    levels = {move[5] for move in moves} | {m.level for m in strip}
+    ceilings, new_ceilings = _at(ceilings, levels), _at(new_ceilings, levels)
     two = bool(new_ceilings) and _differ(ceilings, new_ceilings)
-    height = (420 + (24 if two else 0)) if moves else 0
+    height = (420 + (24 if two else 0) + LEGEND_HEIGHT) if moves else 0
     total = height + strip_height(strip)
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" id="movement" width="760" '
         f'height="{total}" viewBox="0 0 760 {total}" role="img" {SVG_FONT}>',
         "<title>Roofline movement: each kernel before and after</title>",
+        '<text class="title" x="8" y="20" font-size="13" font-weight="bold">'
+        "Roofline movement: each kernel from baseline to candidate</text>",
         '<defs><marker id="head" markerWidth="8" markerHeight="8" refX="6" refY="3" '
         'orient="auto"><path d="M0,0 L6,3 L0,6 z" fill="#333"/></marker></defs>',
     ]
     if moves:
         roofs = [*ceilings, *(new_ceilings if two else ())]
         out += _arrows(moves, roofs, ceilings, new_ceilings if two else (), gpus, 420)
+        out += movement_legend(420 + (24 if two else 0), 60, _lines(moves, roofs))
     out += bandwidth_strip(strip, ceilings, height, 760, 60)
     out.append("</svg>")
     return "\n".join(out)
@@ -77,6 +87,23 @@ def _moves(cmp: Comparison) -> tuple[list[Move], list[StripMark]]:
     return moves, strip
 
 
+def _at(ceilings: Sequence[Ceiling], levels: set[str]) -> list[Ceiling]:
+    """The compute roofs, and the bandwidth roofs of the memory ``levels``."""
+    return [c for c in ceilings if c.kind != "memory" or c.level in levels]
+
+
+def _lines(moves: Sequence[Move], roofs: Sequence[Ceiling]) -> set[str]:
+    """The series of the ceilings' lines drawn inside the axes."""
+    return {line_series(c) for c, _ in roof_segments(_plot(moves, roofs, 420), roofs)}
+
+
+def _plot(moves: Sequence[Move], roofs: Sequence[Ceiling], height: int) -> LogPlot:
+    """The axes around every move's ends, the compute roofs and 0.01-100 FLOP/B."""
+    xs = [v for move in moves for v in move[3]] + [0.01, 100.0]  # room for the ridges
+    ys = [v for move in moves for v in move[4]] + [c.value for c in roofs if c.kind == "compute"]
+    return LogPlot.around(xs, ys, 760, height)
+
+
 def _differ(a: Sequence[Ceiling], b: Sequence[Ceiling]) -> bool:
     return {(c.name, c.value) for c in a} != {(c.name, c.value) for c in b}
 
@@ -90,9 +117,7 @@ def _arrows(
     height: int,
 ) -> list[str]:
     """The axes, each side's roof (labels placed apart), and one arrow per kernel."""
-    xs = [v for move in moves for v in move[3]] + [0.01, 100.0]  # room for the ridges
-    ys = [v for move in moves for v in move[4]] + [c.value for c in roofs if c.kind == "compute"]
-    plot = LogPlot.around(xs, ys, 760, height)
+    plot = _plot(moves, roofs, height)
     ends = [
         Circle(plot.px(x), plot.py(y), 6) for mv in moves for x, y in zip(mv[3], mv[4], strict=True)
     ]
@@ -139,9 +164,10 @@ def _arrow(plot: LogPlot, move: Move, placer: Placer) -> str:
     head = ' marker-end="url(#head)"' if math.hypot(x1 - x0, y1 - y0) > 6 else ""  # it moved
     return (
         f'<g data-k="{i}"><title>{_e(tip)}</title>'
-        f'<line x1="{x0:.1f}" y1="{y0:.1f}" x2="{x1:.1f}" y2="{y1:.1f}" stroke="#333" '
-        f'stroke-width="1.5"{head}/>'
-        f'<circle cx="{x0:.1f}" cy="{y0:.1f}" r="4" fill="{BASE_ROOF.colour}"/>{text}</g>'
+        f'<line data-series="arrow" x1="{x0:.1f}" y1="{y0:.1f}" x2="{x1:.1f}" y2="{y1:.1f}" '
+        f'stroke="{AFTER}" stroke-width="1.5"{head}/>'
+        f'<circle data-series="before" cx="{x0:.1f}" cy="{y0:.1f}" r="4" fill="{BEFORE}"/>'
+        f'<circle data-series="after" cx="{x1:.1f}" cy="{y1:.1f}" r="3" fill="{AFTER}"/>{text}</g>'
     )
 
 

@@ -124,16 +124,10 @@ def draw_roof(
     segs = roof_segments(plot, ceilings)
     lines = [s for _, s in segs] + list(others)
     grid = Grid(points)
-    out: list[str] = []
-    for c, (x1, y1, x2, y2) in segs:
-        dash = ' stroke-dasharray="5,3"' if c.unit == "vector" else ""
-        out.append(
-            f'<line class="{style.css} {c.kind}" data-series="{line_series(c)}" x1="{x1:.1f}" '
-            f'y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" stroke="{style.colour}"{dash}><title>'
-            f"{escape(group_label([c], style.suffix))} · {escape(c.source)}</title></line>"
-        )
     boxes: list[Box] = []
     labels: list[str] = []
+    extensions: list[str] = []
+    gaps: dict[Segment, Segment] = {}
     for group in groups(segs):
         text = group_label([c for c, _ in group], style.suffix)
         spot = _spot(plot, group, text, lines, grid, taken)
@@ -141,11 +135,31 @@ def draw_roof(
             continue
         taken.append(spot[3])
         boxes.append(spot[3])
-        extension, label = _label(group, text, spot, style)
-        out += [_dotted(seg, style) for seg in extension]
+        if spot[4] is not None:
+            gaps[group[0][1]] = spot[4]
+        extension, label = _label(group, text, spot[:4], style)
+        extensions += [_dotted(seg, style) for seg in extension]
         lines += extension  # no later label on it
         labels.append(label)
-    return out, labels, Roof(lines, boxes)
+    out = [_line(c, piece, style) for c, seg in segs for piece in _around(seg, gaps.get(seg))]
+    return out + extensions, labels, Roof(lines, boxes)
+
+
+def _line(c: Ceiling, seg: Segment, style: RoofStyle) -> str:
+    x1, y1, x2, y2 = seg
+    dash = ' stroke-dasharray="5,3"' if c.unit == "vector" else ""
+    return (
+        f'<line class="{style.css} {c.kind}" data-series="{line_series(c)}" x1="{x1:.1f}" '
+        f'y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" stroke="{style.colour}"{dash}><title>'
+        f"{escape(group_label([c], style.suffix))} · {escape(c.source)}</title></line>"
+    )
+
+
+def _around(seg: Segment, gap: Segment | None) -> list[Segment]:
+    """The line, or its two pieces either side of the label written on it (``gap``)."""
+    if gap is None:
+        return [seg]
+    return [(seg[0], seg[1], gap[0], gap[1]), (gap[2], gap[3], seg[2], seg[3])]
 
 
 def _dotted(seg: Segment, style: RoofStyle) -> str:
@@ -164,7 +178,7 @@ def _label(
     """A group's label as SVG, and the dotted extension of its roof when the label sits
     left of where the roof begins."""
     x, baseline, angle, box = spot
-    start, y = group[0][1][0], group[0][1][1] if baseline < group[0][1][1] else group[-1][1][1]
+    _, (start, y, _, _) = group[0] if baseline < group[0][1][1] else group[-1]  # its line
     extension: list[Segment] = []
     if angle == 0 and box.x0 < start:
         extension.append((box.x0, y, start, y))
@@ -177,6 +191,10 @@ def _label(
     )
 
 
+Spot = tuple[float, float, float, Box, Segment | None]  # x, baseline, angle, box, gap
+ON_LINE = 30.0  # the cost of writing a label on its line (the line broken around it)
+
+
 def _spot(
     plot: LogPlot,
     group: list[tuple[Ceiling, Segment]],
@@ -184,43 +202,67 @@ def _spot(
     lines: Sequence[Segment],
     points: Sequence[Box] | Grid,
     taken: Sequence[Box],
-) -> tuple[float, float, float, Box] | None:
+) -> Spot | None:
     """Where along its lines a group's label goes, written along them (rotated with a
-    diagonal): (x, baseline, angle in degrees, box), or None."""
+    diagonal): above the top line, below the bottom one, or (a lone bandwidth line with
+    others close by) on its line, which is then broken around it: (x, baseline, angle in
+    degrees, box, the line's piece it hides), or None."""
     w = text_width(text, SIZE)
     grid = points if isinstance(points, Grid) else Grid(points)
     left, top, right, bottom = plot.area()
     area = Box(left + 2, top + 2, right - 2, bottom - 2)
-    best: tuple[float, float, float, float, Box] | None = None
+    places = ["above", "below"] + (["on"] if len(group) == 1 and group[0][0].kind == "memory"
+                                   else [])  # fmt: skip
+    best: tuple[float, Spot] | None = None
     steps = 24
     for i in range(steps + 1):
-        for above in (True, False):
-            c, (x1, y1, x2, y2) = group[0] if above else group[-1]
-            start = x1
-            if c.kind == "compute":  # on the roof, or on its extension left of the ridge
-                x1 = area.x0 + 2
-            length = math.hypot(x2 - x1, y2 - y1)
-            if length < w:
-                continue
-            ux, uy = (x2 - x1) / length, (y2 - y1) / length  # along the line
-            nx, ny = (uy, -ux) if ux > 0 else (-uy, ux)  # its normal, pointing up
-            t = (1 - i / steps) if c.kind == "compute" else i / steps
-            ax, ay = x1 + (x2 - x1) * t - ux * w * t, y1 + (y2 - y1) * t - uy * w * t
-            lift = 3 + 0.25 * SIZE if above else -(3 + 0.8 * SIZE)
-            bx, by = ax + nx * lift, ay + ny * lift
-            quad = _quad(bx, by, ux, uy, nx, ny, w)
-            box = Box(*_bounds(quad))
-            if not box.within(area) or any(box.overlaps(b, 1.0) for b in taken):
-                continue
-            struck = sum(1 for seg in lines if _struck(quad, seg))  # a last resort
-            cost = sum(box.overlap_area(p) for p in grid.near(box)) + i * 0.5 + 1e5 * struck
-            if box.x0 < start:  # off the line: a dotted extension, through no label
-                ext = (box.x0, y1, start, y1)
-                cost += 40 + 1e5 * sum(1 for t in taken if crosses(t, ext))
-            if best is None or cost < best[0]:
-                angle = math.degrees(math.atan2(uy, ux))
-                best = (cost, bx, by, angle, box)
-    return None if best is None else best[1:]
+        for place in places:
+            found = _candidate(group, place, i / steps, w, area, lines, grid, taken)
+            if found is not None and (best is None or found[0] + i * 0.5 < best[0]):
+                best = (found[0] + i * 0.5, found[1])
+    return None if best is None else best[1]
+
+
+def _candidate(
+    group: list[tuple[Ceiling, Segment]],
+    place: str,
+    step: float,
+    w: float,
+    area: Box,
+    lines: Sequence[Segment],
+    grid: Grid,
+    taken: Sequence[Box],
+) -> tuple[float, Spot] | None:
+    """The label at ``step`` (0 to 1) along its line, ``place``d above, below or on it, and
+    its cost: the points under it, a line striking it (a last resort), a dotted extension."""
+    c, own = group[0] if place != "below" else group[-1]
+    x1, y1, x2, y2 = own
+    start = x1
+    if c.kind == "compute":  # on the roof, or on its extension left of the ridge
+        x1 = area.x0 + 2
+    length = math.hypot(x2 - x1, y2 - y1)
+    if length < w + (4 if place == "on" else 0):
+        return None
+    ux, uy = (x2 - x1) / length, (y2 - y1) / length  # along the line
+    nx, ny = (uy, -ux) if ux > 0 else (-uy, ux)  # its normal, pointing up
+    t = (1 - step) if c.kind == "compute" else step
+    ax, ay = x1 + (x2 - x1) * t - ux * w * t, y1 + (y2 - y1) * t - uy * w * t
+    lift = {"above": 3 + 0.25 * SIZE, "below": -(3 + 0.8 * SIZE), "on": -0.275 * SIZE}[place]
+    bx, by = ax + nx * lift, ay + ny * lift
+    quad = _quad(bx, by, ux, uy, nx, ny, w)
+    box = Box(*_bounds(quad))
+    if not box.within(area) or any(box.overlaps(b, 1.0) for b in taken):
+        return None
+    struck = sum(1 for seg in lines if (place != "on" or seg != own) and _struck(quad, seg))
+    cost = sum(box.overlap_area(p) for p in grid.near(box)) + 1e5 * struck
+    gap: Segment | None = None
+    if place == "on":
+        cost += ON_LINE
+        gap = (ax - 2 * ux, ay - 2 * uy, ax + (w + 2) * ux, ay + (w + 2) * uy)
+    elif box.x0 < start:  # off the line: a dotted extension, through no label
+        ext = (box.x0, y1, start, y1)
+        cost += 40 + 1e5 * sum(1 for t in taken if crosses(t, ext))
+    return cost, (bx, by, math.degrees(math.atan2(uy, ux)), box, gap)
 
 
 def _quad(

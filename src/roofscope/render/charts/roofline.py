@@ -21,6 +21,7 @@ from roofscope.render.charts.labels import Box, Circle, Placer
 from roofscope.render.charts.logplot import LogPlot
 from roofscope.render.charts.roof_lines import draw_roof, line_series, roof_segments
 from roofscope.render.charts.roofline_labels import Spot, kernel_labels, key, key_height
+from roofscope.render.charts.roofline_legend import ROW as LEGEND_ROW
 from roofscope.render.charts.roofline_legend import Clipped, legend, legend_height
 from roofscope.render.numbers import number, si, sig
 from roofscope.report import Report
@@ -67,6 +68,8 @@ def roofline_plot(
     marks = [m for m in strip if m is not None]
     if not points and not marks:
         return ""  # nothing to show: the page and the export say why
+    if not points:
+        return _strip_only(section, marks)
     doubt = {p.k.name: validity(p.k.name) for p in points}
     sound = [p for p in points if not doubt[p.k.name]] or points
     plot = _axes(sound, points, [c.value for c in section.ceilings if c.kind == "compute"])
@@ -92,6 +95,8 @@ def roofline_plot(
         f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" id="roofline" width="{WIDTH}" '
         f'height="{total}" viewBox="0 0 {WIDTH} {total}" role="img" {SVG_FONT}>',
         "<title>Roofline: FLOP/s against arithmetic intensity (FLOP/B), log-log</title>",
+        '<text class="title" x="8" y="20" font-size="13" font-weight="bold">'
+        "Roofline: each kernel's achieved rate against its arithmetic intensity</text>",
         *plot.frame(),
         f'<clipPath id="roofline-area"><rect x="{plot.pad}" y="{plot.pad}" '
         f'width="{WIDTH - 2 * plot.pad}" height="{HEIGHT - 2 * plot.pad}"/></clipPath>',
@@ -114,6 +119,24 @@ def roofline_plot(
     out += bandwidth_strip(marks, section.ceilings, top, WIDTH, plot.pad)
     out.append("</svg>")
     return "\n".join(out)
+
+
+def _strip_only(section: Roofline, marks: Sequence[StripMark]) -> str:
+    """No kernel with FLOPs: no empty FLOP/s axes, only the bandwidth strip under a title
+    that says why, and the legend of its points."""
+    above = any(m.above for m in marks)
+    top = 40 + 10 + LEGEND_ROW  # one row of legend: no ceiling lines drawn
+    total = top + strip_height(marks)
+    return "\n".join([
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" id="roofline" width="{WIDTH}" '
+        f'height="{total}" viewBox="0 0 {WIDTH} {total}" role="img" {SVG_FONT}>',
+        "<title>Roofline: the kernels placed by bandwidth (none has FLOPs)</title>",
+        '<text class="title" x="8" y="20" font-size="13" font-weight="bold">'
+        "Roofline: no kernel has FLOPs counted, so each is placed by bandwidth</text>",
+        *legend(40, WIDTH, 60, [], above, bounds={Bound.MEMORY}, points=False, lines=()),
+        *bandwidth_strip(marks, section.ceilings, top, WIDTH, 60),
+        "</svg>",
+    ])  # fmt: skip
 
 
 def _points(

@@ -12,6 +12,7 @@ from html import escape
 
 from roofscope.render.charts.labels import Circle, Placed, Placer, leader_svg
 from roofscope.render.names import short_names
+from roofscope.render.numbers import count
 
 NAMED, NUMBERED = 8, 30  # kernels named beside their points; numbered after them
 NAME_RINGS = 6  # a name within about 100 px of its point, or a number instead
@@ -106,7 +107,9 @@ def key(labels: Labels, top: float, width: int, pad: int) -> list[str]:
                    f'font-size="{KEY_SIZE:g}">{number}  {escape(name)}</text>')  # fmt: skip
     if labels.unshown:
         y = top + 8 + KEY_ROW * rows + 9
-        words = f"{labels.unshown} more kernels without a label: their names on hover"
+        one = labels.unshown == 1
+        words = (f"{count(labels.unshown, 'more kernel')} without a label: "
+                 f"{'its name' if one else 'their names'} on hover")  # fmt: skip
         out.append(f'<text class="key-more" x="{pad}" y="{y:.1f}" font-size="{KEY_SIZE:g}" '
                    f'fill="#555">{escape(words)}</text>')  # fmt: skip
     return [*out, "</g>"]

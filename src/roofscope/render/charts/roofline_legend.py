@@ -53,25 +53,25 @@ def legend(
     ``data-series``, as the points and lines carry it."""
     y = top + 14
     marks: list[tuple[str, str, str | None]] = [
-        (_dot(0, y, 5, colour, colour), words, series)
+        (dot(0, y, 5, colour, colour), words, series)
         for bound, colour, words, series in _BOUNDS
         if bound in bounds
     ]
     if above:
-        marks.append((_dot(0, y, 5, "none", "#555"), "hollow: above its roof", "above"))
-    sizes = _dot(0, y, 6.6, "#999", "#999") + _dot(16, y, 12.2, "#999", "#999")
+        marks.append((dot(0, y, 5, "none", "#555"), "hollow: above its roof", "above"))
+    sizes = dot(0, y, 6.6, "#999", "#999") + dot(16, y, 12.2, "#999", "#999")
     if points:
         marks.append((sizes, "size: time share (1 %, 10 %)", None))
-    out = ['<g class="legend">', *_row(marks, pad, y)]
+    out = ['<g class="legend">', *row(marks, pad, y)]
     y += ROW
     kinds = [
-        (_line(0, y, 20, y, ""), "matrix peak", "matrix-peak"),
-        (_line(0, y, 20, y, ' stroke-dasharray="5,3"'), "vector peak (labels: data type)",
+        (line_glyph(0, y, 20, y, ""), "matrix peak", "matrix-peak"),
+        (line_glyph(0, y, 20, y, ' stroke-dasharray="5,3"'), "vector peak (labels: data type)",
          "vector-peak"),
-        (_line(0, y + 6, 20, y - 6, ""), "bandwidth of a memory level (hbm, l2, …)",
+        (line_glyph(0, y + 6, 20, y - 6, ""), "bandwidth of a memory level (hbm, l2, …)",
          "bandwidth"),
     ]  # fmt: skip
-    out += _row([k for k in kinds if k[2] in lines], pad, y)
+    out += row([k for k in kinds if k[2] in lines], pad, y)
     if clipped:
         y += ROW
         out.append(f'<path d="M{pad},{y - 8} L{pad + 9},{y - 3} L{pad},{y + 2} z" fill="#000"/>')
@@ -95,7 +95,7 @@ def _clipped_text(clipped: Sequence[Clipped], room: float) -> str:
     return text
 
 
-def _row(marks: Sequence[tuple[str, str, str | None]], x: float, y: float) -> list[str]:
+def row(marks: Sequence[tuple[str, str, str | None]], x: float, y: float) -> list[str]:
     """The entries of one legend row; an entry with a series is a ``g.legend-entry``."""
     out = []
     for glyph, words, series in marks:
@@ -111,12 +111,12 @@ def _row(marks: Sequence[tuple[str, str, str | None]], x: float, y: float) -> li
     return out
 
 
-def _dot(cx: float, cy: float, r: float, fill: str, stroke: str) -> str:
+def dot(cx: float, cy: float, r: float, fill: str, stroke: str) -> str:
     return (
         f'<circle cx="{cx + 6:.1f}" cy="{cy:.1f}" r="{r:g}" fill="{fill}" fill-opacity="0.6" '
         f'stroke="{stroke}" stroke-width="2"/>'
     )
 
 
-def _line(x1: float, y1: float, x2: float, y2: float, dash: str) -> str:
+def line_glyph(x1: float, y1: float, x2: float, y2: float, dash: str) -> str:
     return f'<line x1="{x1}" y1="{y1}" x2="{x2}" y2="{y2}" stroke="#555"{dash}/>'

@@ -141,7 +141,7 @@ def _axis(span: int, plot: int, bottom: int) -> list[str]:
             f"{label}</text>"
         )
     out.append("</g>")
-    out.append(f'<text x="0" y="{TOP - 8}" font-size="11">time since 1st kernel</text>')
+    out.append(f'<text x="8" y="{TOP - 8}" font-size="11">time since 1st kernel</text>')
     return out
 
 

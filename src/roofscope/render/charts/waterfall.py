@@ -136,6 +136,10 @@ def _legend(steps: Iterable[str]) -> list[str]:
     return out
 
 
+# a value's white outline: the faint grid lines behind it stop short of its letters
+HALO = 'stroke="#fff" stroke-width="3" paint-order="stroke"'
+
+
 def _grid(axis: _Axis, bottom: float) -> list[str]:
     """Tick labels above the rows, their grid lines through them, and the axis title."""
     out = [f'<text x="{LEFT - 18}" y="{TOP - 10}" font-size="10" text-anchor="end">'
@@ -143,7 +147,8 @@ def _grid(axis: _Axis, bottom: float) -> list[str]:
     for at, label in ticks(axis.lo, axis.hi, 6):
         x = axis.x(at)
         out.append(
-            f'<line x1="{x:.1f}" y1="{TOP - 6}" x2="{x:.1f}" y2="{bottom}" stroke="#e4e4e4"/>'
+            f'<line class="grid" x1="{x:.1f}" y1="{TOP - 6}" x2="{x:.1f}" y2="{bottom}" '
+            'stroke="#e4e4e4"/>'
             f'<text class="tick" x="{x:.1f}" y="{TOP - 10}" font-size="10" '
             f'text-anchor="middle">{label}</text>'
         )
@@ -166,7 +171,7 @@ def _total(side: str, total: float, axis: _Axis, y: float, base: float = 0.0) ->
         f"<title>{side} {duration(total)}</title></rect>{cut}"
         f'<text x="{LEFT - 6}" y="{y + 15}" text-anchor="end" font-size="11" '
         f'font-weight="bold">{side}</text>'
-        f'<text x="{x1 + 4:.1f}" y="{y + 15}" font-size="10" font-weight="bold">'
+        f'<text x="{x1 + 4:.1f}" y="{y + 15}" font-size="10" font-weight="bold" {HALO}>'
         f"{_e(duration(total))}{change}</text></g>"
     )
 
@@ -186,6 +191,6 @@ def _step(
         f'width="{max(1.0, b - a):.1f}" height="16" fill="{SERIES[_series(delta)][1]}"/>'
         f'<line x1="{end:.1f}" y1="{y + 18}" x2="{end:.1f}" y2="{y + ROW + 2}" stroke="#888" '
         'stroke-dasharray="2,2"/>'
-        f'<text x="{max(a, b) + 4:.1f}" y="{y + 15}" font-size="10">'
+        f'<text x="{max(a, b) + 4:.1f}" y="{y + 15}" font-size="10" {HALO}>'
         f"{_e(_signed(delta, base))}</text></g>"
     )
