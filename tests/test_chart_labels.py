@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import math
 import random
-import time
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
@@ -211,16 +210,14 @@ def test_movement_speedups_apart(capsys: pytest.CaptureFixture[str], tmp_path: P
         assert not [_own(u) for u, c in others if b.overlaps(c)], _own(t)
 
 
-def test_placer_on_200_points_is_fast_and_apart() -> None:
-    """200 points in a 640 x 340 area (seeded), a label tried for each: well under a second,
-    and no two placed boxes overlap nor any meets a point."""
+def test_placer_on_200_points_keeps_them_apart() -> None:
+    """200 points in a 640 x 340 area (seeded), a label tried for each: no two placed boxes
+    overlap nor any meets a point (its speed is measured in bench/, not asserted here)."""
     rng = random.Random(40)
     points = [Circle(rng.uniform(70, 690), rng.uniform(70, 390), rng.uniform(4, 12))
               for _ in range(200)]  # fmt: skip
     placer = Placer(Box(62, 62, 698, 398), points=points)
-    start = time.perf_counter()
     placed = [placer.place(p, f"kernel_{n}", 10) for n, p in enumerate(points)]
-    assert time.perf_counter() - start < 1.0
     boxes = [p.box for p in placed if p is not None]
     assert len(boxes) > 20
     for n, b in enumerate(boxes):
