@@ -28,7 +28,7 @@ types: $(STAMP)
 	$(BIN)/mypy
 
 unit: $(STAMP)
-	$(BIN)/pytest -n auto
+	$(BIN)/pytest -n auto --dist loadgroup
 
 bench: $(STAMP)
 	$(BIN)/python bench/run_bench.py --python $(BIN)/python

@@ -21,6 +21,20 @@ DEMO = Path(__file__).parents[1] / "src" / "roofscope" / "data" / "demo" / "fini
 SHARED_CORPUS = Path(__file__).parents[2] / "shared" / "corpus"
 
 
+# the modules that share tests/corpus_pass.py's one pass over the corpus (cached per process)
+CORPUS_PASS = {"test_api_corpus", "test_verdicts_corpus", "test_library_advice", "test_categories"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under ``make test`` (pytest-xdist, ``--dist loadgroup``) a module's tests run on one
+    worker, so what a module computes once and caches (pages opened in a browser, the corpus
+    pass) is computed once, not once per worker; the corpus-pass modules share one."""
+    for item in items:
+        module = item.nodeid.split("::")[0]
+        group = "corpus" if Path(module).stem in CORPUS_PASS else module
+        item.add_marker(pytest.mark.xdist_group(group))
+
+
 @pytest.fixture(autouse=True)
 def _terminal_of_120_columns(monkeypatch: pytest.MonkeyPatch) -> None:
     """The text reports wrap at the terminal's width: every test sees the 120 columns of a
