@@ -80,7 +80,7 @@ def write_trace(
     digits = 0 if whole_us else 3
     ts = round(ts, digits)
     gpu = {s: ts for s in (7, 13, 20, 27)}
-    opened = gzip.open(path, "wt", 1) if path.suffix == ".gz" else path.open("w")
+    opened = gzip.open(path, "wt", 1) if path.suffix == ".gz" else path.open("w")  # noqa: SIM115
     with opened as f:
         f.write('{"schemaVersion": 1, "deviceProperties": [{"id": 0, "name": "NVIDIA H100 ')
         f.write('80GB HBM3", "computeMajor": 9, "computeMinor": 0, "numSms": 132, ')
@@ -96,7 +96,8 @@ def write_trace(
             sep = "" if i == 0 else ",\n"
             f.write(
                 f'{sep}{{"ph": "X", "cat": "cpu_op", "name": "aten::op{k}", "pid": 4242, '
-                f'"tid": 4242, "ts": {ts:.{digits}f}, "dur": {6.125 if digits else 6}, "args": {{"External id": {corr}, '
+                f'"tid": 4242, "ts": {ts:.{digits}f}, "dur": {6.125 if digits else 6}, '
+                f'"args": {{"External id": {corr}, '
                 f'"Record function id": 0, "Sequence number": {i}, "Fwd thread id": 1, '
                 f'"Ev Idx": {5 * i}, "Input Dims": [[64, 1024], [1024, 1024], []], '
                 f'"Input type": ["float", "float", "Scalar"], "Input Strides": [[1024, 1], '
