@@ -68,7 +68,14 @@ def same(event: Event | None, want: object) -> None:
     assert event.args is held or isinstance(args, dict)
     for key, field in ARGS.items():
         value = args.get(key) if isinstance(args, dict) else None
-        assert getattr(event.args or NO_ARGS, field) == value, key
+        assert held_value(getattr(event.args or NO_ARGS, field)) == value, key
+
+
+def held_value(value: object) -> object:
+    """An operator's inputs are held as their JSON text (msgspec.Raw): decoded here."""
+    if isinstance(value, msgspec.Raw):
+        return json.loads(bytes(value), parse_float=Decimal)
+    return value
 
 
 def trace(*elements: str) -> str:

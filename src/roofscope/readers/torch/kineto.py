@@ -65,6 +65,8 @@ HOST_CATS = frozenset({"cpu_op", "Operator", *RUNTIME_CATS})
 # torch.profiler with experimental_config(profiler_metrics=...): CUPTI's range profiler
 # replaces each kernel's trace event by a range event holding its counters
 PROFILER_RANGE_CAT = "cuda_profiler_range"
+# distinct names whose facts are remembered (a trace may name every range apart)
+NAMES_KEPT = 10_000
 # how far detection reads a JSON object's top-level values looking for ``traceEvents``
 DETECT_LIMIT_CHARS = 64 << 20
 
@@ -87,6 +89,8 @@ class _Pass:
         self.host: list[tuple[str, str, int, int]] = []
         self.graphs: list[tuple[int | None, int | None, int | None]] = []  # graph launches
         self.operators = Operators()  # operators, launches, compilers' annotations
+        self.calls: dict[str, tuple[str | None, bool, bool]] = {}  # runtime call names: _call
+        self.plain: set[str] = set()  # operator names neither a loader step nor a compile
         # what a complete ("X") event of each category is read for, one dict lookup an
         # event: the host facts (HOST_CATS: operators and runtime calls) and the data-loader
         # steps (LOADER_CATS: operators and annotations), the kernels, copies and ranges
@@ -127,14 +131,25 @@ class _Pass:
     def _runtime(self, event: Event) -> None:
         name = str(event.name)
         self._host(event, name)
-        if (kind := call_kind(name)) is not None:  # a blocking call, a module load
+        kind, launch, graph = self._call(name)
+        if kind is not None:  # a blocking call, a module load
             self._host_range(event, kind, name)
         self.runtime += 1
-        if is_launch(name):
+        if launch:
             self.launches += 1
             self.operators.launch(event)
-        if GRAPH_LAUNCH.match(name):
+        if graph:
             self.graphs.append(_graph_launch(event))
+
+    def _call(self, name: str) -> tuple[str | None, bool, bool]:
+        """What a runtime call's name says (its host-range kind, a launch, a graph launch),
+        matched once a name: a trace repeats a few call names a million times."""
+        facts = self.calls.get(name)
+        if facts is None:
+            facts = (call_kind(name), is_launch(name), GRAPH_LAUNCH.match(name) is not None)
+            if len(self.calls) < NAMES_KEPT:
+                self.calls[name] = facts
+        return facts
 
     def _annotation(self, event: Event) -> None:  # user_annotation: a user range
         name = str(event.name)
@@ -146,10 +161,14 @@ class _Pass:
 
     def _loader_step(self, event: Event, name: str) -> None:
         """A data-loader step, or a range a JIT compiler names (host_calls.range_kind)."""
+        if name in self.plain:
+            return
         if LOADER.search(name):
             self._host_range(event, "data-loader", name)
         elif (kind := range_kind(name)) is not None:
             self._host_range(event, kind, name)
+        elif len(self.plain) < NAMES_KEPT:  # neither: not matched again
+            self.plain.add(name)
 
     def _host_range(self, event: Event, kind: str, name: str) -> None:
         start, dur = ns(event.ts), ns(event.dur)

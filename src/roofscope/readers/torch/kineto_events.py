@@ -5,10 +5,10 @@ other keys skipped in C (docs/formats/pytorch-kineto.md, "Into the model").
 Each field is decoded as JSON gives it (``Any``), floats as :class:`~decimal.Decimal` of their
 literal text (``float_hook``), so ``ts`` and ``dur`` stay exact to the ns and every value is
 the one ``json`` with ``parse_float=Decimal`` gives: a missing key is ``None`` (``name``:
-``""``), a duplicated key its last value. A run msgspec refuses (NaN, a lone surrogate, an
-event or ``args`` that is no object, a cut that was no boundary) is decoded again by the
-stdlib, whose dicts :func:`from_dict` turns into the same structs, and whose errors are the
-reader's.
+``""``), a duplicated key its last value; an operator's inputs are kept as their JSON text
+(:class:`msgspec.Raw`). A run msgspec refuses (NaN, a lone surrogate, an event or ``args``
+that is no object, a cut that was no boundary) is decoded again by the stdlib, whose dicts
+:func:`from_dict` turns into the same structs, and whose errors are the reader's.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import msgspec
 
 from roofscope.readers.io.json_stream import EventStream
 
+Raw = msgspec.Raw
 FLOP, GB = "kernel_flop", "kernel_num_gb"  # Inductor's annotations (kineto_ops)
 
 
@@ -33,9 +34,17 @@ class Args(msgspec.Struct, gc=False):
     block: Any = None
     shared_memory: Any = msgspec.field(default=None, name="shared memory")
     registers: Any = msgspec.field(default=None, name="registers per thread")
-    dims: Any = msgspec.field(default=None, name="Input Dims")
-    types: Any = msgspec.field(default=None, name="Input type")
-    concrete: Any = msgspec.field(default=None, name="Concrete Inputs")
+    # an operator's inputs as their JSON text (decoded once per distinct text: kineto_ops);
+    # from the stdlib's dicts, the decoded value
+    dims: Raw = msgspec.field(  # type: ignore[assignment]
+        default=None, name="Input Dims"
+    )
+    types: Raw = msgspec.field(  # type: ignore[assignment]
+        default=None, name="Input type"
+    )
+    concrete: Raw = msgspec.field(  # type: ignore[assignment]
+        default=None, name="Concrete Inputs"
+    )
     flop: Any = msgspec.field(default=msgspec.UNSET, name=FLOP)
     gb: Any = msgspec.field(default=msgspec.UNSET, name=GB)
 

@@ -27,6 +27,7 @@ the thread; only the ranges around some launch are kept (``user_ranges``,
 
 from __future__ import annotations
 
+import json
 import re
 from collections import defaultdict
 from decimal import Decimal
@@ -36,7 +37,7 @@ from roofscope.model.profile import Profile
 from roofscope.model.schema import Table
 from roofscope.readers.io.batches import Kind, column, fits, insert_lists, registered
 from roofscope.readers.io.user_ranges import UserRange, around
-from roofscope.readers.torch.kineto_events import NO_ARGS, Args, Event
+from roofscope.readers.torch.kineto_events import NO_ARGS, Args, Event, Raw
 from roofscope.readers.torch.kineto_meta import whole
 from roofscope.readers.torch.kineto_rows import SMALL_BATCH, ns, ns_column
 
@@ -95,6 +96,7 @@ class Operators:
         self.annotations: list[tuple[Any, ...]] = []
         self.user: defaultdict[Thread, list[UserRange]] = defaultdict(list)
         self.texts: dict[str, str] = {}  # one string for each distinct input list
+        self.raw: dict[bytes, str | None] = {}  # an input list's JSON text -> its text
 
     def user_range(self, event: Event, name: str) -> None:
         """A range the user named (a ``user_annotation`` event)."""
@@ -111,14 +113,21 @@ class Operators:
         if start is None or dur is None:
             return
         args = NO_ARGS if event.args is None else event.args
-        texts = self.texts
-        dims, types, concrete = (
-            None if v is None else texts.setdefault(t := str(v), t)
-            for v in (args.dims, args.types, args.concrete)
-        )
+        dims, types, concrete = (self._text(v) for v in (args.dims, args.types, args.concrete))
         noted = annotated(args) if args.annotated else (None, None)
         thread = (_id(event.pid), _id(event.tid))
         self.ops[thread].append((start, start + dur, name, dims, types, concrete, *noted))
+
+    def _text(self, value: object) -> str | None:
+        """Python's text of an input list: of its JSON text, decoded once per distinct text
+        (0.07 us an operator, where decoding every list and ``str`` of it took 5 us)."""
+        if type(value) is Raw:
+            key = bytes(value)
+            if key not in self.raw:
+                decoded = json.loads(key, parse_float=Decimal)
+                self.raw[key] = None if decoded is None else self._text(decoded)
+            return self.raw[key]
+        return None if value is None else self.texts.setdefault(t := str(value), t)
 
     def launch(self, event: Event) -> None:
         correlation = None if event.args is None else _id(event.args.correlation)
