@@ -134,6 +134,8 @@ def hta_workloads() -> list[Workload]:
 WIDE = "MI300X GEMM, 301 dispatches, 2,024 columns"
 KINETO = "Kineto 1 M events (200,000 kernels)"
 CSV = "rocprof v1 CSV, 2 M dispatches"
+# issue 41's trace: 10 names x 100,000 kernels, integer µs, gzipped (1 M kernels in 5 M events)
+KINETO_1M_KERNELS = "Kineto 1 M kernels (10 names, gzipped)"
 
 
 def duckdb_floor(inputs: list[Path]) -> list[str]:
@@ -181,6 +183,13 @@ def workloads(scratch: Path) -> dict[str, Callable[[], Workload]]:
             kineto_bench.write_trace(trace, KINETO_EVENTS)
         return Workload(KINETO, "HTA", [trace], trace.parent, 0.2)
 
+    def kineto_kernels() -> Workload:
+        trace = scratch / "kineto-1m-kernels" / "rank-0.pt.trace.json.gz"
+        if not trace.exists():
+            trace.parent.mkdir(parents=True, exist_ok=True)
+            kineto_bench.write_trace(trace, 5_000_000, names=10, whole_us=True)
+        return Workload(KINETO_1M_KERNELS, "", [trace], trace.parent, 0.0)  # against its floor
+
     def csv() -> Workload:
         path = scratch / "rocprof-v1-2m" / "results.csv"
         if not path.exists():
@@ -194,6 +203,7 @@ def workloads(scratch: Path) -> dict[str, Callable[[], Workload]]:
     made[WIDE] = wide
     made.update({w.name: (lambda w=w: w) for w in hta_workloads()})
     made[KINETO] = kineto
+    made[KINETO_1M_KERNELS] = kineto_kernels
     made[CSV] = csv
     return with_floors(made, floors())
 
@@ -202,12 +212,13 @@ def with_floors(
     made: dict[str, Callable[[], Workload]], found: dict[str, Floor]
 ) -> dict[str, Callable[[], Workload]]:
     """``made`` with each floor's row: the CSV has no other peer, so its row is the one
-    against its floor; another workload keeps its peer's row and gets one more."""
+    against its floor, and so has the 1 M-kernel Kineto trace's; another workload keeps its
+    peer's row and gets one more."""
     out = dict(made)
     for name, floor in found.items():
         if name not in made:
             raise SystemExit(f"bench/floors.py: no workload named {name!r}; known: {list(made)}")
-        key = name if name == CSV else f"{name} / {floor.label}"
+        key = name if name in (CSV, KINETO_1M_KERNELS) else f"{name} / {floor.label}"
         out[key] = lambda make=made[name], floor=floor: against(make(), floor)
     return out
 

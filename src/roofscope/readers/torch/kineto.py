@@ -12,9 +12,7 @@ execution traces (``schema`` + ``nodes``) are recognised and refused with one li
 
 from __future__ import annotations
 
-import gzip
 import io
-import zlib
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -26,7 +24,7 @@ from roofscope.model.words import count
 from roofscope.readers.io.batches import fits
 from roofscope.readers.io.host_calls import call_kind, insert_ranges, range_kind
 from roofscope.readers.io.json_keys import Malformed, TopKeys, Unfinished
-from roofscope.readers.io.json_stream import EventStream, open_text, paused_gc
+from roofscope.readers.io.json_stream import GZIP_ERRORS, open_text, paused_gc
 from roofscope.readers.io.no_kernels import (
     KINETO_WIDEN,
     held,
@@ -36,6 +34,7 @@ from roofscope.readers.io.no_kernels import (
 )
 from roofscope.readers.registry import Reader
 from roofscope.readers.sniff import Head
+from roofscope.readers.torch.kineto_events import Args, Event, KinetoEvents
 from roofscope.readers.torch.kineto_meta import (
     GRAPH_LAUNCH,
     LOADER,
@@ -48,7 +47,7 @@ from roofscope.readers.torch.kineto_meta import (
     waves,
     whole,
 )
-from roofscope.readers.torch.kineto_ops import FLOP_ARG, GB_ARG, Operators
+from roofscope.readers.torch.kineto_ops import Operators
 from roofscope.readers.torch.kineto_rows import (
     COPY_COLUMNS,
     KERNEL_COLUMNS,
@@ -66,6 +65,8 @@ HOST_CATS = frozenset({"cpu_op", "Operator", *RUNTIME_CATS})
 # torch.profiler with experimental_config(profiler_metrics=...): CUPTI's range profiler
 # replaces each kernel's trace event by a range event holding its counters
 PROFILER_RANGE_CAT = "cuda_profiler_range"
+# distinct names whose facts are remembered (a trace may name every range apart)
+NAMES_KEPT = 10_000
 # how far detection reads a JSON object's top-level values looking for ``traceEvents``
 DETECT_LIMIT_CHARS = 64 << 20
 
@@ -88,10 +89,12 @@ class _Pass:
         self.host: list[tuple[str, str, int, int]] = []
         self.graphs: list[tuple[int | None, int | None, int | None]] = []  # graph launches
         self.operators = Operators()  # operators, launches, compilers' annotations
+        self.calls: dict[str, tuple[str | None, bool, bool]] = {}  # runtime call names: _call
+        self.plain: set[str] = set()  # operator names neither a loader step nor a compile
         # what a complete ("X") event of each category is read for, one dict lookup an
         # event: the host facts (HOST_CATS: operators and runtime calls) and the data-loader
         # steps (LOADER_CATS: operators and annotations), the kernels, copies and ranges
-        self.readers: dict[str, Callable[[dict[str, Any]], None]] = {
+        self.readers: dict[str, Callable[[Event], None]] = {
             **dict.fromkeys(KERNEL_CATS, self.kernels.pending.append),
             **dict.fromkeys(COPY_CATS, self.copies.pending.append),
             **dict.fromkeys(HOST_CATS & LOADER_CATS, self._operator),
@@ -105,8 +108,8 @@ class _Pass:
         then its kernels and copies converted together."""
         readers = self.readers
         for event in events:
-            if isinstance(event, dict) and event.get("ph") == "X":
-                cat = event.get("cat")  # none, or not a string: a damaged event
+            if event is not None and event.ph == "X":
+                cat = event.cat  # none, or not a string: a damaged event
                 read = readers.get(cat) if isinstance(cat, str) else None
                 if read is not None:
                     read(event)
@@ -119,65 +122,75 @@ class _Pass:
     def untimed(self) -> int:
         return self.kernels.untimed + self.copies.untimed
 
-    def _operator(self, event: dict[str, Any]) -> None:  # both a host event and a loader's
-        name = str(event.get("name", ""))
+    def _operator(self, event: Event) -> None:  # both a host event and a loader's
+        name = str(event.name)
         self._loader_step(event, name)
         self._host(event, name)
         self.operators.operator(event, name)
 
-    def _runtime(self, event: dict[str, Any]) -> None:
-        name = str(event.get("name", ""))
+    def _runtime(self, event: Event) -> None:
+        name = str(event.name)
         self._host(event, name)
-        if (kind := call_kind(name)) is not None:  # a blocking call, a module load
+        kind, launch, graph = self._call(name)
+        if kind is not None:  # a blocking call, a module load
             self._host_range(event, kind, name)
         self.runtime += 1
-        if is_launch(name):
+        if launch:
             self.launches += 1
             self.operators.launch(event)
-        if GRAPH_LAUNCH.match(name):
+        if graph:
             self.graphs.append(_graph_launch(event))
 
-    def _annotation(self, event: dict[str, Any]) -> None:  # user_annotation: a user range
-        name = str(event.get("name", ""))
+    def _call(self, name: str) -> tuple[str | None, bool, bool]:
+        """What a runtime call's name says (its host-range kind, a launch, a graph launch),
+        matched once a name: a trace repeats a few call names a million times."""
+        facts = self.calls.get(name)
+        if facts is None:
+            facts = (call_kind(name), is_launch(name), GRAPH_LAUNCH.match(name) is not None)
+            if len(self.calls) < NAMES_KEPT:
+                self.calls[name] = facts
+        return facts
+
+    def _annotation(self, event: Event) -> None:  # user_annotation: a user range
+        name = str(event.name)
         self._loader_step(event, name)
         self.operators.user_range(event, name)
 
-    def _range(self, event: dict[str, Any]) -> None:
+    def _range(self, event: Event) -> None:
         self.ranges += 1
 
-    def _loader_step(self, event: dict[str, Any], name: str) -> None:
+    def _loader_step(self, event: Event, name: str) -> None:
         """A data-loader step, or a range a JIT compiler names (host_calls.range_kind)."""
+        if name in self.plain:
+            return
         if LOADER.search(name):
             self._host_range(event, "data-loader", name)
         elif (kind := range_kind(name)) is not None:
             self._host_range(event, kind, name)
+        elif len(self.plain) < NAMES_KEPT:  # neither: not matched again
+            self.plain.add(name)
 
-    def _host_range(self, event: dict[str, Any], kind: str, name: str) -> None:
-        start, dur = ns(event.get("ts")), ns(event.get("dur"))
+    def _host_range(self, event: Event, kind: str, name: str) -> None:
+        start, dur = ns(event.ts), ns(event.dur)
         if start is not None and dur is not None:
             self.host.append((kind, name, start, start + dur))
 
-    def _host(self, event: dict[str, Any], name: str) -> None:
-        if self.os_pid is None and (pid := whole(event.get("pid"))) is not None:
+    def _host(self, event: Event, name: str) -> None:
+        if self.os_pid is None and (pid := whole(event.pid)) is not None:
             self.os_pid = pid if fits(pid) else None
         if not self.hip and name.startswith("hip"):
             self.hip = True
 
 
-def _annotated(kernels: list[dict[str, Any]]) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+def _annotated(kernels: list[Event]) -> list[tuple[Event, Args]]:
     """The kernel events a compiler annotated with their work, and their args."""
-    return [
-        (e, a)
-        for e in kernels
-        if isinstance(a := e.get("args"), dict) and (FLOP_ARG in a or GB_ARG in a)
-    ]
+    return [(e, a) for e in kernels if (a := e.args) is not None and a.annotated]
 
 
-def _graph_launch(event: dict[str, Any]) -> tuple[int | None, int | None, int | None]:
+def _graph_launch(event: Event) -> tuple[int | None, int | None, int | None]:
     """A graph launch's correlation id (its kernels carry it), start and end in ns."""
-    start, dur = ns(event.get("ts")), ns(event.get("dur"))
-    args = event.get("args")
-    correlation = whole(args.get("correlation")) if isinstance(args, dict) else None
+    start, dur = ns(event.ts), ns(event.dur)
+    correlation = None if event.args is None else whole(event.args.correlation)
     return correlation, start, None if start is None or dur is None else start + dur
 
 
@@ -288,7 +301,7 @@ def not_a_trace(head: Head) -> str | None:
             return _keys_say(TopKeys(text, limit=DETECT_LIMIT_CHARS))
     except Malformed as exc:
         return f"no traceEvents array was found ({exc})"
-    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+    except GZIP_ERRORS as exc:
         return f"its gzip stream is damaged ({exc})"
 
 
@@ -340,7 +353,7 @@ class KinetoTrace(Reader):
     def _read(self, path: Path, head: Head, profile: Profile, role: Role) -> None:
         seen = _Pass(profile, path)
         with open_text(path, gzipped=head.gzip) as text:
-            stream = EventStream(text, str(path), refuse=_graph_key)
+            stream = KinetoEvents(text, str(path), refuse=_graph_key)
             for run in stream.runs():
                 seen.run(run)
             meta = stream.meta

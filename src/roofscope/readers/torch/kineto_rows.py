@@ -32,6 +32,7 @@ from roofscope.readers.io.batches import (
     name_ids,
     registered,
 )
+from roofscope.readers.torch.kineto_events import NO_ARGS, Event
 from roofscope.readers.torch.kineto_meta import BEYOND, whole
 
 if TYPE_CHECKING:
@@ -125,47 +126,42 @@ def ends(starts: list[int | None], durations: list[int | None]) -> list[int | No
 
 # -- the columns of a run's events --------------------------------------------------------
 
-Event = dict[str, Any]
 # a run's events of one kind -> their staged columns, in the table's order
 Convert = Callable[[list[Event]], dict[str, list[Any]]]
 
 
 def kernel_columns(events: list[Event]) -> dict[str, list[Any]]:
-    args = [a if isinstance(a := e.get("args"), dict) else {} for e in events]
-    start = ns_column([e.get("ts") for e in events])
-    grids = [product(a.get("grid")) for a in args]
-    blocks = [product(a.get("block")) for a in args]
-    devices = zip(
-        wholes([a.get("device") for a in args]), [e.get("pid") for e in events], strict=True
-    )
-    streams = zip(
-        wholes([a.get("stream") for a in args]), [e.get("tid") for e in events], strict=True
-    )
+    args = [NO_ARGS if (a := e.args) is None else a for e in events]
+    start = ns_column([e.ts for e in events])
+    grids = [product(a.grid) for a in args]
+    blocks = [product(a.block) for a in args]
+    devices = zip(wholes([a.device for a in args]), [e.pid for e in events], strict=True)
+    streams = zip(wholes([a.stream for a in args]), [e.tid for e in events], strict=True)
     threads = zip(grids, blocks, strict=True)
     return {
-        "name_id": [str(e.get("name", "")) for e in events],
+        "name_id": [str(e.name) for e in events],
         "device": [whole(p) if d is None else d for d, p in devices],
-        "dispatch_id": wholes([a.get("correlation") for a in args]),
+        "dispatch_id": wholes([a.correlation for a in args]),
         "start_ns": start,
-        "end_ns": ends(start, ns_column([e.get("dur") for e in events])),
+        "end_ns": ends(start, ns_column([e.dur for e in events])),
         "stream": [tid_stream(t) if s is None else s for s, t in streams],
         "grid_size": [None if g is None or b is None else g * b for g, b in threads],
         "workgroup_size": blocks,
-        "lds_bytes": wholes([a.get("shared memory") for a in args]),
-        "arch_vgpr": wholes([a.get("registers per thread") for a in args]),
+        "lds_bytes": wholes([a.shared_memory for a in args]),
+        "arch_vgpr": wholes([a.registers for a in args]),
     }
 
 
 def copy_columns(events: list[Event]) -> dict[str, list[Any]]:
-    direction = [str(e.get("name", "")) for e in events]
+    direction = [str(e.name) for e in events]
     agents = [_AGENTS.search(n) for n in direction]
-    start = ns_column([e.get("ts") for e in events])
+    start = ns_column([e.ts for e in events])
     return {
         "direction": direction,
         "src_agent": [a.group(1) if a else None for a in agents],
         "dst_agent": [a.group(2) if a else None for a in agents],
         "start_ns": start,
-        "end_ns": ends(start, ns_column([e.get("dur") for e in events])),
+        "end_ns": ends(start, ns_column([e.dur for e in events])),
     }
 
 

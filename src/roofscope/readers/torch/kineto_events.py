@@ -1,0 +1,100 @@
+"""A Kineto trace's events as typed values (see :mod:`~roofscope.readers.torch.kineto`): a run of
+events decoded by msgspec into :class:`Event` structs, only the fields the reader reads, the
+other keys skipped in C (docs/formats/pytorch-kineto.md, "Into the model").
+
+Each field is decoded as JSON gives it (``Any``), floats as :class:`~decimal.Decimal` of their
+literal text (``float_hook``), so ``ts`` and ``dur`` stay exact to the ns and every value is
+the one ``json`` with ``parse_float=Decimal`` gives: a missing key is ``None`` (``name``:
+``""``), a duplicated key its last value; an operator's inputs are kept as their JSON text
+(:class:`msgspec.Raw`). A run msgspec refuses (NaN, a lone surrogate, an event or ``args``
+that is no object, a cut that was no boundary) is decoded again by the stdlib, whose dicts
+:func:`from_dict` turns into the same structs, and whose errors are the reader's.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+import msgspec
+
+from roofscope.readers.io.json_stream import EventStream
+
+Raw = msgspec.Raw
+FLOP, GB = "kernel_flop", "kernel_num_gb"  # Inductor's annotations (kineto_ops)
+
+
+class Args(msgspec.Struct, gc=False):
+    """The ``args`` keys the reader reads; the annotations are UNSET when absent."""
+
+    device: Any = None
+    correlation: Any = None
+    stream: Any = None
+    grid: Any = None
+    block: Any = None
+    shared_memory: Any = msgspec.field(default=None, name="shared memory")
+    registers: Any = msgspec.field(default=None, name="registers per thread")
+    # an operator's inputs as their JSON text (decoded once per distinct text: kineto_ops);
+    # from the stdlib's dicts, the decoded value
+    dims: Raw = msgspec.field(  # type: ignore[assignment]
+        default=None, name="Input Dims"
+    )
+    types: Raw = msgspec.field(  # type: ignore[assignment]
+        default=None, name="Input type"
+    )
+    concrete: Raw = msgspec.field(  # type: ignore[assignment]
+        default=None, name="Concrete Inputs"
+    )
+    flop: Any = msgspec.field(default=msgspec.UNSET, name=FLOP)
+    gb: Any = msgspec.field(default=msgspec.UNSET, name=GB)
+
+    @property
+    def annotated(self) -> bool:
+        return self.flop is not msgspec.UNSET or self.gb is not msgspec.UNSET
+
+
+class Event(msgspec.Struct, gc=False):
+    """One element of ``traceEvents``; ``args`` None when absent or no object."""
+
+    ph: Any = None
+    cat: Any = None
+    name: Any = ""
+    pid: Any = None
+    tid: Any = None
+    ts: Any = None
+    dur: Any = None
+    args: Args | None = None
+
+
+NO_ARGS = Args()
+_RUN = msgspec.json.Decoder(list[Event], float_hook=Decimal)
+_FIELDS = {f: f for f in Event.__struct_fields__ if f != "args"}
+_ARGS = dict(zip(Args.__struct_encode_fields__, Args.__struct_fields__, strict=True))
+
+
+def from_dict(value: object) -> Event | None:
+    """The event a stdlib-decoded element holds; None for one that is no object."""
+    if type(value) is not dict:
+        return None
+    fields = {f: value[k] for k, f in _FIELDS.items() if k in value}
+    args = value.get("args")
+    if type(args) is dict:
+        fields["args"] = Args(**{f: args[k] for k, f in _ARGS.items() if k in args})
+    return Event(**fields)
+
+
+class KinetoEvents(EventStream):
+    """:class:`EventStream` whose ``traceEvents`` runs come back as :class:`Event` structs
+    (None for an element that is no object)."""
+
+    def _decode_run(self, text: str) -> list[Any]:
+        try:
+            return _RUN.decode(text)
+        except msgspec.DecodeError:  # json's own decode: its dicts, or its error
+            return [from_dict(v) for v in super()._decode_run(text)]
+
+    def _element(self) -> Any:
+        return from_dict(self._value())
+
+
+__all__ = ["NO_ARGS", "Args", "Event", "KinetoEvents", "from_dict"]
