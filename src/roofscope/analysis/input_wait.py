@@ -51,7 +51,7 @@ def idle_inside(profile: Profile, kind: str, selection: Selection = EVERYTHING) 
         )
         for device, first, last in devices.fetchall():
             seen = True
-            inside = [(max(a, first), min(b, last)) for a, b in _merged(steps)]
+            inside = [(max(a, first), min(b, last)) for a, b in merged(steps)]
             waited = sum(b - a for a, b in inside if b > a)
             if waited:
                 span = (int(first), int(last))
@@ -82,7 +82,7 @@ def _per_run(profile: Profile, ranges: Relation) -> dict[tuple[int, ...], Ranges
     return steps
 
 
-def _merged(ranges: Ranges) -> Ranges:
+def merged(ranges: Ranges) -> Ranges:
     """Sorted ranges merged where they overlap (nested steps count once)."""
     out: Ranges = []
     for start, end in sorted(ranges):
@@ -119,7 +119,7 @@ def _busy_in(
         .fetchall()
     )
     clipped = [(max(int(a), span[0]), min(int(b), span[1])) for a, b in pieces]
-    return sum(b - a for a, b in _merged([(a, b) for a, b in clipped if b > a]))
+    return sum(b - a for a, b in merged([(a, b) for a, b in clipped if b > a]))
 
 
 @dataclass(frozen=True)
