@@ -162,7 +162,7 @@ def test_repr_html_has_the_charts() -> None:
     root, parser = _parsed(report._repr_html_())
     assert [e.get("id") for e in root.iter(SVG)] == ["hotspots", "roofline"]
     assert "script" not in parser.tags
-    assert "kernel time 438 ms in 6 dispatches of 3 kernels" in "".join(parser.text)
+    assert "Kernel time 438 ms in 6 dispatches of 3 kernels" in "".join(parser.text)
 
 
 def test_compare_is_the_cli_document(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

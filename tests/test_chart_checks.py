@@ -7,6 +7,7 @@ bars and the timeline state, against the files' own fields."""
 
 from __future__ import annotations
 
+import csv
 import gzip
 import json
 import re
@@ -18,6 +19,7 @@ from typing import Any
 import pytest
 
 import roofscope
+from roofscope.cli.app import main
 from roofscope.render.charts.hotspots import distinct, hotspot_bars, percent
 from roofscope.render.numbers import duration
 from tests import svg_boxes as sb
@@ -323,3 +325,27 @@ def test_the_movement_chart_draws_the_bandwidth_roof_of_its_kernels_level() -> N
     memory = re.findall(r'class="ceiling base memory"[^>]*><title>([^<]*)</title>', svg)
     assert memory == ["hbm 1.39 TB/s · measured: " + str(mi200 / "roofline.csv") + " (HBMBw)"]
     assert sb.overlapping(svg) == [] and sb.crossed(svg) == []
+
+
+def test_kernels_that_span_no_time_draw_no_bars_and_no_timeline(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """rocprof-compute MI300A through rocprofv2 (a spreadsheet rounded its timestamps): every
+    Begin equals its End in pmc_perf.csv, so no bar and no timeline has anything to show.
+    No chart is written; stderr and the page say why in one line each."""
+    mi300a = DATA / "rocprof-compute-mi300a"
+    with (mi300a / "pmc_perf.csv").open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert rows and all(r["Start_Timestamp"] == r["End_Timestamp"] for r in rows)
+
+    html = tmp_path / "page.html"
+    assert main(["analyze", str(mi300a), "--svg", str(tmp_path / "svg"), "--html", str(html)]) == 0
+    err = capsys.readouterr().err
+    assert "no hotspots chart written: no kernel took any time (every duration is 0 ns)" in err
+    assert "no timeline chart written: the kernels span no time (every Begin equals its End)" in err
+    svgs = sorted(p.name for p in (tmp_path / "svg").glob("*.svg"))
+    assert "hotspots.svg" not in svgs and "timeline.svg" not in svgs
+    page = html.read_text(encoding="utf-8")
+    assert "No timeline chart: the kernels span no time" in page
+    assert "No hotspot chart: no kernel took any time" in page
+    assert "make 80%" not in page  # no kernel holds any share

@@ -66,7 +66,8 @@ def timeline_lanes(
     selection: Selection = EVERYTHING,
     bins: int = DEFAULT_BINS,
 ) -> TimelineLanes | None:
-    """None when the input has no dispatch timestamps."""
+    """None when the input has no dispatch timestamps, or its kernels span no time (every
+    Begin equals its End: a spreadsheet's rounding)."""
     valid, process = timed_dispatches(profile, selection)
     cols = query(
         profile,
@@ -78,6 +79,8 @@ def timeline_lanes(
     if start.size == 0:
         return None
     end = np.asarray(cols["end_ns"], dtype=np.int64)
+    if int(end.max()) <= int(start.min()):
+        return None
     p, d = np.asarray(cols["p"], dtype=np.int64), np.asarray(cols["d"], dtype=np.int64)
     codes, kinds = _codes(profile, np.asarray(cols["name_id"], dtype=np.int64), kernels)
     codes, kinds = _tail_folded(codes, kinds, end - start, len(kernels), CELLS // bins)

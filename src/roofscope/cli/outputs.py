@@ -76,9 +76,14 @@ def write_report(
         write_atomically(Path(html), page, force=force, keep=keep)
     if svg or png:
         from roofscope.render.charts.roofline import absence
+        from roofscope.render.charts.timeline import timeline_absence
 
         charts = {name: renderer("report", name).render(report) for name in CHARTS["report"]}
-        why = {"roofline": absence(report.roofline.result)}
+        why = {
+            "hotspots": "no kernel took any time (every duration is 0 ns)",
+            "roofline": absence(report.roofline.result),
+            "timeline": timeline_absence(report),
+        }
         write_charts(charts, svg, png, force=force, keep=keep, why=why)
 
 

@@ -38,7 +38,10 @@ class Row:
 
 
 def hotspot_svg(report: Report, top: int = 20) -> str:
-    """The report's kernel-time chart (``hotspot_bars``)."""
+    """The report's kernel-time chart (``hotspot_bars``); empty when no kernel took any time
+    (a summary without times, or every duration 0 ns): no bars to draw."""
+    if not report.hotspots.total_ns:
+        return ""
     return hotspot_bars(report.hotspots.kernels, top)
 
 

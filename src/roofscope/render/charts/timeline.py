@@ -62,6 +62,13 @@ def timeline_svg(report: Report) -> str:
     return "\n".join(out)
 
 
+def timeline_absence(report: Report) -> str:
+    """Why a profile has no timeline chart, in one line."""
+    if report.timeline is None:
+        return "the input has no kernel timestamps (a summary or counter export)"
+    return "the kernels span no time (every Begin equals its End)"
+
+
 def _columns() -> int:
     """Legend items to a row: three, or one where names are whole (``full_names``)."""
     return 1 if showing_full() else 3

@@ -11,7 +11,7 @@ from roofscope.analysis.roofline import KernelRoofline
 from roofscope.diagnosis.profiler import FINDING_KINDS
 from roofscope.render.charts.hotspots import hotspot_svg
 from roofscope.render.charts.roofline import absence, drawn_on_roofline, roofline_svg
-from roofscope.render.charts.timeline import timeline_svg
+from roofscope.render.charts.timeline import timeline_absence, timeline_svg
 from roofscope.render.device_choice import detected_from
 from roofscope.render.escape import escape_text as _e
 from roofscope.render.inputs_line import inputs_once
@@ -24,7 +24,13 @@ from roofscope.render.report.findings_html import findings_table
 from roofscope.render.report.operators_html import operators_table
 from roofscope.render.report.ranges_html import ranges_table
 from roofscope.render.report.sources import ceiling_table
-from roofscope.render.report.text import barrier_line, busy_idle, gpu_title, runs_line
+from roofscope.render.report.text import (
+    barrier_line,
+    busy_idle,
+    gpu_title,
+    kernel_time,
+    runs_line,
+)
 from roofscope.report import Report
 from roofscope.version import __version__
 
@@ -36,14 +42,13 @@ def render_html(report: Report) -> str:
         f"<h1>roofscope check-up · {_e(run.producer or 'unknown producer')} · {_e(gpu)}</h1>",
         f'<p class="muted">roofscope {__version__}</p>',
         "<h2>Baseline</h2>",
-        f"<p>Kernel time {duration(h.total_ns)} in {count(h.dispatches, 'dispatch')} of "
-        f"{count(len(h.kernels), 'kernel')}; {h.kernels_for_80pct or '-'} make 80% of it.</p>",
+        f"<p>{_e(kernel_time(h))}.</p>",
     ]
     if report.barriers is not None:
         body.append(f'<p id="barriers">{_e(barrier_line(report.barriers))}</p>')
     if t is not None:
         body.append(f"<p>GPU {_e(busy_idle(t))}, {count(t.gaps, 'gap')}.</p>")
-        body.append(timeline_svg(report))
+        body.append(timeline_svg(report) or _no_chart("timeline", timeline_absence(report)))
     else:
         body.append('<p class="muted">No dispatch timestamps: no timeline.</p>')
     body += ["<h2>Hotspots and roofline</h2>", _dual(report), _kernel_table(report)]
@@ -85,18 +90,21 @@ def _dual(report: Report) -> str:
     """The hotspot bars, then the roofline at the page's full width (its labels read at 11 px
     or more from a 840 px wide window): where the time goes and why."""
     section = report.roofline
-    roof = f'<p class="muted no-chart">No roofline chart: {_e(absence(section.result))}.</p>'
+    roof = _no_chart("roofline", absence(section.result))
     if section.result.ceilings:
         choice = section.choice
         problem = f'<p class="muted">{_e(section.problem)}.</p>' if section.problem else ""
-        chart = roofline_svg(report) or (
-            f'<p class="muted no-chart">No roofline chart: {_e(absence(section.result))}.</p>'
-        )
+        chart = roofline_svg(report) or _no_chart("roofline", absence(section.result))
         roof = (
             f"{problem}<p>{_e(choice.name or 'ceilings from the user')} · scope "
             f"{_e(choice.scope)} · detected from {_e(detected_from(choice) or '-')}</p>{chart}"
         )
-    return stacked(hotspot_svg(report), roof)
+    bars = hotspot_svg(report) or _no_chart("hotspot", "no kernel took any time")
+    return stacked(bars, roof)
+
+
+def _no_chart(name: str, why: str) -> str:
+    return f'<p class="muted no-chart">No {name} chart: {_e(why)}.</p>'
 
 
 def _undrawn(report: Report) -> str:

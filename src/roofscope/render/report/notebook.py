@@ -10,9 +10,9 @@ from roofscope.render.charts.hotspots import hotspot_svg
 from roofscope.render.charts.roofline import roofline_svg
 from roofscope.render.escape import escape_text as _e
 from roofscope.render.names import shortened
-from roofscope.render.numbers import count, duration
+from roofscope.render.numbers import count
 from roofscope.render.page import FRAGMENT_STYLE, chart_row
-from roofscope.render.report.text import busy_idle, gpu_title
+from roofscope.render.report.text import busy_idle, gpu_title, kernel_time
 from roofscope.report import Report
 
 FINDINGS = 3  # the leading findings named under the charts
@@ -21,10 +21,7 @@ FINDINGS = 3  # the leading findings named under the charts
 def report_fragment(report: Report) -> str:
     """Summary line, hotspot bars and roofline, and the leading findings."""
     h, t = report.hotspots, report.timeline
-    line = (
-        f"kernel time {duration(h.total_ns)} in {count(h.dispatches, 'dispatch')} of "
-        f"{count(len(h.kernels), 'kernel')}; {h.kernels_for_80pct or '-'} make 80% of it"
-    )
+    line = kernel_time(h)
     if t is not None:
         line += f"; GPU {busy_idle(t)}"
     producer = report.run.producer or "unknown producer"

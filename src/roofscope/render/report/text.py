@@ -9,7 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from roofscope.analysis.device import DeviceSource
-from roofscope.analysis.hotspots import KernelStats
+from roofscope.analysis.hotspots import Hotspots, KernelStats
 from roofscope.analysis.timeline import Timeline
 from roofscope.catalogue import devices
 from roofscope.model.profile import Runs
@@ -94,12 +94,9 @@ def _header(console: Console, report: Report) -> None:
             f"  selection: kernel ~ {report.selection.kernel or '*'}, "
             f"device {report.selection.device if report.selection.device is not None else '*'}"
         )
-    n80 = h.kernels_for_80pct
-    hot = f"; {count(n80, 'kernel')} make{'s' if n80 == 1 else ''} 80% of it" if n80 else ""
     wrapped(
         console,
-        f"Kernel time {duration(h.total_ns)} in {count(h.dispatches, 'dispatch')} of "
-        f"{count(len(h.kernels), 'kernel')}{hot}{communication_part(report)}.",
+        f"{kernel_time(h)}{communication_part(report)}.",
         "",
         "  ",
     )
@@ -252,6 +249,17 @@ def runs_line(runs: Runs) -> str | None:
     if runs.nested:
         parts.append(f"{len(runs.nested)} nested, left out: {', '.join(runs.nested)}")
     return "; ".join(parts) or None
+
+
+def kernel_time(h: Hotspots) -> str:
+    """``Kernel time T in D dispatches of K kernels; N kernels make 80% of it`` (the last
+    part only where some kernel took time)."""
+    n80 = h.kernels_for_80pct
+    hot = f"; {count(n80, 'kernel')} make{'s' if n80 == 1 else ''} 80% of it" if n80 else ""
+    return (
+        f"Kernel time {duration(h.total_ns)} in {count(h.dispatches, 'dispatch')} of "
+        f"{count(len(h.kernels), 'kernel')}{hot}"
+    )
 
 
 def busy_idle(t: Timeline) -> str:
