@@ -4,6 +4,7 @@ after them folded by kind with their counts, gate failures named as the table na
 from __future__ import annotations
 
 import csv
+import json
 from collections import Counter, defaultdict
 from pathlib import Path
 
@@ -103,3 +104,38 @@ def test_gate_failures_name_the_tables_names(capsys: Cap) -> None:
         n = single(AXES1 / run / "timestamps.csv")
         assert n == 167 and f"! {side}: [single-dispatch] {n} kernels: " in out
     assert len(out.splitlines()) < 120
+
+
+def test_one_run_a_side_says_the_spread_is_unknown_once(capsys: Cap) -> None:
+    """One run a side: no speedup has an interval. The end-to-end line says so, with how to
+    get one; the kernel and category tables show bare speedups. With another run of each
+    side, the intervals come back and the words go."""
+    assert main(["compare", str(MI200), str(MI200)]) == 0
+    out = capsys.readouterr().out
+    assert out.count("spread unknown") == 1
+    words = " ".join(out.split())
+    assert "(spread unknown: one run a side: give more with --base-run and --new-run" in words
+    table = out[out.index("Kernel ") : out.index("Warnings (data quality)")]
+    rows = [line for line in table.splitlines() if line.startswith("benchmark_func")]
+    assert rows and all("   no change   " in line for line in rows)
+    more = ["--base-run", str(MI200), "--new-run", str(MI200)]
+    assert main(["compare", str(MI200), str(MI200), *more]) == 0
+    assert "spread unknown" not in capsys.readouterr().out
+
+
+@pytest.mark.skipif(not AXES1.is_dir(), reason="needs ../shared/corpus")
+def test_kernels_placed_on_one_side_only_are_one_line(capsys: Cap) -> None:
+    """Omniperf MI100 (no FLOP counters: nothing placed) against MI200: the kernels of the
+    table that the roofline places after only are one line, their count the JSON's, the
+    first three named; none is said to be 'bound differently'."""
+    args = ["compare", str(AXES1 / "mi100"), str(AXES1 / "mi200")]
+    assert main([*args, "--json"]) == 0
+
+    doc = json.loads(capsys.readouterr().out)
+    moved = [k["roofline"] for k in doc["kernels"] if k["roofline"]][:20]  # the text's top
+    placed = [m for m in moved if m["bound"][0] is None and m["bound"][1]]
+    assert main(args) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    n = len(placed)
+    assert n == 20 and f"{n} kernels placed after only (no work known before): " in out
+    assert f"; {n - 3} more" in out and "bound differently" not in out

@@ -8,7 +8,7 @@ from typing import Any
 from rich.console import Console
 
 from roofscope.render.columns import NameCell, fitted_table, wrapped
-from roofscope.render.compare.words import speedup_text
+from roofscope.render.compare.words import speedup_cell, speedup_text, spread_unknown
 from roofscope.render.escape import escape_text as _e
 from roofscope.render.layout import number
 from roofscope.render.numbers import count, duration
@@ -44,14 +44,17 @@ def categories_section(console: Console, cmp: Comparison) -> None:
     if not cmp.categories:
         return
     wrapped(console, "Kernel categories (time per category, before -> after):", "", "  ")
-    rows = [(_category_row(c), None) for c in cmp.categories]
+    bare = spread_unknown(cmp)
+    rows = [(_category_row(c, bare), None) for c in cmp.categories]
     headers = ["Category", "Calls", "Base", "New", "Speedup"]
     console.print(fitted_table(headers, rows, width=console.width, name=0))
 
 
-def _category_row(c: CategoryChange) -> list[str | NameCell]:
+def _category_row(c: CategoryChange, bare: bool) -> list[str | NameCell]:
     calls = f"{c.calls[0]:,.0f} -> {c.calls[1]:,.0f}"
-    speedup = speedup_text(c.speedup, c.interval) if c.speedup is not None else "one side only"
+    speedup = (
+        speedup_cell(c.speedup, c.interval, bare) if c.speedup is not None else "one side only"
+    )
     return [NameCell((c.category.label,)), calls, duration(c.total_ns[0]),
             duration(c.total_ns[1]), speedup]  # fmt: skip
 

@@ -24,6 +24,7 @@ from roofscope.render.compare.levels import (
 )
 from roofscope.render.compare.words import (
     NO_GATE,
+    SPREAD_UNKNOWN,
     across_gpus_text,
     block_reason,
     check_reason,
@@ -31,16 +32,19 @@ from roofscope.render.compare.words import (
     gate_set,
     placement_text,
     share_text,
+    speedup_cell,
     speedup_text,
+    spread_unknown,
 )
 from roofscope.render.names import short_names
-from roofscope.render.numbers import count, duration, number, ratio, seconds
-from roofscope.verify.compare import Comparison, Interval, KernelChange
+from roofscope.render.numbers import count, duration, number, pct, ratio, seconds
+from roofscope.verify.compare import Comparison, Interval, KernelChange, Movement
 from roofscope.verify.gate import Verdict
 from roofscope.verify.quality import SideWarning
 from roofscope.version import __version__
 
 SCHEMA_VERSION = "1"
+ONE_SIDE_NAMED = 3  # kernels named in the line of those placed on one side only
 
 
 def render_compare_text(
@@ -69,7 +73,9 @@ def render_compare_text(
     wrapped(
         console,
         f"End to end: kernel time {duration(e.kernel_ns[0])} -> {duration(e.kernel_ns[1])}: "
-        f"{speedup_text(e.speedup, e.interval)}"
+        + speedup_text(e.speedup, e.interval).replace(
+            "(spread unknown)", f"(spread unknown: {SPREAD_UNKNOWN})"
+        )
         + (f" ({e.interval.method})" if e.interval else ""),
         "",
         "  ",
@@ -91,9 +97,9 @@ def render_compare_text(
     names = shown_names(cmp)
     _gate(console, verdict, names)
     headers = ["Kernel", "Base", "New", "Speedup", "Share of change", "Matched"]
-    rows = [(_row(k), None) for k in cmp.kernels if k.how in ("name", "similarity", "operator")][
-        :top
-    ]
+    matched = [k for k in cmp.kernels if k.how in ("name", "similarity", "operator")][:top]
+    bare = spread_unknown(cmp)  # said once, after the end-to-end speedup
+    rows = [(_row(k, bare), None) for k in matched]
     # narrow: how each pair was matched goes first, then its share of the change
     console.print(fitted_table(headers, rows, width=console.width, name=0, drop=(5, 4)))
     if note := by_operator_note(cmp):
@@ -118,11 +124,14 @@ def _added_removed(console: Console, cmp: Comparison) -> None:
 
 
 def _movement(console: Console, cmp: Comparison, top: int) -> None:
+    """Each kernel placed on both sides, as it moved; those placed on one side only, one line
+    a side (their name and efficiency there), since they did not move on the chart."""
     moved = [k for k in cmp.kernels if k.movement is not None][:top]
     if not moved:
         return
     console.print("Roofline movement (before -> after):")
-    for k, name in zip(moved, short_names([k.name for k in moved]), strict=True):
+    both = [k for k in moved if _placed(k.movement) == (True, True)]
+    for k, name in zip(both, short_names([k.name for k in both]), strict=True):
         m = k.movement
         assert m is not None
         wrapped(
@@ -132,6 +141,32 @@ def _movement(console: Console, cmp: Comparison, top: int) -> None:
             "  ",
             "    ",
         )
+    for side, word in ((1, "after"), (0, "before")):
+        one = [k for k in moved if _placed(k.movement)[side] and not _placed(k.movement)[1 - side]]
+        if one:
+            wrapped(console, one_side_text(one, side, word), "  ", "    ")
+
+
+def _placed(m: Movement | None) -> tuple[bool, bool]:
+    return (False, False) if m is None else (m.bound[0] is not None, m.bound[1] is not None)
+
+
+def one_side_text(kernels: list[KernelChange], side: int, word: str) -> str:
+    """``N kernels placed after only (no work known before): NAME 94.7% of its compute
+    roof, ...``: the first few named, with how many more."""
+    shown = kernels[:ONE_SIDE_NAMED]
+    listed = []
+    for k, name in zip(shown, short_names([k.name for k in shown]), strict=True):
+        m = k.movement
+        assert m is not None
+        listed.append(f"{name} {pct(m.efficiency[side])} of its {m.bound[side]} roof")
+    more = len(kernels) - ONE_SIDE_NAMED
+    tail = f"; {more} more" if more > 0 else ""
+    other = "before" if word == "after" else "after"
+    return (
+        f"{count(len(kernels), 'kernel')} placed {word} only (no work known {other}): "
+        f"{'; '.join(listed)}{tail}"
+    )
 
 
 def _gate(console: Console, verdict: Verdict, names: Mapping[str, str]) -> None:
@@ -158,14 +193,14 @@ def _warnings(console: Console, cmp: Comparison, names: Mapping[str, str]) -> No
         wrapped(console, f"! {f.side}: {fold_text(f, names)}{mark}", "  ", "    ")
 
 
-def _row(k: KernelChange) -> list[str | NameCell]:
+def _row(k: KernelChange, bare: bool) -> list[str | NameCell]:
     share = share_text(k.attribution)
     how = f"similar {k.score:.2f}" if k.how == "similarity" and k.score else matched_words(k.how)
     return [
         NameCell((k.name,) if k.base == k.new else (k.base or k.name, k.new or k.name)),
         duration(k.total_ns[0]),
         duration(k.total_ns[1]),
-        speedup_text(k.speedup, k.interval),
+        speedup_cell(k.speedup, k.interval, bare),
         share,
         how,
     ]

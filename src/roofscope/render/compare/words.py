@@ -27,6 +27,22 @@ def speedup_text(speedup: float | None, interval: Interval | None) -> str:
     return f"{ratio(speedup)} {spread}: {_change(speedup)}"
 
 
+SPREAD_UNKNOWN = "one run a side: give more with --base-run and --new-run for 95% intervals"
+
+
+def spread_unknown(cmp: Comparison) -> bool:
+    """No speedup has a spread (one run a side): the text says so once, after the end-to-end
+    speedup, and its tables show bare speedups."""
+    return cmp.end_to_end.interval is None and all(k.interval is None for k in cmp.kernels)
+
+
+def speedup_cell(speedup: float | None, interval: Interval | None, bare: bool) -> str:
+    """:func:`speedup_text` in a table cell; ``bare``: the spread is unknown for every row,
+    which the text says once (:func:`spread_unknown`)."""
+    text = speedup_text(speedup, interval)
+    return text.removesuffix(" (spread unknown)") if bare else text
+
+
 def _change(speedup: float) -> str:
     """``1.99x faster``, ``1.25x slower``, or ``no change`` where the ratio rounds to 1.00x."""
     shown = speedup if speedup >= 1 else 1 / speedup
