@@ -18,10 +18,12 @@ from roofscope.render.compare.levels import (
 from roofscope.render.compare.words import (
     NO_GATE,
     across_gpus_text,
+    end_to_end_text,
     gate_reasons,
     gate_set,
     share_text,
-    speedup_text,
+    speedup_cell,
+    spread_unknown,
 )
 from roofscope.render.escape import escape_text as _e
 from roofscope.render.layout import number, stacked
@@ -71,7 +73,7 @@ def render_compare_html(
         _gate_line(verdict),
         "<ul>" + "".join(f"<li>{_e(r)}</li>" for r in gate_reasons(verdict, names)) + "</ul>",
         f"<p>End to end (kernel time): {duration(e.kernel_ns[0])} → "
-        f"{duration(e.kernel_ns[1])}: {_e(speedup_text(e.speedup, e.interval))}</p>",
+        f"{duration(e.kernel_ns[1])}: {_e(end_to_end_text(cmp))}</p>",
         "<h2>Contributions to the change, and roofline movement</h2>",
         stacked(
             waterfall_svg(cmp),
@@ -80,14 +82,14 @@ def render_compare_html(
         ),
         "<h2>Kernels</h2>",
     ]
-    rows = []
+    rows, bare = [], spread_unknown(cmp)
     for i, k in enumerate(cmp.kernels):
         share = share_text(k.attribution)
         rows.append(
             f'<tr data-k="{i}" data-name="{_e(k.name)}">{name_cell(k.name, names[k.name])}'
             f"<td>{_e(matched_words(k.how))}</td>"
             f"{number(duration(k.total_ns[0]))}{number(duration(k.total_ns[1]))}"
-            f"<td>{_e(speedup_text(k.speedup, k.interval))}</td>{number(share)}</tr>"
+            f"<td>{_e(speedup_cell(k.speedup, k.interval, bare))}</td>{number(share)}</tr>"
         )
     added = [k.name for k in cmp.kernels if k.how == "added"]
     removed = [k.name for k in cmp.kernels if k.how == "removed"]

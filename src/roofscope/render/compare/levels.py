@@ -8,7 +8,7 @@ from typing import Any
 from rich.console import Console
 
 from roofscope.render.columns import NameCell, fitted_table, wrapped
-from roofscope.render.compare.words import speedup_cell, speedup_text, spread_unknown
+from roofscope.render.compare.words import speedup_cell, spread_unknown
 from roofscope.render.escape import escape_text as _e
 from roofscope.render.layout import number
 from roofscope.render.numbers import count, duration
@@ -52,11 +52,8 @@ def categories_section(console: Console, cmp: Comparison) -> None:
 
 def _category_row(c: CategoryChange, bare: bool) -> list[str | NameCell]:
     calls = f"{c.calls[0]:,.0f} -> {c.calls[1]:,.0f}"
-    speedup = (
-        speedup_cell(c.speedup, c.interval, bare) if c.speedup is not None else "one side only"
-    )
     return [NameCell((c.category.label,)), calls, duration(c.total_ns[0]),
-            duration(c.total_ns[1]), speedup]  # fmt: skip
+            duration(c.total_ns[1]), _speedup(c, bare)]  # fmt: skip
 
 
 def operators_section(console: Console, cmp: Comparison) -> None:
@@ -66,7 +63,8 @@ def operators_section(console: Console, cmp: Comparison) -> None:
     shown = ops.matched[:TEXT_TOP]
     title = f"Operators matched by name and input shapes (top {TEXT_TOP} by base time):"
     wrapped(console, title, "", "  ")
-    rows = [(_operator_row(o), None) for o in shown]
+    bare = spread_unknown(cmp)
+    rows = [(_operator_row(o, bare), None) for o in shown]
     headers = ["Operator", "Input dims", "Calls", "Base", "New", "Speedup"]
     console.print(fitted_table(headers, rows, width=console.width, name=1, left=(0,)))
     if more := len(ops.matched) - len(shown):
@@ -77,7 +75,7 @@ def operators_section(console: Console, cmp: Comparison) -> None:
             wrapped(console, f"Operators, {title.lower()}: {listed}", "", "  ")
 
 
-def _operator_row(o: OperatorChange) -> list[str | NameCell]:
+def _operator_row(o: OperatorChange, bare: bool) -> list[str | NameCell]:
     calls = (
         f"{o.calls[0]:,.0f}"
         if o.calls[0] == o.calls[1]
@@ -85,7 +83,7 @@ def _operator_row(o: OperatorChange) -> list[str | NameCell]:
     )
     return [o.name.removeprefix("aten::"), NameCell((shapes(o.dims),)), calls,
             duration(o.total_ns[0]), duration(o.total_ns[1]),
-            speedup_text(o.speedup, o.interval)]  # fmt: skip
+            speedup_cell(o.speedup, o.interval, bare)]  # fmt: skip
 
 
 def _signature(o: OperatorChange) -> str:
@@ -147,16 +145,17 @@ def categories_markdown(cmp: Comparison) -> list[str]:
     lines = ["", "| category | base | new | speedup |", "|---|---:|---:|---:|"]
     for c in cmp.categories:
         lines.append(f"| {c.category.label} | {duration(c.total_ns[0])} | "
-                     f"{duration(c.total_ns[1])} | {_speedup(c)} |")  # fmt: skip
+                     f"{duration(c.total_ns[1])} | {_speedup(c, False)} |")  # fmt: skip
     return lines
 
 
 def categories_html(cmp: Comparison) -> str:
     if not cmp.categories:
         return ""
+    bare = spread_unknown(cmp)
     rows = "".join(
         f"<tr><td>{_e(c.category.label)}</td>{number(duration(c.total_ns[0]))}"
-        f"{number(duration(c.total_ns[1]))}<td>{_e(_speedup(c))}</td></tr>"
+        f"{number(duration(c.total_ns[1]))}<td>{_e(_speedup(c, bare))}</td></tr>"
         for c in cmp.categories
     )
     head = "<tr><th>Category</th><th>Base</th><th>New</th><th>Speedup</th></tr>"
@@ -167,10 +166,11 @@ def operators_html(cmp: Comparison) -> str:
     ops = cmp.operators
     if ops is None or not ops.matched:
         return ""
+    bare = spread_unknown(cmp)
     rows = "".join(
         f"<tr><td>{_e(o.name)}</td><td>{_e(shapes(o.dims))}</td><td>{_calls(o)}</td>"
         f"{number(duration(o.total_ns[0]))}{number(duration(o.total_ns[1]))}"
-        f"<td>{_e(speedup_text(o.speedup, o.interval))}</td></tr>"
+        f"<td>{_e(speedup_cell(o.speedup, o.interval, bare))}</td></tr>"
         for o in ops.matched[:JSON_TOP]
     )
     head = ("<tr><th>Operator</th><th>Input dims</th><th>Calls</th><th>Base</th><th>New</th>"
@@ -188,5 +188,5 @@ def _calls(o: OperatorChange) -> str:
     )
 
 
-def _speedup(c: CategoryChange) -> str:
-    return speedup_text(c.speedup, c.interval) if c.speedup is not None else "one side only"
+def _speedup(c: CategoryChange, bare: bool) -> str:
+    return "one side only" if c.speedup is None else speedup_cell(c.speedup, c.interval, bare)

@@ -24,16 +24,15 @@ from roofscope.render.compare.levels import (
 )
 from roofscope.render.compare.words import (
     NO_GATE,
-    SPREAD_UNKNOWN,
     across_gpus_text,
     block_reason,
     check_reason,
+    end_to_end_text,
     gate_reasons,
     gate_set,
     placement_text,
     share_text,
     speedup_cell,
-    speedup_text,
     spread_unknown,
 )
 from roofscope.render.names import short_names
@@ -73,9 +72,7 @@ def render_compare_text(
     wrapped(
         console,
         f"End to end: kernel time {duration(e.kernel_ns[0])} -> {duration(e.kernel_ns[1])}: "
-        + speedup_text(e.speedup, e.interval).replace(
-            "(spread unknown)", f"(spread unknown: {SPREAD_UNKNOWN})"
-        )
+        + end_to_end_text(cmp)
         + (f" ({e.interval.method})" if e.interval else ""),
         "",
         "  ",

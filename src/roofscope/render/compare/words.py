@@ -36,6 +36,14 @@ def spread_unknown(cmp: Comparison) -> bool:
     return cmp.end_to_end.interval is None and all(k.interval is None for k in cmp.kernels)
 
 
+def end_to_end_text(cmp: Comparison) -> str:
+    """The end-to-end speedup in words, with how to get its spread where it is unknown."""
+    e = cmp.end_to_end
+    return speedup_text(e.speedup, e.interval).replace(
+        "(spread unknown)", f"(spread unknown: {SPREAD_UNKNOWN})"
+    )
+
+
 def speedup_cell(speedup: float | None, interval: Interval | None, bare: bool) -> str:
     """:func:`speedup_text` in a table cell; ``bare``: the spread is unknown for every row,
     which the text says once (:func:`spread_unknown`)."""
