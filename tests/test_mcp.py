@@ -374,3 +374,71 @@ def test_a_granted_root_that_is_no_folder_is_a_tool_error() -> None:
     assert (
         said == f"roofscope: error: root {KINETO.resolve()}: no such folder; name a folder to serve"
     )
+
+
+def test_the_last_report_before_any_analyze_is_an_error_the_client_reads() -> None:
+    """The resource says what to do (the SDK would answer only 'Error reading resource')."""
+    from mcp.shared.exceptions import MCPError
+
+    from roofscope.agent.server import build
+
+    with anyio.from_thread.start_blocking_portal() as portal:
+        client = Client(build([str(DATA)]))
+        with portal.wrap_async_context_manager(client) as c, pytest.raises(MCPError) as said:
+            portal.call(c.read_resource, "roofscope://report/last.md")
+    assert str(said.value) == "roofscope: error: no report yet: call the analyze tool first"
+
+
+def children(pid: int) -> list[int]:
+    """The processes ``pid`` started, from any of its threads."""
+    tasks = Path(f"/proc/{pid}/task").glob("*/children")
+    return [int(child) for task in tasks for child in task.read_text().split()]
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads /proc (Linux)")
+def test_the_stdio_server_answers_from_one_worker_it_forked(agent: Agent, spare: Path) -> None:
+    """The worker imports the engine while the server imports the SDK (bench/mcp_startup.py);
+    it is the server's only child, started from the same command line."""
+    agent.answer("formats")
+    mine = children(os.getpid())
+    servers = [p for p in mine if str(spare) in Path(f"/proc/{p}/cmdline").read_text()]
+    assert len(servers) == 1
+    (worker,) = children(servers[0])
+    assert (
+        Path(f"/proc/{worker}/cmdline").read_bytes()
+        == Path(f"/proc/{servers[0]}/cmdline").read_bytes()
+    )
+
+
+FORKED = """
+import json, os, signal, sys
+from roofscope.agent.worker import Forked
+folders = [sys.argv[1]]
+engine = Forked(folders)
+said = [engine.reply("formats", {}, folders), engine.reply("analyze", {"path": "/etc/hostname",
+        "options": {}, "limit": 1, "cursor": None}, folders)]
+os.kill(engine.pid, signal.SIGKILL)
+said.append(engine.reply("formats", {}, folders))
+engine.close()
+print(json.dumps(said))
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="the worker is forked")
+def test_the_worker_answers_over_its_pipe_and_says_when_it_ended() -> None:
+    """In a process of its own: the test's process runs the portal's threads."""
+    import json
+
+    from roofscope.readers import registry
+
+    run = subprocess.run([sys.executable, "-c", FORKED, str(DATA)], env=ENV, text=True,
+                         capture_output=True, timeout=60, check=True)  # fmt: skip
+    (ok, formats), error, ended = json.loads(run.stdout)
+    assert ok == "ok"
+    assert [f["name"] for f in json.loads(formats)["formats"]] == [
+        r.name for r in registry.readers()
+    ]
+    assert error == ["error", "roofscope: error: /etc/hostname: outside the folders this server "
+                     f"may read ({DATA.resolve()}); pass a path under one of them, or start "
+                     "`roofscope mcp --root DIR` with its folder"]  # fmt: skip
+    assert ended == ["fail", "the worker that answers the tools has ended (killed by signal 9)"]

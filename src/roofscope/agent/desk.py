@@ -26,6 +26,17 @@ def line(exc: RoofscopeError) -> str:
     return f"roofscope: error: {worded(exc)}"
 
 
+def warm() -> None:
+    """Load what a first check-up of any format loads before it reads: every reader's module
+    and DuckDB's first database (0.05 s of CPU, 0.02-0.03 s less in the first answer). The
+    worker does it while the server still imports the SDK."""
+    from roofscope.model.profile import Profile
+    from roofscope.readers import registry
+
+    list(registry.readers())
+    Profile.empty().con.close()
+
+
 def _text(answer: dict[str, Any] | str) -> str:
     """A tool's answer as JSON (plain values only: the server need not import roofscope's
     types to read it), or a resource's text as it is."""

@@ -96,10 +96,11 @@ def _work(pipe: Connection, folders: Sequence[str]) -> None:
 
 def _serve(pipe: Connection, folders: Sequence[str]) -> None:
     """Answer each call until the server closes the pipe (or goes)."""
-    from roofscope.agent.desk import Desk
+    from roofscope.agent.desk import Desk, warm
     from roofscope.model.profile import close_spilled
 
     desk = Desk(folders)
+    warm()
     try:
         while True:
             what, arguments, roots = pipe.recv()
