@@ -441,4 +441,25 @@ def test_the_worker_answers_over_its_pipe_and_says_when_it_ended() -> None:
     assert error == ["error", "roofscope: error: /etc/hostname: outside the folders this server "
                      f"may read ({DATA.resolve()}); pass a path under one of them, or start "
                      "`roofscope mcp --root DIR` with its folder"]  # fmt: skip
-    assert ended == ["fail", "the worker that answers the tools has ended (killed by signal 9)"]
+    assert ended == ["fail", "the worker that answers the tools has ended (killed by signal 9); "
+                     "restart the server"]  # fmt: skip
+
+
+def test_a_fault_of_roofscopes_is_a_tool_error_that_says_so(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Not the SDK's bare 'Error executing tool': the agent reads what broke; the traceback
+    goes to the server's stderr."""
+    from roofscope.agent import tools
+    from roofscope.agent.server import build
+
+    def broken() -> None:
+        raise RuntimeError("the registry broke")
+
+    monkeypatch.setattr(tools, "formats_answer", broken)
+    with anyio.from_thread.start_blocking_portal() as portal:
+        client = Client(build([str(DATA)]))
+        with portal.wrap_async_context_manager(client) as c:
+            said = Agent(portal, c).error("formats")
+    assert said == "roofscope: internal error: the registry broke"
+    assert "RuntimeError: the registry broke" in capsys.readouterr().err

@@ -74,10 +74,10 @@ class _Sessions:
         self, what: str, granted: ListRootsResult | None, **args: Any
     ) -> CallToolResult:
         """The tool's answer as JSON text and as structured content, or a tool error whose
-        text is the one line the command prints (the SDK would prefix its own words to a
-        raised error)."""
+        text is the one line the command prints, or says roofscope's own fault (the SDK would
+        say only "Error executing tool" of a raised error)."""
         kind, said = self._reply(what, granted, args)
-        if kind == "error":
+        if kind != "ok":
             return CallToolResult(content=[TextContent(type="text", text=said)], is_error=True)
         return CallToolResult(content=[TextContent(type="text", text=said)],
                               structured_content=json.loads(said))  # fmt: skip
@@ -85,7 +85,7 @@ class _Sessions:
     def read(self, what: str) -> str:
         """A resource's text, or a ResourceError the client reads (no report yet)."""
         kind, said = self._reply(what, None, {})
-        if kind == "error":
+        if kind != "ok":
             raise ResourceError(said)
         return said
 
@@ -95,8 +95,8 @@ class _Sessions:
         if granted is not None:
             self.folders = from_uris([str(r.uri) for r in granted.roots])
         kind, said = self.engine.reply(what, args, self.folders)
-        if kind == "fail":  # a fault of roofscope's, not of the input
-            raise RuntimeError(said)
+        if kind == "fail":  # a fault of roofscope's, not of the input: said whole to the agent
+            return kind, f"roofscope: internal error: {said}"
         return kind, said
 
 

@@ -58,7 +58,11 @@ class Forked:
             self.pipe.send((what, arguments, tuple(folders)))
             answer: Reply = self.pipe.recv()
         except (EOFError, OSError):
-            return "fail", f"the worker that answers the tools has ended ({self._end()})"
+            ended = self._end()
+            return (
+                "fail",
+                f"the worker that answers the tools has ended ({ended}); restart the server",
+            )
         return answer
 
     def close(self) -> None:
