@@ -5,6 +5,7 @@ and over streamable HTTP on 127.0.0.1. Every number is checked against ``analyze
 
 from __future__ import annotations
 
+import functools
 import os
 import socket
 import subprocess
@@ -38,6 +39,18 @@ NSYS = DATA / "nsys" / "cloverleaf-a100.sqlite"  # Nsight Systems SQLite (A100)
 MI300X = DATA / "kineto" / "mi300x_bert_small_metadata_first.json.gz"  # a compare pair
 H100 = DATA / "kineto" / "h100_bert_small_metadata_first.json.gz"
 TOOLS = {"analyze", "kernel", "findings", "timeline", "compare", "devices", "formats"}
+
+
+@functools.cache
+def analysed(path: Path) -> roofscope.Report:
+    """``analyze`` of ``path`` in this process, once for the module (what each answer is
+    checked against)."""
+    return roofscope.analyze(path)
+
+
+@functools.cache
+def compared(base: Path, new: Path) -> roofscope.Comparison:
+    return roofscope.compare(base, new)
 
 
 class Agent:
@@ -113,7 +126,7 @@ def test_the_tools_are_listed_read_only_with_their_schemas(agent: Agent) -> None
 
 @pytest.mark.parametrize("profile", [ROCPROF, NCU, KINETO, NSYS], ids=lambda p: p.parent.name)
 def test_analyze_gives_the_numbers_of_analyze_json(agent: Agent, profile: Path) -> None:
-    expected = roofscope.analyze(profile).to_dict()
+    expected = analysed(profile).to_dict()
     doc = agent.answer("analyze", path=str(profile), limit=3)
     for key in ("summary", "run", "device", "selection", "warnings"):
         assert doc[key] == expected[key], key
@@ -130,7 +143,7 @@ def test_analyze_gives_the_numbers_of_analyze_json(agent: Agent, profile: Path) 
 
 
 def test_findings_page_to_the_whole_ranked_list_and_filter(agent: Agent) -> None:
-    expected = roofscope.analyze(KINETO).to_dict()["findings"]
+    expected = analysed(KINETO).to_dict()["findings"]
     assert len(expected) == 11  # four pages of three
     assert agent.pages("findings", "findings", path=str(KINETO), limit=3) == expected
     low = agent.pages("findings", "findings", path=str(KINETO), severity="low", limit=2)
@@ -142,7 +155,7 @@ def test_findings_page_to_the_whole_ranked_list_and_filter(agent: Agent) -> None
 
 
 def test_one_kernel_by_a_part_of_its_name(agent: Agent) -> None:
-    expected = roofscope.analyze(KINETO).to_dict()
+    expected = analysed(KINETO).to_dict()
     top = expected["kernels"][0]  # sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x...
     doc = agent.answer("kernel", path=str(KINETO), name="tilesize128x128x64_warpgroupsize1x1x1")
     assert doc["kernel"] == top
@@ -153,7 +166,7 @@ def test_one_kernel_by_a_part_of_its_name(agent: Agent) -> None:
 
 
 def test_timeline_gives_busy_and_idle_per_device(agent: Agent) -> None:
-    expected = roofscope.analyze(NSYS).to_dict()
+    expected = analysed(NSYS).to_dict()
     doc = agent.answer("timeline", path=str(NSYS))
     assert doc["devices"] == expected["devices"]
     assert doc["window"]["lanes"][0]["device"] == doc["devices"][0]["device"]
@@ -166,7 +179,7 @@ def test_timeline_gives_busy_and_idle_per_device(agent: Agent) -> None:
 def test_timeline_gives_busy_and_idle_in_a_window(agent: Agent) -> None:
     """The whole span: the busy time of the summary, idle the rest of the bins; a window: its
     bins' busy time, and its stretches of idle bins, counted here from the report's bins."""
-    report = roofscope.analyze(KINETO)
+    report = analysed(KINETO)
     lanes = report.checkup.lanes
     assert lanes is not None and len(lanes.lanes) == 1
     busy, bin_ns = lanes.lanes[0].busy_ns, lanes.bin_ns
@@ -188,7 +201,7 @@ def test_timeline_gives_busy_and_idle_in_a_window(agent: Agent) -> None:
 
 
 def test_compare_gives_the_speedup_and_the_gate_verdict(agent: Agent) -> None:
-    both = roofscope.compare(MI300X, H100)
+    both = compared(MI300X, H100)
     base = both.base[0].to_dict()["summary"]["kernel_time_s"]  # analyze --json of each side
     new = both.new[0].to_dict()["summary"]["kernel_time_s"]
     expected = both.to_dict(both.gate(fail_if_slower=0))
@@ -207,7 +220,7 @@ def test_compare_gives_the_speedup_and_the_gate_verdict(agent: Agent) -> None:
 def test_compare_names_the_added_and_removed_kernels_among_the_changes(agent: Agent) -> None:
     """Two programs (rocprof v1, MI250X): the kernels of one only are among the changes."""
     stencils = DATA / "rocprofv1-mi250x" / "stencils"
-    both = roofscope.compare(ROCPROF, stencils)
+    both = compared(ROCPROF, stencils)
     expected = both.to_dict()
     base, new = ({k.name for k in side[0].kernels} for side in (both.base, both.new))
     kernels = agent.pages("compare", "kernels", base=str(ROCPROF), new=str(stencils), limit=4)
@@ -268,7 +281,7 @@ def test_bad_options_are_tool_errors(agent: Agent, capsys: pytest.CaptureFixture
 def test_the_last_report_is_a_resource_and_the_prompt_walks_the_checkup(agent: Agent) -> None:
     agent.answer("analyze", path=str(KINETO))
     last = agent.portal.call(agent.client.read_resource, "roofscope://report/last.json")
-    assert last.contents[0].text == roofscope.analyze(KINETO).to_json()  # type: ignore[union-attr]
+    assert last.contents[0].text == analysed(KINETO).to_json()  # type: ignore[union-attr]
     md = agent.portal.call(agent.client.read_resource, "roofscope://report/last.md")
     assert md.contents[0].text.startswith(f"# roofscope check-up: {KINETO.resolve()}")  # type: ignore[union-attr]
     prompt = agent.portal.call(agent.client.get_prompt, "diagnose", {"path": str(KINETO)})
@@ -305,12 +318,12 @@ def http_agent() -> Iterator[Agent]:
 
 
 def test_the_same_over_streamable_http(http_agent: Agent) -> None:
-    expected = roofscope.analyze(ROCPROF).to_dict()
+    expected = analysed(ROCPROF).to_dict()
     assert http_agent.pages("analyze", "kernels", path=str(ROCPROF), limit=2) == expected["kernels"]
     doc = http_agent.answer("analyze", path=str(ROCPROF))
     assert doc["summary"] == expected["summary"]
     assert "outside the folders" in http_agent.error("analyze", path="/etc/hostname")
-    both = roofscope.compare(MI300X, H100)
+    both = compared(MI300X, H100)
     gate = http_agent.answer("compare", base=str(MI300X), new=str(H100), fail_if_slower=0)
     assert gate["gate"] == both.to_dict(both.gate(fail_if_slower=0))["gate"]
 
@@ -339,7 +352,7 @@ def test_without_root_the_server_reads_under_the_roots_the_client_grants() -> No
     async def granted(context: object) -> ListRootsResult:
         return ListRootsResult(roots=[Root(uri=(DATA / "kineto").resolve().as_uri())])
 
-    expected = roofscope.analyze(KINETO).to_dict()["summary"]
+    expected = analysed(KINETO).to_dict()["summary"]
     with anyio.from_thread.start_blocking_portal() as portal:
         client = Client(build([]), list_roots_callback=granted)
         with portal.wrap_async_context_manager(client) as c:
@@ -374,3 +387,92 @@ def test_a_granted_root_that_is_no_folder_is_a_tool_error() -> None:
     assert (
         said == f"roofscope: error: root {KINETO.resolve()}: no such folder; name a folder to serve"
     )
+
+
+def test_the_last_report_before_any_analyze_is_an_error_the_client_reads() -> None:
+    """The resource says what to do (the SDK would answer only 'Error reading resource')."""
+    from mcp.shared.exceptions import MCPError
+
+    from roofscope.agent.server import build
+
+    with anyio.from_thread.start_blocking_portal() as portal:
+        client = Client(build([str(DATA)]))
+        with portal.wrap_async_context_manager(client) as c, pytest.raises(MCPError) as said:
+            portal.call(c.read_resource, "roofscope://report/last.md")
+    assert str(said.value) == "roofscope: error: no report yet: call the analyze tool first"
+
+
+def children(pid: int) -> list[int]:
+    """The processes ``pid`` started, from any of its threads."""
+    tasks = Path(f"/proc/{pid}/task").glob("*/children")
+    return [int(child) for task in tasks for child in task.read_text().split()]
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads /proc (Linux)")
+def test_the_stdio_server_answers_from_one_worker_it_forked(agent: Agent, spare: Path) -> None:
+    """The worker imports the engine while the server imports the SDK (bench/mcp_startup.py);
+    it is the server's only child, started from the same command line."""
+    agent.answer("formats")
+    mine = children(os.getpid())
+    servers = [p for p in mine if str(spare) in Path(f"/proc/{p}/cmdline").read_text()]
+    assert len(servers) == 1
+    (worker,) = children(servers[0])
+    assert (
+        Path(f"/proc/{worker}/cmdline").read_bytes()
+        == Path(f"/proc/{servers[0]}/cmdline").read_bytes()
+    )
+
+
+FORKED = """
+import json, os, signal, sys
+from roofscope.agent.worker import Forked
+folders = [sys.argv[1]]
+engine = Forked(folders)
+said = [engine.reply("formats", {}, folders), engine.reply("analyze", {"path": "/etc/hostname",
+        "options": {}, "limit": 1, "cursor": None}, folders)]
+os.kill(engine.pid, signal.SIGKILL)
+said.append(engine.reply("formats", {}, folders))
+engine.close()
+print(json.dumps(said))
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="the worker is forked")
+def test_the_worker_answers_over_its_pipe_and_says_when_it_ended() -> None:
+    """In a process of its own: the test's process runs the portal's threads."""
+    import json
+
+    from roofscope.readers import registry
+
+    run = subprocess.run([sys.executable, "-c", FORKED, str(DATA)], env=ENV, text=True,
+                         capture_output=True, timeout=60, check=True)  # fmt: skip
+    (ok, formats), error, ended = json.loads(run.stdout)
+    assert ok == "ok"
+    assert [f["name"] for f in json.loads(formats)["formats"]] == [
+        r.name for r in registry.readers()
+    ]
+    assert error == ["error", "roofscope: error: /etc/hostname: outside the folders this server "
+                     f"may read ({DATA.resolve()}); pass a path under one of them, or start "
+                     "`roofscope mcp --root DIR` with its folder"]  # fmt: skip
+    assert ended == ["fail", "the worker that answers the tools has ended (killed by signal 9); "
+                     "restart the server"]  # fmt: skip
+
+
+def test_a_fault_of_roofscopes_is_a_tool_error_that_says_so(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Not the SDK's bare 'Error executing tool': the agent reads what broke; the traceback
+    goes to the server's stderr."""
+    from roofscope.agent import tools
+    from roofscope.agent.server import build
+
+    def broken() -> None:
+        raise RuntimeError("the registry broke")
+
+    monkeypatch.setattr(tools, "formats_answer", broken)
+    with anyio.from_thread.start_blocking_portal() as portal:
+        client = Client(build([str(DATA)]))
+        with portal.wrap_async_context_manager(client) as c:
+            said = Agent(portal, c).error("formats")
+    assert said == "roofscope: internal error: the registry broke"
+    assert "RuntimeError: the registry broke" in capsys.readouterr().err

@@ -5,19 +5,17 @@ profiler; a RoofscopeError becomes a tool error whose text is the line the comma
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context, ListRoots, MCPServer, Resolve
+from mcp.server.mcpserver.exceptions import ResourceError
 from mcp_types import CallToolResult, ListRootsResult, TextContent, ToolAnnotations
 from pydantic import Field
 
-from roofscope.agent import tools
 from roofscope.agent.pages import DEFAULT_LIMIT
 from roofscope.agent.prompt import diagnose_text
 from roofscope.agent.roots import Roots, from_uris
-from roofscope.api.report import Report
-from roofscope.errors import RoofscopeError
+from roofscope.agent.worker import Engine, Local
 from roofscope.version import __version__
 
 READ_ONLY = ToolAnnotations(
@@ -34,19 +32,13 @@ End = Annotated[float | None, Field(description="Window end, s after the first k
 Answer = dict[str, Any]
 
 
-def line(exc: RoofscopeError) -> str:
-    """The one line ``roofscope`` prints on stderr for ``exc``."""
-    from roofscope.checkup.options import worded
-
-    return f"roofscope: error: {worded(exc)}"
-
-
-def build(roots: list[str]) -> MCPServer:
+def build(roots: list[str], engine: Engine | None = None) -> MCPServer:
     """The server; ``roots``: the ``--root`` folders (none: the client's MCP roots, else the
-    folder the server was started in)."""
+    folder the server was started in); ``engine``: where the calls are answered (by default
+    in this process)."""
     server = MCPServer("roofscope", version=__version__, log_level="WARNING",
                        instructions=INSTRUCTIONS)  # fmt: skip
-    session = _SERVED[id(server)] = _Sessions(roots)
+    session = _SERVED[id(server)] = _Sessions(roots, engine)
     _tools(server, session)
     _resources(server, session)
     server.prompt("diagnose", description="Diagnose this profile: the check-up's four steps.")(
@@ -63,12 +55,14 @@ INSTRUCTIONS = (
 
 
 class _Sessions:
-    """The roots to read under: ``--root``, else the client's (asked at each call through the
-    SDK's ``ListRoots`` resolver), else the folder the server was started in."""
+    """Where each call is answered, and under which roots: ``--root``, else the client's
+    (asked at each call through the SDK's ``ListRoots`` resolver), else the folder the server
+    was started in."""
 
-    def __init__(self, roots: list[str]) -> None:
+    def __init__(self, roots: list[str], engine: Engine | None) -> None:
         self.given = roots
-        self.state = tools.Session(Roots.of(roots or ["."]))
+        self.folders = [str(f) for f in Roots.of(roots or ["."]).folders]
+        self.engine = engine or Local(self.folders)
 
     def ask(self, ctx: Context) -> ListRoots | None:
         """The resolver: ask the client for its roots when it has some and none were given."""
@@ -76,10 +70,34 @@ class _Sessions:
         asked = not self.given and caps is not None and caps.roots is not None
         return ListRoots() if asked else None
 
-    def current(self, granted: ListRootsResult | None) -> tools.Session:
+    async def answer(
+        self, what: str, granted: ListRootsResult | None, **args: Any
+    ) -> CallToolResult:
+        """The tool's answer as JSON text and as structured content, or a tool error whose
+        text is the one line the command prints, or says roofscope's own fault (the SDK would
+        say only "Error executing tool" of a raised error)."""
+        kind, said = self._reply(what, granted, args)
+        if kind != "ok":
+            return CallToolResult(content=[TextContent(type="text", text=said)], is_error=True)
+        return CallToolResult(content=[TextContent(type="text", text=said)],
+                              structured_content=json.loads(said))  # fmt: skip
+
+    def read(self, what: str) -> str:
+        """A resource's text, or a ResourceError the client reads (no report yet)."""
+        kind, said = self._reply(what, None, {})
+        if kind != "ok":
+            raise ResourceError(said)
+        return said
+
+    def _reply(
+        self, what: str, granted: ListRootsResult | None, args: dict[str, Any]
+    ) -> tuple[str, str]:
         if granted is not None:
-            self.state.roots = Roots.of(from_uris([str(r.uri) for r in granted.roots]))
-        return self.state
+            self.folders = from_uris([str(r.uri) for r in granted.roots])
+        kind, said = self.engine.reply(what, args, self.folders)
+        if kind == "fail":  # a fault of roofscope's, not of the input: said whole to the agent
+            return kind, f"roofscope: internal error: {said}"
+        return kind, said
 
 
 _SERVED: dict[int, _Sessions] = {}  # each server's, for the resolver (its key: id(server))
@@ -93,20 +111,9 @@ def _ask(ctx: Context) -> ListRoots | None:
 Granted = Annotated[ListRootsResult | None, Resolve(_ask)]
 
 
-async def _answer(work: Callable[[], Answer]) -> CallToolResult:
-    """The answer as JSON text and as structured content, or a tool error whose text is the
-    one line the command prints (the SDK would prefix its own words to a raised error)."""
-    try:
-        doc = work()
-    except RoofscopeError as exc:
-        return CallToolResult(content=[TextContent(type="text", text=line(exc))], is_error=True)
-    text = json.dumps(doc, separators=(",", ":"), allow_nan=False)
-    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=doc)
-
-
 def _tools(server: MCPServer, sessions: _Sessions) -> None:
     tool = server.tool(annotations=READ_ONLY)
-    at = sessions.current  # the session under the roots of this call (inside _answer)
+    answer = sessions.answer  # the answer under the roots of this call
 
     @tool
     async def analyze(
@@ -118,16 +125,14 @@ def _tools(server: MCPServer, sessions: _Sessions) -> None:
         warnings, a page of the kernels (most time first, with counters, limiter and roofline
         place) and the first findings. Page with `cursor`."""
         options = {"gpu": gpu, "kernel": kernel, "device": device, "gap_us": gap_us}
-        return await _answer(lambda: tools.analyze_answer(
-            at(granted).report(path, options), limit=limit, cursor=cursor))  # fmt: skip
+        return await answer("analyze", granted, path=path, options=options, limit=limit,
+                            cursor=cursor)  # fmt: skip
 
     @tool
     async def kernel(path: Path, name: str, granted: Granted, gpu: Gpu = None) -> CallToolResult:
         """One kernel (its name or a part of it only it holds): counters, limiter, roofline
         place, and the findings about it with their evidence and prescription."""
-        return await _answer(
-            lambda: tools.kernel_answer(at(granted).report(path, {"gpu": gpu}), name)
-        )
+        return await answer("kernel", granted, path=path, name=name, options={"gpu": gpu})
 
     @tool
     async def findings(
@@ -137,9 +142,9 @@ def _tools(server: MCPServer, sessions: _Sessions) -> None:
     ) -> CallToolResult:  # fmt: skip
         """The findings, ranked by what fixing each could save (validity problems first),
         kept by severity (high, medium, low), rule name and kernel name. Paged."""
-        return await _answer(lambda: tools.findings_answer(
-            at(granted).report(path, {"gpu": gpu}), severity=severity, rule=rule, kernel=kernel,
-            limit=limit, cursor=cursor))  # fmt: skip
+        return await answer("findings", granted, path=path, options={"gpu": gpu},
+                            severity=severity, rule=rule, kernel=kernel, limit=limit,
+                            cursor=cursor)  # fmt: skip
 
     @tool
     async def timeline(
@@ -151,9 +156,9 @@ def _tools(server: MCPServer, sessions: _Sessions) -> None:
         window (start_s to end_s after the first kernel began) with its idle stretches at
         the timeline's bin resolution, and the findings that say why the GPU waited (host
         causes: data loader, synchronisation, JIT). Devices paged."""
-        return await _answer(lambda: tools.timeline_answer(
-            at(granted).report(path, {"gap_us": gap_us}), window=(start_s, end_s),
-            device=device, limit=limit, cursor=cursor))  # fmt: skip
+        return await answer("timeline", granted, path=path, options={"gap_us": gap_us},
+                            window=(start_s, end_s), device=device, limit=limit,
+                            cursor=cursor)  # fmt: skip
 
     @tool
     async def compare(
@@ -166,14 +171,8 @@ def _tools(server: MCPServer, sessions: _Sessions) -> None:
         (% slower). Kernel changes paged."""
         gate = {"fail_if_slower": fail_if_slower, "fail_if_kernel_slower":
                 fail_if_kernel_slower, "min_share": min_share}  # fmt: skip
-        return await _answer(
-            lambda: tools.compare_answer(
-                at(granted).comparison(base, new, {"gpu": gpu}),
-                gate,
-                limit=limit,
-                cursor=cursor,
-            )
-        )
+        return await answer("compare", granted, sides=(base, new), options={"gpu": gpu},
+                            gate=gate, limit=limit, cursor=cursor)  # fmt: skip
 
     @tool
     async def devices(
@@ -181,48 +180,44 @@ def _tools(server: MCPServer, sessions: _Sessions) -> None:
     ) -> CallToolResult:
         """The GPU catalogue (paged), or the parts a name fits (a100, 'mi300x', 'rtx 4090')
         with their ceilings and each ceiling's source."""
-        return await _answer(lambda: tools.devices_answer(name, limit=limit, cursor=cursor))
+        return await answer("devices", None, name=name, limit=limit, cursor=cursor)
 
     @tool
     async def formats() -> CallToolResult:
         """The input formats roofscope recognises (by content, not by file name)."""
-        return await _answer(tools.formats_answer)
+        return await answer("formats", None)
 
     del analyze, kernel, findings, timeline, compare, devices, formats
 
 
 def _resources(server: MCPServer, sessions: _Sessions) -> None:
-    def last() -> Report:
-        if sessions.state.last is None:
-            raise ValueError("no report yet: call the analyze tool first")
-        return sessions.state.last
-
     @server.resource(
         "roofscope://report/last.json",
         mime_type="application/json",
         description="The last check-up, as `roofscope analyze --json` writes it.",
     )
     def last_json() -> str:
-        return last().to_json()
+        return sessions.read("last_json")
 
     @server.resource(
         "roofscope://report/last.md",
         mime_type="text/markdown",
         description="The last check-up, as the terminal shows it, in Markdown.",
     )
-    def last_markdown() -> str:
-        from roofscope.render.registry import Options, renderer
-
-        text = renderer("report", "text", Options(top=20, color=False)).render(last().checkup)
-        return f"# roofscope check-up: {sessions.state.last_path}\n\n```text\n{text}```\n"
+    def last_markdown() -> str:  # rendered when read, not with each analyze
+        return sessions.read("last_markdown")
 
     del last_json, last_markdown
 
 
-def serve(roots: list[str], http: int | None) -> None:
-    """Run until the client goes: stdio, or streamable HTTP on 127.0.0.1:``http``."""
-    server = build(roots)
-    if http is None:
-        server.run()
-    else:
-        server.run("streamable-http", host="127.0.0.1", port=http)
+def serve(roots: list[str], http: int | None, engine: Engine) -> None:
+    """Run until the client goes: stdio, or streamable HTTP on 127.0.0.1:``http``; then
+    close the engine (its worker's end awaited)."""
+    server = build(roots, engine)
+    try:
+        if http is None:
+            server.run()
+        else:
+            server.run("streamable-http", host="127.0.0.1", port=http)
+    finally:
+        engine.close()

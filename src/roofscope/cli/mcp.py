@@ -36,6 +36,15 @@ def mcp(
     """Serve the check-up to coding agents over MCP (stdio, or --http on loopback)."""
     if importlib.util.find_spec("mcp") is None:
         raise UsageError(INSTALL)
-    from roofscope.agent.server import serve
+    from roofscope.agent.roots import Roots
+    from roofscope.agent.worker import start
 
-    serve(root or [], http)
+    folders = [str(f) for f in Roots.of(root or ["."]).folders]  # a bad --root: no worker
+    # the worker forked now imports the engine while this process imports the SDK
+    engine = start(folders, fork=http is None)
+    try:
+        from roofscope.agent.server import serve
+    except BaseException:
+        engine.close()
+        raise
+    serve(root or [], http, engine)
