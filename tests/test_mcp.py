@@ -200,6 +200,37 @@ def test_timeline_gives_busy_and_idle_in_a_window(agent: Agent) -> None:
     assert bad == "roofscope: error: window 0.02 to 0.01 s: expected 0 <= start_s < end_s"
 
 
+def test_timeline_names_each_gap_of_a_window_with_what_filled_it(agent: Agent) -> None:
+    """CloverLeaf (nsys SQLite): its idle gaps of at least 10 µs swept from the export's own
+    kernel rows; the window lists them longest first, as seconds after the first kernel,
+    each with the time the blocking calls (cudaDeviceSynchronize, cudaMemcpy) and the copies
+    filled of it, from the export's own rows."""
+    from tests.test_gaps import inside, rows, swept
+
+    kernels = rows("SELECT start, end FROM CUPTI_ACTIVITY_KIND_KERNEL")
+    syncs = rows(
+        """SELECT r.start, r.end FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s
+        ON s.id = r.nameId WHERE s.value IN ('cudaDeviceSynchronize_v3020', 'cudaMemcpy_v3020')"""
+    )
+    moved = rows("SELECT start, end FROM CUPTI_ACTIVITY_KIND_MEMCPY")
+    every = sorted(swept(kernels, 10_000), key=lambda g: (g[0] - g[1], g[0]))
+    origin = min(a for a, _ in kernels)
+    window = agent.answer("timeline", path=str(NSYS))["window"]
+    assert window["gaps_kept"] == window["gaps_in_window"] == len(every) == 195
+    listed = window["gaps"]
+    assert len(listed) == 20
+    for gap, (a, b) in zip(listed, every, strict=False):
+        assert (gap["start_s"], gap["end_s"]) == ((a - origin) / 1e9, (b - origin) / 1e9)
+        filled = {"sync": inside((a, b), syncs), "copy": inside((a, b), moved)}
+        assert gap["inside_s"] == {k: ns / 1e9 for k, ns in filled.items() if ns}
+        assert gap["cause"] == next((k for k, ns in filled.items() if 2 * ns >= b - a), None)
+    a, b = every[0]
+    part = agent.answer("timeline", path=str(NSYS), start_s=(b - origin) / 1e9 - 1e-6,
+                        end_s=(b - origin) / 1e9 + 1e-3)["window"]  # fmt: skip
+    assert part["gaps"][0]["start_s"] == (a - origin) / 1e9  # overlapped: listed whole
+    assert part["gaps_in_window"] == sum(1 for x, y in every if y > b - 1_000 and x < b + 1_000_000)
+
+
 def test_compare_gives_the_speedup_and_the_gate_verdict(agent: Agent) -> None:
     both = compared(MI300X, H100)
     base = both.base[0].to_dict()["summary"]["kernel_time_s"]  # analyze --json of each side

@@ -50,6 +50,7 @@ from roofscope.model.words import sig
 from roofscope.readers.io.barriers import MEANING
 
 if TYPE_CHECKING:
+    from roofscope.analysis.gaps import Gap
     from roofscope.analysis.timeline_lanes import TimelineLanes
 
 
@@ -129,6 +130,7 @@ class Report:
     limiters: dict[str, Limiter] = field(default_factory=dict)  # per studied kernel
     launches: dict[str, LaunchShape] = field(default_factory=dict)  # largest grid, per studied
     lanes: TimelineLanes | None = None  # the timeline's bins, made for the charts (with_lanes)
+    idle_gaps: tuple[Gap, ...] = ()  # the longest idle gaps with what filled them (with_lanes)
     engine: Engine | None = None  # where the runs were read, when --scheduler named it
     read: tuple[str, ...] = ()  # the paths named and every file read: never overwritten
     operators: Operators | None = None  # a PyTorch trace's operator level, where it has one
@@ -206,7 +208,20 @@ def with_lanes(report: Report, profile: Profile) -> Report:
 
     hot = [k.name for k in report.hotspots.kernels if k.hot][:COLOURED_KERNELS]
     lanes = timeline_lanes(profile, kernels=hot, selection=report.selection)
-    return replace(report, lanes=lanes)
+    return replace(report, lanes=lanes, idle_gaps=_longest_gaps(report, profile))
+
+
+KEPT_GAPS = 1000  # the longest idle gaps kept with their causes, for a window's look
+
+
+def _longest_gaps(report: Report, profile: Profile) -> tuple[Gap, ...]:
+    from roofscope.analysis.gaps import gaps
+
+    t = report.timeline
+    if t is None or not t.gaps:
+        return ()
+    whole = (-(1 << 62), 1 << 62)
+    return gaps(profile, *whole, t.gap_threshold_ns, report.selection, limit=KEPT_GAPS)
 
 
 def profiler_rules(profile: Profile, kernels: list[str]) -> dict[str, tuple[ProfilerRule, ...]]:

@@ -7,7 +7,7 @@ import os
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from roofscope.agent.pages import page
 from roofscope.agent.roots import Roots
@@ -15,6 +15,9 @@ from roofscope.api.comparison import Comparison
 from roofscope.api.report import Report
 from roofscope.api.run import analyze, compare
 from roofscope.errors import UsageError
+
+if TYPE_CHECKING:
+    from roofscope.analysis.gaps import Gap
 
 KEPT = 4  # check-ups kept for paging without reading the files again
 SEVERITIES = ("high", "medium", "low")
@@ -159,13 +162,53 @@ def _window(
         return i * w.bin_ns / 1e9
 
     return {"from_s": at(w.first), "to_s": at(w.end), "bin_s": s, "lanes": [
-        {"input": None if lane.source is None else report.inputs[lane.source].path,
+        {"input": _input(report, lane.source),
          "device": lane.device, "busy_s": lane.busy_ns / 1e9,
          "idle_s": (lane.span_ns - lane.busy_ns) / 1e9,
          "idle_stretches": [[at(a), at(b)] for a, b in lane.idle_bins[:STRETCHES]],
          "idle_stretches_total": len(lane.idle_bins)}
         for lane in w.lanes if device is None or lane.device == device
-    ]}  # fmt: skip
+    ], **_gaps(report, lanes.start_ns, bounds, device)}  # fmt: skip
+
+
+def _gap(report: Report, g: Gap, origin: int) -> dict[str, Any]:
+    return {
+        "input": _input(report, g.source),
+        "device": g.device,
+        "start_s": (g.start_ns - origin) / 1e9,
+        "end_s": (g.end_ns - origin) / 1e9,
+        "length_s": g.length_ns / 1e9,
+        "cause": g.cause,
+        "inside_s": {kind: ns / 1e9 for kind, ns in g.inside},
+    }
+
+
+def _input(report: Report, source: int | None) -> str | None:
+    return None if source is None else report.inputs[source].path
+
+
+def _gaps(
+    report: Report, origin: int, bounds: tuple[float, float | None], device: int | None
+) -> dict[str, Any]:
+    """The idle gaps of the window one by one (of the longest the check-up kept), longest
+    first, each with the time copies and each kind of host range filled of it and the kind
+    that filled half or more (its cause)."""
+    start, end = bounds
+    lo = origin + round(start * 1e9)
+    hi = None if end is None else origin + round(end * 1e9)
+    kept = report.checkup.idle_gaps
+    inside = [g for g in kept if g.end_ns > lo and (hi is None or g.start_ns < hi)
+              and (device is None or g.device == device)]  # fmt: skip
+    listed = [_gap(report, g, origin) for g in inside[:STRETCHES]]
+    return {
+        "gaps": listed,
+        "gaps_in_window": len(inside),
+        "gaps_kept": len(kept),
+        "gaps_note": (
+            f"the profile's {len(kept)} longest gaps of at least the gap threshold are kept "
+            "with their causes; the window lists those it overlaps, longest first"
+        ),
+    }
 
 
 def compare_answer(

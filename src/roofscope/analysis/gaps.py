@@ -9,6 +9,7 @@ Over the whole span the gaps are the timeline's: as many, and as long in sum.
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 
 from roofscope.analysis.input_wait import KINDS, Ranges, merged, same_run
@@ -45,9 +46,11 @@ def gaps(
     end_ns: int,
     threshold_ns: int,
     selection: Selection = EVERYTHING,
+    limit: int | None = None,
 ) -> tuple[Gap, ...]:
     """The gaps of at least ``threshold_ns`` that overlap [``start_ns``, ``end_ns``) (the
-    profile's own clock), whole, longest first (then earliest); none in an empty window."""
+    profile's own clock), whole, longest first (then earliest), the first ``limit`` of them
+    where given; none in an empty window."""
     if end_ns <= start_ns:
         return ()
     valid, process = timed_dispatches(profile, selection)
@@ -60,8 +63,8 @@ def gaps(
                 ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS gap
             FROM (SELECT {process} AS p, coalesce(device, -1) AS d, start_ns, end_ns FROM d))
         WHERE gap >= $1 AND start_ns - gap < $3 AND start_ns > $2
-        ORDER BY gap DESC, start_ns - gap, p, d""",
-        [max(1, threshold_ns), start_ns, end_ns],
+        ORDER BY gap DESC, start_ns - gap, p, d LIMIT $4""",
+        [max(1, threshold_ns), start_ns, end_ns, limit],
     ).fetchall()
     found = [(int(p), int(d), int(a), int(b)) for p, d, a, b in rows]
     busy = _Inside(profile, found)
@@ -72,7 +75,8 @@ def gaps(
 
 
 class _Inside:
-    """The copies and host ranges that overlap any of the gaps, merged per (run, kind)."""
+    """The copies and host ranges that overlap any of the gaps, per source and kind; merged
+    per (run, kind) when first asked, so each gap finds its pieces by bisection."""
 
     def __init__(self, profile: Profile, found: list[tuple[int, int, int, int]]) -> None:
         self.profile = profile
@@ -86,6 +90,7 @@ class _Inside:
         moved = copies(profile)
         if found and not is_empty(profile, moved):
             self.kinds[COPY] = self._per_source(moved.filter(VALID_DURATION), lo, hi)
+        self.runs: dict[tuple[int, ...], dict[str, tuple[list[int], Ranges]]] = {}
 
     def _per_source(self, rel: Relation, lo: int, hi: int) -> dict[int, Ranges]:
         out: dict[int, Ranges] = {}
@@ -99,15 +104,26 @@ class _Inside:
             out.setdefault(int(source), []).append((int(a), int(b)))
         return out
 
+    def _merged(self, runs: tuple[int, ...]) -> dict[str, tuple[list[int], Ranges]]:
+        """Per kind, the disjoint ranges of the run's inputs and their starts."""
+        if runs not in self.runs:
+            per_kind = {}
+            for kind, per_source in self.kinds.items():
+                spans = merged([s for source in runs for s in per_source.get(source, ())])
+                per_kind[kind] = ([a for a, _ in spans], spans)
+            self.runs[runs] = per_kind
+        return self.runs[runs]
+
     def of(self, process: int, gap: tuple[int, int]) -> tuple[tuple[str, int], ...]:
         """Each kind's time inside ``gap`` of ``process`` (-1: every input), largest first."""
-        inputs = self.profile.inputs
-        runs = [*range(len(inputs))] if process == -1 else same_run(self.profile, process)
+        every = range(len(self.profile.inputs))
+        runs = tuple(every if process == -1 else same_run(self.profile, process))
         out = []
-        for kind, per_source in self.kinds.items():
-            spans = [s for source in runs for s in per_source.get(source, ())]
-            clipped = [(max(a, gap[0]), min(b, gap[1])) for a, b in spans]
-            ns = sum(b - a for a, b in merged([(a, b) for a, b in clipped if b > a]))
+        for kind, (starts, spans) in self._merged(runs).items():
+            first = max(0, bisect_right(starts, gap[0]) - 1)  # the last that starts before
+            ns = 0
+            for a, b in spans[first : bisect_left(starts, gap[1])]:
+                ns += max(0, min(b, gap[1]) - max(a, gap[0]))
             if ns:
                 out.append((kind, ns))
         return tuple(sorted(out, key=lambda kn: (-kn[1], kn[0])))
