@@ -232,3 +232,16 @@ def _narrowed(quad: Sequence[Point], by: float = 0.5) -> tuple[Point, ...]:
         d = math.hypot(x - cx, y - cy) or 1.0
         out.append((x - (x - cx) * by / d, y - (y - cy) * by / d))
     return tuple(out)
+
+
+def outside(svg: str) -> list[str]:
+    """The texts that reach beyond the chart's own canvas (its viewBox): cut by its edge."""
+    root = ET.fromstring(svg)
+    x0, y0, w, h = (float(v) for v in (root.get("viewBox") or "0 0 0 0").split())
+    edge = Box(x0, y0, x0 + w, y0 + h)
+    return [
+        t.words
+        for t in texts(svg)
+        if t.box.x0 < edge.x0 - 0.5 or t.box.x1 > edge.x1 + 0.5
+        or t.box.y0 < edge.y0 - 0.5 or t.box.y1 > edge.y1 + 0.5
+    ]  # fmt: skip

@@ -99,6 +99,24 @@ def test_no_text_is_crossed_by_a_line(name: str, chart: str) -> None:
 
 
 @pytest.mark.parametrize(("name", "chart"), _cases({}))
+def test_no_text_is_cut_by_the_charts_edge(name: str, chart: str) -> None:
+    assert sb.outside(_svg(name, chart)) == []
+
+
+def test_wide_library_names_fit_left_of_the_bars() -> None:
+    """SGLang's Qwen3-8B decode on an MI300X: hipBLASLt's Tensile kernels (``Cijk_…
+    MT64x…x256_…``: wide letters) ran past the chart's left edge at 38 characters. Each
+    label now fits its measured width, and the five Tensile kernels still read apart by
+    their names alone (no rank appended to tell two alike apart)."""
+    trace = DATA / "kineto" / "sglang_qwen3_8b_decode_mi300x.json.gz"
+    svg = roofscope.analyze(trace).hotspots_svg()
+    assert sb.outside(svg) == []
+    labels = re.findall(r'text-anchor="end" font-size="11">([^<]*)</text>', svg)
+    tensile = [t for t in labels if t.startswith("Cijk_")]
+    assert len(tensile) == 5 and not [t for t in labels if re.search(r" #\d+$", t)]
+
+
+@pytest.mark.parametrize(("name", "chart"), _cases({}))
 def test_tick_labels_and_a_legend(name: str, chart: str) -> None:
     svg = _svg(name, chart)
     assert len(sb.tick_labels(svg)) >= 2

@@ -51,7 +51,7 @@ def hotspot_bars(ranked: Sequence[KernelStats], top: int = 20) -> str:
     rows = _rows(ranked, top)
     labels = distinct(_labels(rows, min(top, len(ranked))))
     most = max((r.total_ns or 0.0 for r in rows), default=0.0)
-    frame = axes.Frame(_label_room(labels, 260), len(rows), most)
+    frame = axes.Frame(_label_room(labels, LABEL_ROOM), len(rows), most)
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" id="hotspots" '
         f'width="{frame.width}" height="{frame.height}" '
@@ -88,10 +88,24 @@ def _series(rows: Sequence[Row]) -> set[str]:
     return {"hot" if r.hot else "cold" for r in rows} | ({"cumulative"} if len(rows) > 1 else set())
 
 
+LABEL_ROOM = 260  # px left of the bars for their labels, at least
+MAX_ROOM = 340  # and at most, but for whole names (--full-names)
+LABEL_PX = 11
+
+
 def _labels(rows: Sequence[Row], kernels: int) -> list[str]:
-    """Each bar's label: the kernels' short names, told apart (names.py), and 'other'."""
-    short = shortened([r.name for r in rows[:kernels]], 38)
-    return [short.get(r.name) or fit(r.name, 38) for r in rows]
+    """Each bar's label: the kernels' short names, told apart (names.py), and 'other'; where
+    one is wider than the most room the bars leave (wide letters: Tensile's
+    ``MT256x128x64``), the names are shortened together to fewer characters until each one
+    fits its measured width, never cut by the chart's edge."""
+    names = [r.name for r in rows[:kernels]]
+    room = MAX_ROOM - 8 - text_width(" #20", LABEL_PX)  # a repeat's rank may follow
+    for chars in range(38, 9, -2):
+        short = shortened(names, chars)
+        labels = [short.get(r.name) or fit(r.name, chars) for r in rows]
+        if showing_full() or all(text_width(t, LABEL_PX) <= room for t in labels):
+            break
+    return labels
 
 
 def distinct(labels: Sequence[str]) -> list[str]:
@@ -150,8 +164,7 @@ def _cumulative(frame: axes.Frame, rows: Sequence[Row]) -> list[str]:
 
 
 def _label_room(labels: Sequence[str], least: int) -> int:
-    """The room left of the bars: ``least``, or as much as whole names (``full_names``) take
-    at 11 px."""
-    if not showing_full():
-        return least
-    return max([least, *(round(text_width(t, 11)) + 8 for t in labels)])
+    """The room left of the bars: ``least``, or as much as the labels take at 11 px, up to
+    ``MAX_ROOM`` but for whole names (``full_names``)."""
+    wanted = max([least, *(round(text_width(t, LABEL_PX)) + 8 for t in labels)])
+    return wanted if showing_full() else min(wanted, MAX_ROOM)
