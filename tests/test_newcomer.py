@@ -115,3 +115,19 @@ def test_the_command_list_shows_each_summary_whole(
     for name, command in typer.main.get_command(app).commands.items():  # type: ignore[attr-defined]
         summary = " ".join((command.help or "").split("\n\n")[0].split())
         assert f"{name} {summary}" in listed
+
+
+def test_the_metrics_of_a_long_name_read_at_80_columns(
+    capsys: Cap, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SuperBench's cuBLASLt ncu log (a 107-character CUTLASS name, four ncu rules): at 80
+    columns the metrics section keeps its indentation, each line at most 80 characters:
+    the name shortened, each rule's 'see Findings' line wrapped under itself."""
+    monkeypatch.setenv("COLUMNS", "80")
+    log = ROOT / "tests" / "data" / "ncu" / "superbench-cublaslt-ncu" / "cublaslt_ncu.log"
+    assert main(["analyze", str(log)]) == 0
+    out = capsys.readouterr().out
+    section = out[out.index("Metrics of the hot kernels") : out.index("Roofline ·")]
+    lines = section.splitlines()[2:]  # after the heading (two lines at 80 columns)
+    assert lines and all(len(line) <= 80 and line.startswith("  ") for line in lines)
+    assert sum("see Findings" in line for line in lines) == 4

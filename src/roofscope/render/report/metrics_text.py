@@ -55,9 +55,10 @@ def metrics_section(console: Console, report: Report) -> None:
     )
     shown = kernels[:MAX_KERNELS]
     said: set[str] = set()  # the peer notes explained already: later kernels get the value
-    for k, label in zip(shown, short_names([k.name for k in shown]), strict=True):
+    labels = short_names([k.name for k in shown], console.width - 2)
+    for k, label in zip(shown, labels, strict=True):
         m = report.metrics.kernels[k.name]
-        console.print(f"  {label}")
+        wrapped(console, label, "  ", "    ")
         values = [
             f"{name} {value_text(m.values[name])}"
             for name in SHOWN
@@ -91,7 +92,7 @@ def _rules(console: Console, rules: tuple[ProfilerRule, ...]) -> None:
     for r in rules:
         if r.kind in FINDING_KINDS:
             if (r.section, r.rule) not in shown:
-                console.print(f"    ncu {r.label}: see Findings")
+                wrapped(console, f"ncu {r.label}: see Findings", "    ", "      ")
             shown.add((r.section, r.rule))
         else:
             wrapped(console, f"ncu {r.label}: {r.text}", "    ", "      ")
