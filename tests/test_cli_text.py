@@ -13,6 +13,7 @@ from roofscope.cli.app import main
 from roofscope.readers.load import load
 from roofscope.render.compare.out import _row as compare_row
 from roofscope.render.compare.out import render_compare_text
+from roofscope.render.compare.words import spread_unknown
 from roofscope.render.names import short_name
 from roofscope.render.report.roofline_text import _row as roofline_row
 from roofscope.render.report.text import render_text
@@ -125,7 +126,7 @@ def test_compare_table_numbers_whole(tmp_path: Path, width: int) -> None:
     matched = [k for k in cmp.kernels if k.how in ("name", "similarity")]
     assert matched
     for k in matched:
-        cells = compare_row(k)
+        cells = compare_row(k, spread_unknown(cmp))
         shown = cells[1:] if width >= 120 else cells[1:5] if width >= 100 else cells[1:4]
         line = next(line for line in lines if line.startswith(short_name(k.name)[:16]))
         assert len(line) <= width and _cells_after_name(line, shown), (line, shown)

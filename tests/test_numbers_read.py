@@ -26,6 +26,9 @@ PLURALS = (
 ONE_MANY = re.compile(rf"(?<![\d.,])1 (?:[\w-]+ )?(?:{PLURALS})\b")  # 1 malformed rows
 MAYBE_MANY = re.compile(r"\w\((?:s|es)\)")
 SCRIPT = re.compile(r"<script.*?</script>", re.S)
+# what a reader sees of a page or a chart: its text, not its markup (a colour such as
+# #e3e3e3 is no exponent); each element apart, so that two never read as one phrase
+MARKUP = re.compile(r"<style.*?</style>|<[^>]*>", re.S)
 COMMIT = re.compile(r"@[0-9a-f]{7,40}\b")  # a metric source's commit: @4056e092
 # what a message may quote as the file or the user wrote it: '...', "...", `...`, a path, a
 # commit (ROCm/rocm-systems @4056e092)
@@ -57,8 +60,9 @@ def outputs() -> dict[str, dict[str, str]]:
         except RoofscopeError:
             continue
         texts = {f"text {w}": render_text(report, width=w) for w in (80, 100, 120)}
-        texts["html"] = SCRIPT.sub("", render_html(report))
-        texts["svg"] = hotspot_svg(report) + roofline_svg(report) + timeline_svg(report)
+        texts["html"] = MARKUP.sub(" | ", SCRIPT.sub("", render_html(report)))
+        charts = hotspot_svg(report) + roofline_svg(report) + timeline_svg(report)
+        texts["svg"] = MARKUP.sub(" | ", charts)
         hidden = {k.name for k in report.hotspots.kernels} | {f.path for f in report.inputs}
         # the warnings, shown in the text and HTML, are read on their own (paths and quoted
         # file values left out): texts["warnings"]
