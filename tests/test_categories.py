@@ -8,18 +8,22 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 from collections import defaultdict
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import roofscope
 from roofscope.analysis.categories import categories
 from roofscope.analysis.hotspots import Aggregate, ranked
 from roofscope.analysis.roofline import Roofline
 from roofscope.model.categories import Category, category_of
+from roofscope.model.libraries import folded_search
 from roofscope.render.report.text import render_text
 from tests.conftest import DATA, plain_html
 from tests.corpus_pass import corpus
@@ -362,3 +366,36 @@ def test_the_corpus_kernels_in_no_category_are_the_listed_ones() -> None:
     assert seen == set(UNCATEGORISED)  # each entry still needed
     for piece, where in UNCATEGORISED.items():
         assert any(key.startswith(where) for key, n in found if piece in n), piece
+
+
+def _unicode_folded() -> list[tuple[re.Pattern[str], re.Pattern[str]]]:
+    """Each name pattern (ASCII-folded, as compiled) with its IGNORECASE-only twin."""
+    from roofscope.model import categories as cats
+    from roofscope.model import libraries
+
+    pats = [p for _, p in cats._NAMES] + [libraries._COMMUNICATION]
+    return [(p, re.compile(p.pattern, re.IGNORECASE)) for p in pats]
+
+
+# text where ASCII and Unicode folding differ: U+017F and U+212A fold to s and k, an accented
+# letter is a word character only to Unicode, U+001C is whitespace only to Unicode
+FOLDING = ["\u017foftmax", "\u212aernel_gemm", "éflash::fwd", "void\x1cfft2d_r2c", "NCCL\tkernel"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from("ncclgemFLASH_:\u017f\u212aé \x1c\tsoftmaxK"), max_size=30))
+def test_folded_search_finds_what_unicode_folding_finds(text: str) -> None:
+    """The category and communication patterns are compiled IGNORECASE | ASCII for speed;
+    folded_search finds exactly what the IGNORECASE pattern finds, on any text."""
+    for fast, slow in _unicode_folded():
+        got, want = folded_search(fast, text), slow.search(text)
+        assert (got and got.span()) == (want and want.span())
+
+
+def test_folded_search_on_text_where_the_foldings_differ() -> None:
+    names = [n for n, _ in NAMES] + FOLDING
+    for fast, slow in _unicode_folded():
+        for text in names:
+            got, want = folded_search(fast, text), slow.search(text)
+            assert (got and got.span()) == (want and want.span()), (fast.pattern, text)
+    assert category_of("\u017foftmax_kernel") is Category.REDUCTION  # U+017F folds to s

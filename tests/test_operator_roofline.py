@@ -387,3 +387,35 @@ def test_resnet50_on_v100_no_kernel_beyond_the_hardware() -> None:
     assert above and all(f.severity == "low" for f in above)
     assert "part of them came from cache" in above[0].summary
     assert not any(w.code == "above-roof" for w in report.warnings)
+
+
+def test_the_grouped_query_counts_distinct_calls_and_formulas_as_distinct_aggregates() -> None:
+    """operators._GROUPED counts a group's distinct (source, call) pairs and joins its
+    distinct formulas from lists (cheaper to plan than DISTINCT aggregates per grouping set):
+    the same values as ``count(DISTINCT ...)`` and ``string_agg(DISTINCT ... ORDER BY ...)``,
+    with unlinked dispatches (no call: one per source), repeated and missing formulas."""
+    import duckdb
+
+    from roofscope.analysis.ops import operators
+
+    rows = [  # group, source, call_row, formula
+        ("a", 0, 1, "2*M*N*K"), ("a", 0, 1, "2*M*N*K"), ("a", 0, 2, "annotation"),
+        ("a", 1, 1, None), ("a", 0, None, None), ("a", 1, None, "2*M*N*K"),
+        ("b", 0, None, None), ("b", 0, None, None), ("c", 2, 7, "x; y"), ("c", 2, 7, "a"),
+    ]  # fmt: skip
+    con = duckdb.connect()
+    con.execute("CREATE TABLE l (g VARCHAR, source INTEGER, call_row BIGINT, formula VARCHAR)")
+    con.executemany("INSERT INTO l VALUES (?, ?, ?, ?)", rows)
+    calls = "len(list_distinct(list((l.source, l.call_row))))"
+    assert calls in " ".join(operators._GROUPED.split())
+    listed = con.execute(
+        f"SELECT g, {calls}, CASE WHEN count(l.formula) > 0 THEN array_to_string("
+        "list_sort(list_distinct(list(l.formula))), '; ') END FROM l GROUP BY g ORDER BY g"
+    ).fetchall()
+    distinct = con.execute(
+        "SELECT g, count(DISTINCT (l.source, l.call_row)), "
+        "string_agg(DISTINCT l.formula, '; ' ORDER BY l.formula) FROM l GROUP BY g ORDER BY g"
+    ).fetchall()
+    assert listed == distinct == [
+        ("a", 5, "2*M*N*K; annotation"), ("b", 1, None), ("c", 1, "a; x; y"),
+    ]  # fmt: skip

@@ -248,3 +248,22 @@ def test_close_spilled_closes_only_a_profile_that_may_have_spilled(tmp_path: Pat
     with pytest.raises(duckdb.ConnectionException):
         spilled.con.execute("SELECT 1")
     kept.con.close()
+
+
+def _threads(profile: object) -> int:
+    con = profile.con  # type: ignore[attr-defined]
+    ((n,),) = con.execute("SELECT current_setting('threads')").fetchall()
+    return int(n)
+
+
+def test_a_small_input_runs_duckdb_on_one_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under ONE_THREAD_BYTES of input DuckDB gets one thread (its threads per core would have
+    nothing to share out); from that size on, its own default, a thread per core."""
+    from roofscope.readers import load as load_module
+    from roofscope.readers.load import load
+
+    size = Path(SMALL).stat().st_size
+    default = int(duckdb.connect().execute("SELECT current_setting('threads')").fetchall()[0][0])
+    assert _threads(load([SMALL])) == 1
+    monkeypatch.setattr(load_module, "ONE_THREAD_BYTES", size)  # the file is that size: not under
+    assert _threads(load([SMALL])) == default

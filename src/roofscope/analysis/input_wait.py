@@ -17,9 +17,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from duckdb import CoalesceOperator, ColumnExpression, ConstantExpression
+from duckdb import ColumnExpression
 
-from roofscope.model.access import Relation, activity, copies, count, host_ranges, is_empty
+from roofscope.model.access import (
+    Relation,
+    activity,
+    copies,
+    count,
+    host_ranges,
+    is_empty,
+    query,
+)
 from roofscope.model.profile import Profile
 from roofscope.model.schema import POSITIVE_DURATION, VALID_DURATION, Role
 from roofscope.model.selection import EVERYTHING, Selection, among, dispatches
@@ -42,21 +50,25 @@ def idle_inside(profile: Profile, kind: str, selection: Selection = EVERYTHING) 
     ranges = host_ranges(profile, kind)
     if is_empty(profile, ranges):
         return None
-    valid = dispatches(profile, selection).filter(VALID_DURATION)
+    sel = dispatches(profile, selection)
     total, seen = 0, False
     for sources, steps in _per_run(profile, ranges).items():
-        run = valid.filter(among("source", sources))
-        devices = run.aggregate(
-            "coalesce(device, -1) AS device, min(start_ns), max(end_ns)", "coalesce(device, -1)"
-        )
-        for device, first, last in devices.fetchall():
+        found = query(profile, sel, _DEVICES, [list(sources)]).fetchall()
+        for device, first, last in found:
             seen = True
             inside = [(max(a, first), min(b, last)) for a, b in merged(steps)]
             waited = sum(b - a for a, b in inside if b > a)
             if waited:
                 span = (int(first), int(last))
-                total += waited - _busy_in(profile, run, ranges, sources, int(device), span)
+                total += waited - _busy_in(profile, sel, ranges, sources, int(device), span)
     return total if seen else None
+
+
+# the span of each device's kernels in a run (its sources, $1)
+_DEVICES = f"""
+SELECT coalesce(device, -1), min(start_ns), max(end_ns) FROM d
+WHERE {VALID_DURATION} AND list_contains($1, source) GROUP BY 1
+"""
 
 
 def same_run(profile: Profile, source: int) -> list[int]:
@@ -72,11 +84,8 @@ def _per_run(profile: Profile, ranges: Relation) -> dict[tuple[int, ...], Ranges
     """The ranges of each run (its inputs' sources): an API trace's module load inside an
     NVTX compile range of the same run counts once."""
     steps: dict[tuple[int, ...], Ranges] = {}
-    for source, start, end in (
-        ranges.filter(POSITIVE_DURATION)
-        .project("source, start_ns, end_ns")
-        .order("source, start_ns")
-    ).fetchall():
+    sql = f"SELECT source, start_ns, end_ns FROM d WHERE {POSITIVE_DURATION} ORDER BY 1, 2"
+    for source, start, end in query(profile, ranges, sql).fetchall():
         run = tuple(same_run(profile, int(source)))
         steps.setdefault(run, []).append((int(start), int(end)))
     return steps
@@ -95,7 +104,7 @@ def merged(ranges: Ranges) -> Ranges:
 
 def _busy_in(
     profile: Profile,
-    run: Relation,
+    sel: Relation,
     ranges: Relation,
     sources: tuple[int, ...],
     device: int,
@@ -105,21 +114,26 @@ def _busy_in(
     of its process ran within the device's span (where the ranges were clipped):
     the union over ranges of work and range intersected is the work within the ranges'
     union."""
-    mine = CoalesceOperator(ColumnExpression("device"), ConstantExpression(-1)) == device
-    kernels = run.filter(mine)
-    pids = kernels.project("pid").distinct()
-    moved = copies(profile).filter(VALID_DURATION).join(pids, "pid", how="semi")
-    work = kernels.project("start_ns AS d_start, end_ns AS d_end").union(
-        moved.project("start_ns AS d_start, end_ns AS d_end")
-    )
-    steps = ranges.filter(among("source", sources)).project("start_ns AS r_start, end_ns AS r_end")
-    pieces = (
-        work.join(steps, "d_start < r_end AND d_end > r_start")
-        .project("greatest(d_start, r_start), least(d_end, r_end)")
-        .fetchall()
-    )
+    params = [list(sources), device]
+    more = {"c": copies(profile), "r": ranges}
+    pieces = query(profile, sel, _PIECES, params, **more).fetchall()
     clipped = [(max(int(a), span[0]), min(int(b), span[1])) for a, b in pieces]
     return sum(b - a for a, b in merged([(a, b) for a, b in clipped if b > a]))
+
+
+# the pieces of the kernels of device $2 of the run (sources $1) and of the copies of their
+# processes that fall inside the run's ranges
+_PIECES = f"""
+, kernels AS (
+    SELECT pid, start_ns, end_ns FROM d
+    WHERE {VALID_DURATION} AND list_contains($1, source) AND coalesce(device, -1) = $2)
+, work AS (
+    SELECT start_ns AS d_start, end_ns AS d_end FROM kernels
+    UNION ALL
+    SELECT start_ns, end_ns FROM c WHERE {VALID_DURATION} AND pid IN (SELECT pid FROM kernels))
+SELECT greatest(d_start, r.start_ns), least(d_end, r.end_ns) FROM work
+JOIN r ON list_contains($1, r.source) AND d_start < r.end_ns AND d_end > r.start_ns
+"""
 
 
 @dataclass(frozen=True)

@@ -141,6 +141,15 @@ class Warning:
     count: int = 1
 
 
+# the input (summed file sizes, compressed where the file is) below which DuckDB runs on one
+# thread: it shares out a CSV scan by 32 MiB buffers and a table scan by row groups of
+# 122,880 rows, so that an input this small gives a second thread nothing but hand-offs
+# (8 MiB: a rocprof CSV of some 19,000 dispatches, a gzipped Kineto trace of some 400,000
+# events). HTA's alexnet trace: 0.402 s of wall and 0.391 s of CPU with a thread per core,
+# 0.385 and 0.381 s on one (medians of 7, alternating).
+ONE_THREAD_BYTES = 8 << 20
+
+
 # every profile's connection while it lives: the command line's fast exit closes those that
 # spilled (close_spilled), so an in-memory database removes its temporary files
 OPEN: weakref.WeakSet[duckdb.DuckDBPyConnection] = weakref.WeakSet()
@@ -168,9 +177,12 @@ def close_spilled() -> None:
             con.close()
 
 
-def _on_disk() -> duckdb.DuckDBPyConnection:
+_Config = dict[str, str | bool | int | float | list[str]]  # duckdb.connect's settings
+
+
+def _on_disk(config: _Config) -> duckdb.DuckDBPyConnection:
     folder = tempfile.mkdtemp(prefix="roofscope-")
-    con = duckdb.connect(str(Path(folder) / "profile.duckdb"))
+    con = duckdb.connect(str(Path(folder) / "profile.duckdb"), config=config)
     ON_DISK[con] = folder
     weakref.finalize(con, shutil.rmtree, folder, True)  # with the connection, or at exit
     return con
@@ -204,11 +216,15 @@ class Profile:
     _derived: dict[tuple[object, ...], object] = field(default_factory=dict, repr=False)
 
     @classmethod
-    def empty(cls, *, on_disk: bool = False) -> Profile:
+    def empty(cls, *, on_disk: bool = False, one_thread: bool = False) -> Profile:
         """A profile without rows; ``on_disk``: its tables in a database file in a temporary
         folder (compressed: a job's dispatches take a tenth of the memory they take in an
-        in-memory database), removed with the connection or at the process's end."""
-        con = _on_disk() if on_disk else duckdb.connect()
+        in-memory database), removed with the connection or at the process's end;
+        ``one_thread``: DuckDB runs its statements on this thread alone, for a small input
+        (:data:`ONE_THREAD_BYTES`), where its threads per core had no work to share out
+        and only cost their hand-offs."""
+        config: _Config = {"threads": 1} if one_thread else {}
+        con = _on_disk(config) if on_disk else duckdb.connect(config=config)
         OPEN.add(con)
         con.execute("SET preserve_insertion_order = true")
         con.execute(DDL)

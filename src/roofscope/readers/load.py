@@ -22,7 +22,7 @@ import duckdb
 from roofscope.errors import EmptyInput, InputError
 from roofscope.model import words
 from roofscope.model.access import has_counters
-from roofscope.model.profile import Profile
+from roofscope.model.profile import ONE_THREAD_BYTES, Profile
 from roofscope.model.schema import Role
 from roofscope.readers import other_outputs, registry, runs
 from roofscope.readers.io import shards
@@ -213,7 +213,7 @@ def read_plan(
     out with a warning. A file that holds no data (a failed export, :class:`EmptyInput`) is
     named in an ``empty-export`` warning when another file gives data (or ``empty_ok``: a
     worker's share of the runs), else it is the error."""
-    profile = Profile.empty()
+    profile = Profile.empty(one_thread=_bytes(plan) < ONE_THREAD_BYTES)
     empty: list[EmptyInput] = []
     for unit in _by_group(plan) if tolerant else [plan]:
         start = profile.begin_input()

@@ -79,7 +79,10 @@ def operator_view(
     )
 
 
-# GROUPING(name, dims, types, kernel, ceiling): a bit for each column a set leaves out
+# GROUPING(name, dims, types, kernel, ceiling): a bit for each column a set leaves out.
+# The distinct calls and formulas of a group are a list made distinct, not DISTINCT
+# aggregates, which DuckDB plans and runs per grouping set (HTA's traces: 21-52 ms to
+# 15-42 ms for the statement, the rows the same)
 BY_OPERATOR = 0b00011  # (name, dims, types): the operator table's rows
 BY_OPERATOR_KERNEL = 0b00001  # (name, dims, types, kernel): the kernels of each, longest
 BY_KERNEL_CEILING = 0b11100  # (kernel, ceiling): the work of each kernel
@@ -87,11 +90,12 @@ BY_KERNEL_OPERATOR = 0b01101  # (kernel, name): which operator launched most of 
 
 _GROUPED = """
 SELECT GROUPING(o.name, o.dims, o.types, n.kernel, l.ceiling), o.name, o.dims, o.types,
-    n.kernel, l.ceiling, count(DISTINCT (l.source, l.call_row)), count(*), sum(l.dur),
+    n.kernel, l.ceiling, len(list_distinct(list((l.source, l.call_row)))), count(*), sum(l.dur),
     max(l.dur), sum(l.flops), sum(l.bytes), count(l.flops), count(l.bytes),
     count(*) FILTER (l.flops IS NOT NULL OR l.bytes IS NOT NULL),
     sum(l.dur) FILTER (l.flops IS NOT NULL OR l.bytes IS NOT NULL),
-    string_agg(DISTINCT l.formula, '; ' ORDER BY l.formula)
+    CASE WHEN count(l.formula) > 0
+        THEN array_to_string(list_sort(list_distinct(list(l.formula))), '; ') END
 FROM linked l LEFT JOIN ops o ON o.source = l.source AND o.op_id = l.call_row
 JOIN named n ON n.name_id = l.name_id
 GROUP BY GROUPING SETS ((o.name, o.dims, o.types), (o.name, o.dims, o.types, n.kernel),
