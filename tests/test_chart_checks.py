@@ -367,3 +367,15 @@ def test_kernels_that_span_no_time_draw_no_bars_and_no_timeline(
     assert "No timeline chart: the kernels span no time" in page
     assert "No hotspot chart: no kernel took any time" in page
     assert "make 80%" not in page  # no kernel holds any share
+
+
+def test_two_gpus_roofs_extensions_break_around_each_others_labels() -> None:
+    """rocprof-compute MI200 against MI350X (the tests' trimmed workloads): two roofs of nine
+    labelled ceilings in 300 px. The candidate's dotted extensions ran through two of the
+    baseline's labels; each extension is now broken around every label, and no text is
+    crossed, overlapped or cut."""
+    mi200, mi350 = DATA / "rocprof-compute-mi200", DATA / "rocprof-compute-mi350"
+    svg = roofscope.compare(mi200, mi350).movement_svg()
+    assert "fp64/fp32-matrix 41.4-41.5 TFLOP/s" in svg
+    assert sb.crossed(svg) == [] and sb.overlapping(svg) == [] and sb.outside(svg) == []
+    assert len(re.findall(r'class="ceiling new extension"', svg)) >= 2

@@ -15,7 +15,13 @@ from roofscope.render.charts.labels import Box, Circle, Placer, Segment, leader_
 from roofscope.render.charts.logplot import LogPlot
 from roofscope.render.charts.movement_legend import AFTER, BEFORE, movement_legend
 from roofscope.render.charts.movement_legend import HEIGHT as LEGEND_HEIGHT
-from roofscope.render.charts.roof_lines import RoofStyle, draw_roof, line_series, roof_segments
+from roofscope.render.charts.roof_lines import (
+    RoofStyle,
+    dotted_lines,
+    draw_roof,
+    line_series,
+    roof_segments,
+)
 from roofscope.render.escape import escape_text as _e
 from roofscope.render.numbers import number, si
 from roofscope.verify.compare import Comparison
@@ -125,17 +131,20 @@ def _arrows(
     out = plot.frame()
     theirs = [seg for _, seg in roof_segments(plot, new)]
     boxes = [c.box for c in ends]
-    lines, labels, _ = draw_roof(
+    lines, labels, roof = draw_roof(
         plot, base, points=boxes, taken=taken, style=BASE_ROOF, others=theirs
     )
     out += lines
+    drawn = [roof]
     if new:
         mine = [seg for _, seg in roof_segments(plot, base)]
-        more, new_labels, _ = draw_roof(plot, new, points=boxes, taken=taken, style=NEW_ROOF,
-                                        others=mine)  # fmt: skip
+        more, new_labels, new_roof = draw_roof(plot, new, points=boxes, taken=taken,
+                                               style=NEW_ROOF, others=mine)  # fmt: skip
         out += more
         labels += new_labels
+        drawn.append(new_roof)
         out += _roof_key(gpus, plot.pad, height + 14)
+    out += dotted_lines(drawn, taken)
     area = Box(plot.pad + 2, plot.pad + 2, 758 - plot.pad, height - plot.pad - 2)
     segs = [seg for _, seg in roof_segments(plot, [*base, *new])]
     arrows = [_segment(plot, move) for move in moves]

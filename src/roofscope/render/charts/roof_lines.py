@@ -29,10 +29,13 @@ class RoofStyle:
 
 @dataclass
 class Roof:
-    """What the drawn ceilings occupy: their lines, and their labels' boxes."""
+    """What the drawn ceilings occupy: their lines, and their labels' boxes; the dotted
+    extensions out to the labels, drawn last (:func:`dotted_lines`), around every label."""
 
     segments: list[Segment]
     labels: list[Box]
+    dotted: list[Segment]
+    style: RoofStyle
 
 
 def roof_segments(plot: LogPlot, ceilings: Sequence[Ceiling]) -> list[tuple[Ceiling, Segment]]:
@@ -126,7 +129,7 @@ def draw_roof(
     grid = Grid(points)
     boxes: list[Box] = []
     labels: list[str] = []
-    extensions: list[str] = []
+    extensions: list[Segment] = []
     gaps: dict[Segment, Segment] = {}
     for group in groups(segs):
         text = group_label([c for c, _ in group], style.suffix)
@@ -138,11 +141,35 @@ def draw_roof(
         if spot[4] is not None:
             gaps[group[0][1]] = spot[4]
         extension, label = _label(group, text, spot[:4], style)
-        extensions += [_dotted(seg, style) for seg in extension]
+        extensions += extension
         lines += extension  # no later label on it
         labels.append(label)
     out = [_line(c, piece, style) for c, seg in segs for piece in _around(seg, gaps.get(seg))]
-    return out + extensions, labels, Roof(lines, boxes)
+    return out, labels, Roof(lines, boxes, extensions, style)
+
+
+def dotted_lines(roofs: Sequence[Roof], labels: Sequence[Box]) -> list[str]:
+    """Each roof's dotted extensions, broken where they would run through a label (another
+    roof's, drawn after them, or a kernel's)."""
+    return [
+        _dotted(piece, roof.style)
+        for roof in roofs
+        for seg in roof.dotted
+        for piece in _clear_of(seg, labels)
+    ]
+
+
+def _clear_of(seg: Segment, boxes: Sequence[Box], margin: float = 2.0) -> list[Segment]:
+    """The pieces of a horizontal segment outside every box it runs through."""
+    x1, y, x2, _ = seg
+    pieces = [(min(x1, x2), max(x1, x2))]
+    for b in boxes:
+        if not b.y0 - margin < y < b.y1 + margin:
+            continue
+        cut = (b.x0 - margin, b.x1 + margin)
+        pieces = [p for a, z in pieces for p in ((a, min(z, cut[0])), (max(a, cut[1]), z))
+                  if p[1] - p[0] > 1.0]  # fmt: skip
+    return [(a, y, z, y) for a, z in pieces]
 
 
 def _line(c: Ceiling, seg: Segment, style: RoofStyle) -> str:

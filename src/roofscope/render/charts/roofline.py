@@ -19,7 +19,7 @@ from roofscope.render.charts.bandwidth_strip import StripMark, bandwidth_strip, 
 from roofscope.render.charts.font import SVG_FONT
 from roofscope.render.charts.labels import Box, Circle, Placer
 from roofscope.render.charts.logplot import LogPlot
-from roofscope.render.charts.roof_lines import draw_roof, line_series, roof_segments
+from roofscope.render.charts.roof_lines import dotted_lines, draw_roof, line_series, roof_segments
 from roofscope.render.charts.roofline_labels import Spot, kernel_labels, key, key_height
 from roofscope.render.charts.roofline_legend import ROW as LEGEND_ROW
 from roofscope.render.charts.roofline_legend import Clipped, legend, legend_height
@@ -83,6 +83,7 @@ def roofline_plot(
     roof, roof_labels, drawn = draw_roof(
         plot, section.ceilings, points=[c.box for c in circles], taken=taken
     )
+    roof += dotted_lines([drawn], taken)
     left, top_, right, bottom = plot.area()
     placer = Placer(Box(left + 2, top_ + 2, right - 2, bottom - 2), taken=taken, points=circles,
                     lines=drawn.segments)  # fmt: skip
