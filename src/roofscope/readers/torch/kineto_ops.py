@@ -119,19 +119,20 @@ class Operators:
         if self.called:
             _extend(self.launches, self._launch_columns(self.called))
             self.called.clear()
-        for table, kinds, batch in self._full():
-            nest.stage(self.profile, table, kinds, batch)
-            for values in batch.values():
-                values.clear()
+        self._stage(nest.BATCH)
 
-    def _full(
-        self, at: int = nest.BATCH
-    ) -> list[tuple[str, dict[str, Kind], dict[str, list[Any]]]]:
+    def _stage(self, at: int) -> None:
+        """The operators' and the launches' batches of ``at`` rows or more staged (of
+        any rows, ``at`` 0)."""
         both = (
             (nest.OPS, nest.OP_COLUMNS, self.ops),
             (nest.LAUNCHES, nest.LAUNCH_COLUMNS, self.launches),
         )
-        return [(t, k, b) for t, k, b in both if len(b["seq"]) >= max(at, 1)]
+        for table, kinds, batch in both:
+            if len(batch["seq"]) >= max(at, 1):
+                nest.stage(self.profile, table, kinds, batch)
+                for values in batch.values():
+                    values.clear()
 
     def _op_columns(
         self, events: list[Event], named: list[tuple[Event, str]]
@@ -212,8 +213,7 @@ class Operators:
 
     def write(self, profile: Profile, source: int) -> None:
         self.take()
-        for table, kinds, batch in self._full(0):
-            nest.stage(profile, table, kinds, batch)
+        self._stage(0)
         threads = list(self.first)
         nest.nest(profile, source, threads, list(self.texts))
         ids: dict[UserRange, int] = {}
