@@ -3,6 +3,7 @@ the sweep's answers against their closed forms, and the same tables whatever the
 
 from __future__ import annotations
 
+import json
 import random
 from pathlib import Path
 
@@ -87,3 +88,22 @@ def test_no_staging_table_outlives_the_read() -> None:
         r[0] for r in profile.con.execute("SELECT table_name FROM duckdb_tables()").fetchall()
     }
     assert not tables & set(kineto_nest.TABLES)
+
+
+def test_an_operator_time_past_64_bits_is_left_out_of_the_nesting(tmp_path: Path) -> None:
+    """A damaged operator (its ts 10^16 µs: 10^19 ns, past 64 bits) is staged without its
+    times, so no launch is put inside it; the launch's own operator is still found."""
+    events = [
+        {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 10, "dur": 5},
+        {"ph": "X", "cat": "cpu_op", "name": "aten::x", "pid": 1, "tid": 1, "ts": 10**16, "dur": 1},
+        {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+         "ts": 12, "dur": 1, "args": {"correlation": 7}},
+        {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 20, "dur": 3,
+         "args": {"correlation": 7, "device": 0, "stream": 7}},
+    ]  # fmt: skip
+    path = tmp_path / "t.pt.trace.json"
+    path.write_text(json.dumps({"traceEvents": events}))
+    profile = load([str(path)])
+    ops = profile.con.execute("SELECT op_id, name, start_ns, end_ns FROM operators").fetchall()
+    assert ops == [(0, "aten::mm", 10_000, 15_000)]
+    assert profile.con.execute("SELECT * FROM op_launches").fetchall() == [(0, 7, 12_000, 0)]
