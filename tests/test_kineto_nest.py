@@ -11,7 +11,7 @@ import pytest
 
 from roofscope.readers.load import load
 from roofscope.readers.torch import kineto_nest, kineto_rows
-from roofscope.readers.torch.kineto_nest import sweep
+from roofscope.readers.torch.kineto_nest import Sweep
 
 DATA = Path(__file__).parent / "data" / "kineto"
 H100 = DATA / "h100_bert_small_metadata_first.json.gz"
@@ -41,7 +41,7 @@ def test_the_sweep_gives_each_operator_and_launch_its_closed_form(seed: int) -> 
     launches = sorted((rng.randrange(0, 260), 100 + n) for n in range(30))
     rows = [(0, s, e, seq, 0) for s, e, seq in ops] + [(0, s, None, seq, 1) for s, seq in launches]
     rows.sort(key=lambda r: (r[1], r[4], -(r[2] or 0), r[3]))
-    got = {(launch, seq): top for launch, seq, top in sweep(r[:4] for r in rows)}
+    got = _answers([r[:4] for r in rows[:25]], [r[:4] for r in rows[25:]])
     for i, (start, _, seq) in enumerate(ops):
         earlier = [o[2] for o in ops[:i] if o[1] >= start]
         assert got[(False, seq)] == (earlier[-1] if earlier else -1)
@@ -50,15 +50,21 @@ def test_the_sweep_gives_each_operator_and_launch_its_closed_form(seed: int) -> 
         assert got[(True, seq)] == (open_[-1] if open_ else -1)
 
 
+def _answers(*batches: list[tuple[object, ...]]) -> dict[tuple[bool, object], int]:
+    """The sweep's answers by (is a launch, seq), its rows given in batches."""
+    sweep, got = Sweep(), dict[tuple[bool, object], int]()
+    for batch in batches:
+        ops, launches = sweep.run(batch)
+        got |= {(False, s): p for s, p in zip(ops["seq"], ops["parent"], strict=True)}
+        got |= {(True, s): f for s, f in zip(launches["seq"], launches["leaf"], strict=True)}
+    return got
+
+
 def test_a_new_thread_starts_with_no_operator_open() -> None:
     rows = [(1, 0, 100, 0), (1, 5, None, 1), (2, 6, None, 2), (2, 7, 9, 3), (2, 8, None, 4)]
-    assert list(sweep(rows)) == [
-        (False, 0, -1),
-        (True, 1, 0),
-        (True, 2, -1),
-        (False, 3, -1),
-        (True, 4, 3),
-    ]
+    expected = {(False, 0): -1, (True, 1): 0, (True, 2): -1, (False, 3): -1, (True, 4): 3}
+    assert _answers(rows[:2], rows[2:]) == expected  # thread 2 in a batch of its own
+    assert _answers(rows[:3], rows[3:]) == expected
 
 
 def _tables(path: Path) -> dict[str, list[tuple[object, ...]]]:

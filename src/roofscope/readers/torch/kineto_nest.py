@@ -16,7 +16,7 @@ first launch), then in time order, and written with their texts.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from roofscope.model.profile import Profile
@@ -94,63 +94,59 @@ ORDER BY thread, start_ns, kind, end_ns DESC, correlation, seq
 """
 
 
-def _rows(profile: Profile, sql: str) -> Iterator[tuple[Any, ...]]:
-    """The rows of a query, a batch at a time, on a cursor of their own (the profile's
-    connection stages the sweep's answers meanwhile)."""
-    with profile.con.cursor() as cursor:
-        result = cursor.execute(sql)
-        while batch := result.fetchmany(BATCH):
-            yield from batch
+class Sweep:
+    """The stack sweep, a batch of rows at a time (its thread and stack carried from one
+    batch to the next): a generator yielding a row at a time, and a dict lookup a row to
+    gather its answers, cost 2.4 s of the 1 M-kernel trace's 2 M rows under pyinstrument."""
 
+    def __init__(self) -> None:
+        self.thread: object = object()
+        self.stack: list[tuple[int, int]] = []  # (end, seq) of the open operators
 
-def sweep(rows: Iterable[tuple[Any, ...]]) -> Iterator[tuple[bool, int, int]]:
-    """Per row (thread, start, end, seq; end None for a launch): (is a launch, seq, the seq
-    of the innermost operator open at its start, -1 for none)."""
-    thread: object = object()
-    stack: list[tuple[int, int]] = []  # (end, seq) of the open operators
-    for mine, start, end, seq in rows:
-        if mine != thread:
-            thread, stack = mine, []
-        while stack and stack[-1][0] < start:
-            stack.pop()
-        top = stack[-1][1] if stack else -1
-        if end is None:
-            yield True, seq, top
-        else:
-            yield False, seq, top
-            stack.append((end, seq))
+    def run(self, rows: Iterable[tuple[Any, ...]]) -> tuple[dict[str, list[int]], ...]:
+        """Rows (thread, start, end, seq; end None for a launch) -> the operators' (seq,
+        parent) and the launches' (seq, leaf): the seq of the innermost operator open at
+        the row's start, -1 for none."""
+        ops: dict[str, list[int]] = {"seq": [], "parent": []}
+        launches: dict[str, list[int]] = {"seq": [], "leaf": []}
+        op_seq, parent, launch_seq, leaf = ops["seq"], ops["parent"], *launches.values()
+        thread, stack = self.thread, self.stack
+        for mine, start, end, seq in rows:
+            if mine != thread:
+                thread, stack = mine, []
+            while stack and stack[-1][0] < start:
+                stack.pop()
+            top = stack[-1][1] if stack else -1
+            if end is None:
+                launch_seq.append(seq)
+                leaf.append(top)
+            else:
+                op_seq.append(seq)
+                parent.append(top)
+                stack.append((end, seq))
+        self.thread, self.stack = thread, stack
+        return ops, launches
 
 
 def nest(profile: Profile, source: int, threads: Sequence[int], texts: Sequence[str]) -> None:
     """The operators around a launch into ``operators``, every staged launch into
     ``op_launches``; ``threads``: the threads in the order of their first launch, ``texts``
-    the operators' names and inputs by id."""
+    the operators' names and inputs by id. The rows are streamed to the sweep on a cursor
+    of their own (the profile's connection stages the sweep's answers meanwhile)."""
     con = profile.con
     _table(profile, THREADS, {"thread": threads, "rank": list(range(len(threads)))})
-    parents: dict[str, list[Any]] = {"seq": [], "parent": []}
-    leaves: dict[str, list[Any]] = {"seq": [], "leaf": []}
     con.execute(f"CREATE TABLE {PARENTS} (seq BIGINT, parent BIGINT)")
     con.execute(f"CREATE TABLE {LEAVES} (seq BIGINT, leaf BIGINT)")
-    for launch, seq, top in sweep(_rows(profile, _STREAM)):
-        out = leaves if launch else parents
-        out["seq"].append(seq)
-        out["leaf" if launch else "parent"].append(top)
-        if len(out["seq"]) >= BATCH:
-            _flush(profile, out)
-    _flush(profile, parents)
-    _flush(profile, leaves)
+    sweep = Sweep()
+    with con.cursor() as cursor:
+        result = cursor.execute(_STREAM)
+        while batch := result.fetchmany(BATCH):
+            for table, answers in zip((PARENTS, LEAVES), sweep.run(batch), strict=True):
+                if answers["seq"]:
+                    stage(profile, table, dict.fromkeys(answers, "int"), answers)
     _table(profile, TEXTS, {"id": list(range(len(texts))), "text": list(texts)})
     for statement in _NEST:
         con.execute(statement, [source] if "$1" in statement else [])
-
-
-def _flush(profile: Profile, rows: dict[str, list[Any]]) -> None:
-    if rows["seq"]:
-        table = LEAVES if "leaf" in rows else PARENTS
-        kinds: dict[str, Kind] = dict.fromkeys(rows, "int")
-        stage(profile, table, kinds, rows)
-        for values in rows.values():
-            values.clear()
 
 
 def _table(profile: Profile, table: str, columns: dict[str, Sequence[Any]]) -> None:
