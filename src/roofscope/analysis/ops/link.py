@@ -116,7 +116,8 @@ _LINKED = """
     LEFT JOIN ann a ON a.source = d.source AND a.correlation = d.dispatch_id
         AND a.start_ns = d.start_ns)
 , ranked AS (
-    SELECT *, row_number() OVER (PARTITION BY source, work_row
+    SELECT *, row_number() OVER (PARTITION BY source, work_row,
+        CASE WHEN work_row IS NULL THEN row_id END
         ORDER BY dur DESC NULLS LAST, start_ns, row_id) AS nth FROM disp)
 , assigned AS (
     SELECT *, k_flops IS NOT NULL OR k_bytes IS NOT NULL AS own,

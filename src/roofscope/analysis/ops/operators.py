@@ -89,17 +89,23 @@ BY_KERNEL_CEILING = 0b11100  # (kernel, ceiling): the work of each kernel
 BY_KERNEL_OPERATOR = 0b01101  # (kernel, name): which operator launched most of a kernel
 
 _GROUPED = """
-SELECT GROUPING(o.name, o.dims, o.types, n.kernel, l.ceiling), o.name, o.dims, o.types,
-    n.kernel, l.ceiling, len(list_distinct(list((l.source, l.call_row)))), count(*), sum(l.dur),
-    max(l.dur), sum(l.flops), sum(l.bytes), count(l.flops), count(l.bytes),
+, kernel_ids AS (SELECT name_id, kernel, min(name_id) OVER (PARTITION BY kernel) AS kernel_id
+    FROM named)
+, grouped AS (
+SELECT GROUPING(o.name, o.dims, o.types, k.kernel_id, l.ceiling) AS sets, o.name, o.dims,
+    o.types, k.kernel_id, l.ceiling, len(list_distinct(list((l.source, l.call_row)))), count(*),
+    sum(l.dur), max(l.dur), sum(l.flops), sum(l.bytes), count(l.flops), count(l.bytes),
     count(*) FILTER (l.flops IS NOT NULL OR l.bytes IS NOT NULL),
     sum(l.dur) FILTER (l.flops IS NOT NULL OR l.bytes IS NOT NULL),
     CASE WHEN count(l.formula) > 0
         THEN array_to_string(list_sort(list_distinct(list(l.formula))), '; ') END
 FROM linked l LEFT JOIN ops o ON o.source = l.source AND o.op_id = l.call_row
-JOIN named n ON n.name_id = l.name_id
-GROUP BY GROUPING SETS ((o.name, o.dims, o.types), (o.name, o.dims, o.types, n.kernel),
-    (n.kernel, l.ceiling), (n.kernel, o.name))
+JOIN kernel_ids k ON k.name_id = l.name_id
+GROUP BY GROUPING SETS ((o.name, o.dims, o.types), (o.name, o.dims, o.types, k.kernel_id),
+    (k.kernel_id, l.ceiling), (k.kernel_id, o.name)))
+SELECT g.sets, g.name, g.dims, g.types, k.kernel, g.* EXCLUDE (sets, name, dims, types, kernel_id)
+FROM grouped g LEFT JOIN (SELECT DISTINCT kernel_id, kernel FROM kernel_ids) k
+    ON k.kernel_id = g.kernel_id
 """
 
 

@@ -34,6 +34,7 @@ from roofscope.readers.io.no_kernels import (
 )
 from roofscope.readers.registry import Reader
 from roofscope.readers.sniff import Head
+from roofscope.readers.torch import kineto_nest as nest
 from roofscope.readers.torch.kineto_events import Args, Event, KinetoEvents
 from roofscope.readers.torch.kineto_meta import (
     GRAPH_LAUNCH,
@@ -88,7 +89,7 @@ class _Pass:
         # data-loader steps and blocking runtime calls: (kind, name, start, end) (kineto_meta)
         self.host: list[tuple[str, str, int, int]] = []
         self.graphs: list[tuple[int | None, int | None, int | None]] = []  # graph launches
-        self.operators = Operators()  # operators, launches, compilers' annotations
+        self.operators = Operators(profile)  # operators, launches, compilers' annotations
         self.calls: dict[str, tuple[str | None, bool, bool]] = {}  # runtime call names: _call
         self.plain: set[str] = set()  # operator names neither a loader step nor a compile
         # what a complete ("X") event of each category is read for, one dict lookup an
@@ -117,6 +118,7 @@ class _Pass:
             self.operators.kernel(event, args)
         self.kernels.take()
         self.copies.take()
+        self.operators.take()
 
     @property
     def untimed(self) -> int:
@@ -349,6 +351,7 @@ class KinetoTrace(Reader):
         finally:
             for suffix in ("", "_m", "_w"):
                 profile.con.execute(f"DROP TABLE IF EXISTS {STAGE}{suffix}")
+            nest.drop(profile)
 
     def _read(self, path: Path, head: Head, profile: Profile, role: Role) -> None:
         seen = _Pass(profile, path)

@@ -37,23 +37,13 @@ from roofscope.model.profile import Profile
 from roofscope.model.schema import Table
 from roofscope.readers.io.batches import Kind, column, fits, insert_lists, registered
 from roofscope.readers.io.user_ranges import UserRange, around
+from roofscope.readers.torch import kineto_nest as nest
 from roofscope.readers.torch.kineto_events import NO_ARGS, Args, Event, Raw
 from roofscope.readers.torch.kineto_meta import whole
-from roofscope.readers.torch.kineto_rows import SMALL_BATCH, ns, ns_column
+from roofscope.readers.torch.kineto_rows import SMALL_BATCH, ends, ns, ns_column
 
 BATCH = 100_000  # rows written at a time
 
-_OPERATOR: dict[str, Kind] = {
-    "source": "int", "op_id": "int", "parent": "int", "name": "text", "start_ns": "int",
-    "end_ns": "int", "dims": "text", "types": "text", "concrete": "text", "flops": "float",
-    "bytes": "float",
-}  # fmt: skip
-_LAUNCH: dict[str, Kind] = {
-    "source": "int",
-    "correlation": "int",
-    "start_ns": "int",
-    "op_id": "int",
-}
 _USER_RANGE: dict[str, Kind] = {
     "source": "int", "range_id": "int", "name": "text", "start_ns": "int", "end_ns": "int"
 }  # fmt: skip
@@ -63,8 +53,6 @@ _ANNOTATION: dict[str, Kind] = {
 }  # fmt: skip
 
 Thread = tuple[int | None, int | None]  # (pid, tid)
-# an operator as read: start, end, name, dims, types, concrete, flops, bytes
-Op = tuple[int, int, str, str | None, str | None, str | None, float | None, float | None]
 STEP = re.compile(r"ProfilerStep#\d+$")  # torch.profiler's steps: every thread's launches
 
 
@@ -87,16 +75,28 @@ def _id(value: object) -> int | None:
 
 
 class Operators:
-    """What one pass keeps of operators, launches and annotations; written at the end under
-    the trace's dispatch source (which is known only once its kernels are written)."""
+    """What one pass keeps of operators, launches and annotations: operators and launches
+    staged in DuckDB a run at a time (:mod:`~roofscope.readers.torch.kineto_nest`), written
+    at the end under the trace's dispatch source (known only once its kernels are written)."""
 
-    def __init__(self) -> None:
-        self.ops: defaultdict[Thread, list[Op]] = defaultdict(list)
-        self.launches: defaultdict[Thread, list[tuple[Any, int]]] = defaultdict(list)
+    def __init__(self, profile: Profile) -> None:
+        self.profile = profile
+        self.pending: list[tuple[Event, str]] = []  # a run's operators
+        self.called: list[Event] = []  # a run's launches
+        self.ops = self._batch(nest.OP_COLUMNS)
+        self.launches = self._batch(nest.LAUNCH_COLUMNS)
+        self.seq = 0  # operators and launches read, in reading order
+        self.threads: dict[Thread, int] = {}  # (pid, tid) -> its number
+        self.first: dict[int, None] = {}  # threads in the order of their first launch
+        self.texts: dict[str, int] = {}  # a name or an input list's text -> its id
+        self.raw: dict[bytes, int | None] = {}  # an input list's JSON text -> its text's id
         self.annotations: list[tuple[Any, ...]] = []
         self.user: defaultdict[Thread, list[UserRange]] = defaultdict(list)
-        self.texts: dict[str, str] = {}  # one string for each distinct input list
-        self.raw: dict[bytes, str | None] = {}  # an input list's JSON text -> its text
+        nest.create(profile)
+
+    @staticmethod
+    def _batch(kinds: dict[str, Kind]) -> dict[str, list[Any]]:
+        return {c: [] for c in kinds}
 
     def user_range(self, event: Event, name: str) -> None:
         """A range the user named (a ``user_annotation`` event)."""
@@ -106,34 +106,102 @@ class Operators:
             self.user[thread].append((start, start + dur, name, thread))
 
     def operator(self, event: Event, name: str) -> None:
-        """Times in exact ns; the inputs as text, one string for each distinct list (a
-        trace repeats its shapes every step: on the 1 M-event bench trace, 200,000
-        operators share three strings)."""
-        start, dur = ns(event.ts), ns(event.dur)
-        if start is None or dur is None:
-            return
-        args = NO_ARGS if event.args is None else event.args
-        dims, types, concrete = (self._text(v) for v in (args.dims, args.types, args.concrete))
-        noted = annotated(args) if args.annotated else (None, None)
-        thread = (_id(event.pid), _id(event.tid))
-        self.ops[thread].append((start, start + dur, name, dims, types, concrete, *noted))
+        self.pending.append((event, name))
 
-    def _text(self, value: object) -> str | None:
-        """Python's text of an input list: of its JSON text, decoded once per distinct text
-        (0.07 us an operator, where decoding every list and ``str`` of it took 5 us)."""
+    def launch(self, event: Event) -> None:
+        self.called.append(event)
+
+    def take(self) -> None:
+        """A run's operators and launches as columns, staged a batch at a time."""
+        if self.pending:
+            _extend(self.ops, self._op_columns([e for e, _ in self.pending], self.pending))
+            self.pending.clear()
+        if self.called:
+            _extend(self.launches, self._launch_columns(self.called))
+            self.called.clear()
+        self._stage(nest.BATCH)
+
+    def _stage(self, at: int) -> None:
+        """The operators' and the launches' batches of ``at`` rows or more staged (of
+        any rows, ``at`` 0)."""
+        both = (
+            (nest.OPS, nest.OP_COLUMNS, self.ops),
+            (nest.LAUNCHES, nest.LAUNCH_COLUMNS, self.launches),
+        )
+        for table, kinds, batch in both:
+            if len(batch["seq"]) >= max(at, 1):
+                nest.stage(self.profile, table, kinds, batch)
+                for values in batch.values():
+                    values.clear()
+
+    def _op_columns(
+        self, events: list[Event], named: list[tuple[Event, str]]
+    ) -> dict[str, list[Any]]:
+        """Times in exact ns; the name and inputs as ids of their texts, one for each
+        distinct text (a trace repeats its shapes every step: on the 1 M-event bench trace,
+        200,000 operators share three)."""
+        start, dur = ns_column([e.ts for e in events]), ns_column([e.dur for e in events])
+        if None in start or None in dur:  # untimed operators are left out
+            timed = [
+                i
+                for i, (s, d) in enumerate(zip(start, dur, strict=True))
+                if s is not None and d is not None
+            ]
+            events, named = [events[i] for i in timed], [named[i] for i in timed]
+            start, dur = [start[i] for i in timed], [dur[i] for i in timed]
+        args = [NO_ARGS if (a := e.args) is None else a for e in events]
+        noted = [annotated(a) if a.annotated else (None, None) for a in args]
+        texts = self.texts
+        return {
+            "thread": [self._thread(e) for e in events],
+            "seq": self._seqs(len(events)),
+            "start_ns": start,
+            "end_ns": ends(start, dur),
+            "name": [texts.setdefault(n, len(texts)) for _, n in named],
+            "dims": [self._text(a.dims) for a in args],
+            "types": [self._text(a.types) for a in args],
+            "concrete": [self._text(a.concrete) for a in args],
+            "flops": [n[0] for n in noted],
+            "bytes": [n[1] for n in noted],
+        }
+
+    def _launch_columns(self, events: list[Event]) -> dict[str, list[Any]]:
+        """The launches with a correlation id; those with a start staged (every one counts
+        for its thread's place in the order of first launches)."""
+        ids = [(e, c) for e in events if (c := _correlation(e)) is not None]
+        threads = [self._thread(e) for e, _ in ids]
+        self.first.update(dict.fromkeys(threads))
+        start = ns_column([e.ts for e, _ in ids])
+        timed = [i for i, s in enumerate(start) if s is not None]
+        return {
+            "thread": [threads[i] for i in timed],
+            "seq": self._seqs(len(timed)),
+            "start_ns": [start[i] for i in timed],
+            "correlation": [ids[i][1] for i in timed],
+        }
+
+    def _seqs(self, n: int) -> list[int]:
+        self.seq += n
+        return list(range(self.seq - n, self.seq))
+
+    def _thread(self, event: Event) -> int:
+        pid, tid = event.pid, event.tid
+        key = (pid, tid) if type(pid) is int and type(tid) is int else (_id(pid), _id(tid))
+        return self.threads.setdefault(key, len(self.threads))
+
+    def _text(self, value: object) -> int | None:
+        """The id of Python's text of an input list: of its JSON text, decoded once per
+        distinct text (0.07 us an operator, where decoding every list and ``str`` of it
+        took 5 us)."""
         if type(value) is Raw:
             key = bytes(value)
             if key not in self.raw:
                 decoded = json.loads(key, parse_float=Decimal)
                 self.raw[key] = None if decoded is None else self._text(decoded)
             return self.raw[key]
-        return None if value is None else self.texts.setdefault(t := str(value), t)
-
-    def launch(self, event: Event) -> None:
-        correlation = None if event.args is None else _id(event.args.correlation)
-        if correlation is not None:
-            thread = (_id(event.pid), _id(event.tid))
-            self.launches[thread].append((event.ts, correlation))
+        if value is None:
+            return None
+        return self.texts.setdefault(str(value), len(self.texts))
 
     def kernel(self, event: Event, args: Args) -> None:
         """A kernel event's annotations (only called for one that has them); the kernels of
@@ -144,69 +212,33 @@ class Operators:
             self.annotations.append((correlation, start, flops, nbytes))
 
     def write(self, profile: Profile, source: int) -> None:
-        ops: list[tuple[Any, ...]] = []
-        launches: list[tuple[Any, ...]] = []
+        self.take()
+        self._stage(0)
+        threads = list(self.first)
+        nest.nest(profile, source, threads, list(self.texts))
         ids: dict[UserRange, int] = {}
         held: list[tuple[Any, ...]] = []
         steps = _steps(self.user)
-        for thread, raw in self.launches.items():
-            started = _timed_launches(raw)
-            _sweep(self.ops.get(thread, []), started, ops, launches)
+        numbers = {n: thread for thread, n in self.threads.items()}
+        for number in threads:
+            thread = numbers[number]
             mine = [r for r in self.user.get(thread, []) if not STEP.match(r[2])]
             if user := mine + steps.get(thread[0], []):
-                around(user, started, ids, held)
+                around(user, nest.thread_launches(profile, number), ids, held)
         ranges = [(n, r[2], r[0], r[1]) for r, n in ids.items()]
-        _insert(profile, Table.OPERATORS, _OPERATOR, source, ops)
-        _insert(profile, Table.OP_LAUNCHES, _LAUNCH, source, launches)
         _insert(profile, Table.KERNEL_ANNOTATIONS, _ANNOTATION, source, self.annotations)
         _insert(profile, Table.USER_RANGES, _USER_RANGE, source, ranges)
         _insert(profile, Table.RANGE_LAUNCHES, _RANGE_LAUNCH, source, held)
-        self.ops, self.launches, self.annotations = defaultdict(list), defaultdict(list), []
-        self.user = defaultdict(list)
+        self.annotations, self.user = [], defaultdict(list)
 
 
-def _timed_launches(raw: list[tuple[Any, int]]) -> list[tuple[int, int]]:
-    starts = ns_column([r[0] for r in raw])
-    return [(s, r[1]) for s, r in zip(starts, raw, strict=True) if s is not None]
+def _correlation(event: Event) -> int | None:
+    return None if event.args is None else _id(event.args.correlation)
 
 
-def _sweep(
-    ops: list[Op],
-    launches: list[tuple[int, int]],
-    kept: list[tuple[Any, ...]],
-    out: list[tuple[Any, ...]],
-) -> None:
-    """One thread's operators and launches in time order: each operator's parent (the
-    innermost one open at its start) and each launch's operator; the operators around a
-    launch (and so their parents) appended to ``kept`` with ids after those already there,
-    the launches to ``out`` as (correlation, start, op id)."""
-    ops.sort(key=lambda o: (o[0], -o[1]))  # an operator before those it holds
-    launches.sort()
-    parent = [-1] * len(ops)
-    used = [False] * len(ops)
-    stack: list[int] = []
-    leaf: list[int] = []
-    i = 0
-    for start, _ in launches:
-        while i < len(ops) and ops[i][0] <= start:
-            while stack and ops[stack[-1]][1] < ops[i][0]:
-                stack.pop()
-            parent[i] = stack[-1] if stack else -1
-            stack.append(i)
-            i += 1
-        while stack and ops[stack[-1]][1] < start:
-            stack.pop()
-        leaf.append(stack[-1] if stack else -1)
-        if stack:
-            used[stack[-1]] = True
-    for j in range(i - 1, -1, -1):  # a parent comes before its child
-        if used[j] and parent[j] >= 0:
-            used[parent[j]] = True
-    ids = {j: len(kept) + n for n, j in enumerate(j for j in range(i) if used[j])}
-    for j, n in ids.items():
-        start, end, *rest = ops[j]
-        kept.append((n, ids.get(parent[j]), rest[0], start, end, *rest[1:]))
-    out.extend((c, s, ids.get(n)) for (s, c), n in zip(launches, leaf, strict=True))
+def _extend(batch: dict[str, list[Any]], columns: dict[str, list[Any]]) -> None:
+    for name, values in columns.items():
+        batch[name] += values
 
 
 def _steps(user: dict[Thread, list[UserRange]]) -> dict[int | None, list[UserRange]]:

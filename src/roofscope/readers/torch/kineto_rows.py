@@ -84,11 +84,19 @@ def ns(value: object) -> int | None:
 
 
 def ns_column(values: Sequence[object]) -> list[int | None]:
-    """:func:`ns` of each value. The decoder's Decimals are finite (it gives NaN and
-    Infinity as floats), so theirs is scaled in the comprehension: 0.27 µs a value against
-    0.63 µs through :func:`ns` (a function call and three type checks)."""
+    """:func:`ns` of each value. An int (an integer-µs trace's every value) is scaled in the
+    comprehension, and so is a Decimal (the decoder's are finite: it gives NaN and Infinity
+    as floats): 0.27 µs a Decimal against 0.63 µs through :func:`ns` (a function call and
+    three type checks)."""
     try:
-        return [round(v.scaleb(3, _EXACT)) if type(v) is Decimal else ns(v) for v in values]
+        return [
+            v * 1000
+            if type(v) is int
+            else round(v.scaleb(3, _EXACT))
+            if type(v) is Decimal
+            else ns(v)
+            for v in values
+        ]
     except Overflow:  # a literal past 10^57 µs: again, value by value
         return [ns(v) for v in values]
 

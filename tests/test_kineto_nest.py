@@ -1,0 +1,115 @@
+"""Operators and launches staged in DuckDB and nested there (readers/torch/kineto_nest.py):
+the sweep's answers against their closed forms, and the same tables whatever the batch."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from roofscope.readers.load import load
+from roofscope.readers.torch import kineto_nest, kineto_rows
+from roofscope.readers.torch.kineto_nest import Sweep
+
+DATA = Path(__file__).parent / "data" / "kineto"
+H100 = DATA / "h100_bert_small_metadata_first.json.gz"
+MI300X = DATA / "mi300x_bert_small_metadata_first.json.gz"
+TABLES = ("operators", "op_launches", "user_ranges", "range_launches")
+
+
+def _intervals(rng: random.Random, n: int) -> list[tuple[int, int]]:
+    """Operators nested, disjoint and (as a damaged trace may have them) overlapping."""
+    out = []
+    for _ in range(n):
+        start = rng.randrange(0, 200)
+        out.append((start, start + rng.choice([0, 1, 3, 10, 50, 120])))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_the_sweep_gives_each_operator_and_launch_its_closed_form(seed: int) -> None:
+    """On one thread's operators ordered by (start, -end, reading order), an operator's parent
+    is the last earlier one whose end is at or after its start; a launch's operator the last
+    one with start <= launch <= end (a plain search of every pair)."""
+    rng = random.Random(seed)
+    ops = sorted(
+        ((s, e, seq) for seq, (s, e) in enumerate(_intervals(rng, 40))),
+        key=lambda o: (o[0], -o[1], o[2]),
+    )
+    launches = sorted((rng.randrange(0, 260), 100 + n) for n in range(30))
+    rows = [(0, s, e, seq, 0) for s, e, seq in ops] + [(0, s, None, seq, 1) for s, seq in launches]
+    rows.sort(key=lambda r: (r[1], r[4], -(r[2] or 0), r[3]))
+    got = _answers([r[:4] for r in rows[:25]], [r[:4] for r in rows[25:]])
+    for i, (start, _, seq) in enumerate(ops):
+        earlier = [o[2] for o in ops[:i] if o[1] >= start]
+        assert got[(False, seq)] == (earlier[-1] if earlier else -1)
+    for at, seq in launches:
+        open_ = [o[2] for o in ops if o[0] <= at <= o[1]]
+        assert got[(True, seq)] == (open_[-1] if open_ else -1)
+
+
+def _answers(*batches: list[tuple[object, ...]]) -> dict[tuple[bool, object], int]:
+    """The sweep's answers by (is a launch, seq), its rows given in batches."""
+    sweep, got = Sweep(), dict[tuple[bool, object], int]()
+    for batch in batches:
+        ops, launches = sweep.run(batch)
+        got |= {(False, s): p for s, p in zip(ops["seq"], ops["parent"], strict=True)}
+        got |= {(True, s): f for s, f in zip(launches["seq"], launches["leaf"], strict=True)}
+    return got
+
+
+def test_a_new_thread_starts_with_no_operator_open() -> None:
+    rows = [(1, 0, 100, 0), (1, 5, None, 1), (2, 6, None, 2), (2, 7, 9, 3), (2, 8, None, 4)]
+    expected = {(False, 0): -1, (True, 1): 0, (True, 2): -1, (False, 3): -1, (True, 4): 3}
+    assert _answers(rows[:2], rows[2:]) == expected  # thread 2 in a batch of its own
+    assert _answers(rows[:3], rows[3:]) == expected
+
+
+def _tables(path: Path) -> dict[str, list[tuple[object, ...]]]:
+    profile = load([str(path)])
+    return {t: profile.con.execute(f"SELECT * FROM {t}").fetchall() for t in TABLES}
+
+
+@pytest.mark.parametrize("path", [H100, MI300X], ids=["h100", "mi300x"])
+def test_the_tables_are_the_same_staged_in_batches_of_seven_rows(
+    path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Staged and streamed back 7 rows at a time (every batch as DuckDB lists), the
+    operators, launches and ranges are row for row those of one batch."""
+    whole = _tables(path)
+    assert whole["operators"] and whole["op_launches"]
+    monkeypatch.setattr(kineto_nest, "BATCH", 7)
+    monkeypatch.setattr(kineto_nest, "SMALL_BATCH", 1 << 30)
+    monkeypatch.setattr(kineto_rows, "SMALL_BATCH", 1 << 30)
+    assert _tables(path) == whole
+    monkeypatch.setattr(kineto_nest, "SMALL_BATCH", 0)  # every batch through numpy
+    assert _tables(path) == whole
+
+
+def test_no_staging_table_outlives_the_read() -> None:
+    profile = load([str(H100)])
+    tables = {
+        r[0] for r in profile.con.execute("SELECT table_name FROM duckdb_tables()").fetchall()
+    }
+    assert not tables & set(kineto_nest.TABLES)
+
+
+def test_an_operator_time_past_64_bits_is_left_out_of_the_nesting(tmp_path: Path) -> None:
+    """A damaged operator (its ts 10^16 µs: 10^19 ns, past 64 bits) is staged without its
+    times, so no launch is put inside it; the launch's own operator is still found."""
+    events = [
+        {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 10, "dur": 5},
+        {"ph": "X", "cat": "cpu_op", "name": "aten::x", "pid": 1, "tid": 1, "ts": 10**16, "dur": 1},
+        {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+         "ts": 12, "dur": 1, "args": {"correlation": 7}},
+        {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 20, "dur": 3,
+         "args": {"correlation": 7, "device": 0, "stream": 7}},
+    ]  # fmt: skip
+    path = tmp_path / "t.pt.trace.json"
+    path.write_text(json.dumps({"traceEvents": events}))
+    profile = load([str(path)])
+    ops = profile.con.execute("SELECT op_id, name, start_ns, end_ns FROM operators").fetchall()
+    assert ops == [(0, "aten::mm", 10_000, 15_000)]
+    assert profile.con.execute("SELECT * FROM op_launches").fetchall() == [(0, 7, 12_000, 0)]
