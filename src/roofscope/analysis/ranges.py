@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from roofscope.analysis.hotspots import Hotspots
-from roofscope.model.access import is_empty, names, query, range_launches, user_ranges
+from roofscope.model.access import has_range_launches, names, query, range_launches, user_ranges
 from roofscope.model.profile import Profile
 from roofscope.model.schema import DURATION, NOT_BACKWARDS
 from roofscope.model.selection import Selection, dispatches
@@ -86,7 +86,7 @@ ORDER BY kind, t DESC NULLS LAST, label
 def ranges(profile: Profile, selection: Selection, hot: Hotspots) -> Ranges | None:
     """The user's ranges and the kernels launched inside them; None where the input has
     none around a launch."""
-    if is_empty(profile, range_launches(profile)):
+    if not has_range_launches(profile):
         return None
     held = range_launches(profile).distinct()  # a launch's two API rows (nsys) count once
     more = {"rl": held, "ur": user_ranges(profile), "named": names(profile)}
