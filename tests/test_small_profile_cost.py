@@ -16,6 +16,7 @@ from roofscope.analysis.work.shapes import has_formula
 from roofscope.model import access
 from roofscope.model.profile import Profile
 from roofscope.model.schema import Role, Table
+from roofscope.readers.io.batches import _int_text, insert_lists
 from roofscope.readers.load import load
 
 MI250 = Path(__file__).parent / "data" / "kineto" / "mi250_minitoy_train_ROCm6_2_kineto.json.gz"
@@ -70,3 +71,33 @@ def test_only_operators_with_a_formula_have_their_inputs_decoded(
     found = works([relu, mm], "fp32-vector")
     assert list(found) == [mm] and found[mm].flops == 2 * 2 * 3 * 4
     assert decoded == ["[[2, 3], [3, 4]]", "['float', 'float']", "['', '']"]
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        [1, None, -(2**63 - 1), 2**63 - 1, 0],  # plain ints and None: written as list text
+        [None, None],
+        [],
+        [True, 2],  # a bool: the Python list, converted as before
+        [1.0, 2],
+    ],
+)
+def test_an_integer_column_reads_back_as_given(values: list[object]) -> None:
+    profile = Profile.empty()
+    profile.con.execute("CREATE TABLE t (a BIGINT, b VARCHAR)")
+    texts = [None if v is None else f"'{v}" for v in values]  # a quote, as the text column
+    insert_lists(profile, "t", {"a": ("int", values), "b": ("text", texts)})
+    rows = profile.con.execute("SELECT a, b FROM t ORDER BY rowid").fetchall()
+    wanted = [None if v is None else int(v) for v in values]  # type: ignore[call-overload]
+    assert rows == list(zip(wanted, texts, strict=True))
+    assert _int_text(values) == (
+        str(values).replace("None", "NULL") if all(type(v) is int or v is None for v in values)
+        else values
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("values", [[1, 2**63], [True, -(2**64)]])
+def test_an_integer_past_64_bits_is_refused_either_way(values: list[int]) -> None:
+    with pytest.raises(OverflowError):
+        insert_lists(Profile.empty(), "names", {"name_id": ("int", values)})
