@@ -42,7 +42,7 @@ from roofscope.diagnosis.limits import BUSY_PCT
 from roofscope.diagnosis.profiler import ProfilerRule, lead_with_profiler
 from roofscope.diagnosis.trust import standing
 from roofscope.model import words
-from roofscope.model.access import all_dispatches, is_empty, named, producer_rules, query
+from roofscope.model.access import all_dispatches, has_producer_rules, named, producer_rules, query
 from roofscope.model.profile import InputFile, Profile, RunInfo, Runs, Warning
 from roofscope.model.schema import Role
 from roofscope.model.selection import EVERYTHING, Selection, among
@@ -227,7 +227,7 @@ def _longest_gaps(report: Report, profile: Profile) -> tuple[Gap, ...]:
 def profiler_rules(profile: Profile, kernels: list[str]) -> dict[str, tuple[ProfilerRule, ...]]:
     """The producer_rules rows of these kernels' dispatches, distinct per kernel."""
     rules = producer_rules(profile)
-    if not kernels or is_empty(profile, rules):
+    if not kernels or not has_producer_rules(profile):
         return {}
     mine = named(profile, all_dispatches(profile)).filter(among("kernel", kernels))
     rows = query(

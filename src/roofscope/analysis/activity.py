@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from duckdb import Expression
 
 from roofscope.model.access import activity as activity_rows
-from roofscope.model.access import copies, named, query
+from roofscope.model.access import copies, has_activity, named, query
 from roofscope.model.profile import Profile
 from roofscope.model.schema import DURATION, VALID_DURATION, Role
 from roofscope.model.selection import among, dispatches
@@ -43,6 +43,8 @@ def activity(profile: Profile) -> tuple[Activity, ...]:
 
 def summaries(profile: Profile) -> tuple[Activity, ...]:
     """The producer's activity totals, per kind and name (kind, then largest, then name)."""
+    if not has_activity(profile):
+        return ()
     rows = query(
         profile,
         activity_rows(profile).filter(_counted(profile)),

@@ -33,12 +33,12 @@ from roofscope.analysis.rounding import Stamps, example, timestamp_stamps
 from roofscope.model import words
 from roofscope.model.access import (
     Relation,
-    activity,
-    all_dispatches,
     all_summaries,
-    copies,
     count,
-    is_empty,
+    has_activity,
+    has_copies,
+    has_dispatches,
+    has_summaries,
     named,
     query,
 )
@@ -82,11 +82,9 @@ KERNEL_TRACING = {
 
 
 def _no_kernel_trace(profile: Profile) -> list[Warning]:
-    if not (
-        is_empty(profile, all_dispatches(profile)) and is_empty(profile, all_summaries(profile))
-    ):
+    if has_dispatches(profile) or has_summaries(profile):
         return []
-    if is_empty(profile, activity(profile)) and is_empty(profile, copies(profile)):
+    if not has_activity(profile) and not has_copies(profile):
         return []
     files = ", ".join(f.path for f in profile.inputs)
     tracing = KERNEL_TRACING.get(profile.run.producer or "", "the profiler's kernel tracing")
@@ -118,6 +116,8 @@ def _untimed(profile: Profile, stamps: list[Stamps]) -> list[Warning]:
 
 
 def _summary_totals(profile: Profile) -> list[Warning]:
+    if not has_summaries(profile):
+        return []
     bad = count(profile, all_summaries(profile).filter("total_ns IS NULL OR isnan(total_ns)"))
     if not bad:
         return []

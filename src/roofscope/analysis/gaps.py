@@ -14,7 +14,14 @@ from dataclasses import dataclass
 
 from roofscope.analysis.input_wait import KINDS, Ranges, merged, same_run
 from roofscope.analysis.timeline import timed_dispatches
-from roofscope.model.access import Relation, copies, host_ranges, is_empty, query
+from roofscope.model.access import (
+    Relation,
+    copies,
+    has_copies,
+    host_range_kinds,
+    host_ranges,
+    query,
+)
 from roofscope.model.profile import Profile
 from roofscope.model.schema import VALID_DURATION
 from roofscope.model.selection import EVERYTHING, Selection
@@ -84,11 +91,10 @@ class _Inside:
         hi = max((b for _, _, _, b in found), default=0)
         self.kinds: dict[str, dict[int, Ranges]] = {}
         for kind in KINDS:
-            rel = host_ranges(profile, kind)
-            if found and not is_empty(profile, rel):
-                self.kinds[kind] = self._per_source(rel, lo, hi)
+            if found and kind in host_range_kinds(profile):
+                self.kinds[kind] = self._per_source(host_ranges(profile, kind), lo, hi)
         moved = copies(profile)
-        if found and not is_empty(profile, moved):
+        if found and has_copies(profile):
             self.kinds[COPY] = self._per_source(moved.filter(VALID_DURATION), lo, hi)
         self.runs: dict[tuple[int, ...], dict[str, tuple[list[int], Ranges]]] = {}
 

@@ -24,8 +24,8 @@ from roofscope.model.access import (
     activity,
     copies,
     count,
+    host_range_kinds,
     host_ranges,
-    is_empty,
     query,
 )
 from roofscope.model.profile import Profile
@@ -47,9 +47,9 @@ def loader_idle_ns(profile: Profile, selection: Selection = EVERYTHING) -> int |
 def idle_inside(profile: Profile, kind: str, selection: Selection = EVERYTHING) -> int | None:
     """The devices' idle time inside host ranges of ``kind``; None when the input has none,
     or no kernel ran in the runs that have them."""
-    ranges = host_ranges(profile, kind)
-    if is_empty(profile, ranges):
+    if kind not in host_range_kinds(profile):
         return None
+    ranges = host_ranges(profile, kind)
     sel = dispatches(profile, selection)
     total, seen = 0, False
     for sources, steps in _per_run(profile, ranges).items():

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from roofscope.analysis.hotspots import Hotspots
-from roofscope.model.access import is_empty, names, query, range_launches, user_ranges
+from roofscope.model.access import has_range_launches, names, query, range_launches, user_ranges
 from roofscope.model.profile import Profile
 from roofscope.model.schema import DURATION, NOT_BACKWARDS
 from roofscope.model.selection import Selection, dispatches
@@ -61,7 +61,9 @@ _PER_DISPATCH = f"""
 
 # one statement: the rows by range (kind 0), then the kernels outside every range (kind 1)
 # and the kernels in more than one range name (kind 2); three statements took 19 ms of
-# CPU on HTA's alexnet trace, this one 9 ms
+# CPU on HTA's alexnet trace, this one 9 ms. Each range's kernel list joins its row after
+# the grouping: carried on every launch into it, any_value over the lists took 24 of the
+# statement's 31 ms on HTA's trace_filter
 _GROUPED = """
 , per_kernel AS (
     SELECT label, n.kernel, sum(dur) AS t FROM hit JOIN named n ON n.name_id = hit.name_id
@@ -69,10 +71,9 @@ _GROUPED = """
 , kernels AS (
     SELECT label, list(kernel ORDER BY t DESC, kernel) AS names FROM per_kernel GROUP BY label)
 , by_range AS (
-    SELECT h.label, count(DISTINCT (h.source, h.range_id)) AS calls, count(*) AS n,
-        sum(h.dur) AS t, any_value(k.names) AS names
-    FROM hit h JOIN kernels k ON k.label = h.label GROUP BY h.label)
-SELECT 0 AS kind, label, calls, n, t, names FROM by_range
+    SELECT label, count(DISTINCT (source, range_id)) AS calls, count(*) AS n, sum(dur) AS t
+    FROM hit GROUP BY label)
+SELECT 0 AS kind, label, calls, n, t, k.names FROM by_range JOIN kernels k USING (label)
 UNION ALL
 SELECT 1, NULL, NULL, count(*), sum(dur), NULL FROM dd
 WHERE row_id NOT IN (SELECT row_id FROM hit)
@@ -86,7 +87,7 @@ ORDER BY kind, t DESC NULLS LAST, label
 def ranges(profile: Profile, selection: Selection, hot: Hotspots) -> Ranges | None:
     """The user's ranges and the kernels launched inside them; None where the input has
     none around a launch."""
-    if is_empty(profile, range_launches(profile)):
+    if not has_range_launches(profile):
         return None
     held = range_launches(profile).distinct()  # a launch's two API rows (nsys) count once
     more = {"rl": held, "ur": user_ranges(profile), "named": names(profile)}

@@ -26,6 +26,7 @@ from roofscope.model.access import (
     graph_replayed,
     has_counters,
     has_graph_launches,
+    has_summaries,
     names,
     query,
 )
@@ -113,26 +114,35 @@ def kernel_facts(profile: Profile, kernels: list[str]) -> dict[str, KernelFacts]
     """A summary's own mean/min/max and the counter coverage of these kernels."""
     if not kernels:
         return {}
-    wanted = _kernels_named(profile, kernels)
-    summaries = {
-        str(kernel): (mean, low, high)
-        for kernel, mean, low, high in query(
-            profile,
-            all_summaries(profile),
-            """SELECT n.kernel, max(mean_ns), min(min_ns), max(max_ns) FROM d
-            JOIN n USING (name_id) WHERE name_id IN (SELECT unnest($1::INTEGER[]))
-            GROUP BY n.kernel""",
-            [list(wanted)],
-            n=names(profile),
-        ).fetchall()
-    }
-    counted = _coverage(profile, kernels, wanted) if has_counters(profile) else {}
+    summarised = has_summaries(profile)
+    if not summarised and not has_counters(profile):  # a trace: nothing to ask
+        summaries, counted = {}, {}
+    else:
+        wanted = _kernels_named(profile, kernels)
+        summaries = _summary_times(profile, wanted) if summarised else {}
+        counted = _coverage(profile, kernels, wanted) if has_counters(profile) else {}
     out = {}
     for kernel in kernels:
         mean, low, high = summaries.get(kernel, (None, None, None))
         rows, activity, nonzero, in_runs = counted.get(kernel, (0, 0, 0, ()))
         out[kernel] = KernelFacts(rows, activity, nonzero, in_runs, mean, low, high)
     return out
+
+
+def _summary_times(
+    profile: Profile, wanted: Iterable[int]
+) -> dict[str, tuple[float | None, float | None, float | None]]:
+    """A summary's own mean/min/max of each kernel of these name ids."""
+    rows = query(
+        profile,
+        all_summaries(profile),
+        """SELECT n.kernel, max(mean_ns), min(min_ns), max(max_ns) FROM d
+        JOIN n USING (name_id) WHERE name_id IN (SELECT unnest($1::INTEGER[]))
+        GROUP BY n.kernel""",
+        [list(wanted)],
+        n=names(profile),
+    ).fetchall()
+    return {str(kernel): (mean, low, high) for kernel, mean, low, high in rows}
 
 
 def graph_facts(profile: Profile, selected: Relation, short: Relation) -> GraphFacts | None:

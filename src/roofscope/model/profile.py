@@ -223,10 +223,11 @@ class Profile:
         ``one_thread``: DuckDB runs its statements on this thread alone, for a small input
         (:data:`ONE_THREAD_BYTES`), where its threads per core had no work to share out
         and only cost their hand-offs."""
-        config: _Config = {"threads": 1} if one_thread else {}
+        config: _Config = {"preserve_insertion_order": True}  # a setting, not a statement
+        if one_thread:
+            config["threads"] = 1
         con = _on_disk(config) if on_disk else duckdb.connect(config=config)
         OPEN.add(con)
-        con.execute("SET preserve_insertion_order = true")
         con.execute(DDL)
         return cls(con=con)
 

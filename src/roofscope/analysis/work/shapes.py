@@ -204,7 +204,7 @@ def work_or_reason(call: OpCall, *, fp32_matmul: str = "tf32") -> OpWork | NoWor
     (AMD's fp32 matrix instructions)."""
     if fp32_matmul not in FP32_MATMUL:
         raise ValueError(f"fp32_matmul={fp32_matmul!r}: expected one of {sorted(FP32_MATMUL)}")
-    formula = FORMULAS.get(call.name) or (triton_buffers if INDUCTOR.match(call.name) else None)
+    formula = _formula(call.name)
     if formula is None:
         return NoWork(f"no formula for {call.name}")
     lists = (call.dims, call.types, call.concrete)
@@ -214,6 +214,15 @@ def work_or_reason(call: OpCall, *, fp32_matmul: str = "tf32") -> OpWork | NoWor
         return formula(Args(call, fp32_matmul))
     except Unreadable as error:
         return NoWork(f"{call.name}: {error}")
+
+
+def has_formula(name: str) -> bool:
+    """Whether an operator of this name has a formula (its inputs are worth decoding)."""
+    return _formula(name) is not None
+
+
+def _formula(name: str) -> Callable[[Args], OpWork] | None:
+    return FORMULAS.get(name) or (triton_buffers if INDUCTOR.match(name) else None)
 
 
 def op_work(call: OpCall, *, fp32_matmul: str = "tf32") -> OpWork | None:

@@ -69,15 +69,29 @@ def insert_lists(
     ``table``, the columns passed as DuckDB lists and unnested side by side: for a batch
     too small for numpy columns to pay (numpy takes 37 ms to load). An integer past 64 bits
     raises OverflowError, as numpy's conversion does."""
-    for kind, values in columns.values():
-        if kind == "int" and not all(not isinstance(v, int) or fits(v) for v in values):
-            raise OverflowError("an integer past 64 bits")
-    kinds = [kind for kind, _ in columns.values()]
-    select = ", ".join(f"unnest(${i}::{SQL_TYPES[k]}[])" for i, k in enumerate(kinds, start=1))
-    profile.con.execute(
-        f"INSERT INTO {table} ({', '.join(columns)}) SELECT {select}",
-        [list(values) for _, values in columns.values()],
+    params = [_int_text(v) if kind == "int" else list(v) for kind, v in columns.values()]
+    select = ", ".join(
+        f"unnest(${i}::{'VARCHAR::' if isinstance(p, str) else ''}{SQL_TYPES[kind]}[])"
+        for i, (p, (kind, _)) in enumerate(zip(params, columns.values(), strict=True), start=1)
     )
+    profile.con.execute(f"INSERT INTO {table} ({', '.join(columns)}) SELECT {select}", params)
+
+
+def _int_text(values: Sequence[object]) -> str | list[object]:
+    """An integer column as the text of a DuckDB list (``[1, NULL, 3]``), which DuckDB casts
+    to ``BIGINT[]`` in less than half the time it takes to convert a Python list (7 columns
+    of 5,000 rows: 24.8 -> 10.2 ms); the list itself where a value is no plain int or None
+    (a bool, a float: converted as before). An integer past 64 bits raises OverflowError."""
+    plain = True
+    for v in values:
+        if type(v) is int:
+            if not -INT64 <= v <= INT64:  # fits(v), inlined: a call per value costs
+                raise OverflowError("an integer past 64 bits")
+        elif v is not None:
+            plain = False
+            if isinstance(v, int) and not fits(v):
+                raise OverflowError("an integer past 64 bits")
+    return str(list(values)).replace("None", "NULL") if plain else list(values)
 
 
 HOST_RANGE_COLUMNS: tuple[tuple[str, Kind], ...] = (
