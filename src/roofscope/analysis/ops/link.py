@@ -116,14 +116,15 @@ _LINKED = """
     LEFT JOIN ann a ON a.source = d.source AND a.correlation = d.dispatch_id
         AND a.start_ns = d.start_ns)
 , ranked AS (
-    SELECT *, row_number() OVER (PARTITION BY source, work_row,
-        CASE WHEN work_row IS NULL THEN row_id END
+    SELECT *, row_number() OVER (PARTITION BY source, coalesce(work_row, op_row),
+        CASE WHEN work_row IS NULL AND op_row IS NULL THEN row_id END
         ORDER BY dur DESC NULLS LAST, start_ns, row_id) AS nth FROM disp)
 , assigned AS (
     SELECT *, k_flops IS NOT NULL OR k_bytes IS NOT NULL AS own,
         work_row IS NOT NULL AND nth = 1 AS given FROM ranked)
 , linked AS (
     SELECT row_id, source, name_id, dur, op_row, coalesce(work_row, op_row) AS call_row,
+        nth = 1 AS first,
         CASE WHEN own THEN k_flops WHEN given THEN o_flops END AS flops,
         CASE WHEN own THEN k_bytes WHEN given THEN o_bytes END AS bytes,
         CASE WHEN own OR given THEN ceiling END AS ceiling,
@@ -138,6 +139,8 @@ def linked_sql(profile: Profile, work: dict[Signature, OpWork]) -> tuple[str, li
     dispatch_id, start_ns, end_ns``) and :func:`relations`. ``linked`` holds per dispatch
     ``row_id, source, name_id, dur``; ``op_row``, its operator (None: none launched it);
     ``call_row``, the operator call it belongs to (its work operator, else its operator);
+    ``first``, whether it is the first (longest) dispatch of that call (a dispatch of no
+    call is a call of its own);
     and where it did that call's work (its longest kernel) or carries its own annotation:
     ``flops``, ``bytes``, ``ceiling``, ``formula`` ("annotation" for a compiler's)."""
     keys = list(work)
