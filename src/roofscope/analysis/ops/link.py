@@ -26,16 +26,18 @@ from roofscope.analysis.work.shapes import OpCall, OpWork, op_work
 from roofscope.model.access import Relation, kernel_annotations, op_launches, operators, query
 from roofscope.model.profile import Profile
 
-# each launched-from operator (leaf) and the operators around it, innermost (depth 1) first
+# each launched-from operator (leaf) and the operators around it, innermost (depth 1) first:
+# ids alone (carrying every operator's columns, their texts, through the walk and its join
+# took 430 MiB at the 1 M-kernel trace's 1 M leaves)
 _CHAIN = """
 , chain AS (
     WITH RECURSIVE c(source, leaf, op_id, depth) AS (
         SELECT DISTINCT source, op_id, op_id, 1 FROM launch WHERE op_id IS NOT NULL
         UNION ALL
         SELECT c.source, c.leaf, o.parent, c.depth + 1 FROM c
-        JOIN ops o ON o.source = c.source AND o.op_id = c.op_id WHERE o.parent IS NOT NULL)
-    SELECT c.source, c.leaf, c.depth, o.* EXCLUDE (source) FROM c
-    JOIN ops o ON o.source = c.source AND o.op_id = c.op_id)
+        JOIN (SELECT source, op_id, parent FROM ops WHERE parent IS NOT NULL) o
+            ON o.source = c.source AND o.op_id = c.op_id)
+    SELECT * FROM c)
 """
 
 
@@ -69,7 +71,8 @@ def _list(text: str | None) -> list[Any] | None:
 
 def signatures(profile: Profile) -> list[Signature]:
     """The distinct operator calls that launched kernels or hold one that did."""
-    sql = f"{_CHAIN} SELECT DISTINCT name, dims, types, concrete FROM chain ORDER BY ALL"
+    sql = f"""{_CHAIN} SELECT DISTINCT name, dims, types, concrete FROM ops o
+        SEMI JOIN chain c ON c.source = o.source AND c.op_id = o.op_id ORDER BY ALL"""
     rows = query(profile, op_launches(profile), sql, (), **relations(profile)).fetchall()
     return [Signature(*row) for row in rows]
 
@@ -90,20 +93,22 @@ _LINKED = """
     unnest($3::VARCHAR[]) AS types, unnest($4::VARCHAR[]) AS concrete,
     unnest($5::DOUBLE[]) AS w_flops, unnest($6::DOUBLE[]) AS w_bytes,
     unnest($7::VARCHAR[]) AS ceiling, unnest($8::VARCHAR[]) AS formula)
-, tagged AS (
-    SELECT s.*, w.w_flops, w.w_bytes, w.ceiling, w.formula,
-        s.flops IS NOT NULL OR s.bytes IS NOT NULL AS noted,
-        s.flops IS NOT NULL OR s.bytes IS NOT NULL OR w.formula IS NOT NULL AS known
-    FROM chain s LEFT JOIN sigw w ON s.name = w.name AND s.dims IS NOT DISTINCT FROM w.dims
+, known AS (
+    SELECT s.source, s.op_id, s.flops, s.bytes, w.w_flops, w.w_bytes, w.ceiling, w.formula,
+        s.flops IS NOT NULL OR s.bytes IS NOT NULL AS noted
+    FROM ops s LEFT JOIN sigw w ON s.name = w.name AND s.dims IS NOT DISTINCT FROM w.dims
         AND s.types IS NOT DISTINCT FROM w.types
-        AND s.concrete IS NOT DISTINCT FROM w.concrete)
+        AND s.concrete IS NOT DISTINCT FROM w.concrete
+    WHERE s.flops IS NOT NULL OR s.bytes IS NOT NULL OR w.formula IS NOT NULL)
+, tagged AS (
+    SELECT c.leaf, c.depth, k.* FROM chain c
+    JOIN known k ON k.source = c.source AND k.op_id = c.op_id)
 , per_leaf AS (
-    SELECT source, leaf, arg_min(op_id, depth) FILTER (known) AS work_row,
-        arg_min(CASE WHEN noted THEN flops ELSE w_flops END, depth) FILTER (known) AS o_flops,
-        arg_min(CASE WHEN noted THEN bytes ELSE w_bytes END, depth) FILTER (known) AS o_bytes,
-        arg_min(ceiling, depth) FILTER (known) AS ceiling,
-        arg_min(CASE WHEN noted THEN 'annotation' ELSE formula END, depth) FILTER (known)
-            AS formula
+    SELECT source, leaf, arg_min(op_id, depth) AS work_row,
+        arg_min(CASE WHEN noted THEN flops ELSE w_flops END, depth) AS o_flops,
+        arg_min(CASE WHEN noted THEN bytes ELSE w_bytes END, depth) AS o_bytes,
+        arg_min(ceiling, depth) AS ceiling,
+        arg_min(CASE WHEN noted THEN 'annotation' ELSE formula END, depth) AS formula
     FROM tagged GROUP BY source, leaf)
 , per_launch AS (
     SELECT l.source, l.correlation, l.op_id AS op_row, p.* EXCLUDE (source, leaf)
