@@ -389,33 +389,59 @@ def test_resnet50_on_v100_no_kernel_beyond_the_hardware() -> None:
     assert not any(w.code == "above-roof" for w in report.warnings)
 
 
-def test_the_grouped_query_counts_distinct_calls_and_formulas_as_distinct_aggregates() -> None:
-    """operators._GROUPED counts a group's distinct (source, call) pairs and joins its
-    distinct formulas from lists (cheaper to plan than DISTINCT aggregates per grouping set):
-    the same values as ``count(DISTINCT ...)`` and ``string_agg(DISTINCT ... ORDER BY ...)``,
-    with unlinked dispatches (no call: one per source), repeated and missing formulas."""
+def test_the_grouped_query_joins_a_groups_distinct_formulas_from_a_bit_string() -> None:
+    """operators._GROUPED gathers a group's formulas as a bit string over the sorted distinct
+    formulas (no list of every dispatch's): decoded, the same text as ``string_agg(DISTINCT
+    ... ORDER BY ...)``, with repeated and missing formulas and one holding the separator."""
     import duckdb
 
     from roofscope.analysis.ops import operators
 
-    rows = [  # group, source, call_row, formula
-        ("a", 0, 1, "2*M*N*K"), ("a", 0, 1, "2*M*N*K"), ("a", 0, 2, "annotation"),
-        ("a", 1, 1, None), ("a", 0, None, None), ("a", 1, None, "2*M*N*K"),
-        ("b", 0, None, None), ("b", 0, None, None), ("c", 2, 7, "x; y"), ("c", 2, 7, "a"),
+    rows = [  # group, formula
+        ("a", "2*M*N*K"), ("a", "2*M*N*K"), ("a", "annotation"), ("a", None),
+        ("b", None), ("b", None), ("c", "x; y"), ("c", "a"),
     ]  # fmt: skip
+    formulas = sorted({f for _, f in rows if f is not None})
     con = duckdb.connect()
-    con.execute("CREATE TABLE l (g VARCHAR, source INTEGER, call_row BIGINT, formula VARCHAR)")
-    con.executemany("INSERT INTO l VALUES (?, ?, ?, ?)", rows)
-    calls = "len(list_distinct(list((l.source, l.call_row))))"
-    assert calls in " ".join(operators._GROUPED.split())
-    listed = con.execute(
-        f"SELECT g, {calls}, CASE WHEN count(l.formula) > 0 THEN array_to_string("
-        "list_sort(list_distinct(list(l.formula))), '; ') END FROM l GROUP BY g ORDER BY g"
-    ).fetchall()
+    con.execute("CREATE TABLE l (g VARCHAR, formula VARCHAR)")
+    con.executemany("INSERT INTO l VALUES (?, ?)", rows)
+    bits = " ".join(operators._GROUPED.split()).split(", bitstring_agg")[1].split(" FROM")[0]
+    bits = "bitstring_agg" + bits.replace("{formulas}", str(len(formulas))).replace("$9", "$1")
+    got = con.execute(f"SELECT g, {bits} FROM l GROUP BY g ORDER BY g", [formulas]).fetchall()
+    decoded = [(g, operators._formulas(b, formulas)) for g, b in got]
     distinct = con.execute(
-        "SELECT g, count(DISTINCT (l.source, l.call_row)), "
-        "string_agg(DISTINCT l.formula, '; ' ORDER BY l.formula) FROM l GROUP BY g ORDER BY g"
+        "SELECT g, string_agg(DISTINCT l.formula, '; ' ORDER BY l.formula) FROM l GROUP BY g "
+        "ORDER BY g"
     ).fetchall()
-    assert listed == distinct == [
-        ("a", 5, "2*M*N*K; annotation"), ("b", 1, None), ("c", 1, "a; x; y"),
+    assert decoded == distinct == [("a", "2*M*N*K; annotation"), ("b", None), ("c", "a; x; y")]
+
+
+@pytest.mark.parametrize("name", ["aten::mm", "my::op"], ids=["with-work", "without"])
+def test_an_operator_call_of_two_kernels_counts_once(tmp_path: Path, name: str) -> None:
+    """Two calls of one operator and shape (aten::mm, whose work a formula gives, or one
+    without a formula): the first launches a GEMM and a split-K reduction, the second the
+    GEMM alone; a third launch has no operator around it. The operator row: 2 calls, 3
+    dispatches, their 5 + 1 + 4 µs; the unlinked launch's kernel apart."""
+
+    def call(ts: int, corr: int, kernel: str, dur: int) -> list[dict[str, Any]]:
+        return [
+            {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+             "ts": ts, "dur": 1, "args": {"correlation": corr}},
+            {"ph": "X", "cat": "kernel", "name": kernel, "pid": 0, "tid": 7, "ts": ts + 100,
+             "dur": dur, "args": {"correlation": corr, "device": 0, "stream": 7}},
+        ]  # fmt: skip
+
+    inputs = {"Input Dims": [[64, 32], [32, 16]], "Input type": ["float", "float"]}
+    mm = {"ph": "X", "cat": "cpu_op", "name": name, "pid": 1, "tid": 1, "dur": 10,
+          "args": inputs}  # fmt: skip
+    events = [
+        {**mm, "ts": 0}, *call(1, 1, "gemm", 5), *call(3, 2, "splitk_reduce", 1),
+        {**mm, "ts": 20}, *call(21, 3, "gemm", 4), *call(40, 4, "copy", 2),
     ]  # fmt: skip
+    path = tmp_path / "mm.json"
+    path.write_text(json.dumps({"traceEvents": events}))
+    table = roofscope.analyze(path, gpu="h100").checkup.operators
+    assert table is not None
+    [row] = table.rows
+    assert (row.name, row.calls, row.dispatches, row.time_ns) == (name, 2, 3, 10_000)
+    assert (table.unlinked_dispatches, table.unlinked_ns) == (1, 2_000)

@@ -26,16 +26,18 @@ from roofscope.analysis.work.shapes import OpCall, OpWork, has_formula, op_work
 from roofscope.model.access import Relation, kernel_annotations, op_launches, operators, query
 from roofscope.model.profile import Profile
 
-# each launched-from operator (leaf) and the operators around it, innermost (depth 1) first
+# each launched-from operator (leaf) and the operators around it, innermost (depth 1) first:
+# ids alone (carrying every operator's columns, their texts, through the walk and its join
+# took 430 MiB at the 1 M-kernel trace's 1 M leaves)
 _CHAIN = """
 , chain AS (
     WITH RECURSIVE c(source, leaf, op_id, depth) AS (
         SELECT DISTINCT source, op_id, op_id, 1 FROM launch WHERE op_id IS NOT NULL
         UNION ALL
         SELECT c.source, c.leaf, o.parent, c.depth + 1 FROM c
-        JOIN ops o ON o.source = c.source AND o.op_id = c.op_id WHERE o.parent IS NOT NULL)
-    SELECT c.source, c.leaf, c.depth, o.* EXCLUDE (source) FROM c
-    JOIN ops o ON o.source = c.source AND o.op_id = c.op_id)
+        JOIN (SELECT source, op_id, parent FROM ops WHERE parent IS NOT NULL) o
+            ON o.source = c.source AND o.op_id = c.op_id)
+    SELECT * FROM c)
 """
 
 
@@ -69,7 +71,8 @@ def _list(text: str | None) -> list[Any] | None:
 
 def signatures(profile: Profile) -> list[Signature]:
     """The distinct operator calls that launched kernels or hold one that did."""
-    sql = f"{_CHAIN} SELECT DISTINCT name, dims, types, concrete FROM chain ORDER BY ALL"
+    sql = f"""{_CHAIN} SELECT DISTINCT name, dims, types, concrete FROM ops o
+        SEMI JOIN chain c ON c.source = o.source AND c.op_id = o.op_id ORDER BY ALL"""
     rows = query(profile, op_launches(profile), sql, (), **relations(profile)).fetchall()
     return [Signature(*row) for row in rows]
 
@@ -92,20 +95,22 @@ _LINKED = """
     unnest($3::VARCHAR[]) AS types, unnest($4::VARCHAR[]) AS concrete,
     unnest($5::DOUBLE[]) AS w_flops, unnest($6::DOUBLE[]) AS w_bytes,
     unnest($7::VARCHAR[]) AS ceiling, unnest($8::VARCHAR[]) AS formula)
-, tagged AS (
-    SELECT s.*, w.w_flops, w.w_bytes, w.ceiling, w.formula,
-        s.flops IS NOT NULL OR s.bytes IS NOT NULL AS noted,
-        s.flops IS NOT NULL OR s.bytes IS NOT NULL OR w.formula IS NOT NULL AS known
-    FROM chain s LEFT JOIN sigw w ON s.name = w.name AND s.dims IS NOT DISTINCT FROM w.dims
+, known AS (
+    SELECT s.source, s.op_id, s.flops, s.bytes, w.w_flops, w.w_bytes, w.ceiling, w.formula,
+        s.flops IS NOT NULL OR s.bytes IS NOT NULL AS noted
+    FROM ops s LEFT JOIN sigw w ON s.name = w.name AND s.dims IS NOT DISTINCT FROM w.dims
         AND s.types IS NOT DISTINCT FROM w.types
-        AND s.concrete IS NOT DISTINCT FROM w.concrete)
+        AND s.concrete IS NOT DISTINCT FROM w.concrete
+    WHERE s.flops IS NOT NULL OR s.bytes IS NOT NULL OR w.formula IS NOT NULL)
+, tagged AS (
+    SELECT c.leaf, c.depth, k.* FROM chain c
+    JOIN known k ON k.source = c.source AND k.op_id = c.op_id)
 , per_leaf AS (
-    SELECT source, leaf, arg_min(op_id, depth) FILTER (known) AS work_row,
-        arg_min(CASE WHEN noted THEN flops ELSE w_flops END, depth) FILTER (known) AS o_flops,
-        arg_min(CASE WHEN noted THEN bytes ELSE w_bytes END, depth) FILTER (known) AS o_bytes,
-        arg_min(ceiling, depth) FILTER (known) AS ceiling,
-        arg_min(CASE WHEN noted THEN 'annotation' ELSE formula END, depth) FILTER (known)
-            AS formula
+    SELECT source, leaf, arg_min(op_id, depth) AS work_row,
+        arg_min(CASE WHEN noted THEN flops ELSE w_flops END, depth) AS o_flops,
+        arg_min(CASE WHEN noted THEN bytes ELSE w_bytes END, depth) AS o_bytes,
+        arg_min(ceiling, depth) AS ceiling,
+        arg_min(CASE WHEN noted THEN 'annotation' ELSE formula END, depth) AS formula
     FROM tagged GROUP BY source, leaf)
 , per_launch AS (
     SELECT l.source, l.correlation, l.op_id AS op_row, p.* EXCLUDE (source, leaf)
@@ -118,14 +123,15 @@ _LINKED = """
     LEFT JOIN ann a ON a.source = d.source AND a.correlation = d.dispatch_id
         AND a.start_ns = d.start_ns)
 , ranked AS (
-    SELECT *, row_number() OVER (PARTITION BY source, work_row,
-        CASE WHEN work_row IS NULL THEN row_id END
+    SELECT *, row_number() OVER (PARTITION BY source, coalesce(work_row, op_row),
+        CASE WHEN work_row IS NULL AND op_row IS NULL THEN row_id END
         ORDER BY dur DESC NULLS LAST, start_ns, row_id) AS nth FROM disp)
 , assigned AS (
     SELECT *, k_flops IS NOT NULL OR k_bytes IS NOT NULL AS own,
         work_row IS NOT NULL AND nth = 1 AS given FROM ranked)
 , linked AS (
     SELECT row_id, source, name_id, dur, op_row, coalesce(work_row, op_row) AS call_row,
+        nth = 1 AS first,
         CASE WHEN own THEN k_flops WHEN given THEN o_flops END AS flops,
         CASE WHEN own THEN k_bytes WHEN given THEN o_bytes END AS bytes,
         CASE WHEN own OR given THEN ceiling END AS ceiling,
@@ -140,6 +146,8 @@ def linked_sql(profile: Profile, work: dict[Signature, OpWork]) -> tuple[str, li
     dispatch_id, start_ns, end_ns``) and :func:`relations`. ``linked`` holds per dispatch
     ``row_id, source, name_id, dur``; ``op_row``, its operator (None: none launched it);
     ``call_row``, the operator call it belongs to (its work operator, else its operator);
+    ``first``, whether it is the first (longest) dispatch of that call (a dispatch of no
+    call is a call of its own);
     and where it did that call's work (its longest kernel) or carries its own annotation:
     ``flops``, ``bytes``, ``ceiling``, ``formula`` ("annotation" for a compiler's)."""
     keys = list(work)

@@ -65,12 +65,7 @@ def operator_view(
     1 M-event bench trace's 200,000 kernels; this one 0.41 s)."""
     if is_empty(profile, op_launches(profile)):
         return OperatorView(None, {}, {})
-    sql, params = linked_sql(profile, works(signatures(profile), fp32_matmul))
-    more = {**relations(profile), "named": names(profile)}
-    found = query(profile, dispatches(profile, selection), sql + _GROUPED, params, **more)
-    rows: dict[int, list[_Group]] = defaultdict(list)
-    for row in found.fetchall():
-        rows[row[0]].append(_Group(*row[1:]))
+    rows = _groups(profile, selection, fp32_matmul)
     table = _table(rows[BY_OPERATOR], rows[BY_OPERATOR_KERNEL], hot.total_ns or 0.0)
     return OperatorView(
         replace(table, fp32_matmul=FP32_MATMUL[fp32_matmul]),
@@ -79,10 +74,29 @@ def operator_view(
     )
 
 
+def _groups(profile: Profile, selection: Selection, fp32_matmul: str) -> dict[int, list[_Group]]:
+    """The rows of _GROUPED by grouping set."""
+    work = works(signatures(profile), fp32_matmul)
+    sql, params = linked_sql(profile, work)
+    formulas = sorted({w.formula for w in work.values()} | {"annotation"})
+    grouped = _GROUPED.replace("{formulas}", str(len(formulas)))
+    more = {**relations(profile), "named": names(profile)}
+    found = query(
+        profile, dispatches(profile, selection), sql + grouped, [*params, formulas], **more
+    )
+    rows: dict[int, list[_Group]] = defaultdict(list)
+    for row in found.fetchall():
+        group = _Group(*row[1:])  # its formula the query's bit string
+        rows[row[0]].append(replace(group, formula=_formulas(group.formula, formulas)))
+    return rows
+
+
 # GROUPING(name, dims, types, kernel, ceiling): a bit for each column a set leaves out.
-# The distinct calls and formulas of a group are a list made distinct, not DISTINCT
-# aggregates, which DuckDB plans and runs per grouping set (HTA's traces: 21-52 ms to
-# 15-42 ms for the statement, the rows the same)
+# A group's distinct calls and formulas are no DISTINCT aggregates, which DuckDB plans and
+# runs per grouping set (HTA's traces: 21-52 ms to 15-42 ms for the statement, the rows the
+# same), nor lists made distinct (a list of 1 M entries per set on the 1 M-kernel trace:
+# 135 MiB of its peak and 2 CPU s): a call is counted at its first dispatch, and the
+# formulas are a bit string over the sorted distinct formulas (bit i: formula i)
 BY_OPERATOR = 0b00011  # (name, dims, types): the operator table's rows
 BY_OPERATOR_KERNEL = 0b00001  # (name, dims, types, kernel): the kernels of each, longest
 BY_KERNEL_CEILING = 0b11100  # (kernel, ceiling): the work of each kernel
@@ -93,12 +107,12 @@ _GROUPED = """
     FROM named)
 , grouped AS (
 SELECT GROUPING(o.name, o.dims, o.types, k.kernel_id, l.ceiling) AS sets, o.name, o.dims,
-    o.types, k.kernel_id, l.ceiling, len(list_distinct(list((l.source, l.call_row)))), count(*),
+    o.types, k.kernel_id, l.ceiling, count(*) FILTER (l.first), count(*),
     sum(l.dur), max(l.dur), sum(l.flops), sum(l.bytes), count(l.flops), count(l.bytes),
     count(*) FILTER (l.flops IS NOT NULL OR l.bytes IS NOT NULL),
     sum(l.dur) FILTER (l.flops IS NOT NULL OR l.bytes IS NOT NULL),
-    CASE WHEN count(l.formula) > 0
-        THEN array_to_string(list_sort(list_distinct(list(l.formula))), '; ') END
+    bitstring_agg(list_position($9::VARCHAR[], l.formula), 1, {formulas})
+        FILTER (l.formula IS NOT NULL)
 FROM linked l LEFT JOIN ops o ON o.source = l.source AND o.op_id = l.call_row
 JOIN kernel_ids k ON k.name_id = l.name_id
 GROUP BY GROUPING SETS ((o.name, o.dims, o.types), (o.name, o.dims, o.types, k.kernel_id),
@@ -107,6 +121,13 @@ SELECT g.sets, g.name, g.dims, g.types, k.kernel, g.* EXCLUDE (sets, name, dims,
 FROM grouped g LEFT JOIN (SELECT DISTINCT kernel_id, kernel FROM kernel_ids) k
     ON k.kernel_id = g.kernel_id
 """
+
+
+def _formulas(bits: str | None, formulas: list[str]) -> str | None:
+    """A group's formulas from its bit string (bit i: ``formulas[i]``), sorted, joined."""
+    if bits is None:
+        return None
+    return "; ".join(f for f, bit in zip(formulas, bits, strict=True) if bit == "1")
 
 
 @dataclass(frozen=True)
@@ -118,7 +139,8 @@ class _Group:
     types: str | None
     kernel: str | None
     ceiling: str | None
-    calls: int  # distinct operator calls (a dispatch no operator launched counts as one)
+    calls: int  # distinct operator calls, each at its first dispatch (a dispatch no operator
+    # launched counts as one): the operator set's count, where a call's dispatches all fall
     dispatches: int
     time_ns: float | None
     longest_ns: float | None
