@@ -176,3 +176,19 @@ def wrapped(
     for line in lines:
         line = line.replace("\u00a0", " ")
         console.print(Text(line, style=style), no_wrap=True, overflow="ignore", crop=False)
+
+
+def titled_table(
+    console: Console,
+    title: str,
+    table: Table,
+    notes: Sequence[str] = (),
+    *,
+    style: str = "bold",
+) -> None:
+    """A section of the terminal view: its title (wrapped), its table, and its notes under
+    it, dim and indented."""
+    wrapped(console, title, "", "  ", style=style)
+    console.print(table)
+    for line in notes:
+        wrapped(console, line, "  ", "    ", style="dim")

@@ -8,7 +8,7 @@ import ast
 from rich.console import Console
 
 from roofscope.analysis.ops.operators import OperatorRow, Operators
-from roofscope.render.columns import NameCell, fitted_table, wrapped
+from roofscope.render.columns import NameCell, fitted_table, titled_table
 from roofscope.render.numbers import cell, column_unit, count, duration, pct, si
 from roofscope.report import Report
 
@@ -24,10 +24,9 @@ def operators_section(console: Console, report: Report, top: int) -> None:
     headers = ["Operator", "Input dims", "Calls", f"Total [{unit}]", "Share", "Work"]
     rows = [(_row(r, scale), None) for r in shown]
     title = "Operators (the PyTorch operators that launched the kernels; aten:: left out)"
-    wrapped(console, title, "", "  ", style="bold")
-    console.print(fitted_table(headers, rows, width=console.width, name=1, drop=(5,), left=(0,)))
-    if line := _rest(ops, len(shown)):
-        wrapped(console, line, "  ", "    ", style="dim")
+    table = fitted_table(headers, rows, width=console.width, name=1, drop=(5,), left=(0,))
+    line = _rest(ops, len(shown))
+    titled_table(console, title, table, [line] if line else [])
 
 
 def _row(r: OperatorRow, scale: float) -> list[str | NameCell]:

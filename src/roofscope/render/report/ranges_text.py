@@ -6,7 +6,7 @@ from __future__ import annotations
 from rich.console import Console
 
 from roofscope.analysis.ranges import STEP, RangeRow, Ranges
-from roofscope.render.columns import Cell, fitted_table, wrapped
+from roofscope.render.columns import Cell, fitted_table, titled_table
 from roofscope.render.numbers import cell, column_unit, count, duration, pct
 from roofscope.report import Report
 
@@ -22,10 +22,8 @@ def ranges_section(console: Console, report: Report, top: int) -> None:
     headers = ["Range", "Calls", "Kernels", f"Total [{unit}]", f"Mean [{unit}]", "Share"]
     rows = [(_row(r, scale), None) for r in shown]
     title = "User ranges (record_function; the kernels launched inside each)"
-    wrapped(console, title, "", "  ", style="bold")
-    console.print(fitted_table(headers, rows, width=console.width, name=0, left=(0,)))
-    for line in _notes(ranges, len(shown)):
-        wrapped(console, line, "  ", "    ", style="dim")
+    table = fitted_table(headers, rows, width=console.width, name=0, left=(0,))
+    titled_table(console, title, table, _notes(ranges, len(shown)))
 
 
 def _row(r: RangeRow, scale: float) -> list[Cell]:
