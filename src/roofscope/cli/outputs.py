@@ -75,12 +75,13 @@ def write_report(
         page = renderer("report", "html").render(report)
         write_atomically(Path(html), page, force=force, keep=keep)
     if svg or png:
+        from roofscope.render.charts.hotspots import NO_TIME
         from roofscope.render.charts.roofline import absence
         from roofscope.render.charts.timeline import timeline_absence
 
         charts = {name: renderer("report", name).render(report) for name in CHARTS["report"]}
         why = {
-            "hotspots": "no kernel took any time (every duration is 0 ns)",
+            "hotspots": NO_TIME,
             "roofline": absence(report.roofline.result),
             "timeline": timeline_absence(report),
         }

@@ -37,6 +37,9 @@ class Row:
     mean_ns: float | None
 
 
+NO_TIME = "no kernel took any time (every duration is 0 ns)"  # why no bars are drawn
+
+
 def hotspot_svg(report: Report, top: int = 20) -> str:
     """The report's kernel-time chart (``hotspot_bars``); empty when no kernel took any time
     (a summary without times, or every duration 0 ns): no bars to draw."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 from roofscope.analysis.ranks import STRAGGLER_EXCESS
 from roofscope.analysis.roofline import KernelRoofline
 from roofscope.diagnosis.profiler import FINDING_KINDS
-from roofscope.render.charts.hotspots import hotspot_svg
+from roofscope.render.charts.hotspots import NO_TIME, hotspot_svg
 from roofscope.render.charts.roofline import absence, drawn_on_roofline, roofline_svg
 from roofscope.render.charts.timeline import timeline_absence, timeline_svg
 from roofscope.render.device_choice import detected_from
@@ -99,7 +99,7 @@ def _dual(report: Report) -> str:
             f"{problem}<p>{_e(choice.name or 'ceilings from the user')} · scope "
             f"{_e(choice.scope)} · detected from {_e(detected_from(choice) or '-')}</p>{chart}"
         )
-    bars = hotspot_svg(report) or _no_chart("hotspot", "no kernel took any time")
+    bars = hotspot_svg(report) or _no_chart("hotspot", NO_TIME)
     return stacked(bars, roof)
 
 
