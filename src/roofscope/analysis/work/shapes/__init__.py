@@ -31,6 +31,7 @@ from roofscope.analysis.work.shapes.memory import (
     Reduction,
     triton_buffers,
 )
+from roofscope.analysis.work.shapes.serving import SERVING
 
 __all__ = [
     "DTYPES",
@@ -137,3 +138,4 @@ for _op in ["copy_", "to", "_to_copy", "clone", "contiguous"]:
     FORMULAS[f"aten::{_op}"] = Elementwise(0)
 for _op in ["fill_", "zero_"]:
     FORMULAS[f"aten::{_op}"] = Elementwise(0, reads=False)
+FORMULAS.update(SERVING)  # serving.py: vLLM, SGLang, aiter custom ops and ATen gathers
