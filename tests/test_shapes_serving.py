@@ -236,3 +236,41 @@ def test_a_qwen3_prefill_layer_on_mi300x_places_its_serving_kernels() -> None:
     assert act.flops == {"fp32-vector": 2 * out[0] * out[1]}
     assert act.bytes == {"hbm": (out[0] * out[1] + x[0] * x[1]) * 2}
     assert not [n for n in roof if "Fmha" in n]  # the paged attention: no work
+
+
+# --- attention the shapes settle
+
+
+def test_aiter_fmha_v3_fwd_flux_matches_tracelens() -> None:
+    # TraceLens inference/xdit_flux.1 capture trace (MI300X): aiter::fmha_v3_fwd(q, k, v
+    # [1, 768, 24, 128], dropout 0., scale, causal False, window -1, -1, ...); TraceLens's
+    # SDPA_fwd.csv: 7.247757312 GFLOP, 18.0 MB
+    dims = [[1, 768, 24, 128]] * 3 + [[]] * 15
+    types = [BF16] * 3 + ["Scalar"] * 8 + [""] * 7
+    concrete = ["", "", "", "0.", "0.088388347648318447", "False", "-1", "-1", "True", "False"]
+    w = work("aiter::fmha_v3_fwd", dims, types, concrete + ["2"] + [""] * 7)
+    assert w.flops == 4 * 1 * 24 * 768 * 768 * 128 == 7.247757312e9
+    assert w.bytes == 4 * 768 * 24 * 128 * 2 == 18 * MIB
+    assert w.ceiling == "bf16-matrix"
+    windowed = concrete[:6] + ["128", "0"] + concrete[8:] + ["2"] + [""] * 7
+    assert "sliding window" in reason("aiter::fmha_v3_fwd", dims, types, windowed)
+
+
+VARLEN_TYPES = [BF16] * 3 + [INT, INT] + ["Int", "Int", "Scalar", "Scalar", "Scalar", "Int", "Int"]
+
+
+def test_flash_varlen_of_one_sequence_is_plain_attention() -> None:
+    # synthetic: flash-attn's _flash_attn_varlen_forward(q [Tq, Hq, D], k, v, cu_seqlens_q,
+    # cu_seqlens_k, max_seqlen_q, max_seqlen_k, dropout_p, softmax_scale, causal, window
+    # left, right): one sequence of 1024 tokens, 32 query heads, 8 key heads, causal
+    dims = [[1024, 32, 128], [1024, 8, 128], [1024, 8, 128], [2], [2], [], [], [], [], [], [], []]
+    concrete = ["", "", "", "", "", "1024", "1024", "0.0", "0.088", "True", "-1", "-1"]
+    w = work("flash_attn::_flash_attn_varlen_forward", dims, VARLEN_TYPES, concrete)
+    assert w.flops == 4 * 32 * 1024 * 1024 * 128 / 2
+    assert w.bytes == (1024 * 32 * 128 + 2 * 1024 * 8 * 128 + 1024 * 32 * 128) * 2
+    many = [*dims[:3], [17], [17], *dims[5:]]
+    words = reason("flash_attn::_flash_attn_varlen_forward", many, VARLEN_TYPES, concrete)
+    assert "more than one sequence" in words
+    window = [*concrete[:10], "256", "0"]
+    words = reason("flash_attn::_flash_attn_varlen_forward", dims, VARLEN_TYPES, window)
+    assert "sliding window" in words

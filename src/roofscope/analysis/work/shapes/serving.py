@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from roofscope.analysis.work.shapes.args import Args, OpWork, Unreadable, ceiling_of
+from roofscope.analysis.work.shapes.attention import Attention
 
 
 @dataclass(frozen=True)
@@ -174,6 +175,51 @@ def argmax(args: Args) -> OpWork:
     return OpWork(float(math.prod(shape)), float(moved), ceiling, "reduction: 1 FLOP per element")
 
 
+FLASH_BSHD = Attention(0, 5, heads_first=False)
+
+
+def aiter_mha(args: Args) -> OpWork:
+    """aiter::mha_fwd and fmha_v3_fwd(q, k, v [B, S, H, D], dropout_p, softmax_scale,
+    is_causal, window_size_left, window_size_right, ...) (aiter/ops/mha.py): flash attention
+    in flash_attn's layout; a sliding window (not -1) attends fewer keys than the shapes say."""
+    window = (args.literal(6), args.literal(7))
+    if window != ("-1", "-1"):
+        raise Unreadable(f"window sizes {list(window)}: expected -1, -1 (no sliding window)")
+    return FLASH_BSHD(args)
+
+
+def flash_varlen(args: Args) -> OpWork:
+    """flash_attn::_flash_attn_varlen_forward(q [Tq, Hq, D], k [Tk, Hk, D], v, cu_seqlens_q,
+    cu_seqlens_k, max_seqlen_q, max_seqlen_k, dropout_p, softmax_scale, causal, ...)
+    (flash_attn/flash_attn_interface.py): the lengths are in cu_seqlens, whose values are not
+    recorded; with one sequence (cu_seqlens of 2 entries) they are Tq and Tk."""
+    if args.shape(3) != (2,) or args.shape(4) != (2,):
+        raise Unreadable(
+            f"cu_seqlens {list(args.shape(3))}: more than one sequence, whose lengths are "
+            "not recorded"
+        )
+    window = (args.literal(10), args.literal(11))
+    if len(args.call.types) > 10 and window != ("-1", "-1"):
+        raise Unreadable(f"window sizes {list(window)}: expected -1, -1 (no sliding window)")
+    (sq, hq, d), (sk, hk, _), (sv, hv, dv) = (_thd(args, i) for i in range(3))
+    if sk != sv or hk != hv or not hk or hq % hk:
+        raise Unreadable(f"query, key and value shapes {list(args.call.dims[:3])} do not match")
+    causal = args.flag(9)
+    if causal and sq != sk:
+        raise Unreadable(f"causal with {sq} queries and {sk} keys: alignment unknown")
+    flops = 2 * hq * sq * sk * (d + dv) / (2 if causal else 1)
+    moved = sum(args.tensor_bytes(i) for i in range(3)) + sq * hq * dv * args.element_bytes(0)
+    words = "attention 4·H·Sq·Sk·D" + (" / 2 causal" if causal else "") + ", one sequence"
+    return OpWork(flops, float(moved), args.ceiling(0, "matrix"), words)
+
+
+def _thd(args: Args, i: int) -> tuple[int, int, int]:
+    shape = args.shape(i)
+    if len(shape) != 3:
+        raise Unreadable(f"input {i} {list(shape)}: expected [tokens, heads, D]")
+    return shape[0], shape[1], shape[2]
+
+
 @dataclass(frozen=True)
 class Unknown:
     """An operator whose recorded inputs do not give its work: ``why`` says what is missing."""
@@ -214,6 +260,9 @@ SERVING: dict[str, Callable[[Args], OpWork]] = {
     "aten::index_select": index_select,
     "aten::argmax": argmax,
     "aten::argmin": argmax,
+    "aiter::mha_fwd": aiter_mha,
+    "aiter::fmha_v3_fwd": aiter_mha,
+    "flash_attn::_flash_attn_varlen_forward": flash_varlen,
     "vllm::moe_forward": MOE,
     "vllm::moe_forward_shared": MOE,
     "vllm::outplace_fused_experts": EXPERTS,
