@@ -183,6 +183,8 @@ def test_ops_whose_inputs_do_not_give_their_work_say_what_is_missing() -> None:
     dims = [[32, 4096], [128, 2 * 1024, 4096], [128, 4096, 1024], [32, 8], [32, 8]]
     experts = reason("vllm::outplace_fused_experts", dims, [BF16] * 4 + [INT])
     assert "topk_ids" in experts
+    grouped = reason("aten::_grouped_mm", [[4096, 2048], [8, 2048, 1408], [8]], [BF16, BF16, INT])
+    assert "offs' values" in grouped
 
 
 @pytest.mark.parametrize(

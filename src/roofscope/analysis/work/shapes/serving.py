@@ -235,6 +235,10 @@ EXPERTS = Unknown(
     "which experts the tokens chose (topk_ids' values) is not recorded: the expert weights "
     "read lie between top-k and min(E, T·top-k) experts'"
 )
+GROUPED = Unknown(
+    "which groups hold rows (offs' values) is not recorded: the weights read lie between one "
+    "and all G groups'"
+)
 PAGED = Unknown(
     "the sequence lengths are not recorded (in tensors whose values a trace omits): the "
     "attention's FLOPs and the KV cache bytes read are unknown"
@@ -268,6 +272,7 @@ SERVING: dict[str, Callable[[Args], OpWork]] = {
     "vllm::outplace_fused_experts": EXPERTS,
     "vllm::inplace_fused_experts": EXPERTS,
     "aiter::fused_moe": EXPERTS,
+    "aten::_grouped_mm": GROUPED,
     "vllm::unified_attention": PAGED,
     "vllm::unified_attention_with_output": PAGED,
     "aiter::mha_batch_prefill": PAGED,
