@@ -154,7 +154,9 @@ def test_analyze_gives_the_numbers_of_analyze_json(over: Agent, profile: Path) -
 
 def test_findings_page_to_the_whole_ranked_list_and_filter(agent: Agent) -> None:
     expected = analysed(KINETO).to_dict()["findings"]
-    assert len(expected) == 11  # four pages of three
+    # five pages of three (the embedding gather, aten::index_select, has its work from its
+    # shapes: single-dispatch and memory-far-below-roof on its kernel make 13)
+    assert len(expected) == 13
     assert agent.pages("findings", "findings", path=str(KINETO), limit=3) == expected
     low = agent.pages("findings", "findings", path=str(KINETO), severity="low", limit=2)
     assert low == [f for f in expected if f["severity"] == "low"] != []
