@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 from bisect import bisect_right
 from collections import defaultdict
 from decimal import Decimal
@@ -248,12 +249,14 @@ def test_the_operator_table_in_text_at_80_columns_and_in_html() -> None:
     # all and eq: no formula for them (index_select's three shapes have one since
     # shapes/serving.py: the gathered rows, the index and the output)
     assert "no work known for 2 operator signatures (" in flat
-    assert "of the kernel time: all, eq): no formula, or inputs not recorded" in flat
+    assert "of the kernel time: all, eq), why below" in flat
+    assert re.search(r"\ball \([0-9.]+%\): no formula for this operator", flat)
     html = plain_html(report.to_html())
     assert (
         "<tr><td>aten::addmm</td><td>512, 141x512, 512x512</td><td>bf16 x3</td><td>17</td>"
         "<td>17</td><td>98.7 µs</td><td>32.1%</td><td>1.26 GFLOP</td><td>13.8 MB</td>"
     ) in html
+    assert "<td>-</td><td>no work known: no formula for this operator</td></tr>" in html
 
 
 @pytest.mark.parametrize(

@@ -276,3 +276,27 @@ def test_flash_varlen_of_one_sequence_is_plain_attention() -> None:
     window = [*concrete[:10], "256", "0"]
     words = reason("flash_attn::_flash_attn_varlen_forward", dims, VARLEN_TYPES, window)
     assert "sliding window" in words
+
+
+def test_operators_without_work_say_why_in_json_and_text(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The operator table names why an operator's work is unknown: here the paged attention,
+    whose sequence lengths live in tensor values the trace omits; rows with work say nothing."""
+    doc = roofscope.analyze(LAYER).to_dict()
+    rows = doc["operators"]["rows"]
+    unknown = [r for r in rows if r["flops"] is None and r["bytes"] is None]
+    assert [r["name"] for r in unknown] == ["aiter::mha_batch_prefill"]
+    assert unknown[0]["work_unknown"].startswith("the sequence lengths are not recorded")
+    assert all(r["work_unknown"] is None for r in rows if r not in unknown)
+    # its share: the attention kernels' time over all kernel time, from the trace itself
+    with gzip.open(LAYER) as f:
+        events = json.load(f)["traceEvents"]
+    kernels = [e for e in events if e.get("cat") == "kernel"]
+    fmha = sum(e["dur"] for e in kernels if "Fmha" in e["name"] or "fmha" in e["name"])
+    share = fmha / sum(e["dur"] for e in kernels)
+    from roofscope.cli.app import main
+
+    assert main(["analyze", str(LAYER)]) == 0
+    flat = " ".join(capsys.readouterr().out.split())
+    assert f"mha_batch_prefill ({share:.1%}): the sequence lengths are not recorded" in flat

@@ -22,7 +22,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from roofscope.analysis.work.shapes import OpCall, OpWork, has_formula, op_work
+from roofscope.analysis.work.shapes import (
+    NoWork,
+    OpCall,
+    OpWork,
+    has_formula,
+    op_work,
+    work_or_reason,
+)
 from roofscope.model.access import Relation, kernel_annotations, op_launches, operators, query
 from roofscope.model.profile import Profile
 
@@ -88,6 +95,21 @@ def works(sigs: Sequence[Signature], fp32_matmul: str) -> dict[Signature, OpWork
         if work is not None:
             out[sig] = work
     return out
+
+
+def why_unknown(name: str, dims: str | None, types: str | None) -> str:
+    """Why an operator signature whose kernels got no work has none: no formula for it, its
+    shapes not recorded, or what its formula found missing (a paged attention's sequence
+    lengths, a MoE's expert weights: :mod:`roofscope.analysis.work.shapes`)."""
+    if not has_formula(name):
+        return "no formula for this operator"
+    if dims is None:
+        return "its input shapes are not recorded (record_shapes=True records them)"
+    call = Signature(name, dims, types, None).call()
+    found = None if call is None else work_or_reason(call)
+    if isinstance(found, NoWork):
+        return found.reason.removeprefix(f"{name}: ")
+    return "its recorded inputs give no work"
 
 
 _LINKED = """

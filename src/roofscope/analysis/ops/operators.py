@@ -10,7 +10,7 @@ from collections import defaultdict
 from dataclasses import dataclass, replace
 
 from roofscope.analysis.hotspots import Hotspots
-from roofscope.analysis.ops.link import linked_sql, relations, signatures, works
+from roofscope.analysis.ops.link import linked_sql, relations, signatures, why_unknown, works
 from roofscope.analysis.work.model import Work
 from roofscope.analysis.work.shapes import FP32_MATMUL
 from roofscope.model.access import is_empty, names, op_launches, query
@@ -34,6 +34,7 @@ class OperatorRow:
     flops: float | None  # from shapes or annotations; None where unknown
     bytes: float | None
     formula: str | None
+    why: str | None = None  # why neither flops nor bytes are known; None where one is
 
 
 @dataclass(frozen=True)
@@ -193,6 +194,7 @@ def _row(g: _Group, kernels: list[_Group], total: float) -> OperatorRow:
         flops=float(g.flops or 0) if g.with_flops else None,
         bytes=float(g.bytes or 0) if g.with_bytes else None,
         formula=g.formula,
+        why=None if g.with_flops or g.with_bytes else why_unknown(str(g.name), g.dims, g.types),
     )
 
 

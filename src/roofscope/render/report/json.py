@@ -154,6 +154,7 @@ def _operators(ops: Operators) -> dict[str, Any]:
                 "flops": r.flops,
                 "bytes": r.bytes,
                 "formula": r.formula,
+                "work_unknown": r.why,
             }
             for r in ops.rows
         ],

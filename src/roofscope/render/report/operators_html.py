@@ -42,5 +42,12 @@ def _row(r: OperatorRow) -> str:
         f"<tr><td>{_e(r.name)}</td><td>{_e(shapes(r.dims))}</td><td>{_e(element_types(r.types))}</td>"
         f"{number(f'{r.calls:,}')}{number(f'{r.dispatches:,}')}{number(duration(r.time_ns))}"
         f"{number(pct(r.share))}{number(si(r.flops, 'FLOP') if r.flops else '-')}"
-        f"{number(si(r.bytes, 'B') if r.bytes else '-')}<td>{_e(r.formula or '-')}</td></tr>"
+        f"{number(si(r.bytes, 'B') if r.bytes else '-')}<td>{_e(_formula(r))}</td></tr>"
     )
+
+
+def _formula(r: OperatorRow) -> str:
+    """The formula that gave the work, or why there is none."""
+    if r.formula:
+        return r.formula
+    return f"no work known: {r.why}" if r.why else "-"

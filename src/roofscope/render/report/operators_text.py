@@ -26,7 +26,7 @@ def operators_section(console: Console, report: Report, top: int) -> None:
     title = "Operators (the PyTorch operators that launched the kernels; aten:: left out)"
     table = fitted_table(headers, rows, width=console.width, name=1, drop=(5,), left=(0,))
     line = _rest(ops, len(shown))
-    titled_table(console, title, table, [line] if line else [])
+    titled_table(console, title, table, ([line] if line else []) + unknown_why(ops))
 
 
 def _row(r: OperatorRow, scale: float) -> list[str | NameCell]:
@@ -54,8 +54,21 @@ def unknown_work(ops: Operators) -> str | None:
     listed = ", ".join(names[:UNKNOWN_SHOWN]) + (", …" if len(names) > UNKNOWN_SHOWN else "")
     return (
         f"no work known for {count(len(unknown), 'operator signature')} ({pct(share)} of the "
-        f"kernel time: {listed}): no formula, or inputs not recorded"
+        f"kernel time: {listed}), why below"
     )
+
+
+def unknown_why(ops: Operators) -> list[str]:
+    """Why the work is unknown, for the first UNKNOWN_SHOWN operators without it (by kernel
+    time; one line per operator name and reason)."""
+    said: dict[tuple[str, str], float] = {}
+    for r in ops.rows:
+        if r.why is not None:
+            key = (r.name.removeprefix("aten::"), r.why)
+            said[key] = said.get(key, 0.0) + r.share
+    return [
+        f"{name} ({pct(share)}): {why}" for (name, why), share in list(said.items())[:UNKNOWN_SHOWN]
+    ]
 
 
 def shapes(dims: str | None) -> str:
