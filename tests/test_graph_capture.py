@@ -23,6 +23,8 @@ from roofscope.readers.torch.graph_capture import read_capture
 from roofscope.readers.torch.graph_merge import merge
 from tests.conftest import DATA
 
+PIECEWISE = DATA / "kineto" / "vllm_mi300x_piecewise_graph_execution.json.gz"
+PIECEWISE_CAPTURE = DATA / "graph_capture" / "vllm_piecewise_bs8192_capture.json.gz"
 SGLANG = DATA / "kineto" / "sglang_qwen3_8b_decode_mi300x.json.gz"
 SGLANG_CAPTURE = DATA / "graph_capture" / "sglang_decode_bs32_capture.json.gz"
 VLLM = DATA / "kineto" / "vllm_mi300x_unnamed_graph_execution.json.gz"
@@ -49,13 +51,21 @@ def replayed(evs: list[dict[str, Any]]) -> list[list[str]]:
 
 
 def captured(evs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The launches between each capture's begin and end, in time order."""
+    """The launches of a trace's one capture window, in time order."""
+    (graph,) = windows(evs)
+    return graph
+
+
+def windows(evs: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """The launches between each capture's begin and end, in time order, a list a graph."""
     calls = [e for e in evs if e.get("cat") == "cuda_runtime"]
-    begin = [e["ts"] for e in calls if e["name"].endswith("StreamBeginCapture")]
-    end = [e["ts"] for e in calls if e["name"].endswith("StreamEndCapture")]
-    assert len(begin) == len(end) == 1
-    inside = [e for e in calls if "kernel" in e["args"] and begin[0] <= e["ts"] <= end[0]]
-    return sorted(inside, key=lambda e: e["ts"])
+    begins = sorted(e["ts"] for e in calls if e["name"].endswith("StreamBeginCapture"))
+    ends = sorted(e["ts"] for e in calls if e["name"].endswith("StreamEndCapture"))
+    assert len(begins) == len(ends) and all(b < e for b, e in zip(begins, ends, strict=True))
+    launches = sorted((e for e in calls if "kernel" in e["args"]), key=lambda e: e["ts"])
+    return [
+        [e for e in launches if b <= e["ts"] <= end] for b, end in zip(begins, ends, strict=True)
+    ]
 
 
 def walk(kernels: list[str], launches: list[dict[str, Any]]) -> list[int | None]:
@@ -90,6 +100,30 @@ def test_replayed_kernels_matched_as_an_in_order_walk_finds(replay: Path, captur
         expected, total - expected, len(graphs)
     )  # fmt: skip
     assert expected == {SGLANG: 544, VLLM: 421}[replay]  # every replayed kernel: TraceLens too
+
+
+def test_piecewise_graphs_pair_in_order() -> None:
+    """vLLM's piecewise capture: 25 graphs, one per piece, and 25 graph launches replaying
+    them in order (TraceLens pairs the i-th capture with the i-th launch): the count is that
+    pairing's, and each matched kernel's operator lies inside its own piece's capture."""
+    graphs, pieces = replayed(events(PIECEWISE)), windows(events(PIECEWISE_CAPTURE))
+    assert len(graphs) == len(pieces) == 25
+    walks = [walk(g, piece) for g, piece in zip(graphs, pieces, strict=True)]
+    expected = sum(i is not None for w in walks for i in w)
+    profile = load([str(PIECEWISE)])
+    merged = merge(profile, [read_capture(str(PIECEWISE_CAPTURE))])
+    assert (merged.matched, merged.unmatched, merged.launches) == (expected, 0, 25)
+    assert expected == 361
+    spans = [(min(e["ts"] for e in p), max(e["ts"] for e in p)) for p in pieces]
+    where = profile.con.execute(
+        """SELECT d.dispatch_id, o.start_ns FROM graph_kernel_ops k
+        JOIN dispatches d ON d.rowid = k.row_id JOIN operators o ON o.op_id = k.op_id
+        ORDER BY d.start_ns"""
+    ).fetchall()
+    order = sorted({c for c, _ in where}, key=[c for c, _ in where].index)
+    for correlation, start_ns in where:
+        low, high = spans[order.index(correlation)]
+        assert low * 1000 - 10**6 <= start_ns <= high * 1000, correlation
 
 
 def test_the_count_is_said_in_the_json_and_the_capture_is_an_input() -> None:

@@ -36,8 +36,9 @@ _KERNEL_COLUMNS: tuple[tuple[str, Kind], ...] = (
 _REPLAYED = f"""
 SELECT d.source, d.dispatch_id, d.rowid, n.kernel FROM {Table.DISPATCHES} d
 JOIN {Table.NAMES} n ON n.name_id = d.name_id
-SEMI JOIN {Table.GRAPH_LAUNCHES} g ON g.source = d.source AND g.correlation = d.dispatch_id
-ORDER BY d.source, d.dispatch_id, d.start_ns, d.rowid
+JOIN (SELECT source, correlation, min(start_ns) AS launched FROM {Table.GRAPH_LAUNCHES}
+    GROUP BY ALL) g ON g.source = d.source AND g.correlation = d.dispatch_id
+ORDER BY d.source, g.launched, d.dispatch_id, d.start_ns, d.rowid
 """
 
 
@@ -63,10 +64,15 @@ def align(replayed: Sequence[str], captured: Sequence[str]) -> list[int | None]:
     return out
 
 
-def best(replayed: Sequence[str], graphs: Sequence[Graph]) -> tuple[int, list[int | None]]:
-    """The graph whose alignment matches most replayed kernels (the first on a tie)."""
+def best(
+    replayed: Sequence[str], graphs: Sequence[Graph], prefer: int = 0
+) -> tuple[int, list[int | None]]:
+    """The graph whose alignment matches most replayed kernels; on a tie, graph ``prefer``
+    (the launch's place in the order of the graph launches, modulo the graphs: a piecewise
+    capture's pieces replay in the order they were captured, as TraceLens pairs them),
+    else the first."""
     scored = [(g, align(replayed, graph.kernels)) for g, graph in enumerate(graphs)]
-    return max(scored, key=lambda s: (sum(i is not None for i in s[1]), -s[0]))
+    return max(scored, key=lambda s: (sum(i is not None for i in s[1]), s[0] == prefer, -s[0]))
 
 
 def merge(profile: Profile, captures: Sequence[Capture]) -> Merged:
@@ -78,10 +84,12 @@ def merge(profile: Profile, captures: Sequence[Capture]) -> Merged:
     replays = _replays(profile)
     written = _Writer(profile, graphs)
     matched = unmatched = 0
-    seen: dict[tuple[str, ...], tuple[int, list[int | None]]] = {}
-    for source, rows, kernels in replays:
-        key = tuple(kernels)
-        chosen, where = seen[key] if key in seen else seen.setdefault(key, best(key, graphs))
+    seen: dict[tuple[int, tuple[str, ...]], tuple[int, list[int | None]]] = {}
+    for nth, (source, rows, kernels) in zip(_places(replays), replays, strict=True):
+        key = (nth % len(graphs), tuple(kernels))
+        if key not in seen:
+            seen[key] = best(key[1], graphs, key[0])
+        chosen, where = seen[key]
         for row, at in zip(rows, where, strict=True):
             if at is not None:
                 written.match(source, row, chosen, at)
@@ -105,6 +113,16 @@ def _replays(profile: Profile) -> list[tuple[int, list[int], list[str]]]:
             last = (source, correlation)
         out[-1][1].append(row)
         out[-1][2].append(kernel)
+    return out
+
+
+def _places(replays: list[tuple[int, list[int], list[str]]]) -> list[int]:
+    """Each graph launch's place among its source's, in time order."""
+    seen: dict[int, int] = {}
+    out = []
+    for source, _, _ in replays:
+        out.append(seen.get(source, 0))
+        seen[source] = out[-1] + 1
     return out
 
 
