@@ -19,8 +19,11 @@ from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from roofscope.errors import InputError
 from roofscope.model.names import normalise
@@ -39,6 +42,59 @@ def _remedy(option: str) -> str:
         "pass the torch.profiler trace recorded while the graphs were captured (its kernel "
         f"launches carry args.kernel), or leave out {option}"
     )
+
+
+class _Args(msgspec.Struct, gc=False):
+    """The ``args`` keys read: a launch's kernel, an operator's inputs (decoded)."""
+
+    kernel: Any = None
+    dims: Any = msgspec.field(default=None, name="Input Dims")
+    types: Any = msgspec.field(default=None, name="Input type")
+    concrete: Any = msgspec.field(default=None, name="Concrete Inputs")
+
+
+class _Event(msgspec.Struct, gc=False):
+    ph: Any = None
+    cat: Any = None
+    name: Any = ""
+    pid: Any = None
+    tid: Any = None
+    ts: Any = None
+    dur: Any = None
+    args: _Args | None = None
+
+
+_NO_ARGS = _Args()
+_RUN = msgspec.json.Decoder(list[_Event], float_hook=Decimal)
+
+
+class _CaptureEvents(EventStream):
+    """The events as :class:`_Event` structs, decoded by msgspec (the other keys of
+    ``args``, a ``python_function`` event's, skipped in C); a run msgspec refuses, by the
+    stdlib, whose dicts become the same structs (None: an element that is no object)."""
+
+    def _decode_run(self, text: str) -> list[Any]:
+        try:
+            return _RUN.decode(text)
+        except msgspec.DecodeError:
+            return [_struct(v) for v in super()._decode_run(text)]
+
+    def _element(self) -> Any:
+        return _struct(self._value())
+
+
+def _struct(value: object) -> _Event | None:
+    if type(value) is not dict:
+        return None
+    fields = {f: value[f] for f in _Event.__struct_fields__ if f != "args" and f in value}
+    given = value.get("args")
+    keys = dict(zip(_Args.__struct_encode_fields__, _Args.__struct_fields__, strict=True))
+    args = (
+        _Args(**{f: given[k] for k, f in keys.items() if k in given})
+        if type(given) is dict
+        else None
+    )
+    return _Event(**fields, args=args)
 
 
 @dataclass(frozen=True)
@@ -118,7 +174,7 @@ def _events(path: str, option: str) -> tuple[list[_Op], list[_Launch], list[tupl
     ends: list[int] = []
     try:
         with open_text(Path(path), gzipped=_gzipped(path)) as text:
-            for run in EventStream(text, path).runs():
+            for run in _CaptureEvents(text, path).runs():
                 for event in run:
                     _event(event, ops, launches, begins, ends)
     except GZIP_ERRORS as exc:
@@ -136,27 +192,31 @@ def _gzipped(path: str) -> bool:
 
 
 def _event(
-    event: Any, ops: list[_Op], launches: list[_Launch], begins: list[int], ends: list[int]
+    event: _Event | None,
+    ops: list[_Op],
+    launches: list[_Launch],
+    begins: list[int],
+    ends: list[int],
 ) -> None:
-    if type(event) is not dict or event.get("ph") != "X":
+    if event is None or event.ph != "X" or (start := ns(event.ts)) is None:
         return
-    cat, name, start = event.get("cat"), str(event.get("name")), ns(event.get("ts"))
-    if start is None:
-        return
-    thread = (event.get("pid"), event.get("tid"))
-    given = event.get("args")
-    args: dict[str, Any] = given if type(given) is dict else {}
-    if cat in OP_CATS and (dur := ns(event.get("dur"))) is not None:
-        inputs = (_text(args.get("Input Dims")), _text(args.get("Input type")),
-                  _text(args.get("Concrete Inputs")))  # fmt: skip
+    cat, name, args = event.cat, str(event.name), event.args or _NO_ARGS
+    thread = (_key(event.pid), _key(event.tid))
+    if cat in OP_CATS and (dur := ns(event.dur)) is not None:
+        inputs = (_text(args.dims), _text(args.types), _text(args.concrete))
         ops.append(_Op(thread, start, start + dur, name, inputs))
     elif cat in RUNTIME_CATS:
-        if type(kernel := args.get("kernel")) is str:
-            launches.append(_Launch(thread, start, normalise(kernel)))
+        if type(args.kernel) is str:
+            launches.append(_Launch(thread, start, normalise(args.kernel)))
         elif BEGIN.match(name):
             begins.append(start)
         elif END.match(name):
             ends.append(start)
+
+
+def _key(value: object) -> object:
+    """A pid or tid as a dict key (a damaged one, a list, by its text)."""
+    return value if value is None or type(value) in (int, str) else repr(value)
 
 
 def _text(value: object) -> str | None:
