@@ -280,6 +280,23 @@ def test_a_profile_without_graph_replays_is_one_line(
     assert "--graph-capture: the profile holds no graph-replayed kernel to match" in err
 
 
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("hello\n", ":1: --graph-capture: is not valid JSON at character 0"),
+        ('{"traceEvents": [1, 2', ": --graph-capture: the trace was cut short after 21 characters"),
+    ],
+    ids=["no-json", "cut"],
+)
+def test_a_damaged_capture_is_one_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, text: str, said: str
+) -> None:
+    capture = tmp_path / "capture.json"
+    capture.write_text(text)
+    err = one_line(capsys, str(SGLANG), "--graph-capture", str(capture))
+    assert f"{capture}{said}" in err
+
+
 def test_a_missing_capture_is_one_line_before_reading(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

@@ -177,6 +177,9 @@ def _events(path: str, option: str) -> tuple[list[_Op], list[_Launch], list[tupl
             for run in _CaptureEvents(text, path).runs():
                 for event in run:
                     _event(event, ops, launches, begins, ends)
+    except InputError as exc:  # the stream's own words, naming the option
+        _, problem, remedy = exc.parts
+        raise InputError(path, f"{option}: {problem}", remedy, line=exc.line) from None
     except GZIP_ERRORS as exc:
         why = f"{option}: its gzip stream is damaged ({exc})"
         raise InputError(path, why, _remedy(option)) from None
