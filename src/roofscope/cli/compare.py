@@ -59,14 +59,14 @@ def compare(
         list[str] | None,
         typer.Option(
             "--base-graph-capture",
-            help="The baseline's CUDA/HIP graph capture trace (as analyze's --graph-capture).",
+            help="The baseline's trace of its CUDA/HIP graphs' capture. Repeatable.",
         ),
     ] = None,
     new_capture: Annotated[
         list[str] | None,
         typer.Option(
             "--new-graph-capture",
-            help="The candidate's CUDA/HIP graph capture trace (as analyze's --graph-capture).",
+            help="The candidate's trace of its CUDA/HIP graphs' capture. Repeatable.",
         ),
     ] = None,
     work: o.Work = None,
