@@ -340,3 +340,15 @@ def test_compare_names_the_sides_option(capsys: pytest.CaptureFixture[str], tmp_
     code = main(["compare", str(SGLANG), str(SGLANG), "--new-graph-capture", str(missing)])
     err = capsys.readouterr().err
     assert code == 1 and f"{missing}: --new-graph-capture: no such file" in err, err
+
+
+def test_the_reports_with_captures_hold_to_their_schemas() -> None:
+    from importlib.resources import files
+
+    import jsonschema
+
+    both = roofscope_compare(SGLANG, SGLANG_CAPTURE)
+    report = analyze(SGLANG, graph_capture=SGLANG_CAPTURE).to_dict()
+    for name, doc in (("report-v1", report), ("compare-v1", both)):
+        text = files("roofscope").joinpath("schema", f"{name}.schema.json").read_text()
+        jsonschema.Draft202012Validator(json.loads(text)).validate(doc)
