@@ -11,6 +11,8 @@ roofline treat it as an eager kernel.
 
 from __future__ import annotations
 
+from bisect import bisect_left
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -53,26 +55,39 @@ class Merged:
 
 def align(replayed: Sequence[str], captured: Sequence[str]) -> list[int | None]:
     """Each replayed kernel's captured launch (its index), greedily in order: the next
-    captured launch of its name after the last one taken; None where none comes."""
+    captured launch of its name after the last one taken; None where none comes. Each
+    name's places are looked up by bisection: O(n log m), where a scan for a name that
+    comes no more cost O(m)."""
+    places: defaultdict[str, list[int]] = defaultdict(list)
+    for i, name in enumerate(captured):
+        places[name].append(i)
     out: list[int | None] = []
     at = 0
     for name in replayed:
-        found = next((i for i in range(at, len(captured)) if captured[i] == name), None)
+        mine = places.get(name, [])
+        k = bisect_left(mine, at)
+        found = mine[k] if k < len(mine) else None
         out.append(found)
         if found is not None:
             at = found + 1
     return out
 
 
-def best(
-    replayed: Sequence[str], graphs: Sequence[Graph], prefer: int = 0
-) -> tuple[int, list[int | None]]:
-    """The graph whose alignment matches most replayed kernels; on a tie, graph ``prefer``
-    (the launch's place in the order of the graph launches, modulo the graphs: a piecewise
-    capture's pieces replay in the order they were captured, as TraceLens pairs them),
-    else the first."""
-    scored = [(g, align(replayed, graph.kernels)) for g, graph in enumerate(graphs)]
-    return max(scored, key=lambda s: (sum(i is not None for i in s[1]), s[0] == prefer, -s[0]))
+class _Scored:
+    """A replayed sequence aligned to every graph, and each alignment's matches."""
+
+    def __init__(self, replayed: Sequence[str], graphs: Sequence[Graph]) -> None:
+        self.aligned = [align(replayed, graph.kernels) for graph in graphs]
+        self.scores = [sum(i is not None for i in a) for a in self.aligned]
+        self.top = max(self.scores)
+
+    def chosen(self, prefer: int) -> tuple[int, list[int | None]]:
+        """The graph whose alignment matches most replayed kernels; on a tie, graph
+        ``prefer`` (the launch's place in the order of the graph launches, modulo the
+        graphs: a piecewise capture's pieces replay in the order they were captured, as
+        TraceLens pairs them), else the first."""
+        g = prefer if self.scores[prefer] == self.top else self.scores.index(self.top)
+        return g, self.aligned[g]
 
 
 def merge(profile: Profile, captures: Sequence[Capture]) -> Merged:
@@ -84,12 +99,12 @@ def merge(profile: Profile, captures: Sequence[Capture]) -> Merged:
     replays = _replays(profile)
     written = _Writer(profile, graphs)
     matched = unmatched = 0
-    seen: dict[tuple[int, tuple[str, ...]], tuple[int, list[int | None]]] = {}
+    scored: dict[tuple[str, ...], _Scored] = {}  # per replayed sequence
     for nth, (source, rows, kernels) in zip(_places(replays), replays, strict=True):
-        key = (nth % len(graphs), tuple(kernels))
-        if key not in seen:
-            seen[key] = best(key[1], graphs, key[0])
-        chosen, where = seen[key]
+        key = tuple(kernels)
+        if key not in scored:
+            scored[key] = _Scored(key, graphs)
+        chosen, where = scored[key].chosen(nth % len(graphs))
         for row, at in zip(rows, where, strict=True):
             if at is not None:
                 written.match(source, row, chosen, at)
