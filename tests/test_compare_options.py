@@ -40,7 +40,12 @@ def test_compare_help_lists_every_analysis_option(capsys: Cap) -> None:
         assert f" {option} " in shown, option
     # every option of analyze under the same name but the text table's length and leaving
     # out unreadable runs (a side of a comparison is read whole, or not compared)
-    assert options_of("analyze") - options_of("compare") == {"--top", "--skip-unreadable"}
+    # (a capture trace belongs to one side: compare takes --base-/--new-graph-capture)
+    assert options_of("analyze") - options_of("compare") == {
+        "--top",
+        "--skip-unreadable",
+        "--graph-capture",
+    }
 
 
 def stats(path: Path, kernel: str) -> tuple[int, int]:

@@ -13,7 +13,7 @@ from typing import TypeAlias
 
 from roofscope.api.comparison import Comparison
 from roofscope.api.report import Report
-from roofscope.checkup.engine import check_up, compare_sides, prepare, side_gpus
+from roofscope.checkup.engine import check_up, compare_sides, prepare, side_captures, side_gpus
 from roofscope.checkup.options import DEFAULT_GAP_US, CheckupOptions, Spelling
 from roofscope.errors import UsageError
 
@@ -28,6 +28,7 @@ def analyze(
     fp32_matmul: str = "fp32",
     work: str | Sequence[str] = (),
     ceilings: AnyPath | None = None,
+    graph_capture: AnyPath | Sequence[AnyPath] = (),
     peak_flops: float | None = None,
     peak_bw: float | None = None,
     kernel: str | None = None,
@@ -45,11 +46,14 @@ def analyze(
     ``scheduler``: read the runs (ranks) on this Dask scheduler (``tcp://HOST:PORT`` or its
     scheduler file; ``pip install 'roofscope[dask]'``) or ``"local"`` (``jobs`` worker
     processes): the same Report, with its ``engine``. ``full_names``: the report's HTML and
-    charts show kernel names whole (``--full-names``)."""
+    charts show kernel names whole (``--full-names``). ``graph_capture``: the torch.profiler
+    trace(s) of the CUDA/HIP graphs' capture (``--graph-capture``): the replayed kernels get
+    the operators and shapes of their captured launches."""
     options = CheckupOptions(
         gpu=gpu, work=_work(work), ceilings=_path(ceilings), peak_flops=peak_flops,
         peak_bw=peak_bw, kernel=kernel, device=device, jobs=jobs, fmt=fmt, gap_us=gap_us,
         scheduler=scheduler, skip_unreadable=skip_unreadable, fp32_matmul=fp32_matmul,
+        graph_capture=_paths(graph_capture),
     )  # fmt: skip
     names = paths_of(paths, "analyze")
     settings = replace(prepare(options, PYTHON), lanes=True)  # the timeline chart's bins
@@ -66,6 +70,8 @@ def compare(
     gpu: str | None = None,
     base_gpu: str | None = None,
     new_gpu: str | None = None,
+    base_graph_capture: AnyPath | Sequence[AnyPath] = (),
+    new_graph_capture: AnyPath | Sequence[AnyPath] = (),
     fp32_matmul: str = "fp32",
     work: str | Sequence[str] = (),
     ceilings: AnyPath | None = None,
@@ -83,7 +89,8 @@ def compare(
     """Baseline against candidate (``roofscope compare BASE NEW``); ``base_runs`` and
     ``new_runs``: more runs of a side (``--base-run``, ``--new-run``). The gate is
     ``Comparison.gate(...)``; ``full_names``: kernel names whole in the HTML and charts
-    (``--full-names``)."""
+    (``--full-names``); ``base_graph_capture``, ``new_graph_capture``: each side's CUDA/HIP
+    graph capture traces (``analyze``'s ``graph_capture``)."""
     options = CheckupOptions(
         gpu=gpu, work=_work(work), ceilings=_path(ceilings), peak_flops=peak_flops,
         peak_bw=peak_bw, kernel=kernel, device=device, jobs=jobs, fmt=fmt, gap_us=gap_us,
@@ -91,9 +98,10 @@ def compare(
     )  # fmt: skip
     sides = side_gpus(gpu, base_gpu, new_gpu, PYTHON)
     settings = prepare(options, PYTHON)
+    captures = side_captures(_paths(base_graph_capture), _paths(new_graph_capture), PYTHON)
     both = compare_sides(
         paths_of([base, *base_runs], "compare"), paths_of([new, *new_runs], "compare"), settings,
-        sides, watch=lambda paths: nullcontext(progress), spelling=PYTHON,
+        sides, captures, watch=lambda paths: nullcontext(progress), spelling=PYTHON,
     )  # fmt: skip
     return Comparison.of(both, full_names=full_names)
 
@@ -106,6 +114,12 @@ def paths_of(paths: Sequence[AnyPath], function: str) -> list[str]:
     if bad is not None:
         raise UsageError(f"{function}(): {bad!r} is not a path; pass a str or pathlib.Path")
     return [os.fspath(p) for p in paths]
+
+
+def _paths(paths: AnyPath | Sequence[AnyPath]) -> tuple[str, ...]:
+    if isinstance(paths, str | os.PathLike):
+        return (os.fspath(paths),)
+    return tuple(os.fspath(p) for p in paths)
 
 
 def _work(work: str | Sequence[str]) -> tuple[str, ...]:

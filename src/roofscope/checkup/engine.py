@@ -2,7 +2,8 @@
 say: ``workers.py``), merge the partials in the runs' order into one Profile, analyse it.
 ``analyze`` runs it once, ``compare`` once per run of each side, ``profile`` on what it
 recorded, the Python API as the commands do. The options are checked and their files
-(``--work``, ``--ceilings``) read once, by :func:`prepare`, before any profile is read.
+(``--work``, ``--ceilings``, ``--graph-capture``) read once, by :func:`prepare`, before any
+profile is read.
 
 The partial of a run is its rows (``readers.io.shards.Shard``): merging keeps every number
 exact (medians, idle gaps, counters per dispatch), so the report of a job read on a Dask
@@ -29,12 +30,15 @@ from roofscope.model.selection import EVERYTHING, EmptySelection, Selection, req
 from roofscope.readers.io.shards import LocalWorkers, RunOn, default_jobs
 from roofscope.readers.load import load
 from roofscope.readers.sniff import size_if_file
+from roofscope.readers.torch.graph_capture import Capture, read_capture
+from roofscope.readers.torch.graph_merge import merge
 from roofscope.report import DEFAULTS, Engine, Report, RooflineOptions, analyse, with_lanes
 
 if TYPE_CHECKING:
     from roofscope.verify.compare import Comparison, Run
 
 Progress = Callable[[str], None]  # hears the name of each file as it is read
+Captures = tuple[Capture, ...]  # the capture traces of a profile's CUDA/HIP graphs
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -49,6 +53,7 @@ class Settings:
     gap_ns: int = DEFAULT_GAP_NS
     roof: RooflineOptions = DEFAULTS
     lanes: bool = False  # the timeline chart's bins too (for the HTML and the charts)
+    captures: Captures = ()  # --graph-capture: the graphs' capture traces, read
 
     def on_gpu(self, gpu: str | None) -> Settings:
         """The same settings on another GPU (compare's ``--base-gpu``/``--new-gpu``)."""
@@ -63,6 +68,7 @@ def prepare(options: CheckupOptions, spelling: Spelling = Spelling.CLI) -> Setti
     """A value out of range, a bad regex, work rule or ceilings file is an error before any
     profile is read."""
     options = options.checked(spelling)
+    spelt = OPTIONS["graph_capture"].spelt(spelling)
     selection = Selection(kernel=options.kernel, device=options.device)
     try:
         selection.pattern()
@@ -79,6 +85,7 @@ def prepare(options: CheckupOptions, spelling: Spelling = Spelling.CLI) -> Setti
         skip_unreadable=options.skip_unreadable,
         selection=selection,
         gap_ns=round(options.gap_us * 1000),
+        captures=tuple(read_capture(p, spelt) for p in options.graph_capture),
         roof=RooflineOptions(
             gpu=options.gpu, rules=tuple(work_rules(options.work, spelling)),
             fp32_matmul=options.fp32_matmul,
@@ -116,6 +123,8 @@ def _read_and_analyse(
             skip_unreadable=settings.skip_unreadable,
         )  # fmt: skip
         engine = _engine(settings, run_on)
+    if settings.captures:
+        merge(profile, settings.captures)
     try:
         require_some(profile, settings.selection)
     except EmptySelection as exc:
@@ -167,23 +176,28 @@ def compare_sides(
     new: Sequence[str],
     settings: Settings,
     gpus: tuple[str | None, str | None] = (None, None),
+    captures: tuple[Captures, Captures] = ((), ()),
     *,
     watch: Watch = lambda paths: nullcontext(),
     spelling: Spelling = Spelling.CLI,
 ) -> Compared:
     """Each run (path) of each side checked up on its side's GPU (``side_gpus``), then
-    compared; labelled by each side's first path. ``watch`` gives each run's progress."""
+    compared; labelled by each side's first path. ``watch`` gives each run's progress;
+    ``captures``: each side's graph capture traces (:func:`side_captures`), else the
+    settings' own."""
     from roofscope.verify.compare import compare, run_of  # analyze never compares
 
     read: list[str] = []
     sides = []
-    for label, paths, gpu in (("baseline", base, gpus[0]), ("candidate", new, gpus[1])):
+    named = (("baseline", base, gpus[0], captures[0]), ("candidate", new, gpus[1], captures[1]))
+    for label, paths, gpu, graphs in named:
+        side = (
+            settings.on_gpu(gpu) if not graphs else replace(settings.on_gpu(gpu), captures=graphs)
+        )
         runs = []
         for path in paths:
             with watch([path]) as tick:
-                profile, report = _read_and_analyse(
-                    [path], settings.on_gpu(gpu), label, tick, spelling
-                )
+                profile, report = _read_and_analyse([path], side, label, tick, spelling)
             read.extend(report.read)
             runs.append(run_of(profile, report))
         sides.append(tuple(runs))
@@ -211,6 +225,20 @@ def side_gpus(
         if name is not None and not devices.resolve(name):
             raise UsageError(f"{names[option]} {devices.not_found(name)}")
     return base_gpu, new_gpu
+
+
+def side_captures(
+    base: Sequence[str], new: Sequence[str], spelling: Spelling = Spelling.CLI
+) -> tuple[Captures, Captures]:
+    """Each side's graph capture traces (``--base-graph-capture``, ``--new-graph-capture``),
+    read before any profile is."""
+    flags = ("--base-graph-capture", "--new-graph-capture")
+    if spelling is Spelling.PYTHON:
+        flags = ("base_graph_capture=", "new_graph_capture=")
+    return (
+        tuple(read_capture(p, flags[0]) for p in base),
+        tuple(read_capture(p, flags[1]) for p in new),
+    )
 
 
 def work_rules(values: Sequence[str], spelling: Spelling = Spelling.CLI) -> list[Rule]:

@@ -70,6 +70,11 @@ _OPTIONS = (
         "ceilings", "--ceilings",
         "Ceilings file (TOML): your peaks override measured and catalogue ones.",
     ),
+    Option(
+        "graph_capture", "--graph-capture",
+        "A PyTorch trace of the CUDA/HIP graph capture: replayed kernels get the operators and "
+        "shapes of their captured launches. Repeatable.",
+    ),
     Option("peak_flops", "--peak-flops", "FP32 vector peak, FLOP/s (e.g. 22.6e12).", 0, math.inf),
     Option("peak_bw", "--peak-bw", "HBM bandwidth peak, B/s (e.g. 1.6e12).", 0, math.inf),
     Option(
@@ -119,6 +124,7 @@ class CheckupOptions:
     fp32_matmul: str = FP32_MATMUL[0]
     work: tuple[str, ...] = ()
     ceilings: str | None = None
+    graph_capture: tuple[str, ...] = ()
     peak_flops: float | None = None
     peak_bw: float | None = None
     jobs: int | None = None
@@ -127,8 +133,9 @@ class CheckupOptions:
 
     @property
     def files(self) -> list[str]:
-        """The paths the options name (work and ceilings files): inputs, never outputs."""
-        return [*self.work, *([self.ceilings] if self.ceilings else [])]
+        """The paths the options name (work, ceilings and capture files): inputs, never
+        outputs."""
+        return [*self.work, *([self.ceilings] if self.ceilings else []), *self.graph_capture]
 
     def checked(self, spelling: Spelling) -> CheckupOptions:
         """These options, or a UsageError naming the first out of its range, or ``--jobs``

@@ -31,6 +31,7 @@ def analyze(
     fp32_matmul: o.Fp32Matmul = "fp32",
     work: o.Work = None,
     ceilings: o.Ceilings = None,
+    graph_capture: o.GraphCapture = None,
     peak_flops: o.PeakFlops = None,
     peak_bw: o.PeakBw = None,
     html: o.Html = None,
@@ -53,6 +54,7 @@ def analyze(
         fmt=fmt, kernel=kernel, device=device, gap_us=gap_us, gpu=gpu, work=tuple(work or ()),
         ceilings=ceilings, peak_flops=peak_flops, peak_bw=peak_bw, jobs=jobs,
         scheduler=scheduler, skip_unreadable=skip_unreadable, fp32_matmul=fp32_matmul,
+        graph_capture=tuple(graph_capture or ()),
     )  # fmt: skip
     html = html_path(html, out, stem(paths[0]))
     drawn = bool(html or svg or png)  # the timeline chart's bins are made for them only

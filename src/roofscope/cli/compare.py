@@ -55,6 +55,20 @@ def compare(
         str | None,
         typer.Option("--new-gpu", help="The candidate's GPU, where it differs: overrides --gpu."),
     ] = None,
+    base_capture: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--base-graph-capture",
+            help="The baseline's trace of its CUDA/HIP graphs' capture. Repeatable.",
+        ),
+    ] = None,
+    new_capture: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--new-graph-capture",
+            help="The candidate's trace of its CUDA/HIP graphs' capture. Repeatable.",
+        ),
+    ] = None,
     work: o.Work = None,
     ceilings: o.Ceilings = None,
     peak_flops: o.PeakFlops = None,
@@ -70,7 +84,12 @@ def compare(
     whole_names: o.FullNames = False,
 ) -> None:
     """Baseline against candidate: per-kernel and end-to-end speedup, and a gate for CI."""
-    from roofscope.checkup.engine import compare_sides, prepare, side_gpus  # DuckDB, numpy
+    from roofscope.checkup.engine import (  # DuckDB, numpy
+        compare_sides,
+        prepare,
+        side_captures,
+        side_gpus,
+    )
     from roofscope.checkup.options import CheckupOptions, GateOptions, Spelling
     from roofscope.cli.progress import spinner
     from roofscope.render.names import full_names
@@ -88,11 +107,13 @@ def compare(
         min_share=min_share,
     ).checked(Spelling.CLI)  # fmt: skip
     settings = prepare(options)
+    captures = side_captures(base_capture or [], new_capture or [])
     both = compare_sides(
-        [base, *(base_run or [])], [new, *(new_run or [])], settings, sides,
+        [base, *(base_run or [])], [new, *(new_run or [])], settings, sides, captures,
         watch=spinner,
     )  # fmt: skip
-    cmp, keep = both.comparison, [*options.files, *both.read]
+    given = [*(base_capture or []), *(new_capture or [])]
+    cmp, keep = both.comparison, [*options.files, *given, *both.read]
     verdict = gate(cmp, **asdict(thresholds))
     base_roof, new_roof = both.base[0].report.roofline, both.new[0].report.roofline
     gated = Gated(

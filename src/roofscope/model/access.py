@@ -151,6 +151,12 @@ def op_launches(profile: Profile) -> Relation:
     return profile.view(Table.OP_LAUNCHES, "*")
 
 
+def graph_kernel_ops(profile: Profile) -> Relation:
+    """``source, row_id, op_id``: a graph-replayed dispatch (its row id) matched to a launch
+    of the graph's capture, and the captured operator around that launch (``--graph-capture``)."""
+    return profile.view(Table.GRAPH_KERNEL_OPS, "*")
+
+
 def user_ranges(profile: Profile) -> Relation:
     """``source, range_id, name, start_ns, end_ns``: the user's named ranges around launches."""
     return profile.view(Table.USER_RANGES, "*")

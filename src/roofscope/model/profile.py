@@ -54,6 +54,11 @@ A :class:`Profile` holds its data in a DuckDB connection:
 ``range_launches``
     each launch (``correlation``) and each user range of its thread around it (``range_id``;
     a launch in nested ranges has a row per range).
+``graph_kernel_ops``
+    a graph-replayed dispatch (``row_id``) matched to a launch of a capture trace of its graph
+    (``--graph-capture``) and the captured operator around that launch (``op_id``, an
+    operator added under the replay's source); filled on the merged profile, after the map
+    step, so no partial carries it.
 """
 
 from __future__ import annotations

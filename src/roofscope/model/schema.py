@@ -28,6 +28,7 @@ class Table(StrEnum):
     KERNEL_ANNOTATIONS = "kernel_annotations"
     USER_RANGES = "user_ranges"
     RANGE_LAUNCHES = "range_launches"
+    GRAPH_KERNEL_OPS = "graph_kernel_ops"
 
 
 # Few, narrow columns keep millions of dispatches small; the row's id is DuckDB's rowid.
@@ -113,6 +114,7 @@ CREATE TABLE {Table.KERNEL_ANNOTATIONS} (source INTEGER, correlation BIGINT, sta
 CREATE TABLE {Table.USER_RANGES} (source INTEGER, range_id BIGINT, name VARCHAR,
     start_ns BIGINT, end_ns BIGINT);
 CREATE TABLE {Table.RANGE_LAUNCHES} (source INTEGER, range_id BIGINT, correlation BIGINT);
+CREATE TABLE {Table.GRAPH_KERNEL_OPS} (source INTEGER, row_id BIGINT, op_id BIGINT);
 """
 
 

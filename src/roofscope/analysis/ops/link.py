@@ -8,7 +8,9 @@ whose work is known: annotated by a compiler (Inductor's ``kernel_flop``/``kerne
 or given by a formula of :mod:`roofscope.analysis.work.shapes`, so that ``aten::linear`` ->
 ``aten::addmm`` -> kernel counts the GEMM once, as ``aten::addmm``'s shapes give it. A
 graph-replayed kernel carries its graph launch's correlation id: its operator is the one
-around the replay.
+around the replay, unless a capture trace of its graph matched it to a captured launch
+(``graph_kernel_ops``, :mod:`roofscope.readers.torch.graph_merge`): then the captured
+launch's operator is its own, as an eager kernel's.
 
 One operator call's work goes to the longest of the kernels it launched (a GEMM and the
 small reduction of its split-K, the attention kernel and its combine): that kernel did it;
@@ -30,7 +32,14 @@ from roofscope.analysis.work.shapes import (
     op_work,
     work_or_reason,
 )
-from roofscope.model.access import Relation, kernel_annotations, op_launches, operators, query
+from roofscope.model.access import (
+    Relation,
+    graph_kernel_ops,
+    kernel_annotations,
+    op_launches,
+    operators,
+    query,
+)
 from roofscope.model.profile import Profile
 
 # each launched-from operator (leaf) and the operators around it, innermost (depth 1) first:
@@ -39,7 +48,9 @@ from roofscope.model.profile import Profile
 _CHAIN = """
 , chain AS (
     WITH RECURSIVE c(source, leaf, op_id, depth) AS (
-        SELECT DISTINCT source, op_id, op_id, 1 FROM launch WHERE op_id IS NOT NULL
+        SELECT DISTINCT source, op_id, op_id, 1 FROM (
+            SELECT source, op_id FROM launch UNION ALL SELECT source, op_id FROM gk)
+        WHERE op_id IS NOT NULL
         UNION ALL
         SELECT c.source, c.leaf, o.parent, c.depth + 1 FROM c
         JOIN (SELECT source, op_id, parent FROM ops WHERE parent IS NOT NULL) o
@@ -137,11 +148,20 @@ _LINKED = """
 , per_launch AS (
     SELECT l.source, l.correlation, l.op_id AS op_row, p.* EXCLUDE (source, leaf)
     FROM launch l LEFT JOIN per_leaf p ON p.source = l.source AND p.leaf = l.op_id)
+, per_kernel AS (
+    SELECT g.row_id, g.op_id AS op_row, p.* EXCLUDE (source, leaf)
+    FROM gk g LEFT JOIN per_leaf p ON p.source = g.source AND p.leaf = g.op_id)
 , disp AS (
-    SELECT d.row_id, d.source, d.name_id, d.start_ns, d.end_ns - d.start_ns AS dur, p.op_row,
-        p.work_row,
-        p.o_flops, p.o_bytes, p.ceiling, p.formula, a.flops AS k_flops, a.bytes AS k_bytes
+    SELECT d.row_id, d.source, d.name_id, d.start_ns, d.end_ns - d.start_ns AS dur,
+        coalesce(q.op_row, p.op_row) AS op_row,
+        CASE WHEN q.row_id IS NULL THEN p.work_row ELSE q.work_row END AS work_row,
+        CASE WHEN q.row_id IS NULL THEN p.o_flops ELSE q.o_flops END AS o_flops,
+        CASE WHEN q.row_id IS NULL THEN p.o_bytes ELSE q.o_bytes END AS o_bytes,
+        CASE WHEN q.row_id IS NULL THEN p.ceiling ELSE q.ceiling END AS ceiling,
+        CASE WHEN q.row_id IS NULL THEN p.formula ELSE q.formula END AS formula,
+        a.flops AS k_flops, a.bytes AS k_bytes
     FROM d LEFT JOIN per_launch p ON p.source = d.source AND p.correlation = d.dispatch_id
+    LEFT JOIN per_kernel q ON q.row_id = d.row_id
     LEFT JOIN ann a ON a.source = d.source AND a.correlation = d.dispatch_id
         AND a.start_ns = d.start_ns)
 , ranked AS (
@@ -192,4 +212,5 @@ def relations(profile: Profile) -> dict[str, Relation]:
         "launch": op_launches(profile),
         "ops": operators(profile),
         "ann": kernel_annotations(profile),
+        "gk": graph_kernel_ops(profile),
     }
