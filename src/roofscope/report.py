@@ -31,6 +31,7 @@ from roofscope.analysis.roofline import PlacedBy, Roofline, roofline
 from roofscope.analysis.rounding import timestamp_stamps
 from roofscope.analysis.timeline import DEFAULT_GAP_NS, Timeline, timeline
 from roofscope.analysis.work.assign import kernel_work
+from roofscope.analysis.work.credible import credible, said
 from roofscope.analysis.work.model import Work
 from roofscope.analysis.work.spec import Rule
 from roofscope.catalogue.ceilings import Ceiling
@@ -355,6 +356,8 @@ def _roofline(
     ceilings = gather_ceilings(choice, profile.ceilings, roof.ceilings)
     ops = operator_view(profile, selection, hot, fp32_gemm(roof.fp32_matmul, ceilings))
     work, whole, warnings = kernel_work(profile, hot, roof.rules, ops.work)
+    work, overcounts = credible(work, hot, ceilings, choice.device)
+    warnings += [Warning("shape-bytes-overcount", said(o)) for o in overcounts]
     doubt = catalogue_doubt(choice, profile.run)
     theoretical = tuple(catalogue_ceilings(choice))
     result = _measured_roofs(
