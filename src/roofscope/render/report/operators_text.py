@@ -22,22 +22,31 @@ def operators_section(console: Console, report: Report, top: int) -> None:
     shown = ops.rows[: min(top, TOP)]
     scale, unit = column_unit([r.time_ns for r in shown])
     headers = ["Operator", "Input dims", "Calls", f"Total [{unit}]", "Share", "Work"]
-    rows = [(_row(r, scale), None) for r in shown]
+    rows = [(_row(r, scale, min(OPERATOR_WIDTH, console.width // 3)), None) for r in shown]
     title = "Operators (the PyTorch operators that launched the kernels; aten:: left out)"
     table = fitted_table(headers, rows, width=console.width, name=1, drop=(5,), left=(0,))
     line = _rest(ops, len(shown))
     titled_table(console, title, table, ([line] if line else []) + unknown_why(ops))
 
 
-def _row(r: OperatorRow, scale: float) -> list[str | NameCell]:
+def _row(r: OperatorRow, scale: float, room: int) -> list[str | NameCell]:
     return [
-        r.name.removeprefix("aten::"),  # PyTorch's own operators: the namespace most have
+        _short(r.name.removeprefix("aten::"), room),  # PyTorch's own: the namespace most have
         NameCell((shapes(r.dims),)),
         f"{r.calls:,}",
         cell(r.time_ns, scale),
         pct(r.share),
         si(r.flops, "FLOP") if r.flops else ("memory only" if r.bytes else "-"),
     ]
+
+
+OPERATOR_WIDTH = 40  # at most; an Inductor launcher's name runs to 120 characters and more
+
+
+def _short(name: str, room: int) -> str:
+    """An operator name cut to ``room`` characters, so that the shapes and numbers keep
+    theirs (the JSON and HTML have it whole)."""
+    return name if len(name) <= room else name[: room - 1] + "…"
 
 
 UNKNOWN_SHOWN = 4  # operators without a formula named, by kernel time
