@@ -75,6 +75,7 @@ def test_gemv_224_blocks_less_than_a_wave(capsys: Cap) -> None:
     (f,) = [f for f in findings(doc) if f["evidence"].get("roofscope_rule") == "launch-too-small"]
     assert f["evidence"]["blocks"] == product(row["Grid Size"]) == 224
     assert f["evidence"]["ncu_full_waves"] == 0.7
+    assert f["evidence"]["ncu_full_waves_from"] == "rule text"  # the trimmed page has no column
     assert f["gain_share"] is None and "0.7 full waves" in row["Rule Description"]
     assert not own_rules(doc) & MEMORY_ACCESS
 

@@ -124,6 +124,33 @@ def test_128_blocks_on_132_sms_is_a_launch_finding(capsys: Cap) -> None:
     assert not {f["rule"] for f in doc["findings"]} & MEMORY_ACCESS
 
 
+def test_waves_per_sm_come_from_ncu_own_column(capsys: Cap) -> None:
+    """The raw page has no rule text; its launch__waves_per_multiprocessor column gives the
+    small launches' waves (0.97 = 128 blocks over 132 SMs of one block each), in the evidence
+    and the summary."""
+    doc = run_json(capsys, str(MLP))
+    small = {r["Kernel Name"]: r for r in kernels() if value(r, "launch__grid_size") < 132}
+    told = [f for f in doc["findings"] if f["rule"] == "launch-too-small"]
+    assert {f["kernel"] for f in told} == set(small)
+    for f in told:
+        waves = value(small[f["kernel"]], "launch__waves_per_multiprocessor")
+        assert waves == round(128 / 132, 2)
+        assert f["evidence"]["ncu_full_waves"] == waves
+        assert f["evidence"]["ncu_full_waves_from"] == "launch__waves_per_multiprocessor"
+        assert f"Nsight Compute: {waves} waves per SM" in f["summary"]
+
+
+def test_without_the_waves_column_the_waves_are_unknown(tmp_path: Path, capsys: Cap) -> None:
+    """The same export without launch__waves_per_multiprocessor (and no rule text): the
+    launch finding stands on blocks and SMs alone, its waves unknown, not guessed."""
+    doc = run_json(capsys, str(without_column(tmp_path, "launch__waves_per_multiprocessor")))
+    told = [f for f in doc["findings"] if f["rule"] == "launch-too-small"]
+    assert len(told) == 2
+    for f in told:
+        assert f["evidence"]["ncu_full_waves"] is None is f["evidence"]["ncu_full_waves_from"]
+        assert "waves per SM" not in f["summary"]
+
+
 def test_ncu_own_percentages_above_100_are_not_called_damaged(capsys: Cap) -> None:
     """ncu itself writes percentages of a peak above 100 (here the max over sub-partitions of
     smsp__issue_inst0, up to 108.96 %): no ``percent-out-of-range`` for this unedited file."""

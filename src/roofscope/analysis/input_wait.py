@@ -24,8 +24,11 @@ from roofscope.model.access import (
     activity,
     copies,
     count,
+    graph_launches,
+    has_graph_launches,
     host_range_kinds,
     host_ranges,
+    op_launches,
     query,
 )
 from roofscope.model.profile import Profile
@@ -151,9 +154,23 @@ def launch_syncs(profile: Profile, selection: Selection = EVERYTHING) -> LaunchS
     # API traces, and exports whose runtime calls are read with their kernels (nsys SQLite)
     traces = [*profile.sources(Role.HOST_CALLS), *profile.sources(Role.DISPATCHES)]
     api = activity(profile).filter(among("source", traces) & (ColumnExpression("kind") == "api"))
-    launches = sum(int(c) for n, c in api.project("name, calls").fetchall() if LAUNCH.match(n))
+    found = api.project("source, name, calls").fetchall()
+    launches = sum(int(c) for _, n, c in found if LAUNCH.match(n))
+    launches += _op_launches(profile, sorted({int(s) for s, _, _ in found}))
     if not launches:
         return None
     synced = count(profile, host_ranges(profile, AFTER_LAUNCH_KIND))
     idle = idle_inside(profile, AFTER_LAUNCH_KIND, selection) if synced else 0
     return LaunchSyncs(launches, synced, idle or 0)
+
+
+def _op_launches(profile: Profile, summarised: list[int]) -> int:
+    """The kernel launches a trace holds as events beside its operators (Kineto's runtime
+    events, ``op_launches``) in the inputs without an API summary (``summarised``), its graph
+    launches left out: what an API summary counts in LAUNCH."""
+    graphs = graph_launches(profile) if has_graph_launches(profile) else None
+    anti = "ANTI JOIN g USING (source, correlation)" if graphs is not None else ""
+    sql = f"SELECT count(*) FROM d {anti} WHERE NOT list_contains($1::INTEGER[], d.source)"
+    more = {"g": graphs} if graphs is not None else {}
+    ((n,),) = query(profile, op_launches(profile), sql, [summarised], **more).fetchall()
+    return int(n)

@@ -7,6 +7,10 @@ nsys and Kineto likewise; so blocks = grid_size / workgroup_size everywhere (rou
 last partial block is a block). A kernel with several shapes is described by its largest
 grid: when even that one holds fewer blocks than the device has SMs (CUs), every launch of it
 left SMs without work.
+
+Nsight Compute also writes the waves of each launch (``launch__waves_per_multiprocessor``, its
+"Waves Per SM": blocks over the blocks that fit on the device at once); a kernel's most waves
+come with its shape where a profile has that counter.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from roofscope.model.access import launches, names, query
+from roofscope.model.access import all_dispatches, counter_values, launches, names, query
 from roofscope.model.profile import Profile
 
 
@@ -26,6 +30,7 @@ class LaunchShape:
     block_size: int  # threads (work-items) per block
     dispatches: int  # launches of the kernel with a known shape
     shapes: int  # distinct (grid, block) shapes among them
+    waves: float | None = None  # ncu's most "Waves Per SM" of its launches, where written
 
     def per_unit(self, units: int) -> float:
         """Blocks per SM (CU): under 1, that share of the device has work; ncu's "waves"
@@ -50,7 +55,31 @@ def launch_shapes(profile: Profile, kernels: Sequence[str]) -> dict[str, LaunchS
         [list(kernels)],
         n=names(profile),
     ).fetchall()
+    waves = ncu_waves(profile, kernels)
     return {
-        str(k): LaunchShape(int(blocks), int(size), int(calls or 0), int(shapes))
+        str(k): LaunchShape(int(blocks), int(size), int(calls or 0), int(shapes), waves.get(k))
         for k, blocks, size, calls, shapes in rows
     }
+
+
+WAVES = "launch__waves_per_multiprocessor"
+
+
+def ncu_waves(profile: Profile, kernels: Sequence[str]) -> dict[str, float]:
+    """The most waves per SM Nsight Compute wrote for each of these kernels' launches (none
+    where no input has the counter: asks DuckDB nothing then)."""
+    ids = profile.known_counter_ids([WAVES])
+    if not ids:
+        return {}
+    rows = query(
+        profile,
+        all_dispatches(profile),
+        """SELECT n.kernel, max(c.value) FROM c JOIN d USING (row_id) JOIN n USING (name_id)
+        WHERE c.counter_id = $1 AND c.value IS NOT NULL
+            AND n.kernel IN (SELECT unnest($2::VARCHAR[]))
+        GROUP BY n.kernel""",
+        [ids[0], list(kernels)],
+        c=counter_values(profile),
+        n=names(profile),
+    ).fetchall()
+    return {str(k): float(w) for k, w in rows}

@@ -9,12 +9,15 @@ grid is too small to fill the available resources on this device, resulting in o
 waves across all SMs"; LaunchStats/LaunchConfiguration "The grid for this launch is configured
 to execute only 80 blocks, which is less than the GPU's 170 multiprocessors") mark it too,
 where the shape's numbers alone would not (more blocks than SMs, less than one full wave).
+The waves are ncu's own column (``launch__waves_per_multiprocessor``, "Waves Per SM") where
+the export has it, else the number in its rule text.
 """
 
 from __future__ import annotations
 
 import re
 
+from roofscope.analysis.launch import WAVES
 from roofscope.diagnosis.evidence import KernelView
 from roofscope.diagnosis.findings import Finding, Severity, Value
 from roofscope.model.words import count, sig
@@ -45,13 +48,14 @@ def launch_too_small(k: KernelView) -> Finding | None:
     fewer = fewer_blocks_than_units(k)
     if k.stats.communication or (not fewer and k.producer_small is None):
         return None  # NCCL/RCCL kernels run on few blocks by design
-    waves = FULL_WAVES.search(k.producer_small or "")
+    waves, waves_from = _waves(k)
     evidence: dict[str, Value] = {
         "blocks": k.launch.blocks if k.launch else None,
         "block_size": k.launch.block_size if k.launch else None,
         "compute_units": k.machine.compute_units,
         "compute_units_from": k.machine.source_of("compute_units"),
-        "ncu_full_waves": float(waves.group(1)) if waves else None,
+        "ncu_full_waves": waves,
+        "ncu_full_waves_from": waves_from,
         "share": k.stats.share,
     }
     gain, formula = _gain(k) if fewer else (None, None)
@@ -60,13 +64,21 @@ def launch_too_small(k: KernelView) -> Finding | None:
         k.stats.name,
         "bottleneck",
         _severity(gain, k.stats.share),
-        _summary(k, fewer, evidence["ncu_full_waves"]),
+        _summary(k, fewer, waves),
         PRESCRIPTION,
         evidence,
         {"blocks_per_unit_min": 1.0},
         gain,
         formula,
     )
+
+
+def _waves(k: KernelView) -> tuple[float | None, str | None]:
+    """ncu's waves per SM and where they were read: its metric first, its rule text second."""
+    if k.launch is not None and k.launch.waves is not None:
+        return k.launch.waves, WAVES
+    found = FULL_WAVES.search(k.producer_small or "")
+    return (float(found.group(1)), "rule text") if found else (None, None)
 
 
 def _severity(gain: float | None, share: float | None) -> Severity:
@@ -79,8 +91,8 @@ def _word(k: KernelView) -> str:
     return "CU" if (k.machine.arch or "").startswith("gfx") else "SM"
 
 
-def _summary(k: KernelView, fewer: bool, waves: Value) -> str:
-    ncu = f"; Nsight Compute: only {sig(float(waves))} full waves" if waves is not None else ""
+def _summary(k: KernelView, fewer: bool, waves: float | None) -> str:
+    ncu = f"; Nsight Compute: {sig(waves)} waves per SM" if waves is not None else ""
     if fewer and k.launch is not None and k.machine.compute_units:
         b, units, word = k.launch.blocks, k.machine.compute_units, _word(k)
         return (

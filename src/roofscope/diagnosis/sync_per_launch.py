@@ -5,7 +5,9 @@ hip_api_trace): the device/stream synchronisations that are the next call after 
 on the same thread (readers/io/host_calls.py), against the launches.
 
 At LAUNCH_SHARE = half of the launches or more: "N of M launches are followed by a
-synchronisation", with the device idle time inside those synchronisations.
+synchronisation", with the device idle time inside those synchronisations. Not for fewer than
+MIN_SYNCED synchronised launches (one launch, then the synchronisation that ends a program or
+a step, is no loop), nor where the device sat idle for none of that time (nothing to gain).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from roofscope.model import words
 from roofscope.model.words import sig
 
 LAUNCH_SHARE = 0.5  # of the launches followed by a synchronisation
+MIN_SYNCED = 2  # synchronised launches: a pattern, not one launch and the program's end
 
 FIX = (
     "remove the synchronisation after each launch: kernels on one stream already run in "
@@ -28,7 +31,7 @@ FIX = (
 
 def sync_per_launch(p: ProgramView) -> Finding | None:
     s = p.launch_syncs
-    if s is None or s.synced < LAUNCH_SHARE * s.launches:
+    if s is None or s.synced < max(MIN_SYNCED, LAUNCH_SHARE * s.launches) or s.idle_ns <= 0:
         return None
     gain = s.idle_ns / p.span_ns if p.span_ns else None
     return Finding(
@@ -41,7 +44,7 @@ def sync_per_launch(p: ProgramView) -> Finding | None:
         f"{sig(s.idle_ns / 1e6)} ms inside them",
         FIX,
         {"launches": s.launches, "synced_launches": s.synced, "synced_idle_s": s.idle_ns / 1e9},
-        {"launch_share_min": LAUNCH_SHARE},
+        {"launch_share_min": LAUNCH_SHARE, "synced_launches_min": MIN_SYNCED},
         gain,
         None
         if gain is None

@@ -58,6 +58,7 @@ from roofscope.readers.torch.kineto_rows import (
     kernel_columns,
     ns,
 )
+from roofscope.readers.torch.kineto_syncs import OTHER, SYNCED, Calls, after_launch, order_role
 
 KERNEL_CATS = frozenset({"kernel", "Kernel"})
 COPY_CATS = frozenset({"gpu_memcpy", "gpu_memset", "Memcpy", "Memset"})
@@ -90,7 +91,8 @@ class _Pass:
         self.host: list[tuple[str, str, int, int]] = []
         self.graphs: list[tuple[int | None, int | None, int | None]] = []  # graph launches
         self.operators = Operators(profile)  # operators, launches, compilers' annotations
-        self.calls: dict[str, tuple[str | None, bool, bool]] = {}  # runtime call names: _call
+        self.calls: dict[str, tuple[str | None, bool, bool, int]] = {}  # call names: _call
+        self.others = Calls()  # runtime calls but launches: what a sync may follow
         self.plain: set[str] = set()  # operator names neither a loader step nor a compile
         # what a complete ("X") event of each category is read for, one dict lookup an
         # event: the host facts (HOST_CATS: operators and runtime calls) and the data-loader
@@ -133,9 +135,11 @@ class _Pass:
     def _runtime(self, event: Event) -> None:
         name = str(event.name)
         self._host(event, name)
-        kind, launch, graph = self._call(name)
+        kind, launch, graph, role = self._call(name)
         if kind is not None:  # a blocking call, a module load
             self._host_range(event, kind, name)
+        if role in (OTHER, SYNCED):  # not a launch (staged by kineto_ops), not a query
+            self.others.add(event, role, name)
         self.runtime += 1
         if launch:
             self.launches += 1
@@ -143,12 +147,14 @@ class _Pass:
         if graph:
             self.graphs.append(_graph_launch(event))
 
-    def _call(self, name: str) -> tuple[str | None, bool, bool]:
-        """What a runtime call's name says (its host-range kind, a launch, a graph launch),
-        matched once a name: a trace repeats a few call names a million times."""
+    def _call(self, name: str) -> tuple[str | None, bool, bool, int]:
+        """What a runtime call's name says (its host-range kind, a launch, a graph launch, its
+        part in a launch-then-sync), matched once a name: a trace repeats a few call names a
+        million times."""
         facts = self.calls.get(name)
         if facts is None:
-            facts = (call_kind(name), is_launch(name), GRAPH_LAUNCH.match(name) is not None)
+            graph = GRAPH_LAUNCH.match(name) is not None
+            facts = (call_kind(name), is_launch(name), graph, order_role(name))
             if len(self.calls) < NAMES_KEPT:
                 self.calls[name] = facts
         return facts
@@ -373,7 +379,8 @@ class KinetoTrace(Reader):
         _insert_kernels(profile, source, seen.os_pid, waves(meta, seen.hip))
         insert_ranges(profile, source, seen.host)
         insert_graph_launches(profile, source, seen.graphs)
-        seen.operators.write(profile, source)
+        seen.operators.write(profile, source)  # then the launches are all staged
+        insert_ranges(profile, source, after_launch(profile, seen.others, seen.operators.threads))
         rank = run_rank(meta)
         profile.add_input(str(path), self.name, seen.kernels.count, role, rank=rank)
         profile.warn_deviceless(path, source, "neither args.device nor pid is an integer")
