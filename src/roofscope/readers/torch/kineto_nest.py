@@ -178,7 +178,14 @@ class Sweep:
                 launch_seq.append(seq)
                 leaf.append(-1 if top is None else top[_SEQ])
                 launched.append(seq)
-                ids.append(-1 if top is None else self._keep(top))
+                if top is None:
+                    ids.append(-1)
+                    continue
+                if not top[_KEPT]:
+                    self._keep(top)
+                elif pending:
+                    self._number()
+                ids.append(top[_ID])
             else:
                 op_seq.append(seq)
                 parent.append(-1 if top is None else top[_SEQ])
@@ -188,15 +195,14 @@ class Sweep:
         self.thread = thread
         return ops, launches
 
-    def _keep(self, top: list[Any]) -> int:
+    def _keep(self, top: list[Any]) -> None:
         """Keep the open operators (the chain of ``top``'s parents, up to one already
-        kept), number the pending ones: all are now kept or closed. -> ``top``'s op_id."""
+        kept), number the pending ones: all are now kept or closed."""
         entry: list[Any] | None = top
         while entry is not None and not entry[_KEPT]:
             entry[_KEPT] = True
             entry = entry[_UP]
         self._number()
-        return int(top[_ID])
 
     def _number(self) -> None:
         """The pending operators numbered, in order, up to the first open and not kept."""
@@ -248,7 +254,8 @@ def _write(profile: Profile, source: int, sweep: Sweep, written: list[int]) -> N
         if answers["seq"]:
             _create(profile, table, list(answers))
             stage(profile, table, dict.fromkeys(answers, "int"), answers)
-            profile.con.execute(insert, [source])
+            seqs = answers["seq"]  # in reading order, as the staged rows: a scan skips
+            profile.con.execute(insert, [source, min(seqs), max(seqs)])  # the rest
             profile.con.execute(f"DROP TABLE {table}")
         for values in answers.values():
             values.clear()
@@ -270,13 +277,13 @@ def _create(profile: Profile, table: str, columns: list[str]) -> None:
 _OPERATORS = f"""INSERT INTO {Table.OPERATORS}
     SELECT $1, k.op_id, nullif(k.parent, -1), tn.text, o.start_ns, o.end_ns, td.text, tt.text,
         tc.text, o.flops, o.bytes
-    FROM {KEPT} k JOIN {OPS} o ON o.seq = k.seq
+    FROM {KEPT} k JOIN {OPS} o ON o.seq = k.seq AND o.seq BETWEEN $2 AND $3
     LEFT JOIN {TEXTS} tn ON tn.id = o.name LEFT JOIN {TEXTS} td ON td.id = o.dims
     LEFT JOIN {TEXTS} tt ON tt.id = o.types LEFT JOIN {TEXTS} tc ON tc.id = o.concrete
     ORDER BY k.op_id"""
 _LAUNCHES = f"""INSERT INTO {Table.OP_LAUNCHES}
     SELECT $1, l.correlation, l.start_ns, nullif(n.op_id, -1)
-    FROM {NUMBERED} n JOIN {LAUNCHES} l ON l.seq = n.seq
+    FROM {NUMBERED} n JOIN {LAUNCHES} l ON l.seq = n.seq AND l.seq BETWEEN $2 AND $3
     ORDER BY n.pos"""
 
 
