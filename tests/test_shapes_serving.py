@@ -300,3 +300,137 @@ def test_operators_without_work_say_why_in_json_and_text(
     assert main(["analyze", str(LAYER)]) == 0
     flat = " ".join(capsys.readouterr().out.split())
     assert f"mha_batch_prefill ({share:.1%}): the sequence lengths are not recorded" in flat
+
+
+# --- vLLM's ROCm wrappers, group norm, DDP, collectives (TraceLens @ 171dd74, MIT: "VPD" is
+# tests/traces/inference/vllm_prefilldecode_piecewise/capture_traces/graph_capture_rank_0.*,
+# "FLUX" inference/xdit_flux.1_aiter_sage/capture_traces, "DDP" mi300/resnet_act_checkpoint)
+
+
+def test_vllm_rocm_aiter_rmsnorm_wrappers_match_tracelens() -> None:
+    # VPD: vllm::rocm_aiter_rmsnorm2d_fwd_with_add(x, residual, weight, eps) returns out and
+    # residual_out, both new; its child aiter::rmsnorm2d_fwd_with_add_ck of the same tokens
+    # is TraceLens's RMSNorm_fwd.csv row: 180.0054931640625 MB, 0.117981184 GFLOP
+    dims = [[8192, 2880], [8192, 2880], [2880], []]
+    types = [BF16, BF16, BF16, "Scalar"]
+    w = work("vllm::rocm_aiter_rmsnorm2d_fwd_with_add", dims, types)
+    assert w.bytes == (2 * 8192 * 2880 + 2880 + 2 * 8192 * 2880) * 2 == 180.0054931640625 * MIB
+    assert w.flops == 5 * 8192 * 2880 and w.flops + 2 * 8192 == 0.117981184e9
+    assert w.ceiling == "fp32-vector"
+    # VPD: vllm::rocm_aiter_rms_norm(x, weight, eps) -> out; TraceLens (its aiter::rms_norm
+    # child): 90.0054931640625 MB, 0.094388224 GFLOP (2 FLOPs more per row)
+    r = work("vllm::rocm_aiter_rms_norm", [[8192, 2880], [2880], []], [BF16, BF16, "Scalar"])
+    assert r.bytes == (2 * 8192 * 2880 + 2880) * 2 == 90.0054931640625 * MIB
+    assert r.flops + 2 * 8192 == 0.094388224e9
+    residual = reason("vllm::rocm_aiter_rmsnorm2d_fwd_with_add", [[4, 8], [4, 9], [8], []], types)
+    assert "inputs [0, 1] of shapes" in residual
+
+
+def test_unified_kv_cache_update_says_the_cache_is_not_an_input() -> None:
+    # VPD: vllm::unified_kv_cache_update(key [T, Hk, D], value, layer_name): the cache is
+    # looked up by name; the reshape_and_cache_flash inside it carries the store's work
+    dims = [[8192, 8, 64], [8192, 8, 64], []]
+    words = reason("vllm::unified_kv_cache_update", dims, [BF16, BF16, ""])
+    assert "KV cache and the slots are not among its inputs" in words
+
+
+def test_aiter_groupnorm_run_is_a_group_norm() -> None:
+    # FLUX: aiter::_groupnorm_run(x [1, 512, 32, 32], 32 groups, weight [512], bias [512],
+    # eps); TraceLens Normalization_fwd.csv: 0.002624512 GFLOP, 2.005859375 MB (it counts
+    # 3072 FLOPs and 4096 B more: 2 · 512 fp32 values, per-channel statistics by their size)
+    dims = [[1, 512, 32, 32], [], [512], [512], []]
+    types = [BF16, "Scalar", BF16, BF16, "Scalar"]
+    w = work("aiter::_groupnorm_run", dims, types, ["", "32", "", "", "1e-06"])
+    n = 512 * 32 * 32
+    assert w.flops == 5 * n and 5 * n + 3072 == 0.002624512e9
+    assert w.bytes == (2 * n + 2 * 512) * 2 and w.bytes + 2 * 512 * 4 == 2.005859375 * MIB
+    assert w.ceiling == "fp32-vector"
+
+
+def test_ddp_bucket_ops_are_elementwise_and_collectives_have_no_work() -> None:
+    # DDP: the reducer's per-gradient ops, one tensor [1000, 512] recorded each
+    n = 1000 * 512
+    mul = work("torch::distributed::reducer::mul_out", [[1000, 512]], [BF16])
+    assert (mul.flops, mul.bytes, mul.ceiling) == (n, 2 * n * 2, "fp32-vector")
+    copy = work("torch.distributed.ddp.reducer::copy_bucket_to_grad", [[1000, 512]], [BF16])
+    assert (copy.flops, copy.bytes, copy.ceiling) == (0, 2 * n * 2, None)
+    acc = reason("torch::autograd::AccumulateGrad", [[1000, 512]], [BF16])
+    assert "whether the parameter already had a gradient is not recorded" in acc
+    calls = [
+        ("c10d::allreduce_", [[[8816192]], [], [], [], []], ["TensorList", "", "", "", "Scalar"]),
+        ("c10d::broadcast_", [[[9600]], [], [], [], [], []], ["TensorList", ""] + ["Scalar"] * 4),
+        ("c10d::_allgather_base_", [[8, 25136], [1, 25136], [], [], []], [BF16, BF16, "", "", ""]),
+        ("record_param_comms", [[[8816192]], *[[]] * 9], ["TensorList"] + [""] * 9),
+    ]  # fmt: skip
+    for name, dims, types in calls:
+        assert "communication" in reason(name, dims, types), name
+
+
+# --- quantised GEMMs: no public trace carrying them was found; the args are built from each
+# op's schema (cited in quant_gemm.py), as Kineto records them
+
+
+def test_cutlass_scaled_mm_fp8_and_int8() -> None:
+    """vLLM _C::cutlass_scaled_mm(out [M, N], a [M, K], b [K, N], a_scales [M, 1], b_scales
+    [1, N], bias? [N]): 2·M·N·K (+ M·N bias); a, b, scales, bias read, out written."""
+    m, n, k = 64, 4096, 14336
+    dims = [[m, n], [m, k], [k, n], [m, 1], [1, n], []]
+    w = work("_C::cutlass_scaled_mm", dims, [BF16, FP8, FP8, "float", "float", ""])
+    assert w.flops == 2 * m * n * k
+    assert w.bytes == m * k + k * n + m * 4 + n * 4 + m * n * 2
+    assert w.ceiling == "fp8-matrix"
+    biased = work(
+        "_C::cutlass_scaled_mm", [*dims[:5], [n]], [BF16, FP8, FP8, "float", "float", BF16]
+    )
+    assert biased.flops == 2 * m * n * k + m * n and biased.bytes == w.bytes + n * 2
+    i8 = "signed char"
+    q = work("_C::cutlass_scaled_mm", dims, [BF16, i8, i8, "float", "float", ""])
+    assert (q.flops, q.bytes, q.ceiling) == (w.flops, w.bytes, "int8-matrix")
+    # azp: (out, a, b, a_scales, b_scales, azp_adj [N] int32, azp? [M] int32, bias?)
+    azp = [*dims[:5], [n], [m], []]
+    z = work("_C::cutlass_scaled_mm_azp", azp, [BF16, i8, i8, "float", "float", INT, INT, ""])
+    assert (z.flops, z.bytes) == (w.flops, w.bytes + n * 4 + m * 4)
+
+
+def test_sgl_kernel_and_aiter_scaled_mm_output_from_out_dtype() -> None:
+    """sgl_kernel::fp8_scaled_mm(mat_a [M, K], mat_b [K, N], scales_a, scales_b, out_dtype,
+    bias?) -> [M, N]; out_dtype 15 is bfloat16 (c10 ScalarType). aiter::gemm_a8w8(XQ [M, K],
+    WQ [N, K], x_scale, w_scale, bias?, dtype, splitK): the weight is [N, K]."""
+    m, n, k = 128, 1024, 4096
+    dims = [[m, k], [k, n], [m, 1], [1, n], [], []]
+    types = [FP8, FP8, "float", "float", "Scalar", ""]
+    w = work("sgl_kernel::fp8_scaled_mm", dims, types, ["", "", "", "", "15", ""])
+    assert w.flops == 2 * m * n * k
+    assert w.bytes == m * k + k * n + (m + n) * 4 + m * n * 2
+    half = work("sgl_kernel::fp8_scaled_mm", dims, types, ["", "", "", "", "5", ""])
+    assert half.bytes == w.bytes  # fp16, 2 bytes too
+    f32 = work("sgl_kernel::fp8_scaled_mm", dims, types, ["", "", "", "", "6", ""])
+    assert f32.bytes == w.bytes + m * n * 2
+    block = [[m, k], [k, n], [m, k // 128], [k // 128, n // 128], []]
+    b = work("sgl_kernel::fp8_blockwise_scaled_mm", block, types[:5], ["", "", "", "", "15"])
+    assert b.flops == 2 * m * n * k
+    assert b.bytes == m * k + k * n + (m * k // 128 + k // 128 * n // 128) * 4 + m * n * 2
+    i8 = "signed char"
+    a8 = [[m, k], [n, k], [m, 1], [1, n], [], [], []]
+    a = work("aiter::gemm_a8w8", a8, [i8, i8, "float", "float", "", "Scalar", "Scalar"],
+             ["", "", "", "", "", "15", ""])  # fmt: skip
+    assert (a.flops, a.bytes, a.ceiling) == (w.flops, w.bytes, "int8-matrix")
+
+
+@pytest.mark.parametrize(
+    ("name", "dims", "types", "concrete", "words"),
+    [
+        ("sgl_kernel::fp8_scaled_mm", [[4, 8], [8, 16], [4, 1], [1, 16], [], []],
+         [FP8, FP8, "float", "float", "Scalar", ""], [""] * 6, "out_dtype (input 4)"),
+        ("sgl_kernel::fp8_scaled_mm", [[4, 8], [9, 16], [4, 1], [1, 16], [], []],
+         [FP8, FP8, "float", "float", "Scalar", ""], ["", "", "", "", "15", ""], "inner sizes"),
+        ("_C::cutlass_scaled_mm", [[4, 16], [4, 8], [8, 16], [], [], []],
+         [BF16, BF16, BF16, "float", "float", ""], [""] * 6, "expected fp8 or int8"),
+        ("_C::cutlass_scaled_mm", [[4, 15], [4, 8], [8, 16], [], [], []],
+         [BF16, FP8, FP8, "float", "float", ""], [""] * 6, "out [4, 15] for a [4, 16]"),
+    ],
+)  # fmt: skip
+def test_scaled_mm_args_that_contradict_the_schema_give_no_work(
+    name: str, dims: list[Any], types: list[str], concrete: list[str], words: str
+) -> None:
+    assert words in reason(name, dims, types, concrete)

@@ -31,6 +31,7 @@ from roofscope.analysis.work.shapes.memory import (
     Reduction,
     triton_buffers,
 )
+from roofscope.analysis.work.shapes.quant_gemm import QUANT_GEMMS
 from roofscope.analysis.work.shapes.serving import SERVING
 
 __all__ = [
@@ -139,3 +140,4 @@ for _op in ["copy_", "to", "_to_copy", "clone", "contiguous"]:
 for _op in ["fill_", "zero_"]:
     FORMULAS[f"aten::{_op}"] = Elementwise(0, reads=False)
 FORMULAS.update(SERVING)  # serving.py: vLLM, SGLang, aiter custom ops and ATen gathers
+FORMULAS.update(QUANT_GEMMS)  # quant_gemm.py: fp8 and int8 GEMMs of vLLM, SGLang, aiter

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from roofscope.analysis.work.shapes.args import Args, OpWork, Unreadable, ceiling_of
 from roofscope.analysis.work.shapes.attention import Attention
+from roofscope.analysis.work.shapes.memory import Elementwise, PerElement
 
 
 @dataclass(frozen=True)
@@ -28,7 +29,7 @@ class Fused:
     reads: tuple[int, ...]
     writes: tuple[int, ...] = ()
     inplace: tuple[int, ...] = ()
-    new_out: bool = False  # the op returns a new tensor of input ``count``'s shape and type
+    new_outs: int = 0  # the op returns this many new tensors of input ``count``'s shape, type
     flops_per: int = 0
     check: Callable[[Args], None] | None = None
     words: str = ""
@@ -38,7 +39,7 @@ class Fused:
             self.check(args)
         moved = sum(args.tensor_bytes(i) for i in (*self.reads, *self.writes))
         moved += 2 * sum(args.tensor_bytes(i) for i in self.inplace)
-        moved += args.tensor_bytes(self.count) if self.new_out else 0
+        moved += self.new_outs * args.tensor_bytes(self.count)
         flops = self.flops_per * math.prod(args.shape(self.count))
         ceiling = ceiling_of(args.dtype(self.count), "vector", args.fp32_matmul) if flops else None
         return OpWork(float(flops), float(moved), ceiling, self.words)
@@ -95,7 +96,14 @@ AITER_RMSNORM = VLLM_RMS_NORM
 AITER_ADD_RMSNORM = Fused(
     1, (1, 2, 4), writes=(0, 3), flops_per=5, check=_norm(1, 4, 0, 2, 3), words=ADD_RMS
 )
-AITER_RMS_NORM = Fused(0, (0, 1), new_out=True, flops_per=4, check=_norm(0, 1), words=RMS)
+AITER_RMS_NORM = Fused(0, (0, 1), new_outs=1, flops_per=4, check=_norm(0, 1), words=RMS)
+# vLLM vllm/_aiter_ops.py: rocm_aiter_rms_norm(x, weight, eps) calls aiter's rms_norm;
+# rocm_aiter_rmsnorm2d_fwd_with_add(x, residual, weight, eps) -> (out, residual_out), both
+# new (torch.empty_like), calls aiter's rmsnorm2d_fwd_with_add(out, x, residual,
+# residual_out, weight, eps).
+VLLM_AITER_ADD_RMSNORM = Fused(
+    0, (0, 1, 2), new_outs=2, flops_per=5, check=_norm(0, 2, 1), words=ADD_RMS
+)
 # vLLM csrc/activation_kernels.cu and sgl-kernel csrc/elementwise/activation.cu:
 # silu_and_mul(out [..., d], input [..., 2d]) = silu(input[..., :d]) * input[..., d:].
 ACT_AND_MUL = Fused(0, (1,), writes=(0,), flops_per=2, check=_halves(0, 1), words=ACT_MUL)
@@ -244,6 +252,24 @@ PAGED = Unknown(
     "attention's FLOPs and the KV cache bytes read are unknown"
 )
 COLLECTIVE = Unknown("communication: its time is the interconnect's, it has no roofline ceiling")
+# vLLM vllm/model_executor/layers/attention/attention.py: unified_kv_cache_update(key, value,
+# layer_name) looks the layer's KV cache and slot mapping up by name (get_attention_context)
+# and writes key and value into it (the backend's do_kv_cache_update).
+KV_UPDATE = Unknown(
+    "the KV cache and the slots are not among its inputs (key, value, the layer's name): its "
+    "kernel's work is the cache store's inside it (reshape_and_cache_flash), where recorded"
+)
+# torch/csrc/autograd/functions/accumulate_grad.h: the new gradient is taken as the
+# parameter's .grad (no copy) when it has none, else added to it (an aten::add_ inside).
+ACCUMULATE = Unknown(
+    "whether the parameter already had a gradient is not recorded: the new one is either "
+    "taken without a copy or added by the aten::add_ inside, which counts it"
+)
+# torch/csrc/distributed/c10d/reducer.cpp: DDP's bucket ops, one tensor recorded:
+# mul_out divides the gradient by the world size (out = grad · scalar, 1 FLOP per element),
+# copy_bucket_to_grad copies the reduced bucket's view into the gradient.
+DDP_MUL = Elementwise(1)
+DDP_COPY = Elementwise(0)
 
 SERVING: dict[str, Callable[[Args], OpWork]] = {
     "_C::rms_norm": VLLM_RMS_NORM,
@@ -280,4 +306,21 @@ SERVING: dict[str, Callable[[Args], OpWork]] = {
     "vllm::all_gather": COLLECTIVE,
     "vllm::reduce_scatter": COLLECTIVE,
     "symm_mem::multimem_all_reduce_": COLLECTIVE,
+    "vllm::rocm_aiter_rms_norm": AITER_RMS_NORM,
+    "vllm::rocm_aiter_rmsnorm2d_fwd_with_add": VLLM_AITER_ADD_RMSNORM,
+    "vllm::unified_kv_cache_update": KV_UPDATE,
+    # aiter aiter/ops/groupnorm.py: _groupnorm_run(x, num_groups, weight, bias, eps), as
+    # aten::group_norm(input, num_groups, weight, bias, eps)
+    "aiter::_groupnorm_run": PerElement((2, 3), 4),
+    "c10d::allreduce_": COLLECTIVE,
+    "c10d::broadcast_": COLLECTIVE,
+    "c10d::_allgather_base_": COLLECTIVE,
+    "c10d::allgather_": COLLECTIVE,
+    "c10d::_reduce_scatter_base_": COLLECTIVE,
+    "c10d::reduce_scatter_": COLLECTIVE,
+    "c10d::alltoall_base_": COLLECTIVE,
+    "record_param_comms": COLLECTIVE,
+    "torch::autograd::AccumulateGrad": ACCUMULATE,
+    "torch::distributed::reducer::mul_out": DDP_MUL,
+    "torch.distributed.ddp.reducer::copy_bucket_to_grad": DDP_COPY,
 }
