@@ -227,8 +227,13 @@ bytes = "1e9"
 match = "fused_add_rms_norm"
 per = "total"
 flops = "1e6"
-bytes = "1e9"
+bytes = "NORM_BYTES"
 """
+# the B200's HBM3E, 7.7 TB/s (NVIDIA's HGX B200 specifications): 1.44 GB over the norm's 72
+# dispatches is 20 MB each, 2.6 µs at the roof: enough work per launch that the access
+# pattern is what holds it; 1 GB (13.9 MB, 1.8 µs) is too little work per launch
+B200_HBM = 7.7e12
+NORM_CALLS = 72
 
 
 def test_b200_verdicts_by_whose_kernel(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -236,7 +241,7 @@ def test_b200_verdicts_by_whose_kernel(capsys: pytest.CaptureFixture[str], tmp_p
     gets no verdict, the trtllm-gen GEMM the GEMM library's advice (no kernel-source
     advice), vLLM's own RMSNorm kernel the access-pattern advice."""
     work = tmp_path / "work.toml"
-    work.write_text(WORK)
+    work.write_text(WORK.replace("NORM_BYTES", "1.44e9"))
     doc = run_json(capsys, str(B200), "--work", str(work))
     # the roofline's verdicts (the launch-too-small ones on fmha and nvjet, 32 and 140 blocks
     # for 148 SMs, are tests/test_launch_busy.py's)
@@ -318,3 +323,36 @@ def test_no_library_kernel_gets_source_advice_in_the_corpus() -> None:
     for kernel, rule, prescription in found:
         assert library_of(kernel) or rule.startswith("ncu-"), (kernel, rule)
         assert not SOURCE_ADVICE.search(prescription.lower()), (kernel, rule, prescription)
+
+
+def test_a_dispatch_too_small_to_reach_its_roof_is_told_so(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """vLLM's RMSNorm with 1 GB over its 72 dispatches: each would take 1.8 µs at the B200's
+    HBM roof, under the 2 µs any launch costs, so the advice is more work per launch, not
+    the access pattern; the time at the roof is worked out from the trace's own durations."""
+    work = tmp_path / "work.toml"
+    work.write_text(WORK.replace("NORM_BYTES", "1e9"))
+    doc = run_json(capsys, str(B200), "--work", str(work))
+    durations = [d for n, d in _kineto_durations(B200) if "fused_add_rms_norm" in n]
+    assert len(durations) == NORM_CALLS
+    mean_us = sum(durations) / len(durations)
+    at_roof_us = 1e9 / NORM_CALLS / B200_HBM * 1e6  # efficiency x mean = bytes / roof
+    (norm,) = [f for f in doc["findings"] if f["kernel"] and "fused_add_rms_norm" in f["kernel"]]
+    assert norm["rule"] == "memory-far-below-roof"
+    assert norm["evidence"]["dispatch_at_roof_ns"] == pytest.approx(at_roof_us * 1000)
+    assert norm["prescription"].startswith("give each launch more work")
+    assert (
+        f"would take {at_roof_us:.3g} µs at the roof against its {mean_us:.3g} µs"
+        in (norm["summary"])
+    )
+
+
+def _kineto_durations(path: Path) -> list[tuple[str, float]]:
+    """Each kernel event's name and duration in µs, as the file writes them."""
+    doc = json.loads(gzip.decompress(path.read_bytes()))
+    return [
+        (e["name"], e["dur"])
+        for e in doc["traceEvents"]
+        if e.get("ph") == "X" and e.get("cat") == "kernel"
+    ]
