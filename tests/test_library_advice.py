@@ -356,3 +356,26 @@ def _kineto_durations(path: Path) -> list[tuple[str, float]]:
         for e in doc["traceEvents"]
         if e.get("ph") == "X" and e.get("cat") == "kernel"
     ]
+
+
+VCOPY_MI350 = SHARED_CORPUS / "amd/rocprof-compute-vcopy-2025/MI350"
+
+
+@pytest.mark.skipif(not VCOPY_MI350.exists(), reason="shared corpus not present")
+def test_a_long_dispatch_with_few_bytes_keeps_the_access_advice(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """rocprof-compute's vcopy on an MI350: its bytes would take under 2 µs at the roof, but
+    each dispatch takes 18.5 µs (pmc_perf.csv's End_Timestamp - Start_Timestamp): no launch
+    costs that much, so the access pattern is what holds it."""
+    import csv
+
+    with (VCOPY_MI350 / "pmc_perf.csv").open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    mean_ns = sum(float(r["End_Timestamp"]) - float(r["Start_Timestamp"]) for r in rows) / len(rows)
+    assert mean_ns > 10_000
+    doc = run_json(capsys, str(VCOPY_MI350))
+    (vcopy,) = [f for f in doc["findings"] if f["rule"] == "memory-far-below-roof"]
+    assert vcopy["evidence"]["dispatch_at_roof_ns"] < 2_000
+    assert vcopy["prescription"].startswith("fix the access pattern")
+    assert "too little work" not in vcopy["summary"]

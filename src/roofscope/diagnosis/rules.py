@@ -111,7 +111,7 @@ def roofline_rule(k: KernelView) -> Finding | None:
     level = r.limiting_level or "hbm"
     roof = f"{level} bandwidth" if bound is Bound.MEMORY else f"{r.ceiling} compute"
     at_roof = _at_roof_ns(k) if bound is Bound.MEMORY and where == "far-below-roof" else None
-    small = at_roof is not None and at_roof < SMALL_WORK_NS
+    small = at_roof is not None and at_roof < SMALL_WORK_NS and (k.stats.mean_ns or 0) < SHORT_NS
     return Finding(
         rule,
         k.stats.name,
@@ -138,9 +138,10 @@ def roofline_rule(k: KernelView) -> Finding | None:
     )
 
 
-# a dispatch that would take under this at its roof is all fixed cost: any launch's start-up,
-# first memory latency and tail take a few µs (the shortest kernels in the corpus's vLLM and
-# SGLang MI300X traces, one-block fills, take 1.96-2.2 µs)
+# a short dispatch (under SHORT_NS) that would take under this at its roof is mostly fixed
+# cost: any launch's start-up, first memory latency and tail take a few µs (the shortest
+# kernels in the corpus's vLLM and SGLang MI300X traces, one-block fills, take 1.96-2.2 µs);
+# a longer one is slow for another reason (its access pattern), whatever its bytes
 SMALL_WORK_NS = 2_000
 SMALL_WORK = (
     "give each launch more work: more tokens or rows per step (larger batches), or fuse it "
