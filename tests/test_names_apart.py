@@ -10,10 +10,11 @@ from __future__ import annotations
 from functools import cache
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from roofscope.model.names import normalise
+from roofscope.model.names import normalise, qualified_name
 from roofscope.render.names import short_names
 
 DATA = Path(__file__).parent / "data"
@@ -148,6 +149,29 @@ def test_aiter_names_with_bfloat16_demangle() -> None:
         "(__bf16*)"
     )
     assert normalise(LLM[4]) == "aiter::fmoe_bf16_pertokenMXfp4_g1u1_flat_novs_silu_16x128"
+
+
+# SGLang's SiLU-and-mul kernel on MI300X (TraceLens sglang_decode, tests/data/kineto/
+# sglang_qwen3_8b_decode_mi300x.json.gz): Clang 17 mangles its function-pointer template
+# parameter with C++20's ``Tn`` (a parameter's declared type), which libstdc++ refuses
+SGL_ACT = (
+    "_ZN7sgl_hip10activation18act_and_mul_kernelI14__hip_bfloat16TnPFT_RKS3_EXadL_Z4siluIS2_"
+    "ES3_S5_EEEEvPS3_PS4_i"
+)
+
+
+def test_a_symbol_the_demangler_refuses_keeps_its_qualified_name() -> None:
+    """Read by the Itanium grammar: N, then the names 7 sgl_hip, 10 activation and
+    18 act_and_mul_kernel, then I (template arguments, elided)."""
+    import cxxfilt
+
+    with pytest.raises(cxxfilt.InvalidName):
+        cxxfilt.demangle(SGL_ACT, external_only=False)
+    assert normalise(SGL_ACT) == "sgl_hip::activation::act_and_mul_kernel<…>"
+    assert short_names([SGL_ACT]) == ["act_and_mul_kernel<…>"]  # as a demangled name reads
+    assert qualified_name("_ZNK3foo3barEv") == "foo::bar"  # a const member, no template
+    assert qualified_name("_ZN99abc") is None  # a length past the end: no guess
+    assert qualified_name("_Zxyz") is None
 
 
 def test_a_namespace_is_kept_where_it_alone_tells_two_kernels_apart() -> None:

@@ -39,7 +39,9 @@ def _vendor_type(m: re.Match[str]) -> str:
 
 
 def demangle(symbol: str) -> str:
-    """The demangled form of an Itanium ``_Z`` symbol, or the symbol itself."""
+    """The demangled form of an Itanium ``_Z`` symbol; where the demangler refuses it, its
+    qualified name with the template arguments elided (:func:`qualified_name`), else the
+    symbol itself."""
     if not symbol.startswith("_Z") or (demangler := _cxxfilt()) is None:
         return symbol
     for attempt in (symbol, _EXTENDED_FLOAT.sub(_vendor_type, symbol)):
@@ -47,7 +49,31 @@ def demangle(symbol: str) -> str:
             return str(demangler.demangle(attempt, external_only=False))
         except Exception:
             continue
-    return symbol
+    return qualified_name(symbol) or symbol
+
+
+_NESTED = re.compile(r"_ZN[rVKRO]*")
+_LENGTH = re.compile(r"\d+")
+
+
+def qualified_name(symbol: str) -> str | None:
+    """``ns::name<…>`` from a symbol's leading length-prefixed names, for the symbols
+    libstdc++'s demangler refuses: Clang 17's C++20 manglings such as ``Tn`` (a template
+    parameter's declared type), in SGLang's ``_ZN7sgl_hip10activation18act_and_mul_kernelI
+    14__hip_bfloat16TnPFT_RKS3_EXadL_Z4siluIS2_ES3_S5_EEEEvPS3_PS4_i`` (MI300X); None where
+    the symbol starts with no name."""
+    nested = _NESTED.match(symbol)
+    at = nested.end() if nested else 2
+    parts = []
+    while (length := _LENGTH.match(symbol, at)) is not None:
+        size, at = int(length.group()), length.end()
+        if size == 0 or at + size > len(symbol):
+            return None
+        parts.append(symbol[at : at + size])
+        at += size
+    if not parts:
+        return None
+    return "::".join(parts) + ("<…>" if symbol[at : at + 1] == "I" else "")
 
 
 @lru_cache(maxsize=65536)
