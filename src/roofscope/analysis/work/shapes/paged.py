@@ -22,8 +22,8 @@ from roofscope.analysis.work.shapes.steps import Damaged, StepSums, step_sums
 
 NO_STEP = (
     "the sequence lengths are not recorded (in tensors whose values a trace omits) and no "
-    "step range around the call gives their sums (vLLM's execute_..._context_..., SGLang's "
-    "detailed step[...]): the attention's FLOPs and the KV cache bytes read are unknown"
+    "step range around the call gives their sums readably (vLLM's execute_..._context_..., "
+    "SGLang's detailed step[...]): the attention's FLOPs and the KV cache bytes read are unknown"
 )
 
 

@@ -91,9 +91,9 @@ def _vllm(name: str) -> StepSums:
 
 def _sglang(name: str) -> StepSums:
     match = _SGLANG.fullmatch(name)
-    pairs = re.findall(r"(\w+)=(\d+)", match.group(2)) if match else []
-    fields = dict(pairs)
-    if match is None or len(fields) != len(pairs):
+    tokens = match.group(2).split() if match else []
+    fields = dict(t.split("=", 1) for t in tokens if re.fullmatch(r"\w+=\d+", t))
+    if match is None or len(fields) != len(tokens):
         raise Damaged(f"step {name[:120]!r}: expected step[KIND bs=N c_sq=... g_sqsk=...]")
     kind = match.group(1)
     return StepSums(_sglang_sums(name, fields, "c", kind), _sglang_sums(name, fields, "g", kind))
