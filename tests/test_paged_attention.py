@@ -26,9 +26,12 @@ from roofscope.analysis.work.shapes.steps import Damaged, step_sums
 from tests.conftest import DATA
 
 BF16, INT = "c10::BFloat16", "int"
+UNIFIED = "vllm::unified_attention_with_output"
 MIB = 2**20
 PIECEWISE = DATA / "kineto" / "vllm_mi300x_piecewise_graph_execution.json.gz"
 LAYER = DATA / "kineto" / "sglang_qwen3_8b_prefill_layer_mi300x.json.gz"
+DECODE = DATA / "kineto" / "vllm_mi300x_unnamed_graph_execution.json.gz"
+DECODE_CAPTURE = DATA / "graph_capture" / "vllm_decode_full_bs32_capture.json.gz"
 # the step range around LAYER's layer in the whole trace (TraceLens's
 # tests/traces/inference/sglang_prefilldecode/sglang_Qwen3-8B_prefilldecode.json.gz), verbatim
 SGLANG_STEP = {
@@ -114,6 +117,56 @@ def test_sglang_causal_prefill_step_matches_tracelens(tmp_path: Path) -> None:
     assert kernel.bound == "compute"
 
 
+def test_vllm_decode_graph_gets_its_captured_calls_step(tmp_path: Path) -> None:
+    """vLLM gpt-oss full-graph decode (MI300X) with its capture trace: the 24 captured
+    unified_attention_with_output calls (q [32, 64, 64], k, v [32, 8, 64]) replayed inside
+    the one step range, 32 decodes over 55086 keys. TraceLens: 0.902529024 GFLOP, 108.08984375
+    MB. The same replay inside two steps of other sums gives no count."""
+    capture = events(DECODE_CAPTURE)
+    calls = [e for e in capture if e.get("name") == UNIFIED]
+    (t, hq, d), (_, hkv, _), (_, _, dv) = (calls[0]["args"]["Input Dims"][i] for i in range(3))
+    [step] = [e for e in events(DECODE) if e.get("cat") == "user_annotation"]
+    sums = numbers(step["name"])
+    assert sums["c_sq"] == 0 and sums["g_sq"] == t == 32
+    flops, moved = expected(sums, hq, hkv, d, dv, 2)
+    assert (flops, moved / MIB) == (902_529_024, 108.08984375)  # TraceLens's row
+    assert flops == 4 * hq * d * sums["g_sk"]  # N_Q = 1 each
+    doc = roofscope.analyze(DECODE, graph_capture=DECODE_CAPTURE).to_dict()
+    [row] = [r for r in doc["operators"]["rows"] if r["name"] == UNIFIED]
+    assert (row["flops"], row["bytes"]) == (len(calls) * flops, len(calls) * moved)
+    # the step replayed again later (its graph launch, the launch's kernels and flows, the
+    # step range renamed to other sums): one captured call, two steps: no count
+    trace = json.loads(gzip.decompress(DECODE.read_bytes()))
+    [launch] = [e for e in trace["traceEvents"] if e.get("name") == "hipGraphLaunch"]
+    replay = [e for e in trace["traceEvents"] if _correlation(e) == _correlation(launch)]
+    later = [_shifted(e, 10_000.0) for e in [*replay, step]]
+    later[-1]["name"] = step["name"].replace("sk55086", "sk55000")
+    trace["traceEvents"] += later
+    path = tmp_path / "two_steps.json"
+    path.write_text(json.dumps(trace))
+    doc = roofscope.analyze(path, graph_capture=DECODE_CAPTURE).to_dict()
+    [row] = [r for r in doc["operators"]["rows"] if r["name"] == UNIFIED]
+    assert row["flops"] is None and row["bytes"] is None
+
+
+def _correlation(event: dict[str, Any]) -> Any:
+    args = event.get("args") or {}
+    return args.get("correlation", args.get("external id") if event.get("ph") in "sf" else None)
+
+
+def _shifted(event: dict[str, Any], by: float) -> dict[str, Any]:
+    """A copy ``by`` µs later; a launch's correlation id (and its kernels' and flow's) + 1."""
+    copy = json.loads(json.dumps(event))
+    copy["ts"] = copy["ts"] + by
+    args = copy.get("args") or {}
+    for key in ("correlation", "External id", "external id"):
+        if key in args and copy.get("cat") != "user_annotation":
+            args[key] += 1_000_000
+    if copy.get("ph") in ("s", "f"):
+        copy["id"] = copy["id"] + 1_000_000
+    return copy
+
+
 def test_without_a_step_range_the_reason_stays() -> None:
     """The same layer as trimmed (no step range around it): no work, and why."""
     doc = roofscope.analyze(LAYER).to_dict()
@@ -139,7 +192,6 @@ def test_a_damaged_step_range_gives_no_work(tmp_path: Path) -> None:
 
 # --- the formula on synthetic calls: each request written out, the sums taken here
 
-UNIFIED = "vllm::unified_attention_with_output"
 UNIFIED_DIMS = [[64, 32, 128], [64, 8, 128], [64, 8, 128], [64, 32, 128], [], [], [], [0]]
 UNIFIED_TYPES = [BF16] * 4 + ["", "", ""] + [BF16]
 
