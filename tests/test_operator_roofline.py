@@ -410,7 +410,7 @@ def test_the_grouped_query_joins_a_groups_distinct_formulas_from_a_bit_string() 
     con.execute("CREATE TABLE l (g VARCHAR, formula VARCHAR)")
     con.executemany("INSERT INTO l VALUES (?, ?)", rows)
     bits = " ".join(operators._GROUPED.split()).split(", bitstring_agg")[1].split(" FROM")[0]
-    bits = "bitstring_agg" + bits.replace("{formulas}", str(len(formulas))).replace("$9", "$1")
+    bits = "bitstring_agg" + bits.replace("{formulas}", str(len(formulas))).replace("$10", "$1")
     got = con.execute(f"SELECT g, {bits} FROM l GROUP BY g ORDER BY g", [formulas]).fetchall()
     decoded = [(g, operators._formulas(b, formulas)) for g, b in got]
     distinct = con.execute(

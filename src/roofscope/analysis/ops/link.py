@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from roofscope.analysis.ops.steps import op_steps
 from roofscope.analysis.work.shapes import (
     NoWork,
     OpCall,
@@ -67,13 +68,15 @@ class Signature:
     dims: str | None
     types: str | None
     concrete: str | None
+    step: str | None = None  # the serving step range around a paged attention (ops/steps.py)
 
     def call(self) -> OpCall | None:
         """The decoded call; None where an input list is no JSON list."""
         dims, types = _list(self.dims), _list(self.types)
         if dims is None or types is None:
             return None
-        return OpCall(self.name, dims, [str(t) for t in types], _list(self.concrete) or [])
+        concrete = _list(self.concrete) or []
+        return OpCall(self.name, dims, [str(t) for t in types], concrete, self.step or "")
 
 
 def _list(text: str | None) -> list[Any] | None:
@@ -89,7 +92,8 @@ def _list(text: str | None) -> list[Any] | None:
 
 def signatures(profile: Profile) -> list[Signature]:
     """The distinct operator calls that launched kernels or hold one that did."""
-    sql = f"""{_CHAIN} SELECT DISTINCT name, dims, types, concrete FROM ops o
+    sql = f"""{_CHAIN} SELECT DISTINCT name, dims, types, concrete, t.step FROM ops o
+        LEFT JOIN steps t ON t.source = o.source AND t.op_id = o.op_id
         SEMI JOIN chain c ON c.source = o.source AND c.op_id = o.op_id ORDER BY ALL"""
     rows = query(profile, op_launches(profile), sql, (), **relations(profile)).fetchall()
     return [Signature(*row) for row in rows]
@@ -127,13 +131,15 @@ _LINKED = """
 , sigw AS (SELECT unnest($1::VARCHAR[]) AS name, unnest($2::VARCHAR[]) AS dims,
     unnest($3::VARCHAR[]) AS types, unnest($4::VARCHAR[]) AS concrete,
     unnest($5::DOUBLE[]) AS w_flops, unnest($6::DOUBLE[]) AS w_bytes,
-    unnest($7::VARCHAR[]) AS ceiling, unnest($8::VARCHAR[]) AS formula)
+    unnest($7::VARCHAR[]) AS ceiling, unnest($8::VARCHAR[]) AS formula,
+    unnest($9::VARCHAR[]) AS step)
 , known AS (
     SELECT s.source, s.op_id, s.flops, s.bytes, w.w_flops, w.w_bytes, w.ceiling, w.formula,
         s.flops IS NOT NULL OR s.bytes IS NOT NULL AS noted
-    FROM ops s LEFT JOIN sigw w ON s.name = w.name AND s.dims IS NOT DISTINCT FROM w.dims
+    FROM ops s LEFT JOIN steps t ON t.source = s.source AND t.op_id = s.op_id
+    LEFT JOIN sigw w ON s.name = w.name AND s.dims IS NOT DISTINCT FROM w.dims
         AND s.types IS NOT DISTINCT FROM w.types
-        AND s.concrete IS NOT DISTINCT FROM w.concrete
+        AND s.concrete IS NOT DISTINCT FROM w.concrete AND t.step IS NOT DISTINCT FROM w.step
     WHERE s.flops IS NOT NULL OR s.bytes IS NOT NULL OR w.formula IS NOT NULL)
 , tagged AS (
     SELECT c.leaf, c.depth, k.* FROM chain c
@@ -202,6 +208,7 @@ def linked_sql(profile: Profile, work: dict[Signature, OpWork]) -> tuple[str, li
         [work[k].bytes for k in keys],
         [work[k].ceiling for k in keys],
         [work[k].formula for k in keys],
+        [k.step for k in keys],
     ]
     return f"{_CHAIN} {_LINKED}", params
 
@@ -213,4 +220,5 @@ def relations(profile: Profile) -> dict[str, Relation]:
         "ops": operators(profile),
         "ann": kernel_annotations(profile),
         "gk": graph_kernel_ops(profile),
+        "steps": op_steps(profile),
     }

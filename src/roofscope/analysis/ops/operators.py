@@ -112,7 +112,7 @@ SELECT GROUPING(o.name, o.dims, o.types, k.kernel_id, l.ceiling) AS sets, o.name
     sum(l.dur), max(l.dur), sum(l.flops), sum(l.bytes), count(l.flops), count(l.bytes),
     count(*) FILTER (l.flops IS NOT NULL OR l.bytes IS NOT NULL),
     sum(l.dur) FILTER (l.flops IS NOT NULL OR l.bytes IS NOT NULL),
-    bitstring_agg(list_position($9::VARCHAR[], l.formula), 1, {formulas})
+    bitstring_agg(list_position($10::VARCHAR[], l.formula), 1, {formulas})
         FILTER (l.formula IS NOT NULL)
 FROM linked l LEFT JOIN ops o ON o.source = l.source AND o.op_id = l.call_row
 JOIN kernel_ids k ON k.name_id = l.name_id

@@ -19,6 +19,7 @@ class OpCall:
     dims: Sequence[Any]  # args["Input Dims"]: per input a list of ints, [] or a list of lists
     types: Sequence[str]  # args["Input type"]: "c10::BFloat16", "float", "Scalar", "", ...
     concrete: Sequence[Any] = ()  # args["Concrete Inputs"]: literal strings ("", "1", "True")
+    step: str = ""  # the serving step range around the call whose name gives sequence sums
 
 
 @dataclass(frozen=True)

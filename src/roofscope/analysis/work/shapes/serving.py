@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from roofscope.analysis.work.shapes.args import Args, OpWork, Unreadable, ceiling_of
 from roofscope.analysis.work.shapes.attention import Attention
 from roofscope.analysis.work.shapes.memory import Elementwise, PerElement
+from roofscope.analysis.work.shapes.paged import PAGED_ATTENTION
 
 
 @dataclass(frozen=True)
@@ -72,7 +73,7 @@ def _halves(out: int, x: int) -> Callable[[Args], None]:
 
     def check(args: Args) -> None:
         o, i = args.shape(out), args.shape(x)
-        if not o or o[:-1] != i[:-1] or 2 * o[-1] != i[-1]:
+        if not o or not i or o[:-1] != i[:-1] or 2 * o[-1] != i[-1]:
             raise Unreadable(f"output {list(o)} from input {list(i)}: expected [..., d], [..., 2d]")
 
     return check
@@ -247,10 +248,6 @@ GROUPED = Unknown(
     "which groups hold rows (offs' values) is not recorded: the weights read lie between one "
     "and all G groups'"
 )
-PAGED = Unknown(
-    "the sequence lengths are not recorded (in tensors whose values a trace omits): the "
-    "attention's FLOPs and the KV cache bytes read are unknown"
-)
 COLLECTIVE = Unknown("communication: its time is the interconnect's, it has no roofline ceiling")
 # vLLM vllm/model_executor/layers/attention/attention.py: unified_kv_cache_update(key, value,
 # layer_name) looks the layer's KV cache and slot mapping up by name (get_attention_context)
@@ -299,9 +296,7 @@ SERVING: dict[str, Callable[[Args], OpWork]] = {
     "vllm::inplace_fused_experts": EXPERTS,
     "aiter::fused_moe": EXPERTS,
     "aten::_grouped_mm": GROUPED,
-    "vllm::unified_attention": PAGED,
-    "vllm::unified_attention_with_output": PAGED,
-    "aiter::mha_batch_prefill": PAGED,
+    **PAGED_ATTENTION,  # paged.py: from the step's sequence-length sums
     "vllm::all_reduce": COLLECTIVE,
     "vllm::all_gather": COLLECTIVE,
     "vllm::reduce_scatter": COLLECTIVE,
