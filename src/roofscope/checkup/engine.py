@@ -119,7 +119,7 @@ def _read_and_analyse(
     with _runs_on(settings) as run_on:
         profile = load(
             paths, fmt=settings.fmt, progress=progress, jobs=settings.jobs, run_on=run_on,
-            skip_unreadable=settings.skip_unreadable,
+            skip_unreadable=settings.skip_unreadable, shapes=_shapes_wanted(settings),
         )  # fmt: skip
         engine = _engine(settings, run_on)
     if settings.captures:
@@ -226,6 +226,15 @@ def side_gpus(
         if name is not None and not devices.resolve(name):
             raise UsageError(f"{names[option]} {devices.not_found(name)}")
     return base_gpu, new_gpu
+
+
+def _shapes_wanted(settings: Settings) -> bool:
+    """Whether the check-up will ask for launch shapes before a byte is read: the GPU given
+    has known compute units (report.py's ``_shape_read``), so a rocprof CSV reads its shapes
+    in its one scan, not in a second (2 s of CPU at 2 M dispatches). Only a guess of cost:
+    a wrong one reads the same shapes either way."""
+    gpu = settings.roof.gpu
+    return gpu is not None and any(d.compute_units for d in devices.resolve(gpu))
 
 
 def side_captures(
