@@ -136,9 +136,13 @@ def _sweep_one(
     several: bool,
 ) -> DeviceTime:
     source, device, lo, hi, _, _ = group
-    rows = valid.project(f"start_ns, end_ns, coalesce(device, -1) AS d, {process} AS p")
-    if several:
-        rows = rows.filter((ColumnExpression("d") == device) & (ColumnExpression("p") == source))
+    rows = valid.project(f"row_id, start_ns, end_ns, coalesce(device, -1) AS d, {process} AS p")
+    if several:  # within the group's rows: a merged profile's processes follow each other
+        row_id = ColumnExpression("row_id")
+        rows = rows.filter(
+            (row_id >= lo) & (row_id <= hi)
+            & (ColumnExpression("d") == device) & (ColumnExpression("p") == source)
+        )  # fmt: skip
     found = _sweep(profile, rows, threshold)
     if found is None:  # not in start order: let DuckDB sort it (out of core if need be)
         sorted_rows = f"timeline_{abs(hash((source, device, lo, hi)))}"
