@@ -58,19 +58,19 @@ rows_strategy = st.lists(
 @given(
     rows=rows_strategy,
     in_order=st.booleans(),
-    chunk=st.sampled_from([1, 3, 1 << 20]),
+    together=st.sampled_from([1, 3, 1 << 20]),
     sorted_rows=st.sampled_from([0, 1 << 16]),
 )
 def test_busy_is_the_union_of_intervals(
-    tmp_path_factory: object, rows: list[Row], in_order: bool, chunk: int, sorted_rows: int
+    tmp_path_factory: object, rows: list[Row], in_order: bool, together: int, sorted_rows: int
 ) -> None:
-    """Rows in start order are swept as they come, others after a sort; in chunks of any size;
-    or (up to SORTED_ROWS rows) all from one sorted fetch."""
+    """Rows in start order are swept as they come, others after a sort; each device on its
+    own or (up to TOGETHER_ROWS rows on several, SORTED_ROWS on one) all in one sorted query."""
     folder = tmp_path_factory.mktemp("t")  # type: ignore[attr-defined]
     written = sorted(rows, key=lambda r: r[2]) if in_order else rows
     profile = load([str(write_trace(folder / "results.csv", written))])
     with (
-        patch("roofscope.analysis.timeline.CHUNK_ROWS", chunk),
+        patch("roofscope.analysis.timeline.TOGETHER_ROWS", together),
         patch("roofscope.analysis.timeline.SORTED_ROWS", sorted_rows),
     ):
         t = timeline(profile, gap_threshold_ns=1)
@@ -87,22 +87,23 @@ def test_busy_is_the_union_of_intervals(
 
 @settings(max_examples=40, deadline=None)
 @given(rows=rows_strategy, threshold=st.integers(0, 80))
-def test_one_query_and_the_chunked_sweep_agree(
+def test_one_query_and_the_streamed_sweep_agree(
     tmp_path_factory: object, rows: list[Row], threshold: int
 ) -> None:
     """A small timeline is one SQL query (a window over each device's dispatches in start
-    order), a long one numpy chunks: both give every device's idle and gaps alike, ties of
-    start and zero-length dispatches included, at any gap threshold."""
+    order), a long one a sweep of each device's rows in their order (a streaming window):
+    both give every device's idle and gaps alike, ties of start and zero-length dispatches
+    included, at any gap threshold."""
     folder = tmp_path_factory.mktemp("q")  # type: ignore[attr-defined]
     profile = load([str(write_trace(folder / "results.csv", rows))])
     with patch("roofscope.analysis.timeline.SORTED_ROWS", 1 << 16):
         one_query = timeline(profile, gap_threshold_ns=threshold)
-    with (  # no group small enough for one query, chunks of one row
+    with (  # no group small enough for one query: each device swept on its own
         patch("roofscope.analysis.timeline.SORTED_ROWS", 0),
-        patch("roofscope.analysis.timeline.CHUNK_ROWS", 1),
+        patch("roofscope.analysis.timeline.TOGETHER_ROWS", 1),
     ):
-        chunked = timeline(profile, gap_threshold_ns=threshold)
-    assert one_query == chunked
+        swept = timeline(profile, gap_threshold_ns=threshold)
+    assert one_query == swept
 
 
 def test_a_one_ns_gap_and_ties_by_hand(tmp_path: Path) -> None:

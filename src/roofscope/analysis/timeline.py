@@ -11,21 +11,14 @@ over the summed device spans.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
 
 import duckdb
 from duckdb import ColumnExpression
 
-from roofscope.model.access import count, query
+from roofscope.model.access import query
 from roofscope.model.profile import Profile
 from roofscope.model.schema import VALID_DURATION, Role
 from roofscope.model.selection import EVERYTHING, Selection, among, dispatches
-
-if TYPE_CHECKING:
-    import numpy as np
-    import numpy.typing as npt
-
-    Ints = npt.NDArray[np.int64]
 
 DEFAULT_GAP_NS = 10_000
 
@@ -54,10 +47,12 @@ class Timeline:
     devices: tuple[DeviceTime, ...]
 
 
-CHUNK_ROWS = 1 << 20  # rows fetched at a time: memory stays bounded at any trace size
-# up to this many rows one fetch sorted by start costs less than a fetch in row order that may
+# up to this many rows one query sorted by start costs less than a sweep in row order that may
 # find them out of order (and sort them in a table of their own, five statements in all)
 SORTED_ROWS = 1 << 16
+# several devices up to this many rows in all: one sorted query for all of them rather than a
+# sweep of every row per device
+TOGETHER_ROWS = 1 << 20
 
 
 def timeline(
@@ -69,7 +64,7 @@ def timeline(
     if not devices:
         return None
     rows = sum(int(hi) - int(lo) + 1 for _, _, lo, hi, _, _ in devices)
-    if rows <= SORTED_ROWS or (len(devices) > 1 and rows <= CHUNK_ROWS):
+    if rows <= SORTED_ROWS or (len(devices) > 1 and rows <= TOGETHER_ROWS):
         per_device = _sweep_together(profile, valid, process, gap_threshold_ns)
     else:
         per_device = [
@@ -142,28 +137,31 @@ def _sweep_one(
 ) -> DeviceTime:
     source, device, lo, hi, _, _ = group
     rows = valid.project(f"row_id, start_ns, end_ns, coalesce(device, -1) AS d, {process} AS p")
-    if several:
-        rows = rows.filter((ColumnExpression("d") == device) & (ColumnExpression("p") == source))
-    sweep = _sweep(rows, int(lo), int(hi), threshold)
-    if sweep is None:  # not in start order: let DuckDB sort it (out of core if need be)
+    if several:  # within the group's rows: a merged profile's processes follow each other
+        row_id = ColumnExpression("row_id")
+        rows = rows.filter(
+            (row_id >= lo) & (row_id <= hi)
+            & (ColumnExpression("d") == device) & (ColumnExpression("p") == source)
+        )  # fmt: skip
+    found = _sweep(profile, rows, threshold)
+    if found is None:  # not in start order: let DuckDB sort it (out of core if need be)
         sorted_rows = f"timeline_{abs(hash((source, device, lo, hi)))}"
         rows.order("start_ns").project("start_ns, end_ns").to_table(sorted_rows)
         try:
-            ordered = profile.con.table(sorted_rows).project("rowid AS row_id, start_ns, end_ns")
-            sweep = _sweep(ordered, 0, count(profile, ordered) - 1, threshold)
+            found = _sweep(profile, profile.con.table(sorted_rows), threshold)
         finally:
             profile.con.execute(f"DROP TABLE {sorted_rows}")
-    assert sweep is not None, "rows sorted by start_ns sweep in order"
-    return _result(sweep, source, device)
+    assert found is not None, "rows sorted by start_ns sweep in order"
+    return _placed(found, int(source), int(device))
 
 
 def _sweep_together(
     profile: Profile, valid: duckdb.DuckDBPyRelation, process: str, threshold: int
 ) -> list[DeviceTime]:
-    """Every (process, device) group in one query, the sweep of :class:`_Sweep` in SQL: the
+    """Every (process, device) group in one query, the sweep of :func:`_sweep` sorted: the
     idle before a dispatch is its start less the furthest End of those that start before it,
     where positive (dispatches that start together leave none between them, whatever their
-    order). Nothing here needs numpy, which a small trace's check-up then never loads."""
+    order)."""
     groups = query(
         profile,
         valid,
@@ -184,10 +182,6 @@ def _sweep_together(
     return out
 
 
-def _result(sweep: _Sweep, source: int, device: int) -> DeviceTime:
-    return _placed(sweep.result(None), int(source), int(device))
-
-
 def _placed(found: DeviceTime, source: int, device: int) -> DeviceTime:
     """``found`` on its device and process, -1 standing for unknown."""
     return replace(
@@ -197,64 +191,28 @@ def _placed(found: DeviceTime, source: int, device: int) -> DeviceTime:
     )
 
 
-@dataclass
-class _Sweep:
-    """The union of [start, end) intervals fed in start order, a chunk at a time."""
+def _sweep(profile: Profile, rows: duckdb.DuckDBPyRelation, threshold: int) -> DeviceTime | None:
+    """The union of the [start, end) intervals of ``rows`` swept in their scan order (rowid
+    order: the profile's connection sets ``preserve_insertion_order``) without a sort: the
+    idle before a dispatch is its start less the furthest End of the rows before it, where
+    positive. None when the rows are not in start order.
 
-    threshold: int
-    first: int | None = None
-    last_start: int = 0
-    reach: int = 0  # the furthest End seen so far
-    idle: int = 0  # the span not covered by any interval: busy = span - idle
-    gaps: int = 0
-    gap_ns: int = 0
-
-    def feed(self, start: Ints, end: Ints) -> bool:
-        """Add one chunk; False (and nothing added) when it is not in start order."""
-        import numpy as np  # a long trace's sweep only (_sweep_together needs none)
-
-        if start.size == 0:
-            return True
-        if (self.first is not None and int(start[0]) < self.last_start) or bool(
-            np.any(start[1:] < start[:-1])
-        ):
-            return False
-        if self.first is None:
-            self.first = self.reach = int(start[0])
-        # reach[i]: the furthest End before dispatch i (reach[-1]: after the chunk); in
-        # place, a third fewer passes over the chunk than building it from the Ends
-        reach = np.empty(end.size + 1, dtype=np.int64)
-        reach[0], reach[1:] = self.reach, end
-        np.maximum.accumulate(reach, out=reach)
-        gap = np.subtract(start, reach[:-1])  # idle before each start, where positive
-        np.maximum(gap, 0, out=gap)
-        big = gap >= max(1, self.threshold)
-        self.idle += int(gap.sum())
-        self.gaps += int(np.count_nonzero(big))
-        self.gap_ns += int(gap.sum(where=big))
-        self.reach, self.last_start = int(reach[-1]), int(start[-1])
-        return True
-
-    def result(self, device: int | None) -> DeviceTime:
-        span = self.reach - (self.first or 0)
-        return DeviceTime(device, None, span, span - self.idle, self.idle, self.gaps, self.gap_ns)
-
-
-def _sweep(rows: duckdb.DuckDBPyRelation, lo: int, hi: int, threshold: int) -> _Sweep | None:
-    """Sweep ``rows`` in row_id order; None when they are not in start order.
-
-    A scan returns rows in rowid order without an ORDER BY (which would cost a sort per
-    chunk) because the profile's connection sets ``preserve_insertion_order``.
-    """
-    import numpy as np
-
-    sweep = _Sweep(threshold)
-    for first in range(lo, hi + 1, CHUNK_ROWS):
-        row_id = ColumnExpression("row_id")
-        chunk = rows.filter((row_id >= first) & (row_id < first + CHUNK_ROWS))
-        cols = chunk.project("start_ns, end_ns").fetchnumpy()
-        start = np.asarray(cols["start_ns"], dtype=np.int64)
-        end = np.asarray(cols["end_ns"], dtype=np.int64)
-        if not sweep.feed(start, end):
-            return None
-    return sweep
+    Windows with an empty ``OVER`` run as DuckDB's streaming window, in the scan's order on
+    one thread, with no sort (0.07 s of CPU at 2 M dispatches, where the numpy sweep took
+    0.10 s and numpy's import 0.08 s more, and a window ordered by start 0.33 s)."""
+    ((first, last, idle, gaps, gap_ns, ordered),) = query(
+        profile,
+        rows,
+        """SELECT min(start_ns), max(end_ns), coalesce(sum(gap) FILTER (gap > 0), 0),
+            count(*) FILTER (gap >= $1), coalesce(sum(gap) FILTER (gap >= $1), 0),
+            coalesce(bool_and(start_ns >= before), true)
+        FROM (SELECT start_ns, end_ns, start_ns - lag(reach) OVER () AS gap,
+                lag(start_ns) OVER () AS before
+            FROM (SELECT start_ns, end_ns, max(end_ns) OVER (ROWS UNBOUNDED PRECEDING) AS reach
+                FROM d))""",
+        [max(1, threshold)],
+    ).fetchall()
+    if not ordered:
+        return None
+    span = int(last) - int(first)
+    return DeviceTime(None, None, span, span - int(idle), int(idle), int(gaps), int(gap_ns))

@@ -30,15 +30,14 @@ from roofscope.model.selection import EVERYTHING, EmptySelection, Selection, req
 from roofscope.readers.io.shards import LocalWorkers, RunOn, default_jobs
 from roofscope.readers.load import load
 from roofscope.readers.sniff import size_if_file
-from roofscope.readers.torch.graph_capture import Capture, read_capture
-from roofscope.readers.torch.graph_merge import merge
 from roofscope.report import DEFAULTS, Engine, Report, RooflineOptions, analyse, with_lanes
 
 if TYPE_CHECKING:
+    from roofscope.readers.torch.graph_capture import Capture
     from roofscope.verify.compare import Comparison, Run
 
 Progress = Callable[[str], None]  # hears the name of each file as it is read
-Captures = tuple[Capture, ...]  # the capture traces of a profile's CUDA/HIP graphs
+Captures = tuple["Capture", ...]  # the capture traces of a profile's CUDA/HIP graphs
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -85,7 +84,7 @@ def prepare(options: CheckupOptions, spelling: Spelling = Spelling.CLI) -> Setti
         skip_unreadable=options.skip_unreadable,
         selection=selection,
         gap_ns=round(options.gap_us * 1000),
-        captures=tuple(read_capture(p, spelt) for p in options.graph_capture),
+        captures=_captures(options.graph_capture, spelt),
         roof=RooflineOptions(
             gpu=options.gpu, rules=tuple(work_rules(options.work, spelling)),
             fp32_matmul=options.fp32_matmul,
@@ -120,10 +119,12 @@ def _read_and_analyse(
     with _runs_on(settings) as run_on:
         profile = load(
             paths, fmt=settings.fmt, progress=progress, jobs=settings.jobs, run_on=run_on,
-            skip_unreadable=settings.skip_unreadable,
+            skip_unreadable=settings.skip_unreadable, shapes=_shapes_wanted(settings),
         )  # fmt: skip
         engine = _engine(settings, run_on)
     if settings.captures:
+        from roofscope.readers.torch.graph_merge import merge  # msgspec: with a capture only
+
         merge(profile, settings.captures)
     try:
         require_some(profile, settings.selection)
@@ -227,6 +228,15 @@ def side_gpus(
     return base_gpu, new_gpu
 
 
+def _shapes_wanted(settings: Settings) -> bool:
+    """Whether the check-up will ask for launch shapes before a byte is read: the GPU given
+    has known compute units (report.py's ``_shape_read``), so a rocprof CSV reads its shapes
+    in its one scan, not in a second (2 s of CPU at 2 M dispatches). Only a guess of cost:
+    a wrong one reads the same shapes either way."""
+    gpu = settings.roof.gpu
+    return gpu is not None and any(d.compute_units for d in devices.resolve(gpu))
+
+
 def side_captures(
     base: Sequence[str], new: Sequence[str], spelling: Spelling = Spelling.CLI
 ) -> tuple[Captures, Captures]:
@@ -235,10 +245,17 @@ def side_captures(
     flags = ("--base-graph-capture", "--new-graph-capture")
     if spelling is Spelling.PYTHON:
         flags = ("base_graph_capture=", "new_graph_capture=")
-    return (
-        tuple(read_capture(p, flags[0]) for p in base),
-        tuple(read_capture(p, flags[1]) for p in new),
-    )
+    return _captures(base, flags[0]), _captures(new, flags[1])
+
+
+def _captures(paths: Sequence[str], flag: str) -> Captures:
+    """The capture traces of ``paths``; the Kineto machinery (and msgspec, 15 ms of imports)
+    loaded only when a capture is given."""
+    if not paths:
+        return ()
+    from roofscope.readers.torch.graph_capture import read_capture
+
+    return tuple(read_capture(p, flag) for p in paths)
 
 
 def work_rules(values: Sequence[str], spelling: Spelling = Spelling.CLI) -> list[Rule]:

@@ -202,6 +202,9 @@ class Profile:
     run: RunInfo = field(default_factory=RunInfo)
     warnings: list[Warning] = field(default_factory=list)
     deferred: list[Callable[[], None]] = field(default_factory=list)
+    # the check-up will ask for launch shapes (the GPU's compute units given): a reader that
+    # would defer them to a second scan of its file reads them in its first instead
+    shapes_wanted: bool = False
     ceilings: list[Ceiling] = field(default_factory=list)  # measured ones (roofline.csv)
     sysinfo: dict[str, str] = field(default_factory=dict)  # rocprof-compute sysinfo.csv fields
     # source -> counter -> the file of the pass that counted it, where a source's counters come

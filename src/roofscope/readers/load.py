@@ -47,6 +47,7 @@ def load(
     jobs: int | None = None,
     run_on: shards.RunOn | None = None,
     skip_unreadable: bool = False,
+    shapes: bool = False,
 ) -> Profile:
     """Read every path into one Profile; InputError when nothing usable is found.
 
@@ -54,10 +55,11 @@ def load(
     or by ``jobs`` worker processes (default: every core) when there are enough of them, or
     by ``run_on`` (a Dask cluster: ``checkup/workers.py``), each into its partial, merged in
     their order. A run found in a folder that cannot be read is left out with a warning
-    (``skip_unreadable``: a run named too)."""
+    (``skip_unreadable``: a run named too). ``shapes``: the check-up will ask for launch
+    shapes (:attr:`Profile.shapes_wanted`)."""
     damaged: list[Path] = []
     found, nested = _find(paths, fmt, damaged)
-    profile = _read(plan(found), progress, jobs, run_on, skip_unreadable)
+    profile = _read(plan(found), progress, jobs, run_on, skip_unreadable, shapes)
     for path in damaged:
         kind = read_head(path).kind
         profile.warn(
@@ -139,23 +141,24 @@ def _read(
     jobs: int | None,
     run_on: shards.RunOn | None,
     skip_unreadable: bool,
+    shapes: bool,
 ) -> Profile:
     """The plan read in this process, or its independent runs by worker processes."""
     units = shards.units(plan)
     if units is None:
-        return read_plan(plan, progress)
+        return read_plan(plan, progress, shapes=shapes)
     # runs found in a folder: one that cannot be read is left out with a warning
     tolerant = skip_unreadable or all(f.scanned for f, _ in plan)
     if run_on is None:
         jobs = shards.default_jobs() if jobs is None else jobs
         if jobs < 2 or _bytes(plan) < PARALLEL_MIN_BYTES:
             flat = [item for unit in units for item in unit]
-            return _some_run_read(read_plan(flat, progress, tolerant=tolerant), plan)
+            return _some_run_read(read_plan(flat, progress, tolerant=tolerant, shapes=shapes), plan)
         run_on = shards.LocalWorkers(jobs)
     # a big job's merged rows in a database file: compressed, a tenth of the memory
     profile = Profile.empty(on_disk=_bytes(plan) >= ON_DISK_BYTES)
     # a worker may read only a failed export: 16 MiB of input hold data elsewhere
-    read = partial(read_plan, tolerant=tolerant, empty_ok=True)
+    read = partial(read_plan, tolerant=tolerant, empty_ok=True, shapes=shapes)
     for shard in run_on(units, read):
         shards.absorb(profile, shard)
         for f in shard.inputs:
@@ -205,8 +208,10 @@ def read_plan(
     *,
     tolerant: bool = False,
     empty_ok: bool = False,
+    shapes: bool = False,
 ) -> Profile:
-    """Read the planned files, in order, into a new Profile.
+    """Read the planned files, in order, into a new Profile (``shapes``: its
+    :attr:`Profile.shapes_wanted`).
 
     ``tolerant``: the plan is independent runs (consecutive files of one group), and a run
     whose reader fails before it inserts anything (a CPU-only trace, a damaged one) is left
@@ -214,6 +219,7 @@ def read_plan(
     named in an ``empty-export`` warning when another file gives data (or ``empty_ok``: a
     worker's share of the runs), else it is the error."""
     profile = Profile.empty(one_thread=_bytes(plan) < ONE_THREAD_BYTES)
+    profile.shapes_wanted = shapes
     empty: list[EmptyInput] = []
     for unit in _by_group(plan) if tolerant else [plan]:
         start = profile.begin_input()

@@ -162,7 +162,8 @@ def _append(
     Names known from the sample get their id straight from the ENUM code; others travel in
     ``raw_overflow`` until they are registered, then get their id in one UPDATE. When
     ``lazy_shapes`` is given and no staging table is needed, launch shapes are read from it
-    later, on demand, instead of from ``from_sql`` now.
+    later, on demand, instead of from ``from_sql`` now; or, where the check-up will ask for
+    them (``profile.shapes_wanted``), from the same scan as the rows.
     """
     con = profile.con
     first = profile.count("dispatches")
@@ -177,6 +178,9 @@ def _append(
         *[layout.mapping[c] for c in model_cols],
     ]
     inner = f"SELECT {key} AS _k, * {from_sql}"
+    if lazy_shapes is not None and _stages_shapes(profile, layout):
+        given = dict(zip(cols, exprs, strict=True))
+        return _append_with_shapes(profile, inner, given, params, layout, source, where)
     stage = None
     parts: list[Part] = []
     if layout.counters:
@@ -223,31 +227,105 @@ def barrier_rows(profile: Profile, layout: CsvLayout, source: int) -> int:
     return profile.count(f"dispatches WHERE source = {source + 1}") if layout.barriers else 0
 
 
+def _stages_shapes(profile: Profile, layout: CsvLayout) -> bool:
+    """Whether the launch shapes are read in the rows' scan: the check-up will ask for them,
+    the file has some, and no counter stage reads them already."""
+    return profile.shapes_wanted and not layout.counters and bool(_shape_fields(layout)[0])
+
+
+def _append_with_shapes(
+    profile: Profile,
+    inner: str,
+    exprs: dict[str, str],
+    params: list[object],
+    layout: CsvLayout,
+    source: int,
+    where: Path,
+) -> int:
+    """Append the rows of ``inner`` (``exprs``: each dispatch column's SQL) to ``dispatches``
+    and their launch shapes to ``launches`` from one scan: the rows staged with their shape
+    fields, which are grouped by the name's ENUM code ``_k``, not the name. A shape field
+    left unknown (no number, or empty) needs its text to tell which: those shapes are read
+    by the second scan after all (:func:`_insert_shapes`), as without a stage."""
+    con, first, stage = profile.con, profile.count("dispatches"), f"stage{next(_ids)}"
+    shape, loose = _shape_fields(layout)
+    values = "".join(f", {layout.mapping[c]} AS {c}" for c in shape)
+    given = ", ".join(f"{sql} AS {column}" for column, sql in exprs.items())
+    con.execute(f"CREATE TEMP TABLE {stage} AS SELECT _k, {given}{values} FROM ({inner})", params)
+    try:
+        cols = ", ".join(exprs)
+        con.execute(f"INSERT INTO dispatches ({cols}) SELECT {cols} FROM {stage}")
+        _resolve_overflow(profile, f"{source}, {source + 1}" if layout.barriers else str(source))
+        if _all_known(profile, stage, list(loose)):
+            _fill_shapes(profile, _grouped(stage, shape, list(loose)), layout, source, where)
+        else:
+            scan = f"FROM {_reader_sql(where, layout, rejects=None)}"
+            _insert_shapes(profile, scan, layout, source, where)
+    finally:
+        con.execute(f"DROP TABLE {stage}")
+    return profile.count("dispatches") - first
+
+
+def _all_known(profile: Profile, stage: str, loose: list[str]) -> bool:
+    """Whether no staged row left a loose shape field unknown (then none held text that is
+    no number: a cast that gave a value had one)."""
+    if not loose:
+        return True
+    unknown = " OR ".join(f"{c} IS NULL" for c in loose)
+    return not profile.con.execute(f"SELECT 1 FROM {stage} WHERE {unknown} LIMIT 1").fetchall()
+
+
+def _grouped(stage: str, shape: list[str], loose: list[str]) -> str:
+    """The staged shapes per raw name (from the ENUM code, or the name that came after the
+    sample), as :func:`_fill_shapes` takes them; no field unread."""
+    bad = "".join(f", 0 AS _bad_{c}" for c in loose)
+    return f"""SELECT coalesce(_k::VARCHAR, raw_overflow) AS _raw, * EXCLUDE (_k, raw_overflow)
+        FROM (SELECT _k, raw_overflow, {", ".join(shape)}, count(*) AS dispatches{bad}
+            FROM {stage} GROUP BY ALL)"""
+
+
+def _shape_fields(layout: CsvLayout) -> tuple[list[str], dict[str, str]]:
+    """The launch columns ``layout`` has, and of those the loose ones (file column by launch
+    column): text that may not be a number."""
+    shape = [c for c in LAUNCH_COLUMNS if c in layout.mapping]
+    return shape, {c: layout.loose[c] for c in shape if c in layout.loose}
+
+
 def _insert_shapes(
     profile: Profile, from_sql: str, layout: CsvLayout, source: int, where: Path
 ) -> None:
-    """Count the distinct launch shapes of each kernel in ``from_sql`` into ``launches``;
-    warn about the fields of ``layout.loose`` that held text which is not a number (text
-    counted where the cast is NULL: no per-row test, so the scan costs what it did)."""
-    shape = [c for c in LAUNCH_COLUMNS if c in layout.mapping]
+    """Count the distinct launch shapes of each kernel in ``from_sql`` into ``launches``
+    (text counted where the cast is NULL: no per-row test, so the scan costs what it did)."""
+    shape, loose = _shape_fields(layout)
     if not shape:
         return
-    loose = {c: layout.loose[c] for c in shape if c in layout.loose}
     values = ", ".join(f"{layout.mapping[c]} AS {c}" for c in shape)
     text = "".join(f", {ident(raw)} AS _text_{c}" for c, raw in loose.items())
     unread = "".join(f", count(_text_{c}) - count({c}) AS _bad_{c}" for c in loose)
+    # grouped by the raw name, then joined to the names: the long names are hashed once a
+    # row, not twice (2.1 s of CPU instead of 3.1 s at 2 M dispatches)
+    grouped = f"""SELECT _raw, {", ".join(shape)}, count(*) AS dispatches{unread}
+        FROM (SELECT {ident(layout.name)} AS _raw, {values}{text} {from_sql}) GROUP BY ALL"""
+    _fill_shapes(profile, grouped, layout, source, where)
+
+
+def _fill_shapes(
+    profile: Profile, grouped: str, layout: CsvLayout, source: int, where: Path
+) -> None:
+    """Insert ``grouped`` (per raw name ``_raw`` and shape: ``dispatches``, and ``_bad_<c>``
+    per loose field) into ``launches``; warn about the fields of ``layout.loose`` that held
+    text which is not a number."""
+    shape, loose = _shape_fields(layout)
+    if not shape:
+        return
     bad = "".join(f", s._bad_{c}" for c in loose)
     con, table = profile.con, f"shapes{next(_ids)}"
     kernels = f"WHERE NOT {barrier_sql('s._raw')}" if layout.barriers else ""
-    # grouped by the raw name, then joined to the names: the long names are hashed once a
-    # row, not twice (2.1 s of CPU instead of 3.1 s at 2 M dispatches)
     con.execute(
         f"""CREATE TEMP TABLE {table} AS
         SELECT {source} AS source, n.name_id, {", ".join(f"s.{c}" for c in shape)},
             s.dispatches{bad}
-        FROM (SELECT _raw, {", ".join(shape)}, count(*) AS dispatches{unread}
-            FROM (SELECT {ident(layout.name)} AS _raw, {values}{text} {from_sql}) GROUP BY ALL) s
-        JOIN names n ON n.raw_name = s._raw {kernels}"""
+        FROM ({grouped}) s JOIN names n ON n.raw_name = s._raw {kernels}"""
     )
     try:
         con.execute(
@@ -255,19 +333,22 @@ def _insert_shapes(
             SELECT source, name_id, {", ".join(shape)}, dispatches FROM {table}"""
         )
         if loose:
-            sums = ", ".join(f"coalesce(sum(_bad_{c}), 0)" for c in loose)
-            counts = con.execute(f"SELECT {sums} FROM {table}").fetchone() or ()
-            warn_per_field(
-                profile,
-                "unread-launch-field",
-                where,
-                dict(zip(loose.values(), counts, strict=True)),
-                "launch fields that are not whole numbers within 64 bits",
-                "they are unknown, so occupancy and the launch-shape rules pass those dispatches "
-                "by",
-            )
+            _warn_unread_shapes(profile, table, loose, where)
     finally:
         con.execute(f"DROP TABLE {table}")
+
+
+def _warn_unread_shapes(profile: Profile, table: str, loose: dict[str, str], where: Path) -> None:
+    sums = ", ".join(f"coalesce(sum(_bad_{c}), 0)" for c in loose)
+    counts = profile.con.execute(f"SELECT {sums} FROM {table}").fetchone() or ()
+    warn_per_field(
+        profile,
+        "unread-launch-field",
+        where,
+        dict(zip(loose.values(), counts, strict=True)),
+        "launch fields that are not whole numbers within 64 bits",
+        "they are unknown, so occupancy and the launch-shape rules pass those dispatches by",
+    )
 
 
 def _resolve_overflow(profile: Profile, sources: str) -> None:
