@@ -226,6 +226,23 @@ def test_two_captured_graphs_the_replay_takes_the_one_of_its_batch(tmp_path: Pat
     assert mm_rows(report) == [("[[32, 64], [64, 128]]", 3, 3 * 2 * 32 * 64 * 128)]
 
 
+def test_each_replay_of_a_captured_graph_does_its_calls_work(tmp_path: Path) -> None:
+    """xDiT's Flux.1 step replays one captured graph 4 times (TraceLens, MI300X): each
+    replay runs every captured call again, so each counts as a call with its own work (once
+    for all replays put the GEMMs at a quarter of their rate)."""
+    capture = write(tmp_path / "capture.json", capture_graph(1000, 16, ["k1", "k2"]))
+    evs = []
+    for n, correlation in enumerate((7, 8, 9)):
+        evs.append(_x("cuda_runtime", "cudaGraphLaunch", 10 + 100 * n, 5, correlation=correlation))
+        for i, name in enumerate(["k1", "k2"]):
+            kernel = _x("kernel", name, 50 + 100 * n + 10 * i, 5, correlation=correlation,
+                        device=0, stream=0)  # fmt: skip
+            evs.append({**kernel, "pid": 0, "tid": 0})
+    replay = write(tmp_path / "replay.json", evs)
+    report = analyze(replay, graph_capture=[capture], gpu="H100 SXM").to_dict()
+    assert mm_rows(report) == [("[[16, 64], [64, 128]]", 6, 6 * 2 * 16 * 64 * 128)]
+
+
 def test_captured_launches_skipped_and_a_kernel_left_unmatched(tmp_path: Path) -> None:
     """Greedy in order: k9 comes in no capture (unmatched), the captured k2 is skipped."""
     capture = write(tmp_path / "capture.json", capture_graph(1000, 16, ["k1", "k2", "k3"]))

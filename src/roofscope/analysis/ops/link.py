@@ -15,6 +15,8 @@ launch's operator is its own, as an eager kernel's.
 One operator call's work goes to the longest of the kernels it launched (a GEMM and the
 small reduction of its split-K, the attention kernel and its combine): that kernel did it;
 the others of the call are left without. A kernel event's own annotation wins over them.
+A captured call runs once per replay of its graph: each replay (graph launch) is a call of
+its own, with its own work.
 """
 
 from __future__ import annotations
@@ -165,13 +167,14 @@ _LINKED = """
         CASE WHEN q.row_id IS NULL THEN p.o_bytes ELSE q.o_bytes END AS o_bytes,
         CASE WHEN q.row_id IS NULL THEN p.ceiling ELSE q.ceiling END AS ceiling,
         CASE WHEN q.row_id IS NULL THEN p.formula ELSE q.formula END AS formula,
-        a.flops AS k_flops, a.bytes AS k_bytes
+        a.flops AS k_flops, a.bytes AS k_bytes,
+        CASE WHEN q.row_id IS NOT NULL THEN d.dispatch_id END AS replay
     FROM d LEFT JOIN per_launch p ON p.source = d.source AND p.correlation = d.dispatch_id
     LEFT JOIN per_kernel q ON q.row_id = d.row_id
     LEFT JOIN ann a ON a.source = d.source AND a.correlation = d.dispatch_id
         AND a.start_ns = d.start_ns)
 , ranked AS (
-    SELECT *, row_number() OVER (PARTITION BY source, coalesce(work_row, op_row),
+    SELECT *, row_number() OVER (PARTITION BY source, coalesce(work_row, op_row), replay,
         CASE WHEN work_row IS NULL AND op_row IS NULL THEN row_id END
         ORDER BY dur DESC NULLS LAST, start_ns, row_id) AS nth FROM disp)
 , assigned AS (
