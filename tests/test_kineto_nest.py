@@ -3,6 +3,7 @@ the sweep's answers against their closed forms, and the same tables whatever the
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 from pathlib import Path
@@ -113,3 +114,76 @@ def test_an_operator_time_past_64_bits_is_left_out_of_the_nesting(tmp_path: Path
     ops = profile.con.execute("SELECT op_id, name, start_ns, end_ns FROM operators").fetchall()
     assert ops == [(0, "aten::mm", 10_000, 15_000)]
     assert profile.con.execute("SELECT * FROM op_launches").fetchall() == [(0, 7, 12_000, 0)]
+
+
+def _stream(rng: random.Random, threads: int) -> list[tuple[int, int, int | None, int]]:
+    """Rows (thread, start, end, seq; end None for a launch) of random operators and
+    launches on ``threads`` threads, in the sweep's order."""
+    rows: list[tuple[int, int, int | None, int, int]] = []
+    seq = 0
+    for thread in range(threads):
+        for start, end in _intervals(rng, 25):
+            rows.append((thread, start, end, seq, 0))
+            seq += 1
+        for _ in range(15):
+            rows.append((thread, rng.randrange(0, 260), None, seq, 1))
+            seq += 1
+    rows.sort(key=lambda r: (r[0], r[1], r[4], -(r[2] or 0), r[3]))
+    return [r[:4] for r in rows]
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_the_sweep_numbers_the_operators_around_a_launch_as_sql_did(seed: int) -> None:
+    """Kept: the operators a launch is in, and every one around them (their parents, up);
+    numbered in the sweep's order (thread by thread, then time); each kept one's parent and
+    each launch's operator given by number, -1 for none; answered in batches of 9 rows."""
+    rows = _stream(random.Random(seed), 3)
+    batches = [rows[i : i + 9] for i in range(0, len(rows), 9)]
+    answers = _answers(*batches)
+    kept: set[int] = set()
+    for (is_launch, _), up in answers.items():
+        while is_launch and up >= 0 and up not in kept:
+            kept.add(up)
+            up = answers[(False, up)]
+    order = [r[3] for r in rows if r[2] is not None and r[3] in kept]
+    number = {seq: n for n, seq in enumerate(order)} | {-1: -1}
+    sweep = Sweep()
+    for batch in batches:
+        sweep.run(batch)
+    sweep.finish()
+    numbered = sweep.numbered
+    assert numbered["seq"] == order
+    assert numbered["op_id"] == list(range(len(order)))
+    assert numbered["parent"] == [number[answers[(False, s)]] for s in order]
+    launches = [r[3] for r in rows if r[2] is None]
+    assert sweep.launched["seq"] == launches
+    assert sweep.launched["op_id"] == [number[answers[(True, s)]] for s in launches]
+
+
+def test_the_rows_are_cut_into_windows_of_whole_starts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A thread with more rows than a batch is cut at starts (every row of one start in one
+    window, the windows covering every start); threads with fewer are grouped, whole."""
+    profile = load([str(H100)])
+    con = profile.con
+    con.execute(f"CREATE TABLE {kineto_nest.OPS} (thread BIGINT, seq BIGINT, start_ns BIGINT, "
+                "end_ns BIGINT)")  # fmt: skip
+    con.execute(f"CREATE TABLE {kineto_nest.LAUNCHES} (thread BIGINT, seq BIGINT, "
+                "start_ns BIGINT, correlation BIGINT)")  # fmt: skip
+    con.execute(f"CREATE TABLE {kineto_nest.THREADS} AS SELECT * FROM (VALUES (7, 0), (8, 1), "
+                "(9, 2)) t(thread, rank)")  # fmt: skip
+    con.execute(
+        f"INSERT INTO {kineto_nest.OPS} SELECT 7, i, i // 3, i // 3 + 1 FROM range(30) r(i)"
+    )
+    con.execute(
+        f"INSERT INTO {kineto_nest.LAUNCHES} SELECT 8 + i % 2, 100 + i, i, i FROM range(6) r(i)"
+    )
+    monkeypatch.setattr(kineto_nest, "BATCH", 7)
+    windows = kineto_nest.windows(profile)
+    low, high = kineto_nest.LOW, kineto_nest.HIGH
+    assert windows[-1] == (1, 2, low, high)  # threads 8 and 9: 3 rows each, one window
+    cut = windows[:-1]  # thread 7: 30 rows, starts 0-9 three times each, in 5 windows
+    assert all(w[:2] == (0, 0) for w in cut) and len(cut) == 5
+    assert cut[0][2] == low and cut[-1][3] == high  # every start, each in one window
+    assert all(a[3] + 1 == b[2] for a, b in itertools.pairwise(cut))
+    sizes = [sum(w[2] <= i // 3 <= w[3] for i in range(30)) for w in cut]
+    assert sum(sizes) == 30 and max(sizes) <= 9  # about 30 / 5, in whole starts of 3

@@ -35,6 +35,7 @@ from roofscope.analysis.work.shapes import (
     op_work,
     work_or_reason,
 )
+from roofscope.errors import RoofscopeError
 from roofscope.model.access import (
     Relation,
     graph_kernel_ops,
@@ -92,13 +93,65 @@ def _list(text: str | None) -> list[Any] | None:
     return value if isinstance(value, list) else None
 
 
+# an operator's call signature, its operator key and its name as 64-bit hashes of their
+# texts: joined and grouped in their place, the texts are looked up for the few distinct
+# ones (the 1 M-kernel trace's 1 M operators carried their four texts through each join
+# and grouping: 200 MiB of the hash table of signatures' join alone)
+SIG_KEY = "hash(name, dims, types, concrete, step)"
+OP_KEY = "hash(name, dims, types)"
+NAME_KEY = "hash(name)"
+
+
+@dataclass(frozen=True)
+class Calls:
+    """The distinct operator calls: those that launched kernels or hold one that did
+    (``used``), and the texts of each operator key and name key."""
+
+    used: list[Signature]
+    operators: dict[int, tuple[str, str | None, str | None]]  # OP_KEY -> name, dims, types
+    names: dict[int, str]  # NAME_KEY -> name
+
+
 def signatures(profile: Profile) -> list[Signature]:
     """The distinct operator calls that launched kernels or hold one that did."""
-    sql = f"""{_CHAIN} SELECT DISTINCT name, dims, types, concrete, t.step FROM ops o
-        LEFT JOIN steps t ON t.source = o.source AND t.op_id = o.op_id
-        SEMI JOIN chain c ON c.source = o.source AND c.op_id = o.op_id ORDER BY ALL"""
+    return calls(profile).used
+
+
+def calls(profile: Profile) -> Calls:
+    """The distinct operator calls and their keys, asked once per profile."""
+    return profile.derived(("operator-calls",), lambda: _calls(profile))
+
+
+# each operator with the serving step around it, where it is a paged attention (ops/steps.py)
+_STEPPED = "ops o LEFT JOIN steps t ON t.source = o.source AND t.op_id = o.op_id"
+
+
+def _calls(profile: Profile) -> Calls:
+    sql = f"""{_CHAIN}, keyed AS MATERIALIZED (SELECT o.source, o.op_id, {SIG_KEY} AS sig
+            FROM {_STEPPED})
+        , used AS (SELECT DISTINCT o.sig FROM keyed o
+            SEMI JOIN chain c ON c.source = o.source AND c.op_id = o.op_id)
+        SELECT *, sig IN (SELECT sig FROM used) FROM (SELECT DISTINCT name, dims, types,
+            concrete, step, {SIG_KEY} AS sig, {OP_KEY}, {NAME_KEY} FROM {_STEPPED})
+        ORDER BY ALL"""
     rows = query(profile, op_launches(profile), sql, (), **relations(profile)).fetchall()
-    return [Signature(*row) for row in rows]
+    found = Calls([Signature(*r[:5]) for r in rows if r[8]], {}, {})
+    keyed: dict[int, Signature] = {}
+    for name, dims, types, concrete, step, sig, op, nm, _ in rows:
+        _once(keyed, sig, Signature(name, dims, types, concrete, step))
+        _once(found.operators, op, (name, dims, types))
+        _once(found.names, nm, name)
+    return found
+
+
+def _once(texts: dict[int, Any], key: int, value: object) -> None:
+    """``texts[key] = value``, refused where another text has that hash (an odds of 2^-64 a
+    pair: the join would merge two operators' rows)."""
+    if texts.setdefault(key, value) != value:
+        raise RoofscopeError(
+            f"two operator signatures share the hash {key}: {texts[key]!r} and {value!r}; "
+            "please report this trace to roofscope's issues"
+        )
 
 
 def works(sigs: Sequence[Signature], fp32_matmul: str) -> dict[Signature, OpWork]:
@@ -130,6 +183,8 @@ def why_unknown(name: str, dims: str | None, types: str | None) -> str:
 
 
 _LINKED = """
+, keyed AS MATERIALIZED (SELECT o.source, o.op_id, o.flops, o.bytes, {SIG_KEY} AS sig,
+    {OP_KEY} AS op, {NAME_KEY} AS nm FROM {_STEPPED})
 , sigw AS (SELECT unnest($1::VARCHAR[]) AS name, unnest($2::VARCHAR[]) AS dims,
     unnest($3::VARCHAR[]) AS types, unnest($4::VARCHAR[]) AS concrete,
     unnest($5::DOUBLE[]) AS w_flops, unnest($6::DOUBLE[]) AS w_bytes,
@@ -138,10 +193,8 @@ _LINKED = """
 , known AS (
     SELECT s.source, s.op_id, s.flops, s.bytes, w.w_flops, w.w_bytes, w.ceiling, w.formula,
         s.flops IS NOT NULL OR s.bytes IS NOT NULL AS noted
-    FROM ops s LEFT JOIN steps t ON t.source = s.source AND t.op_id = s.op_id
-    LEFT JOIN sigw w ON s.name = w.name AND s.dims IS NOT DISTINCT FROM w.dims
-        AND s.types IS NOT DISTINCT FROM w.types
-        AND s.concrete IS NOT DISTINCT FROM w.concrete AND t.step IS NOT DISTINCT FROM w.step
+    FROM keyed s
+    LEFT JOIN (SELECT *, {SIG_KEY} AS sig FROM sigw) w ON w.sig = s.sig
     WHERE s.flops IS NOT NULL OR s.bytes IS NOT NULL OR w.formula IS NOT NULL)
 , tagged AS (
     SELECT c.leaf, c.depth, k.* FROM chain c
@@ -153,33 +206,27 @@ _LINKED = """
         arg_min(ceiling, depth) AS ceiling,
         arg_min(CASE WHEN noted THEN 'annotation' ELSE formula END, depth) AS formula
     FROM tagged GROUP BY source, leaf)
-, per_launch AS (
-    SELECT l.source, l.correlation, l.op_id AS op_row, p.* EXCLUDE (source, leaf)
-    FROM launch l LEFT JOIN per_leaf p ON p.source = l.source AND p.leaf = l.op_id)
-, per_kernel AS (
-    SELECT g.row_id, g.op_id AS op_row, p.* EXCLUDE (source, leaf)
-    FROM gk g LEFT JOIN per_leaf p ON p.source = g.source AND p.leaf = g.op_id)
 , disp AS (
-    SELECT d.row_id, d.source, d.name_id, d.start_ns, d.end_ns - d.start_ns AS dur,
-        coalesce(q.op_row, p.op_row) AS op_row,
-        CASE WHEN q.row_id IS NULL THEN p.work_row ELSE q.work_row END AS work_row,
-        CASE WHEN q.row_id IS NULL THEN p.o_flops ELSE q.o_flops END AS o_flops,
-        CASE WHEN q.row_id IS NULL THEN p.o_bytes ELSE q.o_bytes END AS o_bytes,
-        CASE WHEN q.row_id IS NULL THEN p.ceiling ELSE q.ceiling END AS ceiling,
-        CASE WHEN q.row_id IS NULL THEN p.formula ELSE q.formula END AS formula,
-        a.flops AS k_flops, a.bytes AS k_bytes,
-        CASE WHEN q.row_id IS NOT NULL THEN d.dispatch_id END AS replay
-    FROM d LEFT JOIN per_launch p ON p.source = d.source AND p.correlation = d.dispatch_id
-    LEFT JOIN per_kernel q ON q.row_id = d.row_id
-    LEFT JOIN ann a ON a.source = d.source AND a.correlation = d.dispatch_id
-        AND a.start_ns = d.start_ns)
+    SELECT d.row_id, d.source, d.name_id, d.dispatch_id, d.start_ns,
+        d.end_ns - d.start_ns AS dur, coalesce(g.op_id, l.op_id) AS op_row,
+        CASE WHEN g.row_id IS NULL THEN l.op_id ELSE g.op_id END AS leaf,
+        CASE WHEN g.row_id IS NOT NULL THEN d.dispatch_id END AS replay
+    FROM d LEFT JOIN launch l ON l.source = d.source AND l.correlation = d.dispatch_id
+    LEFT JOIN gk g ON g.row_id = d.row_id)
 , ranked AS (
-    SELECT *, row_number() OVER (PARTITION BY source, coalesce(work_row, op_row), replay,
-        CASE WHEN work_row IS NULL AND op_row IS NULL THEN row_id END
-        ORDER BY dur DESC NULLS LAST, start_ns, row_id) AS nth FROM disp)
+    SELECT d.*, p.work_row, row_number() OVER (PARTITION BY d.source,
+        coalesce(p.work_row, d.op_row), d.replay,
+        CASE WHEN p.work_row IS NULL AND d.op_row IS NULL THEN d.row_id END
+        ORDER BY d.dur DESC NULLS LAST, d.start_ns, d.row_id) AS nth
+    FROM disp d LEFT JOIN per_leaf p ON p.source = d.source AND p.leaf = d.leaf)
 , assigned AS (
-    SELECT *, k_flops IS NOT NULL OR k_bytes IS NOT NULL AS own,
-        work_row IS NOT NULL AND nth = 1 AS given FROM ranked)
+    SELECT r.*, p.o_flops, p.o_bytes, p.ceiling, p.formula,
+        a.flops AS k_flops, a.bytes AS k_bytes,
+        a.flops IS NOT NULL OR a.bytes IS NOT NULL AS own,
+        r.work_row IS NOT NULL AND r.nth = 1 AS given
+    FROM ranked r LEFT JOIN per_leaf p ON p.source = r.source AND p.leaf = r.leaf
+    LEFT JOIN ann a ON a.source = r.source AND a.correlation = r.dispatch_id
+        AND a.start_ns = r.start_ns)
 , linked AS (
     SELECT row_id, source, name_id, dur, op_row, coalesce(work_row, op_row) AS call_row,
         nth = 1 AS first,
@@ -213,7 +260,16 @@ def linked_sql(profile: Profile, work: dict[Signature, OpWork]) -> tuple[str, li
         [work[k].formula for k in keys],
         [k.step for k in keys],
     ]
-    return f"{_CHAIN} {_LINKED}", params
+    marks = {
+        "{SIG_KEY}": SIG_KEY,
+        "{OP_KEY}": OP_KEY,
+        "{NAME_KEY}": NAME_KEY,
+        "{_STEPPED}": _STEPPED,
+    }
+    sql = f"{_CHAIN} {_LINKED}"
+    for mark, key in marks.items():
+        sql = sql.replace(mark, key)
+    return sql, params
 
 
 def relations(profile: Profile) -> dict[str, Relation]:

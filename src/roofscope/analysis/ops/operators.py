@@ -10,7 +10,14 @@ from collections import defaultdict
 from dataclasses import dataclass, replace
 
 from roofscope.analysis.hotspots import Hotspots
-from roofscope.analysis.ops.link import linked_sql, relations, signatures, why_unknown, works
+from roofscope.analysis.ops.link import (
+    Calls,
+    calls,
+    linked_sql,
+    relations,
+    why_unknown,
+    works,
+)
 from roofscope.analysis.work.model import Work
 from roofscope.analysis.work.shapes import FP32_MATMUL
 from roofscope.model.access import is_empty, names, op_launches, query
@@ -76,8 +83,9 @@ def operator_view(
 
 
 def _groups(profile: Profile, selection: Selection, fp32_matmul: str) -> dict[int, list[_Group]]:
-    """The rows of _GROUPED by grouping set."""
-    work = works(signatures(profile), fp32_matmul)
+    """The rows of _GROUPED by grouping set, their keys' texts looked up."""
+    known = calls(profile)
+    work = works(known.used, fp32_matmul)
     sql, params = linked_sql(profile, work)
     formulas = sorted({w.formula for w in work.values()} | {"annotation"})
     grouped = _GROUPED.replace("{formulas}", str(len(formulas)))
@@ -86,39 +94,50 @@ def _groups(profile: Profile, selection: Selection, fp32_matmul: str) -> dict[in
         profile, dispatches(profile, selection), sql + grouped, [*params, formulas], **more
     )
     rows: dict[int, list[_Group]] = defaultdict(list)
-    for row in found.fetchall():
-        group = _Group(*row[1:])  # its formula the query's bit string
-        rows[row[0]].append(replace(group, formula=_formulas(group.formula, formulas)))
+    for sets, op, name, *rest in found.fetchall():
+        group = _Group(*_texts(known, op, name), *rest)  # its formula the query's bit string
+        rows[sets].append(replace(group, formula=_formulas(group.formula, formulas)))
     return rows
 
 
-# GROUPING(name, dims, types, kernel, ceiling): a bit for each column a set leaves out.
+def _texts(
+    known: Calls, op: int | None, name: int | None
+) -> tuple[str | None, str | None, str | None]:
+    """A group's operator name, dims and types, from the keys it was grouped by."""
+    if op is not None:
+        return known.operators[op]
+    return (None if name is None else known.names[name], None, None)
+
+
+# GROUPING(op, name, kernel, ceiling): a bit for each column a set leaves out; ``op``, the
+# operator key (name, dims, types), ``name`` the name's (link.OP_KEY, link.NAME_KEY).
 # A group's distinct calls and formulas are no DISTINCT aggregates, which DuckDB plans and
 # runs per grouping set (HTA's traces: 21-52 ms to 15-42 ms for the statement, the rows the
 # same), nor lists made distinct (a list of 1 M entries per set on the 1 M-kernel trace:
 # 135 MiB of its peak and 2 CPU s): a call is counted at its first dispatch, and the
 # formulas are a bit string over the sorted distinct formulas (bit i: formula i)
-BY_OPERATOR = 0b00011  # (name, dims, types): the operator table's rows
-BY_OPERATOR_KERNEL = 0b00001  # (name, dims, types, kernel): the kernels of each, longest
-BY_KERNEL_CEILING = 0b11100  # (kernel, ceiling): the work of each kernel
-BY_KERNEL_OPERATOR = 0b01101  # (kernel, name): which operator launched most of a kernel
+BY_OPERATOR = 0b0011  # (name, dims, types): the operator table's rows
+BY_OPERATOR_KERNEL = 0b0001  # (name, dims, types, kernel): the kernels of each, longest
+BY_KERNEL_CEILING = 0b1100  # (kernel, ceiling): the work of each kernel
+BY_KERNEL_OPERATOR = 0b1001  # (kernel, name): which operator launched most of a kernel
 
 _GROUPED = """
 , kernel_ids AS (SELECT name_id, kernel, min(name_id) OVER (PARTITION BY kernel) AS kernel_id
     FROM named)
 , grouped AS (
-SELECT GROUPING(o.name, o.dims, o.types, k.kernel_id, l.ceiling) AS sets, o.name, o.dims,
-    o.types, k.kernel_id, l.ceiling, count(*) FILTER (l.first), count(*),
+SELECT GROUPING(o.op, o.nm, k.kernel_id, l.ceiling) AS sets, o.op, o.nm,
+    k.kernel_id, l.ceiling, count(*) FILTER (l.first), count(*),
     sum(l.dur), max(l.dur), sum(l.flops), sum(l.bytes), count(l.flops), count(l.bytes),
     count(*) FILTER (l.flops IS NOT NULL OR l.bytes IS NOT NULL),
     sum(l.dur) FILTER (l.flops IS NOT NULL OR l.bytes IS NOT NULL),
     bitstring_agg(list_position($10::VARCHAR[], l.formula), 1, {formulas})
         FILTER (l.formula IS NOT NULL)
-FROM linked l LEFT JOIN ops o ON o.source = l.source AND o.op_id = l.call_row
+FROM linked l
+LEFT JOIN keyed o ON o.source = l.source AND o.op_id = l.call_row
 JOIN kernel_ids k ON k.name_id = l.name_id
-GROUP BY GROUPING SETS ((o.name, o.dims, o.types), (o.name, o.dims, o.types, k.kernel_id),
-    (k.kernel_id, l.ceiling), (k.kernel_id, o.name)))
-SELECT g.sets, g.name, g.dims, g.types, k.kernel, g.* EXCLUDE (sets, name, dims, types, kernel_id)
+GROUP BY GROUPING SETS ((o.op, o.nm), (o.op, o.nm, k.kernel_id), (k.kernel_id, l.ceiling),
+    (k.kernel_id, o.nm)))
+SELECT g.sets, g.op, g.nm, k.kernel, g.* EXCLUDE (sets, op, nm, kernel_id)
 FROM grouped g LEFT JOIN (SELECT DISTINCT kernel_id, kernel FROM kernel_ids) k
     ON k.kernel_id = g.kernel_id
 """

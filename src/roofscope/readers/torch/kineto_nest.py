@@ -5,17 +5,19 @@ batch of rows, whatever the trace's length.
 Operators and launches are staged a batch at a time (``kineto_k_o``, ``kineto_k_l``: each
 with its thread's number and a sequence number in reading order; an operator's name and
 inputs as ids of their distinct texts). The nesting is one sweep per thread over the rows
-streamed back from DuckDB in time order, holding only the stack of open operators: on a
+streamed back from DuckDB in time order, a window of about a batch of rows at a time (so
+DuckDB sorts no more than a window), holding only the stack of open operators: on a
 thread's operators ordered by (start, -end, reading order), an operator's parent is the last
 earlier one whose end is at or after its start, and a launch's operator the last one open at
-its start (the stack never pops an operator still open). The sweep's answers go back to
-DuckDB; there, the operators around some launch are found (a recursive walk up the parents
-from the launches' operators), numbered thread by thread (in the order of each thread's
-first launch), then in time order, and written with their texts (in no row order).
+its start (the stack never pops an operator still open). The sweep also numbers the
+operators around some launch (thread by thread in the order of each thread's first launch,
+then in time order) as it goes, so each batch of its answers is written at once: the kept
+operators with their columns and texts, the launches with their operator's number.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -26,9 +28,9 @@ from roofscope.readers.torch.kineto_rows import SMALL_BATCH
 
 BATCH = 100_000  # rows staged, and streamed back, at a time
 OPS, LAUNCHES = "kineto_k_o", "kineto_k_l"
-PARENTS, LEAVES, TEXTS, THREADS = "kineto_k_p", "kineto_k_f", "kineto_k_t", "kineto_k_r"
-KEPT, NUMBERED = "kineto_k_u", "kineto_k_n"
-TABLES = (OPS, LAUNCHES, PARENTS, LEAVES, TEXTS, THREADS, KEPT, NUMBERED)
+TEXTS, THREADS = "kineto_k_t", "kineto_k_r"
+KEPT, NUMBERED = "kineto_k_u", "kineto_k_n"  # a batch's kept operators, launches
+TABLES = (OPS, LAUNCHES, TEXTS, THREADS, KEPT, NUMBERED)
 
 OP_COLUMNS: dict[str, Kind] = {
     "thread": "int", "seq": "int", "start_ns": "int", "end_ns": "int", "name": "int",
@@ -80,28 +82,78 @@ def _stage(
 
 # -- the sweep ----------------------------------------------------------------------------
 
-# one thread's operators (kind 0) and launches (kind 1) in the sweep's order: an operator
-# before the launches at its start, an operator before those it holds, launches by
-# (start, correlation), ties in reading order
-_STREAM = f"""
-SELECT thread, start_ns, end_ns, seq FROM (
-    SELECT o.thread, o.start_ns, o.end_ns, o.seq, 0 AS kind, NULL AS correlation
-    FROM {OPS} o SEMI JOIN {THREADS} t ON t.thread = o.thread
+# every thread's operators (kind 0) and launches (kind 1) in the sweep's order: the threads
+# in the order of their first launch, then an operator before the launches at its start, an
+# operator before those it holds, launches by (start, correlation), ties in reading order;
+# a window of them at a time (threads rank_lo to rank_hi, starts start_lo to start_hi)
+_ROWS = f"""
+    SELECT t.rank, o.start_ns, o.end_ns, o.seq, 0 AS kind, NULL AS correlation
+    FROM {OPS} o JOIN {THREADS} t ON t.thread = o.thread
     WHERE o.start_ns IS NOT NULL AND o.end_ns IS NOT NULL
     UNION ALL
-    SELECT thread, start_ns, NULL, seq, 1, correlation FROM {LAUNCHES})
-ORDER BY thread, start_ns, kind, end_ns DESC, correlation, seq
+    SELECT t.rank, l.start_ns, NULL, l.seq, 1, l.correlation
+    FROM {LAUNCHES} l JOIN {THREADS} t ON t.thread = l.thread"""
+_STREAM = f"""
+SELECT rank, start_ns, end_ns, seq FROM ({_ROWS})
+WHERE rank BETWEEN $1 AND $2 AND start_ns BETWEEN $3 AND $4
+ORDER BY rank, start_ns, kind, end_ns DESC, correlation, seq
 """
+_COUNTS = f"SELECT rank, count(*) FROM ({_ROWS}) GROUP BY rank ORDER BY rank"
+LOW, HIGH = -(2**63), 2**63 - 1  # BIGINT's range
+Window = tuple[int, int, int, int]  # rank_lo, rank_hi, start_lo, start_hi
+
+
+def windows(profile: Profile) -> list[Window]:
+    """The rows to sweep in windows of about BATCH rows, so that DuckDB sorts one window
+    at a time (sorting the 1 M-kernel trace's 2 M rows at once held 195 MiB): a thread's
+    rows cut at quantiles of their starts (rows of one start stay in one window), threads
+    with fewer rows grouped."""
+    out: list[Window] = []
+    group: list[int] = []  # the ranks of a window of whole threads, and their rows
+    held = 0
+    for rank, rows in profile.con.execute(_COUNTS).fetchall():
+        if group and held + rows > BATCH:
+            out.append((group[0], group[-1], LOW, HIGH))
+            group, held = [], 0
+        if rows <= BATCH:
+            group, held = [*group, rank], held + rows
+            continue
+        cuts = _cuts(profile, rank, -(-rows // BATCH))
+        bounds = zip([LOW, *cuts], [*cuts, HIGH + 1], strict=True)
+        out += [(rank, rank, lo, hi - 1) for lo, hi in bounds]
+    if group:
+        out.append((group[0], group[-1], LOW, HIGH))
+    return out
+
+
+def _cuts(profile: Profile, rank: int, parts: int) -> list[int]:
+    """The starts cutting one thread's rows into ``parts`` of about as many rows."""
+    fractions = ", ".join(str(i / parts) for i in range(1, parts))
+    sql = f"SELECT quantile_disc(start_ns, [{fractions}]) FROM ({_ROWS}) WHERE rank = $1"
+    ((cuts,),) = profile.con.execute(sql, [rank]).fetchall()
+    return sorted({c for c in cuts if c > LOW})
+
+
+# an open or pending operator: [end, seq, the operator around it, op_id, kept, closed]
+_END, _SEQ, _UP, _ID, _KEPT, _CLOSED = range(6)
 
 
 class Sweep:
     """The stack sweep, a batch of rows at a time (its thread and stack carried from one
-    batch to the next): a generator yielding a row at a time, and a dict lookup a row to
-    gather its answers, cost 2.4 s of the 1 M-kernel trace's 2 M rows under pyinstrument."""
+    batch to the next). It also numbers the operators around some launch as it goes: the
+    stack is always a chain of parents, so a launch keeps every operator on it; an operator
+    is numbered (in the sweep's order) once every earlier one is known to be kept or closed,
+    so only the operators since the first still open and not yet kept are held
+    (``pending``). The kept operators (seq, op_id, parent op_id) gather in ``numbered``,
+    the launches (seq, op_id) in ``launched``, -1 for none; the caller empties both."""
 
     def __init__(self) -> None:
         self.thread: object = object()
-        self.stack: list[tuple[int, int]] = []  # (end, seq) of the open operators
+        self.stack: list[list[Any]] = []  # the open operators, outermost first
+        self.pending: deque[list[Any]] = deque()  # operators not yet numbered, in order
+        self.next_id = 0
+        self.numbered: dict[str, list[int]] = {"seq": [], "op_id": [], "parent": []}
+        self.launched: dict[str, list[int]] = {"seq": [], "op_id": []}
 
     def run(self, rows: Iterable[tuple[Any, ...]]) -> tuple[dict[str, list[int]], ...]:
         """Rows (thread, start, end, seq; end None for a launch) -> the operators' (seq,
@@ -110,43 +162,104 @@ class Sweep:
         ops: dict[str, list[int]] = {"seq": [], "parent": []}
         launches: dict[str, list[int]] = {"seq": [], "leaf": []}
         op_seq, parent, launch_seq, leaf = ops["seq"], ops["parent"], *launches.values()
-        thread, stack = self.thread, self.stack
+        ids, launched = self.launched["op_id"], self.launched["seq"]
+        thread, stack, pending = self.thread, self.stack, self.pending
         for mine, start, end, seq in rows:
             if mine != thread:
-                thread, stack = mine, []
-            while stack and stack[-1][0] < start:
-                stack.pop()
-            top = stack[-1][1] if stack else -1
+                self.finish()
+                thread, stack = mine, self.stack
+            if stack and stack[-1][_END] < start:
+                while stack and stack[-1][_END] < start:
+                    stack.pop()[_CLOSED] = True
+                if pending and pending[0][_CLOSED]:
+                    self._number()
+            top = stack[-1] if stack else None
             if end is None:
                 launch_seq.append(seq)
-                leaf.append(top)
+                leaf.append(-1 if top is None else top[_SEQ])
+                launched.append(seq)
+                if top is None:
+                    ids.append(-1)
+                    continue
+                if not top[_KEPT]:
+                    self._keep(top)
+                elif pending:
+                    self._number()
+                ids.append(top[_ID])
             else:
                 op_seq.append(seq)
-                parent.append(top)
-                stack.append((end, seq))
-        self.thread, self.stack = thread, stack
+                parent.append(-1 if top is None else top[_SEQ])
+                entry = [end, seq, top, -1, False, False]
+                stack.append(entry)
+                pending.append(entry)
+        self.thread = thread
         return ops, launches
+
+    def _keep(self, top: list[Any]) -> None:
+        """Keep the open operators (the chain of ``top``'s parents, up to one already
+        kept), number the pending ones: all are now kept or closed."""
+        entry: list[Any] | None = top
+        while entry is not None and not entry[_KEPT]:
+            entry[_KEPT] = True
+            entry = entry[_UP]
+        self._number()
+
+    def _number(self) -> None:
+        """The pending operators numbered, in order, up to the first open and not kept."""
+        pending, numbered = self.pending, self.numbered
+        while pending and (pending[0][_KEPT] or pending[0][_CLOSED]):
+            entry = pending.popleft()
+            if entry[_KEPT]:
+                entry[_ID], self.next_id = self.next_id, self.next_id + 1
+                up = entry[_UP]
+                numbered["seq"].append(entry[_SEQ])
+                numbered["op_id"].append(entry[_ID])
+                numbered["parent"].append(-1 if up is None else up[_ID])
+
+    def finish(self) -> None:
+        """A thread's end: its open operators closed, the pending ones numbered."""
+        for entry in self.stack:
+            entry[_CLOSED] = True
+        self._number()
+        self.stack = []
 
 
 def nest(profile: Profile, source: int, threads: Sequence[int], texts: Sequence[str]) -> None:
-    """The operators around a launch into ``operators``, every staged launch into
-    ``op_launches``; ``threads``: the threads in the order of their first launch, ``texts``
-    the operators' names and inputs by id. The rows are streamed to the sweep on a cursor
-    of their own (the profile's connection stages the sweep's answers meanwhile)."""
-    con = profile.con
+    """The operators around a launch into ``operators`` (in op_id order), every staged
+    launch into ``op_launches`` (in the sweep's order), a batch at a time; ``threads``: the
+    threads in the order of their first launch, ``texts`` the operators' names and inputs by
+    id. The rows are streamed to the sweep a window at a time on a cursor of their own (the
+    profile's connection writes the sweep's answers meanwhile)."""
     _table(profile, THREADS, {"thread": threads, "rank": list(range(len(threads)))})
-    con.execute(f"CREATE TABLE {PARENTS} (seq BIGINT, parent BIGINT)")
-    con.execute(f"CREATE TABLE {LEAVES} (seq BIGINT, leaf BIGINT)")
-    sweep = Sweep()
-    with con.cursor() as cursor:
-        result = cursor.execute(_STREAM)
-        while batch := result.fetchmany(BATCH):
-            for table, answers in zip((PARENTS, LEAVES), sweep.run(batch), strict=True):
-                if answers["seq"]:
-                    stage(profile, table, dict.fromkeys(answers, "int"), answers)
     _table(profile, TEXTS, {"id": list(range(len(texts))), "text": list(texts)})
-    for statement in _NEST:
-        con.execute(statement, [source] if "$1" in statement else [])
+    sweep, written = Sweep(), [0]
+    with profile.con.cursor() as cursor:
+        for window in windows(profile):
+            result = cursor.execute(_STREAM, list(window))
+            while batch := result.fetchmany(BATCH):
+                sweep.run(batch)
+                _write(profile, source, sweep, written)
+    sweep.finish()
+    _write(profile, source, sweep, written)
+
+
+def _write(profile: Profile, source: int, sweep: Sweep, written: list[int]) -> None:
+    """The sweep's numbered operators and launches so far written with their columns (the
+    launches in the sweep's order: ``pos``, from ``written``, the launches written so far)."""
+    kept, launched = sweep.numbered, sweep.launched
+    n = len(launched["seq"])
+    launched["pos"] = list(range(written[0], written[0] + n))
+    written[0] += n
+    for table, answers, insert in ((KEPT, kept, _OPERATORS), (NUMBERED, launched, _LAUNCHES)):
+        if answers["seq"]:
+            _create(profile, table, list(answers))
+            stage(profile, table, dict.fromkeys(answers, "int"), answers)
+            seqs = answers["seq"]  # in reading order, as the staged rows: a scan skips
+            profile.con.execute(insert, [source, min(seqs), max(seqs)])  # the rest
+            profile.con.execute(f"DROP TABLE {table}")
+        for values in answers.values():
+            values.clear()
+    del launched["pos"]
 
 
 def _table(profile: Profile, table: str, columns: dict[str, Sequence[Any]]) -> None:
@@ -157,32 +270,21 @@ def _table(profile: Profile, table: str, columns: dict[str, Sequence[Any]]) -> N
         insert_lists(profile, table, {c: (kinds[c], list(v)) for c, v in columns.items()})
 
 
-# the operators are written in no order: every query joins them by op_id (sorting 1 M rows
-# with their texts took 150 MiB, the nesting's peak, on the 1 M-kernel trace)
-_NEST = (
-    f"""CREATE TABLE {KEPT} AS
-    WITH RECURSIVE up(seq) AS (
-        SELECT leaf FROM {LEAVES} WHERE leaf >= 0
-        UNION
-        SELECT p.parent FROM up JOIN {PARENTS} p ON p.seq = up.seq WHERE p.parent >= 0)
-    SELECT seq FROM up""",
-    f"""CREATE TABLE {NUMBERED} AS
-    SELECT o.seq, row_number() OVER (ORDER BY t.rank, o.start_ns, o.end_ns DESC, o.seq) - 1
-        AS op_id
-    FROM {OPS} o SEMI JOIN {KEPT} k ON k.seq = o.seq JOIN {THREADS} t ON t.thread = o.thread""",
-    f"""INSERT INTO {Table.OPERATORS}
-    SELECT $1, n.op_id, pn.op_id, tn.text, o.start_ns, o.end_ns, td.text, tt.text, tc.text,
-        o.flops, o.bytes
-    FROM {NUMBERED} n JOIN {OPS} o ON o.seq = n.seq JOIN {PARENTS} p ON p.seq = n.seq
-    LEFT JOIN {NUMBERED} pn ON pn.seq = p.parent
+def _create(profile: Profile, table: str, columns: list[str]) -> None:
+    profile.con.execute(f"CREATE TABLE {table} ({', '.join(f'{c} BIGINT' for c in columns)})")
+
+
+_OPERATORS = f"""INSERT INTO {Table.OPERATORS}
+    SELECT $1, k.op_id, nullif(k.parent, -1), tn.text, o.start_ns, o.end_ns, td.text, tt.text,
+        tc.text, o.flops, o.bytes
+    FROM {KEPT} k JOIN {OPS} o ON o.seq = k.seq AND o.seq BETWEEN $2 AND $3
     LEFT JOIN {TEXTS} tn ON tn.id = o.name LEFT JOIN {TEXTS} td ON td.id = o.dims
-    LEFT JOIN {TEXTS} tt ON tt.id = o.types LEFT JOIN {TEXTS} tc ON tc.id = o.concrete""",
-    f"""INSERT INTO {Table.OP_LAUNCHES}
-    SELECT $1, l.correlation, l.start_ns, n.op_id
-    FROM {LAUNCHES} l JOIN {LEAVES} f ON f.seq = l.seq JOIN {THREADS} t ON t.thread = l.thread
-    LEFT JOIN {NUMBERED} n ON n.seq = f.leaf
-    ORDER BY t.rank, l.start_ns, l.correlation, l.seq""",
-)
+    LEFT JOIN {TEXTS} tt ON tt.id = o.types LEFT JOIN {TEXTS} tc ON tc.id = o.concrete
+    ORDER BY k.op_id"""
+_LAUNCHES = f"""INSERT INTO {Table.OP_LAUNCHES}
+    SELECT $1, l.correlation, l.start_ns, nullif(n.op_id, -1)
+    FROM {NUMBERED} n JOIN {LAUNCHES} l ON l.seq = n.seq AND l.seq BETWEEN $2 AND $3
+    ORDER BY n.pos"""
 
 
 def thread_launches(profile: Profile, thread: int) -> list[tuple[int, int]]:
