@@ -369,3 +369,26 @@ def test_the_reports_with_captures_hold_to_their_schemas() -> None:
     for name, doc in (("report-v1", report), ("compare-v1", both)):
         text = files("roofscope").joinpath("schema", f"{name}.schema.json").read_text()
         jsonschema.Draft202012Validator(json.loads(text)).validate(doc)
+
+
+def test_a_capture_trace_read_as_a_profile_says_what_it_is_for(tmp_path: Path) -> None:
+    """SGLang's capture trace read beside its replay (one folder, as TraceLens lays them
+    out): the capture is said, with the option that would use it, and the count of its
+    stream captures from the file itself."""
+    begins = [
+        e for e in events(SGLANG_CAPTURE)
+        if re.fullmatch(r"(cuda|hip)StreamBeginCapture(_v\d+)?", e.get("name", ""))
+    ]  # fmt: skip
+    assert len(begins) == 1
+    folder = tmp_path / "pair"
+    folder.mkdir()
+    for path in (SGLANG, SGLANG_CAPTURE):
+        (folder / path.name).write_bytes(path.read_bytes())
+    report = analyze(folder)
+    [said] = [w for w in report.warnings if w.code == "kineto-graph-capture"]
+    where = folder / SGLANG_CAPTURE.name
+    assert said.message.startswith(f"{where}: it captured 1 CUDA/HIP graph (stream captures)")
+    assert said.message.endswith(f"read the replay trace with --graph-capture {where}")
+    # read as it should be, the replay alone with its capture, nothing is said
+    alone = analyze(SGLANG, graph_capture=[SGLANG_CAPTURE])
+    assert not [w for w in alone.warnings if w.code == "kineto-graph-capture"]

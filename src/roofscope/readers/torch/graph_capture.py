@@ -28,9 +28,9 @@ import msgspec
 from roofscope.errors import InputError
 from roofscope.model.names import normalise
 from roofscope.readers.io.json_stream import GZIP_ERRORS, EventStream, open_text
+from roofscope.readers.torch.kineto_meta import CAPTURE_BEGIN
 from roofscope.readers.torch.kineto_rows import ns
 
-BEGIN = re.compile(r"(cuda|hip)StreamBeginCapture(_v\d+)?$")
 END = re.compile(r"(cuda|hip)StreamEndCapture(_v\d+)?$")
 OP_CATS = frozenset({"cpu_op", "Operator"})
 RUNTIME_CATS = frozenset({"cuda_runtime", "Runtime", "cuda_driver"})
@@ -211,7 +211,7 @@ def _event(
     elif cat in RUNTIME_CATS:
         if type(args.kernel) is str:
             launches.append(_Launch(thread, start, normalise(args.kernel)))
-        elif BEGIN.match(name):
+        elif CAPTURE_BEGIN.match(name):
             begins.append(start)
         elif END.match(name):
             ends.append(start)

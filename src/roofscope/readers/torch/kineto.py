@@ -37,6 +37,7 @@ from roofscope.readers.sniff import Head
 from roofscope.readers.torch import kineto_nest as nest
 from roofscope.readers.torch.kineto_events import Args, Event, KinetoEvents
 from roofscope.readers.torch.kineto_meta import (
+    CAPTURE_BEGIN,
     GRAPH_LAUNCH,
     LOADER,
     LOADER_CATS,
@@ -85,13 +86,14 @@ class _Pass:
         self.os_pid: int | None = None
         self.hip = False
         self.runtime = 0  # CUDA/HIP runtime and driver calls: the GPU was traced
+        self.captures = 0  # stream captures begun: graphs built, their launches ran nothing
         self.launches = 0  # of them, kernel launches: kernels ran
         self.ranges = 0  # CUPTI profiler ranges: kernels measured by counters, not traced
         # data-loader steps and blocking runtime calls: (kind, name, start, end) (kineto_meta)
         self.host: list[tuple[str, str, int, int]] = []
         self.graphs: list[tuple[int | None, int | None, int | None]] = []  # graph launches
         self.operators = Operators(profile)  # operators, launches, compilers' annotations
-        self.calls: dict[str, tuple[str | None, bool, bool, int]] = {}  # call names: _call
+        self.calls: dict[str, tuple[str | None, bool, bool, int, bool]] = {}  # call names: _call
         self.others = Calls()  # runtime calls but launches: what a sync may follow
         self.plain: set[str] = set()  # operator names neither a loader step nor a compile
         # what a complete ("X") event of each category is read for, one dict lookup an
@@ -135,26 +137,28 @@ class _Pass:
     def _runtime(self, event: Event) -> None:
         name = str(event.name)
         self._host(event, name)
-        kind, launch, graph, role = self._call(name)
+        kind, launch, graph, role, capture = self._call(name)
         if kind is not None:  # a blocking call, a module load
             self._host_range(event, kind, name)
         if role in (OTHER, SYNCED):  # not a launch (staged by kineto_ops), not a query
             self.others.add(event, role, name)
         self.runtime += 1
+        self.captures += capture
         if launch:
             self.launches += 1
             self.operators.launch(event)
         if graph:
             self.graphs.append(_graph_launch(event))
 
-    def _call(self, name: str) -> tuple[str | None, bool, bool, int]:
+    def _call(self, name: str) -> tuple[str | None, bool, bool, int, bool]:
         """What a runtime call's name says (its host-range kind, a launch, a graph launch, its
-        part in a launch-then-sync), matched once a name: a trace repeats a few call names a
-        million times."""
+        part in a launch-then-sync, the start of a stream capture), matched once a name: a
+        trace repeats a few call names a million times."""
         facts = self.calls.get(name)
         if facts is None:
             graph = GRAPH_LAUNCH.match(name) is not None
-            facts = (call_kind(name), is_launch(name), graph, order_role(name))
+            capture = CAPTURE_BEGIN.match(name) is not None
+            facts = (call_kind(name), is_launch(name), graph, order_role(name), capture)
             if len(self.calls) < NAMES_KEPT:
                 self.calls[name] = facts
         return facts
@@ -188,6 +192,16 @@ class _Pass:
             self.os_pid = pid if fits(pid) else None
         if not self.hip and name.startswith("hip"):
             self.hip = True
+
+
+def captured(path: Path, captures: int) -> str:
+    """What a trace that captured graphs is for: the operators of another trace's replays."""
+    return (
+        f"{path}: it captured {count(captures, 'CUDA/HIP graph')} (stream captures): the "
+        "launches inside a capture run no kernel until the graph is replayed; to give a "
+        "replay trace's graph kernels this trace's operators and shapes, read the replay "
+        f"trace with --graph-capture {path}"
+    )
 
 
 def _annotated(kernels: list[Event]) -> list[tuple[Event, Args]]:
@@ -390,3 +404,5 @@ class KinetoTrace(Reader):
         profile.set_run(run_info(meta, device, seen.hip))
         if doubt := arch_doubt(meta, device, seen.hip):
             profile.warn("kineto-gpu-unnamed", f"{path}: {doubt}; pass --gpu NAME")
+        if seen.captures:
+            profile.warn("kineto-graph-capture", captured(path, seen.captures))

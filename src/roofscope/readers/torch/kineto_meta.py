@@ -33,6 +33,8 @@ LOADER_CATS = frozenset({"cpu_op", "Operator", "user_annotation"})
 LOADER = re.compile(r"dataloader", re.IGNORECASE)
 # a runtime call that replays a captured CUDA/HIP graph: its kernels carry its correlation id
 GRAPH_LAUNCH = re.compile(r"(cuda|hip|cu)GraphLaunch(_v\d+)?$")
+# the start of a stream capture: the launches until its end build a graph, run no kernel
+CAPTURE_BEGIN = re.compile(r"(cuda|hip)StreamBeginCapture(_v\d+)?$")
 
 BEYOND = INT64 + 1  # stands for a JSON number past 64 bits; numpy refuses it when written
 
