@@ -7,6 +7,8 @@ of LLM serving (vLLM, FlashInfer, aiter on MI300X, CUTLASS 3) as their profiles 
 
 from __future__ import annotations
 
+import gzip
+import json
 from functools import cache
 from pathlib import Path
 
@@ -16,6 +18,7 @@ from hypothesis import strategies as st
 
 from roofscope.model.names import normalise, qualified_name
 from roofscope.render.names import short_names
+from tests.conftest import SHARED_CORPUS
 
 DATA = Path(__file__).parent / "data"
 PROFILES = ["kineto", "nsys", "omniperf-v1-mi100", "rocprofv3-layouts", "ncu"]
@@ -162,16 +165,37 @@ SGL_ACT = (
 
 def test_a_symbol_the_demangler_refuses_keeps_its_qualified_name() -> None:
     """Read by the Itanium grammar: N, then the names 7 sgl_hip, 10 activation and
-    18 act_and_mul_kernel, then I (template arguments, elided)."""
+    18 act_and_mul_kernel, then I (template arguments), kept as written."""
     import cxxfilt
 
     with pytest.raises(cxxfilt.InvalidName):
         cxxfilt.demangle(SGL_ACT, external_only=False)
-    assert normalise(SGL_ACT) == "sgl_hip::activation::act_and_mul_kernel<…>"
-    assert short_names([SGL_ACT]) == ["act_and_mul_kernel<…>"]  # as a demangled name reads
-    assert qualified_name("_ZNK3foo3barEv") == "foo::bar"  # a const member, no template
+    rest = SGL_ACT.removeprefix("_ZN7sgl_hip10activation18act_and_mul_kernelI")
+    assert normalise(SGL_ACT) == f"sgl_hip::activation::act_and_mul_kernel<{rest}>"
+    assert short_names([SGL_ACT])[0].startswith("act_and_mul_kernel<14__hip_bfloat16")
+    assert qualified_name("_ZNK3foo3barEv") == "foo::bar [Ev]"  # a const member's parameters
     assert qualified_name("_ZN99abc") is None  # a length past the end: no guess
     assert qualified_name("_Zxyz") is None
+
+
+HTA_NCCL = SHARED_CORPUS / "torch/hta-tests-data/nccl_parser_config/nccl_data.json.gz"
+
+
+@pytest.mark.skipif(not HTA_NCCL.exists(), reason="shared corpus not present")
+def test_two_refused_symbols_stay_two_kernels() -> None:
+    """HTA's nccl trace holds two cuDNN CUTLASS convolutions whose 1,644- and 1,677-character
+    symbols libstdc++ refuses: their names keep what tells them apart."""
+    with gzip.open(HTA_NCCL, "rt") as f:
+        events = json.load(f)["traceEvents"]
+    raw = {
+        e["name"]
+        for e in events
+        if e.get("cat") == "kernel" and e["name"].startswith("_ZN19cutlass_cudnn")
+    }
+    assert len(raw) == 2
+    names = {normalise(n) for n in raw}
+    assert len(names) == 2
+    assert all(n.startswith("cutlass_cudnn_train::Kernel<") for n in names)
 
 
 def test_a_namespace_is_kept_where_it_alone_tells_two_kernels_apart() -> None:

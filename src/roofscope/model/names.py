@@ -40,8 +40,8 @@ def _vendor_type(m: re.Match[str]) -> str:
 
 def demangle(symbol: str) -> str:
     """The demangled form of an Itanium ``_Z`` symbol; where the demangler refuses it, its
-    qualified name with the template arguments elided (:func:`qualified_name`), else the
-    symbol itself."""
+    qualified name with the rest as written (:func:`qualified_name`), else the symbol
+    itself."""
     if not symbol.startswith("_Z") or (demangler := _cxxfilt()) is None:
         return symbol
     for attempt in (symbol, _EXTENDED_FLOAT.sub(_vendor_type, symbol)):
@@ -57,8 +57,9 @@ _LENGTH = re.compile(r"\d+")
 
 
 def qualified_name(symbol: str) -> str | None:
-    """``ns::name<…>`` from a symbol's leading length-prefixed names, for the symbols
-    libstdc++'s demangler refuses: Clang 17's C++20 manglings such as ``Tn`` (a template
+    """``ns::name<rest>`` from a symbol's leading length-prefixed names and the rest of the
+    symbol as written (template arguments, parameters), for the symbols libstdc++'s demangler
+    refuses: Clang 17's C++20 manglings such as ``Tn`` (a template
     parameter's declared type), in SGLang's ``_ZN7sgl_hip10activation18act_and_mul_kernelI
     14__hip_bfloat16TnPFT_RKS3_EXadL_Z4siluIS2_ES3_S5_EEEEvPS3_PS4_i`` (MI300X); None where
     the symbol starts with no name."""
@@ -73,7 +74,11 @@ def qualified_name(symbol: str) -> str | None:
         at += size
     if not parts:
         return None
-    return "::".join(parts) + ("<…>" if symbol[at : at + 1] == "I" else "")
+    qualified, rest = "::".join(parts), symbol[at:]
+    # the rest kept as written: two symbols that differ only there stay two kernels
+    if rest.startswith("I"):
+        return f"{qualified}<{rest[1:]}>"
+    return f"{qualified} [{rest}]" if rest else qualified
 
 
 @lru_cache(maxsize=65536)
