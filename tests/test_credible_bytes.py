@@ -9,7 +9,10 @@ from __future__ import annotations
 import gzip
 import json
 
+import pytest
+
 from roofscope.api.run import analyze
+from tests.conftest import SHARED_CORPUS
 from tests.test_graph_capture import VLLM, VLLM_CAPTURE
 
 HBM = 5.3e12  # MI300X peak HBM3 bandwidth, B/s (its data sheet)
@@ -48,3 +51,18 @@ def test_a_gather_whose_buffers_could_not_have_moved_is_not_placed() -> None:
     assert f"({nbytes / 1e9:.3g} GB)" in warning.message
     assert f"({movable / 1e9:.3g} GB)" in warning.message
     assert not any(k.beyond_hardware for k in report.checkup.roofline.result.kernels)
+
+
+NEGATIVE_QUEUE = SHARED_CORPUS / "torch/hta-tests-data/negative_queue_length_values_check"
+
+
+@pytest.mark.skipif(not NEGATIVE_QUEUE.exists(), reason="shared corpus not present")
+def test_an_exact_count_above_its_roof_keeps_the_cache_caveat() -> None:
+    """HTA's A100 trace: an elementwise multiply reads every element of its operands, so
+    its bytes from shapes are exact, not a bound; above the roof it stays placed, with the
+    low above-roof caveat (cache, or another A100), never dropped as a gather."""
+    report = analyze(NEGATIVE_QUEUE)
+    assert not [w for w in report.checkup.warnings if w.code == "shape-bytes-overcount"]
+    [above] = [f for f in report.findings if f.rule == "above-roof"]
+    assert above.kernel is not None and "MulFunctor" in above.kernel
+    assert above.severity == "low" and "part of them came from cache" in above.summary

@@ -257,9 +257,14 @@ def _work(groups: list[_Group]) -> dict[str, Work]:
             source=_source(formulas[k]),
             dispatches=covered[k],
             rate_time_ns=time[k],
+            bytes_bound=any(f.startswith(BUFFER_COUNTS) for f in formulas[k]),
         )
         for k in covered
     }
+
+
+# the formulas whose bytes count each buffer a kernel was given, not what it read of them
+BUFFER_COUNTS = ("annotation", "Inductor Triton kernel")
 
 
 def _source(formulas: set[str]) -> str:

@@ -1,13 +1,15 @@
 """Derived bytes that no memory could have moved in the kernel's time.
 
-Work from shapes counts each operand once (analysis/work/shapes), and a compiler's
-annotation counts each buffer once: an upper bound where the kernel reads part of a
-buffer. An indexed read (an embedding gather in an Inductor kernel, whose launcher is given
-the whole 201,088 x 2,880 table) reads the rows its index names, and the count would put it
-at 20x the HBM roof. Bytes above a memory roof may have come from cache (a low caveat,
-diagnosis/trust.py), but no cache holds more than its size: bytes beyond what the device
-memory moves in the kernel's time plus every byte its caches hold (L2, Infinity Cache /
-MALL) at each dispatch were not moved at all. Such a kernel's derived work is left out, and said so.
+An Inductor launcher's shapes (analysis/work/shapes) and a compiler's annotation count
+each buffer a kernel was given once (``Work.bytes_bound``): an upper bound where the kernel
+reads part of a buffer. An indexed read (an embedding gather in an Inductor kernel, whose
+launcher is given the whole 201,088 x 2,880 table) reads the rows its index names, and the
+count would put it at 20x the HBM roof. Bytes above a memory roof may have come from cache
+(a low caveat, diagnosis/trust.py), but no cache holds more than its size: bytes beyond
+what the device memory moves in the kernel's time plus every byte its caches hold (L2,
+Infinity Cache / MALL) at each dispatch were not moved at all. Such a kernel's derived work
+is left out, and said so. An exact count (an elementwise op reads every operand) is kept:
+above its roof it is the above-roof caveat's.
 """
 
 from __future__ import annotations
@@ -65,7 +67,9 @@ def cache_bytes(device: Device | None) -> float:
 
 
 def _derived(w: Work) -> bool:
-    return w.source.startswith(("shapes", "annotations"))
+    """Bytes that count whole buffers: an exact count (an elementwise op reads every
+    operand) above the roof is the above-roof caveat's (cache, or the wrong GPU)."""
+    return w.bytes_bound
 
 
 def said(found: Overcount) -> str:

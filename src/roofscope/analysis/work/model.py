@@ -30,6 +30,9 @@ class Work:
     # work from operators' shapes covers the dispatches that did an operator's work: the
     # time of those, which its rate is over; None: over all the kernel's dispatches
     rate_time_ns: float | None = None
+    # the bytes count each buffer a kernel was given once, whatever part of it the kernel read:
+    # an upper bound (Inductor's launchers, a compiler's kernel_num_gb; work/credible.py)
+    bytes_bound: bool = False
 
     def time_weighted(self) -> dict[str, float]:
         """Per second of the covered dispatches' time: total / time (counters only)."""
