@@ -176,8 +176,8 @@ def test_another_call_between_launch_and_sync_breaks_the_pair(tmp_path: Path, ca
     """A cudaMemcpyAsync after each launch: the sync follows the copy, not the launch."""
     doc = run_json(capsys, str(_loop(tmp_path, "cudaMemcpyAsync")))
     assert not findings(doc, "sync-per-launch")
-    found = launch_syncs(load([str(_loop(tmp_path, "cudaMemcpyAsync"))]))
-    assert found is not None and (found.launches, found.synced) == (10, 0)
+    # no launch was followed by a sync: nothing to count
+    assert launch_syncs(load([str(_loop(tmp_path, "cudaMemcpyAsync"))])) is None
 
 
 def test_calls_written_out_of_time_order_are_paired_in_time(tmp_path: Path, capsys: Cap) -> None:

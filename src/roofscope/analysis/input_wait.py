@@ -150,7 +150,11 @@ class LaunchSyncs:
 
 
 def launch_syncs(profile: Profile, selection: Selection = EVERYTHING) -> LaunchSyncs | None:
-    """None when no API trace was read (no launch calls to count)."""
+    """None when no synchronisation followed a launch (the launches are then not counted:
+    two statements a small trace need not pay), or no API trace was read."""
+    synced = count(profile, host_ranges(profile, AFTER_LAUNCH_KIND))
+    if not synced:
+        return None
     # API traces, and exports whose runtime calls are read with their kernels (nsys SQLite)
     traces = [*profile.sources(Role.HOST_CALLS), *profile.sources(Role.DISPATCHES)]
     api = activity(profile).filter(among("source", traces) & (ColumnExpression("kind") == "api"))
@@ -159,8 +163,7 @@ def launch_syncs(profile: Profile, selection: Selection = EVERYTHING) -> LaunchS
     launches += _op_launches(profile, sorted({int(s) for s, _, _ in found}))
     if not launches:
         return None
-    synced = count(profile, host_ranges(profile, AFTER_LAUNCH_KIND))
-    idle = idle_inside(profile, AFTER_LAUNCH_KIND, selection) if synced else 0
+    idle = idle_inside(profile, AFTER_LAUNCH_KIND, selection)
     return LaunchSyncs(launches, synced, idle or 0)
 
 
