@@ -202,14 +202,17 @@ def summary_of(report: Report) -> Summary:
 COLOURED_KERNELS = 10  # the hot kernels the timeline tells apart; the rest are 'other'
 
 
-def with_lanes(report: Report, profile: Profile) -> Report:
+def with_lanes(report: Report, profile: Profile, *, gaps: bool = False) -> Report:
     """The report with its timeline's bins, the hot kernels told apart: only the charts
-    draw them, so only the commands that draw charts pay for them."""
+    draw them, so only the commands that draw charts pay for them; ``gaps``: with the
+    longest idle gaps and their causes too (the MCP ``timeline`` tool's, one more statement
+    over every dispatch that no chart needs)."""
     from roofscope.analysis.timeline_lanes import timeline_lanes  # numpy: for charts only
 
     hot = [k.name for k in report.hotspots.kernels if k.hot][:COLOURED_KERNELS]
     lanes = timeline_lanes(profile, kernels=hot, selection=report.selection)
-    return replace(report, lanes=lanes, idle_gaps=_longest_gaps(report, profile))
+    kept = _longest_gaps(report, profile) if gaps else ()
+    return replace(report, lanes=lanes, idle_gaps=kept)
 
 
 KEPT_GAPS = 1000  # the longest idle gaps kept with their causes, for a window's look

@@ -7,6 +7,7 @@ import os
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from roofscope.agent.pages import page
@@ -36,7 +37,9 @@ class Session:
     def report(self, path: str, options: Options) -> Report:
         """The check-up of ``path`` under ``options``, read again when a file changed."""
         where = self.roots.check(path)
-        report = self._kept((where, _stamp(where)), options, lambda: analyze(where, **options))
+        # the timeline tool's gaps with their causes: kept with the check-up, asked once
+        made = partial(analyze, where, **options, idle_gaps=True)
+        report = self._kept((where, _stamp(where)), options, made)
         assert isinstance(report, Report)
         self.last, self.last_path = report, where
         return report

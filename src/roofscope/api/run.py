@@ -40,6 +40,7 @@ def analyze(
     gap_us: float = DEFAULT_GAP_US,
     progress: Progress | None = None,
     full_names: bool = False,
+    idle_gaps: bool = False,
 ) -> Report:
     """The check-up of one profile (``roofscope analyze PATHS``): files of several processes
     merge. ``work``: ``NAME=FLOPS:BYTES[@DTYPE]`` rules or work files (TOML), one or many.
@@ -48,7 +49,8 @@ def analyze(
     processes): the same Report, with its ``engine``. ``full_names``: the report's HTML and
     charts show kernel names whole (``--full-names``). ``graph_capture``: the torch.profiler
     trace(s) of the CUDA/HIP graphs' capture (``--graph-capture``): the replayed kernels get
-    the operators and shapes of their captured launches."""
+    the operators and shapes of their captured launches. ``idle_gaps``: keep the 1,000 longest
+    idle gaps with what filled them (``report.checkup.idle_gaps``; the MCP timeline tool's)."""
     options = CheckupOptions(
         gpu=gpu, work=_work(work), ceilings=_path(ceilings), peak_flops=peak_flops,
         peak_bw=peak_bw, kernel=kernel, device=device, jobs=jobs, fmt=fmt, gap_us=gap_us,
@@ -56,7 +58,8 @@ def analyze(
         graph_capture=_paths(graph_capture),
     )  # fmt: skip
     names = paths_of(paths, "analyze")
-    settings = replace(prepare(options, PYTHON), lanes=True)  # the timeline chart's bins
+    # the timeline chart's bins; the longest idle gaps and their causes only when asked
+    settings = replace(prepare(options, PYTHON), lanes=True, gaps=idle_gaps)
     report = check_up(names, settings, progress=progress, spelling=PYTHON)
     return Report(report, read=(*report.read, *options.files), full_names=full_names)
 

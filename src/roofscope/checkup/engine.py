@@ -52,6 +52,7 @@ class Settings:
     gap_ns: int = DEFAULT_GAP_NS
     roof: RooflineOptions = DEFAULTS
     lanes: bool = False  # the timeline chart's bins too (for the HTML and the charts)
+    gaps: bool = False  # with the lanes, the longest idle gaps and their causes (MCP timeline)
     captures: Captures = ()  # --graph-capture: the graphs' capture traces, read
 
     def on_gpu(self, gpu: str | None) -> Settings:
@@ -137,7 +138,8 @@ def _read_and_analyse(
     )
     read = (*paths, *(f.path for f in profile.inputs))
     report = replace(report, engine=engine, read=read)
-    return profile, with_lanes(report, profile) if settings.lanes else report
+    lanes = with_lanes(report, profile, gaps=settings.gaps) if settings.lanes else report
+    return profile, lanes
 
 
 @contextmanager
