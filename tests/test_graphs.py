@@ -16,7 +16,7 @@ import pytest
 
 from roofscope.api.run import analyze
 from roofscope.diagnosis.findings import Finding
-from roofscope.diagnosis.idle import GRAPH_PHRASE
+from roofscope.diagnosis.graphs import GRAPH_PHRASE
 from roofscope.diagnosis.rules import SHORT_NS
 from roofscope.model.access import count, graph_launches, graph_replayed, query
 from roofscope.model.selection import EVERYTHING, dispatches

@@ -48,20 +48,32 @@ def short_advice(p: ProgramView, short: int) -> str:
     return f"{_of(g, short)} already replay as a HIP/CUDA graph: {LEFT_TO_TRY}"
 
 
-def feed_advice(p: ProgramView) -> str | None:
-    """The idle-time phrase on graphs where graph launches replayed some dispatches (None
-    where none did: the general advice stands)."""
+GRAPH_PHRASE = "capture launch sequences in HIP/CUDA graphs"
+FEED = (
+    f"keep the GPU fed: fuse small kernels, {GRAPH_PHRASE}, "
+    "remove synchronisations (device syncs, blocking copies) between launches, overlap "
+    "host work with streams"
+)
+
+
+def feed_advice(p: ProgramView) -> str:
+    """The idle-time advice, told what graph launches replayed: FEED where none did; where
+    graphs replay most dispatches, the gaps lie between replays and fusing kernels inside a
+    graph would not shorten them, so the host's side alone; else the graph phrase names the
+    dispatches outside graphs."""
     g = p.graphs.dispatches if p.graphs else 0
     if not g:
-        return None
+        return FEED
     if mostly(g, p.dispatches):
         return (
-            f"{_of(g, p.dispatches)} already replay as HIP/CUDA graphs, so the gaps lie "
-            "mostly between replays: overlap the host's work between steps (scheduling, "
-            "sampling, input preparation) with the GPU's"
+            f"keep the GPU fed: {_of(g, p.dispatches)} already replay as HIP/CUDA graphs, so "
+            "the gaps lie mostly between replays: overlap the host's work between steps "
+            "(scheduling, sampling, input preparation) with the GPU's; remove "
+            "synchronisations (device syncs, blocking copies) between steps"
         )
     outside = words.count(p.dispatches - g, "dispatch")
-    return f"capture the {outside} outside graphs in HIP/CUDA graphs ({g:,} already replay in one)"
+    said = f"capture the {outside} outside graphs in HIP/CUDA graphs ({g:,} already replay in one)"
+    return FEED.replace(GRAPH_PHRASE, said)
 
 
 def _of(replayed: int, of: int) -> str:

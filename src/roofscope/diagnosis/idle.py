@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from roofscope.diagnosis.evidence import ProgramView
 from roofscope.diagnosis.findings import Finding, Value
-from roofscope.diagnosis.graphs import feed_advice, mostly
+from roofscope.diagnosis.graphs import feed_advice
 from roofscope.diagnosis.idle_cause import CAUSE_SHARE, causes, main_cause
 from roofscope.diagnosis.rules import severity
 from roofscope.diagnosis.trust import IDLE_MIN_DISPATCHES, IDLE_MIN_SPAN_NS, temper_idle
@@ -60,15 +60,6 @@ def idle_gaps(p: ProgramView) -> Finding | None:
     return temper_idle(found, p.span_ns, p.dispatches)
 
 
-GRAPH_PHRASE = "capture launch sequences in HIP/CUDA graphs"
-BETWEEN_REPLAYS = "remove synchronisations (device syncs, blocking copies) between steps"
-FEED = (
-    f"keep the GPU fed: fuse small kernels, {GRAPH_PHRASE}, "
-    "remove synchronisations (device syncs, blocking copies) between launches, overlap "
-    "host work with streams"
-)
-
-
 def _causes_said(p: ProgramView, evidence: dict[str, Value]) -> str:
     """Each host cause's share of the idle time, into the evidence and the summary."""
     said = ""
@@ -81,22 +72,10 @@ def _causes_said(p: ProgramView, evidence: dict[str, Value]) -> str:
 
 def _feed(p: ProgramView) -> str:
     cause = main_cause(p)
-    feed = _graphs_said(p)
+    feed = feed_advice(p)
     if cause is None:
         return feed
     return cause.prescription + "; then " + feed.removeprefix("keep the GPU fed: ")
-
-
-def _graphs_said(p: ProgramView) -> str:
-    """FEED, its graph advice replaced where graph launches replayed some dispatches. Where
-    graphs replay most of them, the gaps lie between replays: fusing kernels inside a graph
-    would not shorten them, so the advice is the host's side alone."""
-    said = feed_advice(p)
-    if said is None:
-        return FEED
-    if p.graphs is not None and mostly(p.graphs.dispatches, p.dispatches):
-        return f"keep the GPU fed: {said}; {BETWEEN_REPLAYS}"
-    return FEED.replace(GRAPH_PHRASE, said)
 
 
 def _counter_run_note(counter_run: str, share: float, evidence: dict[str, Value]) -> Finding:
