@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from unittest.mock import patch
 
@@ -17,12 +18,21 @@ from roofscope.readers.io.csv_layout import CsvLayout
 from roofscope.readers.load import load
 from tests.conftest import DATA
 
+# every file here is small: each is read as though it were worth the typed scan
+pytestmark = pytest.mark.usefixtures("typed_always")
+
 REAL = [
     DATA / "rocprofv1-mi250x" / "laplacian" / "results.csv",
     DATA / "rocprofv1-mi250x" / "stencils" / "results.csv",
     DATA / "rocprofv1-barrier-mi250x" / "results.csv",
 ]
 HEADER = '"Index","KernelName","gpu-id","pid","BeginNs","EndNs"\n'
+
+
+@pytest.fixture
+def typed_always() -> Iterator[None]:
+    with patch.object(csv_names, "TYPED_BYTES", 0):
+        yield
 
 
 def file_counts(path: Path) -> Counter[tuple[str, int]]:
@@ -140,3 +150,13 @@ def test_end_read_from_a_line_start(tmp_path: Path) -> None:
     path.write_text("Index,KernelName,BeginNs\n" + "".join(f"{i},a,{i}\n" for i in range(99)))
     with patch.object(csv_names, "TAIL_BYTES", 13):  # "a,97\n98,a,98\n": "a,97" left out
         assert csv_names.sample_covers_end(path, LAYOUT, ["a"])
+
+
+def test_small_file_read_as_text(tmp_path: Path) -> None:
+    """Below :data:`TYPED_BYTES` the end is not read and the text scan runs, as before."""
+    path = write(tmp_path, ["a", "b"] * 50)
+    with patch.object(csv_names, "TYPED_BYTES", path.stat().st_size + 1):
+        assert not csv_names.sample_covers_end(path, LAYOUT, ["a", "b"])
+        profile, seen = load_watched(path)
+    assert seen == []
+    assert table_counts(profile) == file_counts(path)
