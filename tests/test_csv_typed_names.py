@@ -17,6 +17,7 @@ from roofscope.readers.io import csv_names, csvload
 from roofscope.readers.io.csv_layout import CsvLayout
 from roofscope.readers.load import load
 from tests.conftest import DATA
+from tests.test_csv_shapes_one_scan import every_launch, file_shapes, table_shapes
 
 # every file here is small: each is read as though it were worth the typed scan
 pytestmark = pytest.mark.usefixtures("typed_always")
@@ -60,17 +61,17 @@ def every_row(profile: Profile) -> list[tuple[object, ...]]:
     return profile.con.execute("SELECT *, rowid FROM dispatches ORDER BY rowid").fetchall()
 
 
-def load_watched(path: Path) -> tuple[Profile, list[int | None]]:
+def load_watched(path: Path, *, shapes: bool = False) -> tuple[Profile, list[int | None]]:
     """``path`` loaded, with what each typed scan returned (None: it stopped)."""
     seen: list[int | None] = []
-    real = csvload.insert_typed
+    real = csvload._append_typed
 
     def watch(*args: object) -> int | None:
         seen.append(real(*args))  # type: ignore[arg-type]
         return seen[-1]
 
-    with patch.object(csvload, "insert_typed", watch):
-        return load([str(path)]), seen
+    with patch.object(csvload, "_append_typed", watch):
+        return load([str(path)], shapes=shapes), seen
 
 
 @pytest.mark.parametrize("path", REAL, ids=lambda p: p.parent.name)
@@ -81,7 +82,7 @@ def test_real_files_typed_as_the_text_scan(path: Path) -> None:
     typed, seen = load_watched(path)
     rows = sum(file_counts(path)[k] for k in file_counts(path) if k[1] == 0)
     assert seen == [rows]
-    with patch.object(csvload, "_typed_first", lambda *a: False):
+    with patch.object(csvload, "typed_first", lambda *a: False):
         text = load([str(path)])
     assert every_row(typed) == every_row(text)
     assert table_counts(typed) == file_counts(path)
@@ -112,7 +113,7 @@ def test_name_only_in_the_middle_falls_back(tmp_path: Path) -> None:
     path = write(tmp_path, ["a", "b"] * 50 + ["mid"] * 3 + ["a", "b"] * 50)
     with patch.object(csvload, "SAMPLE_ROWS", 2), patch.object(csv_names, "TAIL_BYTES", 200):
         profile, seen = load_watched(path)
-        with patch.object(csvload, "_typed_first", lambda *a: False):
+        with patch.object(csvload, "typed_first", lambda *a: False):
             text = load([str(path)])
     assert seen == [None]
     assert table_counts(profile) == file_counts(path)
@@ -160,3 +161,39 @@ def test_small_file_read_as_text(tmp_path: Path) -> None:
         profile, seen = load_watched(path)
     assert seen == []
     assert table_counts(profile) == file_counts(path)
+
+
+@pytest.mark.parametrize("path", REAL, ids=lambda p: p.parent.name)
+def test_shapes_staged_from_the_typed_scan(path: Path) -> None:
+    """A GPU with known compute units given (shapes asked before reading): the typed scan
+    stages the launch shapes too, the file's (counted with the csv module), with no second
+    scan left, the same launches and warnings as the text scan's."""
+    typed, seen = load_watched(path, shapes=True)
+    assert seen == [sum(v for k, v in file_counts(path).items() if k[1] == 0)]
+    assert not typed.deferred
+    assert table_shapes(typed) == file_shapes(path)
+    with patch.object(csvload, "typed_first", lambda *a: False):
+        text = load([str(path)], shapes=True)
+    assert every_launch(typed) == every_launch(text) and typed.warnings == text.warnings
+    assert every_row(typed) == every_row(text)
+
+
+def test_staged_typed_scan_that_stops_leaves_no_stage(tmp_path: Path) -> None:
+    """A name only in the middle stops the staging statement: no table is left of it, and
+    the text scan stages every row's shape."""
+    path = write(tmp_path, ["a", "b"] * 50 + ["mid"] * 3 + ["a", "b"] * 50)
+    path.write_text(
+        '"Index","KernelName","gpu-id","pid","BeginNs","EndNs","grd","wgr"\n'
+        + "".join(
+            f"{line},{64 * (i + 1)},64\n"
+            for i, line in enumerate(path.read_text().splitlines()[1:])
+        )
+    )
+    with patch.object(csvload, "SAMPLE_ROWS", 2), patch.object(csv_names, "TAIL_BYTES", 200):
+        profile, seen = load_watched(path, shapes=True)
+    assert seen == [None]
+    assert table_counts(profile) == file_counts(path)
+    tables = profile.con.execute("SELECT table_name FROM duckdb_tables()").fetchall()
+    assert not [t for (t,) in tables if t.startswith("stage")]
+    shapes = profile.con.execute("SELECT sum(dispatches), count(*) FROM launches").fetchone()
+    assert shapes == (203, 203)  # every row its own grid

@@ -17,10 +17,10 @@ import csv
 import io
 from collections.abc import Collection
 from pathlib import Path
+from typing import NamedTuple
 
 import duckdb
 
-from roofscope.model.profile import Profile
 from roofscope.model.schema import DISPATCH_COLUMNS
 from roofscope.readers.io.barriers import is_barrier
 from roofscope.readers.io.csv_layout import CsvLayout
@@ -37,6 +37,14 @@ TAIL_BYTES = 256 << 10
 TYPED_BYTES = 64 << 20
 # what read_csv reads as no name (duck_sql.read_csv's nullstr): NULL, never in the ENUM
 NO_NAME = ("None", "")
+
+
+def typed_first(path: Path, layout: CsvLayout, sampled: list[str]) -> bool:
+    """Whether to try the scan with the names typed as the sample's ENUM first: a file
+    without counters, no model column reading the name as text, whose end names only
+    sampled kernels."""
+    plain = not layout.counters and names_typed(layout)
+    return plain and sample_covers_end(path, layout, sampled)
 
 
 def sample_covers_end(path: Path, layout: CsvLayout, sampled: Collection[str]) -> bool:
@@ -74,6 +82,14 @@ def names_typed(layout: CsvLayout) -> bool:
     return all(ident(layout.name) not in layout.mapping[c] for c in layout.mapping)
 
 
+class TypedRows(NamedTuple):
+    """A typed scan: its rows' SQL, each dispatch column's SQL over them, the parameters."""
+
+    rows: str
+    exprs: dict[str, str]
+    params: list[object]
+
+
 def barrier_codes_sql(column: str, sampled: list[str], source: int) -> str:
     """A row's ``source`` from the ENUM code of its name in ``column``: barrier packets go to
     the source after the file's own (as csvload's text test sends them)."""
@@ -84,35 +100,17 @@ def barrier_codes_sql(column: str, sampled: list[str], source: int) -> str:
     return f"CASE WHEN {barrier} THEN {source + 1} ELSE {source} END"
 
 
-def insert_typed(
-    profile: Profile,
-    path: Path,
-    layout: CsvLayout,
-    source: int,
-    enum: str,
-    sampled: list[str],
-    code_ids: list[int],
-) -> int | None:
-    """Insert ``path``'s rows with the name column read as the ENUM ``enum`` of ``sampled``
-    (ids ``code_ids``): the count; None, with nothing inserted, where a row stopped the
-    scan (a name the ENUM lacks, or a row the strict scan cannot read)."""
-    first = profile.count("dispatches")
-    model_cols = [c for c in DISPATCH_COLUMNS if c in layout.mapping]
+def typed_rows(
+    path: Path, layout: CsvLayout, enum: str, sampled: list[str], source: int, code_ids: list[int]
+) -> TypedRows:
+    """The rows of ``path`` with the name ``_k`` read as the ENUM ``enum`` of ``sampled``
+    (ids ``code_ids``), each dispatch column's SQL over them, and its parameters."""
     code, params = name_id_sql(code_ids)
     src = barrier_codes_sql("_k", sampled, source) if layout.barriers else str(source)
-    exprs = ", ".join([src, code, *[layout.mapping[c] for c in model_cols]])
+    model = {c: layout.mapping[c] for c in DISPATCH_COLUMNS if c in layout.mapping}
+    exprs = {"source": src, "name_id": code, "raw_overflow": "NULL::VARCHAR", **model}
     rows = f"SELECT {ident(layout.name)} AS _k, * FROM {typed_reader(path, layout, enum)}"
-    try:
-        profile.con.execute(
-            f"INSERT INTO dispatches (source, name_id, {', '.join(model_cols)}) "
-            f"SELECT {exprs} FROM ({rows})",
-            params,
-        )
-    except BAD_ROW:
-        if profile.count("dispatches") != first:  # it failed past the scan: no bad row
-            raise
-        return None
-    return profile.count("dispatches") - first
+    return TypedRows(rows, exprs, params)
 
 
 def name_id_sql(code_ids: list[int]) -> tuple[str, list[object]]:

@@ -38,10 +38,10 @@ from roofscope.readers.io.csv_counters import (
 from roofscope.readers.io.csv_layout import CsvLayout
 from roofscope.readers.io.csv_names import (
     BAD_ROW,
-    insert_typed,
+    TypedRows,
     name_id_sql,
-    names_typed,
-    sample_covers_end,
+    typed_first,
+    typed_rows,
 )
 from roofscope.readers.io.duck_sql import ident, read_csv
 
@@ -91,21 +91,38 @@ def load_dispatch_csv(profile: Profile, path: Path, layout: CsvLayout, source: i
     code_ids = [ids[n] for n in sampled]
     coded = partial(append, key=f"TRY_CAST({name} AS {enum})", code_ids=code_ids)
     try:
-        if _typed_first(profile, path, layout, sampled):
-            rows = insert_typed(profile, path, layout, source, enum, sampled, code_ids)
+        if typed_first(path, layout, sampled):
+            typed = typed_rows(path, layout, enum, sampled, source, code_ids)
+            rows = _append_typed(profile, typed, layout, source, path, scan)
             if rows is not None:
-                profile.defer(partial(_insert_shapes, profile, scan, layout, source, path))
                 return LoadResult(rows, [])
         return LoadResult(*_scan(profile, coded, path, layout, tag))
     finally:
         con.execute(f"DROP TYPE IF EXISTS {enum}")
 
 
-def _typed_first(profile: Profile, path: Path, layout: CsvLayout, sampled: list[str]) -> bool:
-    """Whether to try the scan with the names typed as the sample's ENUM first: a plain
-    file (no counters, no shapes staged), whose end names only sampled kernels."""
-    plain = not layout.counters and not _stages_shapes(profile, layout) and names_typed(layout)
-    return plain and sample_covers_end(path, layout, sampled)
+def _append_typed(
+    profile: Profile, typed: TypedRows, layout: CsvLayout, source: int, path: Path, scan: str
+) -> int | None:
+    """Append the typed scan's rows to ``dispatches``, their launch shapes staged in the
+    same scan where the check-up will ask for them, else left to a deferred second scan
+    (``scan``): the count; None, with nothing inserted, where a row stopped the scan."""
+    first = profile.count("dispatches")
+    rows, exprs, params = typed
+    try:
+        if _stages_shapes(profile, layout):
+            return _append_with_shapes(profile, rows, exprs, params, layout, source, path)
+        profile.con.execute(
+            f"INSERT INTO dispatches ({', '.join(exprs)}) "
+            f"SELECT {', '.join(exprs.values())} FROM ({rows})",
+            params,
+        )
+    except BAD_ROW:
+        if profile.count("dispatches") != first:  # it failed past the scan: no bad row
+            raise
+        return None
+    profile.defer(partial(_insert_shapes, profile, scan, layout, source, path))
+    return profile.count("dispatches") - first
 
 
 def _scan(
@@ -266,8 +283,8 @@ def _append_with_shapes(
         else:
             scan = f"FROM {_reader_sql(where, layout, rejects=None)}"
             _insert_shapes(profile, scan, layout, source, where)
-    finally:
-        con.execute(f"DROP TABLE {stage}")
+    finally:  # none where the scan stopped
+        con.execute(f"DROP TABLE IF EXISTS {stage}")
     return profile.count("dispatches") - first
 
 
