@@ -197,3 +197,21 @@ def test_staged_typed_scan_that_stops_leaves_no_stage(tmp_path: Path) -> None:
     assert not [t for (t,) in tables if t.startswith("stage")]
     shapes = profile.con.execute("SELECT sum(dispatches), count(*) FROM launches").fetchone()
     assert shapes == (203, 203)  # every row its own grid
+
+
+def test_crlf_lines_and_rows_without_a_name(tmp_path: Path) -> None:
+    """Windows line ends and names read as no name (``None``, empty) take the typed scan:
+    the rows without a name have none there too, as in the text scan."""
+    names = ["a", "None", "b", "", "<barrier packet>", "a"]
+    rows = [f'{i},"{n}",0,7,{1000 * i},{1000 * i + 10}' for i, n in enumerate(names)]
+    path = tmp_path / "results.csv"
+    path.write_bytes((HEADER.rstrip("\n") + "\r\n" + "\r\n".join(rows) + "\r\n").encode())
+    typed, seen = load_watched(path)
+    assert seen == [6]
+    with patch.object(csvload, "typed_first", lambda *a: False):
+        text = load([str(path)])
+    assert every_row(typed) == every_row(text)
+    unnamed = typed.con.execute("SELECT count(*) FROM dispatches WHERE name_id IS NULL")
+    assert unnamed.fetchone() == (2,)
+    barriers = typed.con.execute("SELECT count(*) FROM dispatches WHERE source = 1").fetchone()
+    assert barriers == (1,)
