@@ -3,9 +3,11 @@
 Kernel names are long (hundreds of bytes) and repeat millions of times, so the file is read
 once, straight into the ``dispatches`` table, with each name turned into its id through a
 DuckDB ENUM built from the names in the first rows; names first seen later travel as text
-in the ``raw_overflow`` column, which only rare rows fill, until they get their id. Rows
-DuckDB rejects (unquoted commas, embedded quotes, a cut last line, bytes that are not
-UTF-8) come back with their byte offset and are parsed again in Python, from the right, by
+in the ``raw_overflow`` column, which only rare rows fill, until they get their id (where
+the sample holds every name of a large file, as its end says, the scan reads the name column
+as that ENUM itself: :mod:`~roofscope.readers.io.csv_names`). Rows DuckDB rejects
+(unquoted commas, embedded quotes, a cut last line, bytes that are not UTF-8) come back with
+their byte offset and are parsed again in Python, from the right, by
 :mod:`roofscope.readers.io.rowfix`.
 
 How each dispatch was launched (thread, queue, stream, grid, workgroup, registers, ...) goes
