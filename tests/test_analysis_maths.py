@@ -192,3 +192,52 @@ def test_std_of_long_kernels_is_exact(tmp_path: Path) -> None:
     (k,) = hotspots(profile).kernels
     assert statistics.stdev([1_000_000_001, 1_000_000_002, 1_000_000_003]) == 1.0
     assert k.std_ns == 1.0
+
+
+def swept_by(profile: object, threshold: int) -> tuple[object, list[str]]:
+    """The timeline of a long trace (no group small enough for one query) and which sweep
+    statements ran, in order."""
+    from roofscope.analysis import timeline as module
+
+    ran: list[str] = []
+    real = module._sweep_rows
+
+    def watch(p: object, rows: object, t: int, sql: str) -> object:
+        ran.append("serial" if sql == module.SERIAL_SWEEP else "reach")
+        return real(p, rows, t, sql)  # type: ignore[arg-type]
+
+    with patch.object(module, "_sweep_rows", watch), patch.object(module, "SORTED_ROWS", 0):
+        return timeline(profile, gap_threshold_ns=threshold), ran  # type: ignore[arg-type]
+
+
+def test_kernels_one_after_another_swept_by_lag_alone(tmp_path: Path) -> None:
+    """Ends in order as well as starts: the End before a row is the furthest, and one
+    statement of ``lag`` windows sweeps them: [0, 10) [10, 12) [15, 20) [40, 41) leave 3 and
+    20 ns idle."""
+    rows = [("a(int)", 0, 0, 10), ("a(int)", 0, 10, 12), ("a(int)", 0, 15, 20)]
+    profile = load([str(write_trace(tmp_path / "results.csv", [*rows, ("a(int)", 0, 40, 41)]))])
+    t, ran = swept_by(profile, 5)
+    assert ran == ["serial"]
+    assert t is not None and t.devices[0].span_ns == 41
+    assert (t.idle_ns, t.busy_ns, t.gaps, t.gap_ns) == (23, 18, 1, 20)
+
+
+def test_an_end_before_the_one_before_needs_the_running_max(tmp_path: Path) -> None:
+    """[0, 30) holds [5, 8) within it: the End before [20, 25) that counts is 30, not 8, so
+    the lag statement gives way to the running max: [0, 30) [5, 8) [20, 25) [32, 40) leave
+    2 ns idle (the lag alone would count 12 before [20, 25))."""
+    rows = [("a(int)", 0, 0, 30), ("a(int)", 0, 5, 8), ("a(int)", 0, 20, 25)]
+    profile = load([str(write_trace(tmp_path / "results.csv", [*rows, ("a(int)", 0, 32, 40)]))])
+    t, ran = swept_by(profile, 1)
+    assert ran == ["serial", "reach"]
+    assert t is not None and (t.idle_ns, t.busy_ns, t.gaps, t.gap_ns) == (2, 38, 1, 2)
+
+
+def test_starts_out_of_order_sorted_after_both_statements(tmp_path: Path) -> None:
+    """[10, 20) written before [0, 5): neither sweep reads them in their order; they are
+    sorted and swept again, and leave 5 ns idle."""
+    rows = [("a(int)", 0, 10, 20), ("a(int)", 0, 0, 5)]
+    profile = load([str(write_trace(tmp_path / "results.csv", rows))])
+    t, ran = swept_by(profile, 1)
+    assert ran == ["serial", "reach", "serial"]
+    assert t is not None and (t.idle_ns, t.busy_ns, t.gaps, t.gap_ns) == (5, 15, 1, 5)

@@ -199,18 +199,42 @@ def _sweep(profile: Profile, rows: duckdb.DuckDBPyRelation, threshold: int) -> D
 
     Windows with an empty ``OVER`` run as DuckDB's streaming window, in the scan's order on
     one thread, with no sort (0.07 s of CPU at 2 M dispatches, where the numpy sweep took
-    0.10 s and numpy's import 0.08 s more, and a window ordered by start 0.33 s)."""
+    0.10 s and numpy's import 0.08 s more, and a window ordered by start 0.33 s). Rows whose
+    ends come in order too (kernels one after another) are swept first with ``lag`` alone:
+    the furthest End before a row is then the End of the row before it (0.028 s of CPU
+    against 0.074 s; where they do not, that statement is 0.028 s spent for nothing)."""
+    found = _sweep_rows(profile, rows, threshold, SERIAL_SWEEP)
+    if found is None:
+        found = _sweep_rows(profile, rows, threshold, REACH_SWEEP)
+    return found
+
+
+# the sweep's aggregates over ``gap`` (the idle before each row) and ``ordered``
+SWEEP = """SELECT min(start_ns), max(end_ns), coalesce(sum(gap) FILTER (gap > 0), 0),
+    count(*) FILTER (gap >= $1), coalesce(sum(gap) FILTER (gap >= $1), 0),
+    coalesce(bool_and(ordered), true)
+FROM (SELECT start_ns, end_ns, {gap} AS gap, {ordered} AS ordered FROM {rows})"""
+# the rows' starts and ends both in order: the furthest End before a row is the row before's
+SERIAL_SWEEP = SWEEP.format(
+    gap="start_ns - lag(end_ns) OVER ()",
+    ordered="start_ns >= lag(start_ns) OVER () AND end_ns >= lag(end_ns) OVER ()",
+    rows="d",
+)
+# the starts in order: the furthest End before a row is the running max of End
+REACH_SWEEP = SWEEP.format(
+    gap="start_ns - lag(reach) OVER ()",
+    ordered="start_ns >= lag(start_ns) OVER ()",
+    rows="(SELECT start_ns, end_ns, max(end_ns) OVER (ROWS UNBOUNDED PRECEDING) AS reach FROM d)",
+)
+
+
+def _sweep_rows(
+    profile: Profile, rows: duckdb.DuckDBPyRelation, threshold: int, sql: str
+) -> DeviceTime | None:
+    """``rows`` swept by ``sql`` (:data:`SERIAL_SWEEP`, :data:`REACH_SWEEP`); None when the
+    rows are not in the order it needs."""
     ((first, last, idle, gaps, gap_ns, ordered),) = query(
-        profile,
-        rows,
-        """SELECT min(start_ns), max(end_ns), coalesce(sum(gap) FILTER (gap > 0), 0),
-            count(*) FILTER (gap >= $1), coalesce(sum(gap) FILTER (gap >= $1), 0),
-            coalesce(bool_and(start_ns >= before), true)
-        FROM (SELECT start_ns, end_ns, start_ns - lag(reach) OVER () AS gap,
-                lag(start_ns) OVER () AS before
-            FROM (SELECT start_ns, end_ns, max(end_ns) OVER (ROWS UNBOUNDED PRECEDING) AS reach
-                FROM d))""",
-        [max(1, threshold)],
+        profile, rows, sql, [max(1, threshold)]
     ).fetchall()
     if not ordered:
         return None

@@ -86,6 +86,7 @@ _LIBRARIES: tuple[tuple[Library, re.Pattern[str]], ...] = (
 )
 
 
+@lru_cache(maxsize=65536)
 def is_communication(kernel: str) -> bool:
     """Whether a (normalised) kernel name is a collective, all-to-all or point-to-point
     communication kernel (NCCL/RCCL, DeepEP, symmetric-memory and custom all-reduce, MSCCL++)."""

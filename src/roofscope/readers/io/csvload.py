@@ -3,9 +3,11 @@
 Kernel names are long (hundreds of bytes) and repeat millions of times, so the file is read
 once, straight into the ``dispatches`` table, with each name turned into its id through a
 DuckDB ENUM built from the names in the first rows; names first seen later travel as text
-in the ``raw_overflow`` column, which only rare rows fill, until they get their id. Rows
-DuckDB rejects (unquoted commas, embedded quotes, a cut last line, bytes that are not
-UTF-8) come back with their byte offset and are parsed again in Python, from the right, by
+in the ``raw_overflow`` column, which only rare rows fill, until they get their id (where
+the sample holds every name of a large file, as its end says, the scan reads the name column
+as that ENUM itself: :mod:`~roofscope.readers.io.csv_names`). Rows DuckDB rejects
+(unquoted commas, embedded quotes, a cut last line, bytes that are not UTF-8) come back with
+their byte offset and are parsed again in Python, from the right, by
 :mod:`roofscope.readers.io.rowfix`.
 
 How each dispatch was launched (thread, queue, stream, grid, workgroup, registers, ...) goes
@@ -36,12 +38,16 @@ from roofscope.readers.io.csv_counters import (
     warn_per_field,
 )
 from roofscope.readers.io.csv_layout import CsvLayout
+from roofscope.readers.io.csv_names import (
+    BAD_ROW,
+    TypedRows,
+    name_id_sql,
+    typed_first,
+    typed_rows,
+)
 from roofscope.readers.io.duck_sql import ident, read_csv
 
 SAMPLE_ROWS = 20_000
-# what a strict scan raises at a row it cannot read (cut, extra field, bad UTF-8: invalid
-# input; text in a number column: conversion); any other error (an interrupt) stands
-BAD_ROW = (duckdb.InvalidInputException, duckdb.ConversionException)
 _ids = itertools.count()
 
 
@@ -84,11 +90,41 @@ def load_dispatch_csv(profile: Profile, path: Path, layout: CsvLayout, source: i
     ids = profile.name_ids(sampled)
     enum = f"{tag}_names"
     con.execute(f"CREATE TYPE {enum} AS ENUM (SELECT unnest($1::VARCHAR[]))", [sampled])
-    coded = partial(append, key=f"TRY_CAST({name} AS {enum})", code_ids=[ids[n] for n in sampled])
+    code_ids = [ids[n] for n in sampled]
+    coded = partial(append, key=f"TRY_CAST({name} AS {enum})", code_ids=code_ids)
     try:
+        if typed_first(path, layout, sampled):
+            typed = typed_rows(path, layout, enum, sampled, source, code_ids)
+            rows = _append_typed(profile, typed, layout, source, path, scan)
+            if rows is not None:
+                return LoadResult(rows, [])
         return LoadResult(*_scan(profile, coded, path, layout, tag))
     finally:
         con.execute(f"DROP TYPE IF EXISTS {enum}")
+
+
+def _append_typed(
+    profile: Profile, typed: TypedRows, layout: CsvLayout, source: int, path: Path, scan: str
+) -> int | None:
+    """Append the typed scan's rows to ``dispatches``, their launch shapes staged in the
+    same scan where the check-up will ask for them, else left to a deferred second scan
+    (``scan``): the count; None, with nothing inserted, where a row stopped the scan."""
+    first = profile.count("dispatches")
+    rows, exprs, params = typed
+    try:
+        if _stages_shapes(profile, layout):
+            return _append_with_shapes(profile, rows, exprs, params, layout, source, path)
+        profile.con.execute(
+            f"INSERT INTO dispatches ({', '.join(exprs)}) "
+            f"SELECT {', '.join(exprs.values())} FROM ({rows})",
+            params,
+        )
+    except BAD_ROW:
+        if profile.count("dispatches") != first:  # it failed past the scan: no bad row
+            raise
+        return None
+    profile.defer(partial(_insert_shapes, profile, scan, layout, source, path))
+    return profile.count("dispatches") - first
 
 
 def _scan(
@@ -169,7 +205,7 @@ def _append(
     first = profile.count("dispatches")
     name = ident(layout.name)
     model_cols = [c for c in DISPATCH_COLUMNS if c in layout.mapping]
-    code, params = _name_id_sql(code_ids)
+    code, params = name_id_sql(code_ids)
     cols = ["source", "name_id", "raw_overflow", *model_cols]
     exprs = [
         _source_sql(layout, source),
@@ -201,18 +237,6 @@ def _append(
     for table, _ in parts:  # the stage is the first
         con.execute(f"DROP TABLE {table}")
     return rows
-
-
-def _name_id_sql(code_ids: list[int]) -> tuple[str, list[object]]:
-    """The SQL of a row's name id from its ENUM code ``_k``, and its parameters: the code
-    plus the first id where the ids run on from it (names registered in sample order, as in
-    a fresh profile), some 0.02 s of CPU less at 4 M dispatches than a lookup in the list."""
-    if not code_ids:
-        return "NULL", []
-    first = code_ids[0]
-    if code_ids == list(range(first, first + len(code_ids))):
-        return f"enum_code(_k)::INTEGER + {first}", []
-    return "list_extract($1::INTEGER[], enum_code(_k) + 1)", [code_ids]
 
 
 def _source_sql(layout: CsvLayout, source: int) -> str:
@@ -261,8 +285,8 @@ def _append_with_shapes(
         else:
             scan = f"FROM {_reader_sql(where, layout, rejects=None)}"
             _insert_shapes(profile, scan, layout, source, where)
-    finally:
-        con.execute(f"DROP TABLE {stage}")
+    finally:  # none where the scan stopped
+        con.execute(f"DROP TABLE IF EXISTS {stage}")
     return profile.count("dispatches") - first
 
 
