@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
+import msgspec
 from duckdb import ColumnExpression
+from msgspec.structs import replace
 
 from roofscope.analysis.activity import Activity
 from roofscope.analysis.activity import activity as activity_of
@@ -55,8 +56,7 @@ if TYPE_CHECKING:
     from roofscope.analysis.timeline_lanes import TimelineLanes
 
 
-@dataclass(frozen=True)
-class Barriers:
+class Barriers(msgspec.Struct, frozen=True):
     """Barrier packets listed among the kernels (rocprof v1): never kernel time."""
 
     records: int
@@ -81,8 +81,7 @@ def barrier_summary(
     return Barriers(sum(a.calls for a in items), total, share)
 
 
-@dataclass(frozen=True)
-class Engine:
+class Engine(msgspec.Struct, frozen=True):
     """Where the runs were read (``--scheduler``): the check-up itself is the same anywhere."""
 
     scheduler: str  # "local", or the Dask scheduler's address (or its file)
@@ -90,8 +89,7 @@ class Engine:
     runs: int  # runs (ranks) read apart and merged; 1: one run, read in this process
 
 
-@dataclass(frozen=True)
-class RooflineOptions:
+class RooflineOptions(msgspec.Struct, frozen=True):
     gpu: str | None = None
     rules: tuple[Rule, ...] = ()  # --work, inline first, then files
     ceilings: tuple[Ceiling, ...] = ()  # the user's: --peak-*, --ceilings
@@ -103,16 +101,14 @@ class RooflineOptions:
 DEFAULTS = RooflineOptions()
 
 
-@dataclass(frozen=True)
-class RooflineSection:
+class RooflineSection(msgspec.Struct, frozen=True):
     choice: DeviceChoice
     result: Roofline
     whole: Work | None  # the whole profile's counter work (traffic), where counters exist
     problem: str | None  # one line when no roofline can be drawn
 
 
-@dataclass(frozen=True)
-class Report:
+class Report(msgspec.Struct, frozen=True):
     inputs: tuple[InputFile, ...]
     run: RunInfo
     hotspots: Hotspots
@@ -125,11 +121,12 @@ class Report:
     ranks: RankView | None  # several processes (inputs) only
     findings: tuple[Finding, ...]  # ranked: validity problems first, then by gain
     # the profiler's own rule rows (Nsight Compute) per kernel, distinct, largest speedup first
-    profiler_rules: dict[str, tuple[ProfilerRule, ...]] = field(default_factory=dict)
-    runs: Runs = field(default_factory=Runs)  # the runs found, read and left out
+    profiler_rules: dict[str, tuple[ProfilerRule, ...]] = msgspec.field(default_factory=dict)
+    runs: Runs = msgspec.field(default_factory=Runs)  # the runs found, read and left out
     barriers: Barriers | None = None  # barrier packets the producer listed among kernels
-    limiters: dict[str, Limiter] = field(default_factory=dict)  # per studied kernel
-    launches: dict[str, LaunchShape] = field(default_factory=dict)  # largest grid, per studied
+    limiters: dict[str, Limiter] = msgspec.field(default_factory=dict)  # per studied kernel
+    # largest grid, per studied kernel
+    launches: dict[str, LaunchShape] = msgspec.field(default_factory=dict)
     lanes: TimelineLanes | None = None  # the timeline's bins, made for the charts (with_lanes)
     idle_gaps: tuple[Gap, ...] = ()  # the longest idle gaps with what filled them (with_lanes)
     engine: Engine | None = None  # where the runs were read, when --scheduler named it
@@ -154,8 +151,7 @@ class Report:
         return tuple(sorted({r for r in counted if r is not None}))
 
 
-@dataclass(frozen=True)
-class Summary:
+class Summary(msgspec.Struct, frozen=True):
     """The check-up in a few numbers, in SI units: times in seconds; the timeline's fields
     are None where the input has no dispatch timestamps. The JSON's ``summary`` is this."""
 

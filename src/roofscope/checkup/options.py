@@ -9,8 +9,10 @@ Nothing here loads DuckDB or numpy: ``cli/options.py`` builds the Typer options 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields
 from enum import Enum
+
+import msgspec
+from msgspec.structs import fields
 
 from roofscope.errors import RoofscopeError, UsageError
 
@@ -31,8 +33,7 @@ class Spelling(Enum):
     PYTHON = "python"
 
 
-@dataclass(frozen=True)
-class Option:
+class Option(msgspec.Struct, frozen=True):
     """One analysis option: its Python name, its flag, its help, and its range (numbers)."""
 
     name: str
@@ -112,8 +113,7 @@ _GATE = (
 OPTIONS = {o.name: o for o in (*_OPTIONS, *_GATE)}
 
 
-@dataclass(frozen=True, kw_only=True)
-class CheckupOptions:
+class CheckupOptions(msgspec.Struct, frozen=True, kw_only=True):
     """The analysis options, as given; :meth:`checked` refuses a value out of range."""
 
     fmt: str | None = None
@@ -157,8 +157,7 @@ class CheckupOptions:
         return self
 
 
-@dataclass(frozen=True, kw_only=True)
-class GateOptions:
+class GateOptions(msgspec.Struct, frozen=True, kw_only=True):
     """The compare gate's thresholds, as given; :meth:`checked` refuses one out of range."""
 
     fail_if_slower: float | None = None

@@ -40,12 +40,14 @@ import re
 import shutil
 import subprocess
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import numpy as np
+from msgspec.structs import fields, replace
 
 from roofscope.analysis.counters import Array, Counters, Missing
 from roofscope.analysis.metrics.derived import CATALOGUE
@@ -164,8 +166,7 @@ def split_passes(counters: Sequence[str]) -> list[list[str]]:
 # -- command lines --------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Pass:
+class Pass(msgspec.Struct, frozen=True):
     argv: tuple[str, ...]
     folder: str  # where it writes, relative to the output folder
     counters: tuple[str, ...] = ()

@@ -67,11 +67,13 @@ import shutil
 import tempfile
 import weakref
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NewType, TypeVar, cast
 
 import duckdb
+import msgspec
+from msgspec.structs import replace
 
 from roofscope.catalogue.ceilings import Ceiling
 from roofscope.model import words
@@ -84,8 +86,7 @@ T = TypeVar("T")
 SourceId = NewType("SourceId", int)
 
 
-@dataclass(frozen=True)
-class InputFile:
+class InputFile(msgspec.Struct, frozen=True):
     """One file that was read, what it was read as and what it contributed."""
 
     path: str
@@ -99,8 +100,7 @@ class InputFile:
     on_timeline: bool = True
 
 
-@dataclass(frozen=True)
-class RunInfo:
+class RunInfo(msgspec.Struct, frozen=True):
     """What is known about the run; None where the input does not say."""
 
     producer: str | None = None
@@ -122,8 +122,7 @@ class RunInfo:
     backend: str | None = None  # its communication backend, e.g. "nccl"
 
 
-@dataclass(frozen=True)
-class Runs:
+class Runs(msgspec.Struct, frozen=True):
     """The runs found in the inputs (readers/runs.py): those read, those left out, and whether
     the ones read are ranks of one job."""
 
@@ -137,8 +136,7 @@ class Runs:
         return len(self.read) > 1 and self.job is None
 
 
-@dataclass(frozen=True)
-class Warning:
+class Warning(msgspec.Struct, frozen=True):
     """A data-quality finding reported in every output."""
 
     code: str

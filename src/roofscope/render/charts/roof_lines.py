@@ -9,6 +9,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 
+import msgspec
+
 from roofscope.catalogue.ceilings import Ceiling
 from roofscope.render.charts.labels import Box, Grid, Segment, crosses, text_width
 from roofscope.render.charts.logplot import LogPlot
@@ -18,13 +20,15 @@ SIZE = 10.0
 SAME = 1.1  # ceilings within 10 % of each other share a label, as a range
 
 
-@dataclass(frozen=True)
-class RoofStyle:
+class RoofStyle(msgspec.Struct, frozen=True):
     """How one side's roof is drawn: the lines' colour, and a word after each label."""
 
     colour: str = "#555"
     suffix: str = ""
     css: str = "ceiling"
+
+
+PLAIN_ROOF = RoofStyle()
 
 
 @dataclass
@@ -119,7 +123,7 @@ def draw_roof(
     *,
     points: Sequence[Box],
     taken: list[Box],
-    style: RoofStyle = RoofStyle(),
+    style: RoofStyle = PLAIN_ROOF,
     others: Sequence[Segment] = (),
 ) -> tuple[list[str], list[str], Roof]:
     """The ceilings' lines, and their labels (to draw over the points); each label's box

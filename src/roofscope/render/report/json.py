@@ -7,8 +7,9 @@ cannot give are null, never invented.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, fields
 from typing import Any
+
+from msgspec.structs import fields
 
 from roofscope.analysis.categories import CategoryTime
 from roofscope.analysis.limiter import Limiter
@@ -26,6 +27,7 @@ from roofscope.diagnosis.grouping import FindingGroup
 from roofscope.model.categories import Category
 from roofscope.render.device_choice import detected_from
 from roofscope.render.numbers import seconds
+from roofscope.render.struct_dict import asdict
 from roofscope.report import Barriers, Report, RooflineSection, summary_of
 from roofscope.version import __version__
 
