@@ -5,9 +5,10 @@ producer_rules."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+import msgspec
 
 from roofscope.errors import InputError
 from roofscope.model.profile import Profile, RunInfo
@@ -30,8 +31,7 @@ MAX_BUS_BITS = 1 << 20  # bits of a memory interface, likewise
 # -- launches ---------------------------------------------------------------------------------
 
 
-@dataclass
-class Launch:
+class Launch(msgspec.Struct):
     """One profiled kernel launch: who, where, its shape and its metric values (SI)."""
 
     pid: int
@@ -42,9 +42,9 @@ class Launch:
     cc: str
     block: int | None  # threads per block, from the "Block Size" column
     grid: int | None  # blocks, from the "Grid Size" column
-    metrics: dict[str, float] = field(default_factory=dict)
-    texts: dict[str, str] = field(default_factory=dict)
-    rules: list[Rule] = field(default_factory=list)
+    metrics: dict[str, float] = msgspec.field(default_factory=dict)
+    texts: dict[str, str] = msgspec.field(default_factory=dict)
+    rules: list[Rule] = msgspec.field(default_factory=list)
 
     def duration_ns(self) -> int | None:
         seconds = self.metrics.get(DURATION)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from html import escape
 
 import msgspec
@@ -31,8 +30,7 @@ class RoofStyle(msgspec.Struct, frozen=True):
 PLAIN_ROOF = RoofStyle()
 
 
-@dataclass
-class Roof:
+class Roof(msgspec.Struct):
     """What the drawn ceilings occupy: their lines, and their labels' boxes; the dotted
     extensions out to the labels, drawn last (:func:`dotted_lines`), around every label."""
 
