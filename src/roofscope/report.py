@@ -25,7 +25,6 @@ from roofscope.analysis.launch import LaunchShape, launch_shapes
 from roofscope.analysis.limiter import Limiter, limiters, ncu_above_peak, out_of_range
 from roofscope.analysis.metrics.per_kernel import MetricsSection, kernel_metrics
 from roofscope.analysis.metrics.value import MetricValue
-from roofscope.analysis.ops.operators import Operators, OperatorView, operator_view
 from roofscope.analysis.ranges import Ranges, ranges
 from roofscope.analysis.ranks import RankView, rank_view
 from roofscope.analysis.roofline import PlacedBy, Roofline, roofline
@@ -44,7 +43,14 @@ from roofscope.diagnosis.limits import BUSY_PCT
 from roofscope.diagnosis.profiler import ProfilerRule, lead_with_profiler
 from roofscope.diagnosis.trust import standing
 from roofscope.model import words
-from roofscope.model.access import all_dispatches, has_producer_rules, named, producer_rules, query
+from roofscope.model.access import (
+    all_dispatches,
+    has_op_launches,
+    has_producer_rules,
+    named,
+    producer_rules,
+    query,
+)
 from roofscope.model.profile import InputFile, Profile, RunInfo, Runs, Warning
 from roofscope.model.schema import Role
 from roofscope.model.selection import EVERYTHING, Selection, among
@@ -53,6 +59,7 @@ from roofscope.readers.io.barriers import MEANING
 
 if TYPE_CHECKING:
     from roofscope.analysis.gaps import Gap
+    from roofscope.analysis.ops.operators import Operators, OperatorView
     from roofscope.analysis.timeline_lanes import TimelineLanes
 
 
@@ -312,8 +319,8 @@ def analyse(
         barriers=barrier_summary(activity, hot.total_ns, selection),
         limiters=limits,
         launches=shapes,
-        operators=ops.table,
-        categories=categories(hot, section.result, ops.launched_by),
+        operators=ops.table if ops else None,
+        categories=categories(hot, section.result, ops.launched_by if ops else {}),
         ranges=ranges(profile, selection, hot),
     )
 
@@ -350,11 +357,11 @@ def _roofline(
     hot: Hotspots,
     roof: RooflineOptions,
     rounded: set[int],
-) -> tuple[RooflineSection, OperatorView, list[Warning]]:
+) -> tuple[RooflineSection, OperatorView | None, list[Warning]]:
     choice = from_profile_attributes(choose_device(profile.run, roof.gpu), profile.run)
     ceilings = gather_ceilings(choice, profile.ceilings, roof.ceilings)
-    ops = operator_view(profile, selection, hot, fp32_gemm(roof.fp32_matmul, ceilings))
-    work, whole, warnings = kernel_work(profile, hot, roof.rules, ops.work)
+    ops = _operator_view(profile, selection, hot, fp32_gemm(roof.fp32_matmul, ceilings))
+    work, whole, warnings = kernel_work(profile, hot, roof.rules, ops.work if ops else {})
     work, overcounts = credible(work, hot, ceilings, choice.device)
     warnings += [Warning("shape-bytes-overcount", said(o)) for o in overcounts]
     doubt = catalogue_doubt(choice, profile.run)
@@ -374,6 +381,19 @@ def _roofline(
         warnings.append(Warning("partial-device", doubt))
     warnings += _kernel_warnings(profile, result, rounded)
     return RooflineSection(choice, result, whole, problem), ops, warnings
+
+
+def _operator_view(
+    profile: Profile, selection: Selection, hot: Hotspots, fp32_matmul: str
+) -> OperatorView | None:
+    """The operator level of a trace that has one; None for a profile without operator
+    launches, whose check-up then loads none of its modules (the operators' SQL, the shape
+    formulas)."""
+    if not has_op_launches(profile):
+        return None
+    from roofscope.analysis.ops.operators import operator_view
+
+    return operator_view(profile, selection, hot, fp32_matmul)
 
 
 def fp32_gemm(fp32_matmul: str, ceilings: list[Ceiling]) -> str:

@@ -12,7 +12,6 @@ import math
 from enum import Enum
 
 import msgspec
-from msgspec.structs import fields
 
 from roofscope.errors import RoofscopeError, UsageError
 
@@ -172,8 +171,8 @@ class GateOptions(msgspec.Struct, frozen=True, kw_only=True):
 def in_range(options: CheckupOptions | GateOptions, spelling: Spelling) -> None:
     """A UsageError naming the first option whose number is outside its declared range (NaN
     is outside every range), in the caller's spelling."""
-    for f in fields(options):
-        option, value = OPTIONS[f.name], getattr(options, f.name)
+    for name in options.__struct_fields__:  # fields() would resolve every annotation
+        option, value = OPTIONS[name], getattr(options, name)
         if option.low is None or option.high is None or value is None:
             continue
         if not option.low <= value <= option.high:
