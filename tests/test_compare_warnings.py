@@ -215,7 +215,7 @@ def test_clean_runs_have_no_warnings_block(capsys: Cap, tmp_path: Path) -> None:
 )
 def test_which_codes_block_the_gate(code: str, passed: bool) -> None:
     """RUN_MIXING is the one set that blocks; any other warning is shown and passes."""
-    from dataclasses import replace
+    from msgspec.structs import replace
 
     from roofscope.readers.load import load
     from roofscope.report import analyse

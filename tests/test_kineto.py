@@ -15,12 +15,12 @@ import json
 import re
 import tarfile
 from collections import Counter
-from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import pytest
+from msgspec.structs import replace
 
 from roofscope.analysis import checks
 from roofscope.errors import InputError

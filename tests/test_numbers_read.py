@@ -8,12 +8,12 @@ error and warning the bad-input tests meet goes through :func:`misworded`
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from functools import cache
 from html import escape
 from pathlib import Path
 
 import pytest
+from msgspec.structs import replace
 
 from roofscope.errors import RoofscopeError
 

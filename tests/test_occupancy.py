@@ -9,11 +9,10 @@ workgroup``) and slots (``min(max waves per CU // waves_per_workgroup, 16)``); t
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from msgspec.structs import replace
 
 from roofscope.analysis.metrics.achieved import Achieved, achieved
 from roofscope.analysis.metrics.occupancy import ARCHS, Occupancy, Shape, occupancy, theoretical

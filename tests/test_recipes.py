@@ -32,7 +32,7 @@ from roofscope.readers.registry import Reader
 from roofscope.readers.sniff import Head
 from roofscope.render import registry as outputs
 from roofscope.report import Report
-from tests.conftest import kernels_by_name, run_json
+from tests.conftest import DATA, kernels_by_name, run_json
 
 ROWS = [("scale", 0, 1000, 1400), ("add", 0, 1500, 1600), ("scale", 0, 1700, 2300)]
 MAGIC = "#tinyprof v1"
@@ -199,6 +199,26 @@ def test_the_registry_table_says_what_each_reader_is_asked() -> None:
     for module, name, kinds, compressed in readers.BUILT_IN:
         reader = getattr(import_module(f"roofscope.readers.{module}"), name)
         assert (reader.kinds, reader.compressed) == (kinds, compressed), name
+
+
+def test_the_json_object_readers_are_asked_about_json_objects_only() -> None:
+    """Detection does not import the modules of OBJECT_ONLY for a text that is no JSON object:
+    each of their readers must refuse every such file of the test data (CSVs, logs, rocprof
+    v1's JSON lines), and detect the JSON objects among them that are theirs."""
+    from importlib import import_module
+
+    from roofscope.readers.sniff import read_head
+
+    heads = [read_head(p) for p in sorted(DATA.rglob("*")) if p.is_file()]
+    texts = [h for h in heads if h.kind == "text"]
+    objects = [h for h in texts if h.text.lstrip().startswith("{")]
+    others = [h for h in texts if not h.text.lstrip().startswith("{")]
+    assert len(objects) >= 10 and len(others) >= 100
+    for module, name, _, _ in readers.BUILT_IN:
+        if module in readers.OBJECT_ONLY:
+            reader = getattr(import_module(f"roofscope.readers.{module}"), name)()
+            assert [h.path for h in others if reader.detect(h)] == []
+            assert any(reader.detect(h) for h in objects), name
 
 
 # -- recipe 3: an output, added from outside roofscope ------------------------------------------

@@ -267,3 +267,36 @@ def test_a_small_input_runs_duckdb_on_one_thread(monkeypatch: pytest.MonkeyPatch
     assert _threads(load([SMALL])) == 1
     monkeypatch.setattr(load_module, "ONE_THREAD_BYTES", size)  # the file is that size: not under
     assert _threads(load([SMALL])) == default
+
+
+# the modules of the readers that recognise a JSON object only, and what they load
+JSON_READING = {
+    "roofscope.readers.torch.kineto",
+    "roofscope.readers.amd.rocprofv3_json",
+    "roofscope.readers.io.json_stream",
+    "isal",
+}
+
+
+def test_a_folder_of_csvs_loads_no_json_reader_nor_numpy(tmp_path: Path) -> None:
+    """Each CSV of a folder is asked of every text reader: a CSV is no JSON object, so the
+    JSON readers are not imported for it (their gzip and stream decoder: 25-30 ms), and the
+    ncu reader, asked about the CSV nobody knows, loads numpy only to read (40-75 ms)."""
+    (tmp_path / "kernel_trace.csv").write_bytes(Path(SMALL).read_bytes())
+    (tmp_path / "losses.csv").write_text("step,loss\n1,0.5\n", encoding="utf-8")
+    out, modules = imported("analyze", str(tmp_path), "--json")
+    with Path(SMALL).open(encoding="utf-8", newline="") as f:
+        assert json.loads(out)["summary"]["dispatches"] == len(list(csv.DictReader(f)))
+    assert "roofscope.readers.nvidia.ncu_csv" in modules  # it was asked about losses.csv
+    assert _loaded(modules, JSON_READING | {"numpy"}) == set()
+
+
+def test_a_workload_folder_loads_no_json_reader() -> None:
+    """vcopy MI200's folder holds CSVs and a log no reader knows: none of them is a JSON
+    object, so neither the Kineto nor the rocprofv3 JSON reader is imported."""
+    folder = DATA / "rocprof-compute-mi200"
+    out, modules = imported("analyze", str(folder), "--json")
+    with (folder / "timestamps.csv").open(encoding="utf-8", newline="") as f:
+        assert json.loads(out)["summary"]["dispatches"] == len(list(csv.DictReader(f)))
+    assert "roofscope.readers.amd.compute.rocprof_compute" in modules
+    assert _loaded(modules, JSON_READING) == set()

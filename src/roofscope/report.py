@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
+import msgspec
 from duckdb import ColumnExpression
+from msgspec.structs import replace
 
 from roofscope.analysis.activity import Activity
 from roofscope.analysis.activity import activity as activity_of
@@ -24,7 +25,6 @@ from roofscope.analysis.launch import LaunchShape, launch_shapes
 from roofscope.analysis.limiter import Limiter, limiters, ncu_above_peak, out_of_range
 from roofscope.analysis.metrics.per_kernel import MetricsSection, kernel_metrics
 from roofscope.analysis.metrics.value import MetricValue
-from roofscope.analysis.ops.operators import Operators, OperatorView, operator_view
 from roofscope.analysis.ranges import Ranges, ranges
 from roofscope.analysis.ranks import RankView, rank_view
 from roofscope.analysis.roofline import PlacedBy, Roofline, roofline
@@ -43,7 +43,14 @@ from roofscope.diagnosis.limits import BUSY_PCT
 from roofscope.diagnosis.profiler import ProfilerRule, lead_with_profiler
 from roofscope.diagnosis.trust import standing
 from roofscope.model import words
-from roofscope.model.access import all_dispatches, has_producer_rules, named, producer_rules, query
+from roofscope.model.access import (
+    all_dispatches,
+    has_op_launches,
+    has_producer_rules,
+    named,
+    producer_rules,
+    query,
+)
 from roofscope.model.profile import InputFile, Profile, RunInfo, Runs, Warning
 from roofscope.model.schema import Role
 from roofscope.model.selection import EVERYTHING, Selection, among
@@ -52,11 +59,11 @@ from roofscope.readers.io.barriers import MEANING
 
 if TYPE_CHECKING:
     from roofscope.analysis.gaps import Gap
+    from roofscope.analysis.ops.operators import Operators, OperatorView
     from roofscope.analysis.timeline_lanes import TimelineLanes
 
 
-@dataclass(frozen=True)
-class Barriers:
+class Barriers(msgspec.Struct, frozen=True):
     """Barrier packets listed among the kernels (rocprof v1): never kernel time."""
 
     records: int
@@ -81,8 +88,7 @@ def barrier_summary(
     return Barriers(sum(a.calls for a in items), total, share)
 
 
-@dataclass(frozen=True)
-class Engine:
+class Engine(msgspec.Struct, frozen=True):
     """Where the runs were read (``--scheduler``): the check-up itself is the same anywhere."""
 
     scheduler: str  # "local", or the Dask scheduler's address (or its file)
@@ -90,8 +96,7 @@ class Engine:
     runs: int  # runs (ranks) read apart and merged; 1: one run, read in this process
 
 
-@dataclass(frozen=True)
-class RooflineOptions:
+class RooflineOptions(msgspec.Struct, frozen=True):
     gpu: str | None = None
     rules: tuple[Rule, ...] = ()  # --work, inline first, then files
     ceilings: tuple[Ceiling, ...] = ()  # the user's: --peak-*, --ceilings
@@ -103,16 +108,14 @@ class RooflineOptions:
 DEFAULTS = RooflineOptions()
 
 
-@dataclass(frozen=True)
-class RooflineSection:
+class RooflineSection(msgspec.Struct, frozen=True):
     choice: DeviceChoice
     result: Roofline
     whole: Work | None  # the whole profile's counter work (traffic), where counters exist
     problem: str | None  # one line when no roofline can be drawn
 
 
-@dataclass(frozen=True)
-class Report:
+class Report(msgspec.Struct, frozen=True):
     inputs: tuple[InputFile, ...]
     run: RunInfo
     hotspots: Hotspots
@@ -125,11 +128,12 @@ class Report:
     ranks: RankView | None  # several processes (inputs) only
     findings: tuple[Finding, ...]  # ranked: validity problems first, then by gain
     # the profiler's own rule rows (Nsight Compute) per kernel, distinct, largest speedup first
-    profiler_rules: dict[str, tuple[ProfilerRule, ...]] = field(default_factory=dict)
-    runs: Runs = field(default_factory=Runs)  # the runs found, read and left out
+    profiler_rules: dict[str, tuple[ProfilerRule, ...]] = msgspec.field(default_factory=dict)
+    runs: Runs = msgspec.field(default_factory=Runs)  # the runs found, read and left out
     barriers: Barriers | None = None  # barrier packets the producer listed among kernels
-    limiters: dict[str, Limiter] = field(default_factory=dict)  # per studied kernel
-    launches: dict[str, LaunchShape] = field(default_factory=dict)  # largest grid, per studied
+    limiters: dict[str, Limiter] = msgspec.field(default_factory=dict)  # per studied kernel
+    # largest grid, per studied kernel
+    launches: dict[str, LaunchShape] = msgspec.field(default_factory=dict)
     lanes: TimelineLanes | None = None  # the timeline's bins, made for the charts (with_lanes)
     idle_gaps: tuple[Gap, ...] = ()  # the longest idle gaps with what filled them (with_lanes)
     engine: Engine | None = None  # where the runs were read, when --scheduler named it
@@ -154,8 +158,7 @@ class Report:
         return tuple(sorted({r for r in counted if r is not None}))
 
 
-@dataclass(frozen=True)
-class Summary:
+class Summary(msgspec.Struct, frozen=True):
     """The check-up in a few numbers, in SI units: times in seconds; the timeline's fields
     are None where the input has no dispatch timestamps. The JSON's ``summary`` is this."""
 
@@ -316,8 +319,8 @@ def analyse(
         barriers=barrier_summary(activity, hot.total_ns, selection),
         limiters=limits,
         launches=shapes,
-        operators=ops.table,
-        categories=categories(hot, section.result, ops.launched_by),
+        operators=ops.table if ops else None,
+        categories=categories(hot, section.result, ops.launched_by if ops else {}),
         ranges=ranges(profile, selection, hot),
     )
 
@@ -354,11 +357,11 @@ def _roofline(
     hot: Hotspots,
     roof: RooflineOptions,
     rounded: set[int],
-) -> tuple[RooflineSection, OperatorView, list[Warning]]:
+) -> tuple[RooflineSection, OperatorView | None, list[Warning]]:
     choice = from_profile_attributes(choose_device(profile.run, roof.gpu), profile.run)
     ceilings = gather_ceilings(choice, profile.ceilings, roof.ceilings)
-    ops = operator_view(profile, selection, hot, fp32_gemm(roof.fp32_matmul, ceilings))
-    work, whole, warnings = kernel_work(profile, hot, roof.rules, ops.work)
+    ops = _operator_view(profile, selection, hot, fp32_gemm(roof.fp32_matmul, ceilings))
+    work, whole, warnings = kernel_work(profile, hot, roof.rules, ops.work if ops else {})
     work, overcounts = credible(work, hot, ceilings, choice.device)
     warnings += [Warning("shape-bytes-overcount", said(o)) for o in overcounts]
     doubt = catalogue_doubt(choice, profile.run)
@@ -378,6 +381,19 @@ def _roofline(
         warnings.append(Warning("partial-device", doubt))
     warnings += _kernel_warnings(profile, result, rounded)
     return RooflineSection(choice, result, whole, problem), ops, warnings
+
+
+def _operator_view(
+    profile: Profile, selection: Selection, hot: Hotspots, fp32_matmul: str
+) -> OperatorView | None:
+    """The operator level of a trace that has one; None for a profile without operator
+    launches, whose check-up then loads none of its modules (the operators' SQL, the shape
+    formulas)."""
+    if not has_op_launches(profile):
+        return None
+    from roofscope.analysis.ops.operators import operator_view
+
+    return operator_view(profile, selection, hot, fp32_matmul)
 
 
 def fp32_gemm(fp32_matmul: str, ceilings: list[Ceiling]) -> str:

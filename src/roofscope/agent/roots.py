@@ -3,15 +3,15 @@ so that neither ``..`` nor a link leads out."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlparse
+
+import msgspec
 
 from roofscope.errors import InputError, UsageError
 
 
-@dataclass(frozen=True)
-class Roots:
+class Roots(msgspec.Struct, frozen=True):
     """The folders a tool may read under, resolved."""
 
     folders: tuple[Path, ...]

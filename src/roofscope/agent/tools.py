@@ -6,9 +6,10 @@ from __future__ import annotations
 import os
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from roofscope.agent.pages import page
 from roofscope.agent.roots import Roots
@@ -25,12 +26,13 @@ SEVERITIES = ("high", "medium", "low")
 Options = dict[str, Any]  # the check-up's keyword arguments (api.run.analyze's)
 
 
-@dataclass
-class Session:
+class Session(msgspec.Struct):
     """The server's state: its roots, the last check-ups (newest last) and the last report."""
 
     roots: Roots
-    kept: OrderedDict[tuple[object, ...], Report | Comparison] = field(default_factory=OrderedDict)
+    kept: OrderedDict[tuple[object, ...], Report | Comparison] = msgspec.field(
+        default_factory=OrderedDict
+    )
     last: Report | None = None
     last_path: str | None = None
 

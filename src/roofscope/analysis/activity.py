@@ -17,8 +17,7 @@ each run with the same functions (``cluster/records.py``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+import msgspec
 from duckdb import Expression
 
 from roofscope.model.access import activity as activity_rows
@@ -28,8 +27,7 @@ from roofscope.model.schema import DURATION, VALID_DURATION, Role
 from roofscope.model.selection import among, dispatches
 
 
-@dataclass(frozen=True)
-class Activity:
+class Activity(msgspec.Struct, frozen=True):
     kind: str  # api | copy | domain | barrier
     name: str
     calls: int

@@ -8,15 +8,15 @@ efficiency, their time-weighted efficiency: sum(efficiency x time) / sum(time) o
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+
+import msgspec
 
 from roofscope.analysis.hotspots import Hotspots, KernelStats
 from roofscope.analysis.roofline import Roofline
 from roofscope.model.categories import Category, category_of
 
 
-@dataclass(frozen=True)
-class CategoryTime:
+class CategoryTime(msgspec.Struct, frozen=True):
     category: Category
     kernels: int
     calls: int
@@ -26,8 +26,7 @@ class CategoryTime:
     efficiency: float | None  # time-weighted over those kernels; None where none was placed
 
 
-@dataclass(frozen=True)
-class Categories:
+class Categories(msgspec.Struct, frozen=True):
     rows: tuple[CategoryTime, ...]  # the categories that hold kernels, most time first
     of: dict[str, Category]  # each kernel's category, by name
 

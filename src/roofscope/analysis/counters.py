@@ -11,8 +11,8 @@ it raises :class:`Missing` instead of computing over holes.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 
+import msgspec
 import numpy as np
 import numpy.typing as npt
 
@@ -62,8 +62,7 @@ class Counters:
 Formula = Callable[[Counters], Array]
 
 
-@dataclass(frozen=True)
-class DispatchCounters:
+class DispatchCounters(msgspec.Struct, frozen=True):
     """Counters of some dispatches, with who each dispatch ran and for how long."""
 
     counters: Counters

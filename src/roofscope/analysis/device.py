@@ -24,8 +24,10 @@ memory bus (:func:`from_profile_attributes`, catalogue/from_attributes.py).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
 from enum import Enum, StrEnum
+
+import msgspec
+from msgspec.structs import replace
 
 from roofscope.catalogue import devices, from_attributes
 from roofscope.catalogue.ceilings import Ceiling, resolve
@@ -57,8 +59,7 @@ class Unserved(Enum):
     OTHER_UNITS = "the profile reports another unit count than the part has"
 
 
-@dataclass(frozen=True)
-class Detection:
+class Detection(msgspec.Struct, frozen=True):
     """How the device was chosen, as facts (the renderers word them, render/device_choice.py)."""
 
     source: DeviceSource
@@ -72,8 +73,7 @@ class Detection:
     derived: from_attributes.Derived | None = None  # ATTRIBUTES: what the attributes lack
 
 
-@dataclass(frozen=True)
-class DeviceChoice:
+class DeviceChoice(msgspec.Struct, frozen=True):
     device: devices.Device | None
     scope: str  # "device", or "gcd" when the profiled agent is one GCD of the product
     detected: Detection | None  # None: no device known

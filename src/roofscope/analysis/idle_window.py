@@ -4,21 +4,19 @@ the bins the window holds and the stretches of bins in which no kernel ran."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 
 from roofscope.analysis.timeline_lanes import Lane, TimelineLanes
 
 
-@dataclass(frozen=True)
-class Window:
+class Window(msgspec.Struct, frozen=True):
     first: int  # the first bin the window holds
     end: int  # one past the last
     bin_ns: int
     lanes: tuple[LaneWindow, ...]
 
 
-@dataclass(frozen=True)
-class LaneWindow:
+class LaneWindow(msgspec.Struct, frozen=True):
     source: int | None
     device: int | None
     busy_ns: int  # in the window's bins

@@ -15,8 +15,7 @@ away. The sum over devices is comparable with the timeline's idle time.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+import msgspec
 from duckdb import ColumnExpression
 
 from roofscope.model.access import (
@@ -139,8 +138,7 @@ JOIN r ON list_contains($1, r.source) AND d_start < r.end_ns AND d_end > r.start
 """
 
 
-@dataclass(frozen=True)
-class LaunchSyncs:
+class LaunchSyncs(msgspec.Struct, frozen=True):
     """Kernel launches of the API traces and the device/stream synchronisations that were the
     next call after one on its thread (readers/io/host_calls.py: ``syncs_after_launch``)."""
 

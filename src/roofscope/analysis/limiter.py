@@ -19,8 +19,9 @@ largest share; ties keep the order above (the profiler's own metric first).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Literal
+
+import msgspec
 
 from roofscope.analysis.metrics.value import NCU_SOURCE, PIPE_LABEL, MetricValue
 from roofscope.analysis.roofline import KernelRoofline
@@ -66,8 +67,7 @@ for _label in PIPE_LABEL.values():
     UNITS[f"{_label} Pipe Cycles Active"] = (f"{_label} pipe (cycles)", _side)
 
 
-@dataclass(frozen=True)
-class Utilisation:
+class Utilisation(msgspec.Struct, frozen=True):
     unit: str  # "VALU", "SM", "Tensor pipe", "fp32-vector", "hbm", ...
     side: Side
     pct_of_peak: float
@@ -75,8 +75,7 @@ class Utilisation:
     source: str  # where the metric's formula comes from, or the ceiling's origin and value
 
 
-@dataclass(frozen=True)
-class Limiter:
+class Limiter(msgspec.Struct, frozen=True):
     units: tuple[Utilisation, ...]  # busiest first
 
     @property

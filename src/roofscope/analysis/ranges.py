@@ -11,8 +11,9 @@ shares of nested ranges add up past their parent's. ``ProfilerStep#N`` ranges ar
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from roofscope.analysis.hotspots import Hotspots
 from roofscope.model.access import has_range_launches, names, query, range_launches, user_ranges
@@ -25,8 +26,7 @@ KERNELS = 5  # kernel names kept per range, longest total first
 STEP = "ProfilerStep"  # torch.profiler's own step ranges, ProfilerStep#<n>, as one row
 
 
-@dataclass(frozen=True)
-class RangeRow:
+class RangeRow(msgspec.Struct, frozen=True):
     name: str  # as the user named it; ProfilerStep#<n> as "ProfilerStep"
     calls: int  # ranges of that name that launched kernels (for ProfilerStep: the steps)
     dispatches: int  # kernels launched inside them
@@ -37,8 +37,7 @@ class RangeRow:
     kernel_names: int  # distinct kernel names
 
 
-@dataclass(frozen=True)
-class Ranges:
+class Ranges(msgspec.Struct, frozen=True):
     """The range table; ``outside_*``: the kernels launched in no user range."""
 
     rows: tuple[RangeRow, ...]

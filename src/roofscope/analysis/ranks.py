@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass
+
+import msgspec
 
 from roofscope.analysis.checks import mixed_formats
 from roofscope.model.access import named, query
@@ -27,8 +28,7 @@ from roofscope.model.selection import EVERYTHING, Selection, dispatches
 STRAGGLER_EXCESS = 0.10
 
 
-@dataclass(frozen=True)
-class KernelSpread:
+class KernelSpread(msgspec.Struct, frozen=True):
     kernel: str
     totals_ns: tuple[float, ...]  # per rank, 0 where the rank did not run it
     min_ns: float
@@ -38,8 +38,7 @@ class KernelSpread:
     slowest: int  # rank number
 
 
-@dataclass(frozen=True)
-class Straggler:
+class Straggler(msgspec.Struct, frozen=True):
     rank: int  # rank number
     label: str
     total_ns: float
@@ -47,8 +46,7 @@ class Straggler:
     kernels: tuple[str, ...]  # those above their own median by the margin
 
 
-@dataclass(frozen=True)
-class RankView:
+class RankView(msgspec.Struct, frozen=True):
     ranks: tuple[int, ...]  # the rank numbers, in order; the per-rank tuples follow it
     labels: tuple[str, ...]  # per rank: the input path and pid
     totals_ns: tuple[float, ...]  # kernel time per rank

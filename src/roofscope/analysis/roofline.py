@@ -16,8 +16,9 @@ their efficiency is achieved bytes/s over the ceiling of the level they use the 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from enum import StrEnum
+
+import msgspec
 
 from roofscope.analysis.hotspots import Hotspots
 from roofscope.analysis.work.model import Work
@@ -48,8 +49,7 @@ class NoBound(StrEnum):
     NO_BYTES = "no-bytes"  # no byte counters: its intensity, so the memory roofs, unknown
 
 
-@dataclass(frozen=True)
-class KernelRoofline:
+class KernelRoofline(msgspec.Struct, frozen=True):
     name: str
     calls: int
     time_s: float | None
@@ -87,8 +87,7 @@ class KernelRoofline:
         return self.above_roof and self.bound is Bound.MEMORY and derived
 
 
-@dataclass(frozen=True)
-class Roofline:
+class Roofline(msgspec.Struct, frozen=True):
     ceilings: tuple[Ceiling, ...]
     kernels: tuple[KernelRoofline, ...]
     ridge: dict[str, float]  # FLOP/B by level, for the main compute ceiling

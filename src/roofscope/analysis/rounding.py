@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+
+import msgspec
+from msgspec.structs import replace
 
 from roofscope.model.access import Relation, query
 from roofscope.model.profile import Profile
@@ -33,8 +35,7 @@ CHANCE = 1e-6
 RESOLUTIONS_NS = (1000, 100, 10)  # the coarsest that divides every timestamp wins; else 1 ns
 
 
-@dataclass(frozen=True)
-class Stamps:
+class Stamps(msgspec.Struct, frozen=True):
     """One dispatch file's timestamps, counted against chance."""
 
     source: int
@@ -61,8 +62,7 @@ class Stamps:
         return self.whole > 0 and self.chance < CHANCE
 
 
-@dataclass(frozen=True)
-class Example:
+class Example(msgspec.Struct, frozen=True):
     """The rounded timestamp of a file with the most significant digits left."""
 
     ns: int

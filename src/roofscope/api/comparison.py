@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
+
+import msgspec
+from msgspec.structs import asdict
 
 from roofscope.api.report import Report
 from roofscope.catalogue.ceilings import Ceiling
@@ -24,8 +26,7 @@ if TYPE_CHECKING:
     from pandas import DataFrame
 
 
-@dataclass(frozen=True, eq=False)
-class Comparison:
+class Comparison(msgspec.Struct, frozen=True, eq=False):
     """What ``roofscope.compare`` returns. ``result`` is what the compare renderers read;
     ``base`` and ``new`` are each side's runs, as reports. ``full_names``: the HTML and the
     charts show kernel names whole (``--full-names``)."""

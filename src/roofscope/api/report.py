@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
+
+import msgspec
 
 from roofscope.analysis.device import DeviceChoice
 from roofscope.analysis.hotspots import KernelStats
@@ -23,8 +24,7 @@ if TYPE_CHECKING:
     from pandas import DataFrame
 
 
-@dataclass(frozen=True, eq=False)
-class Report:
+class Report(msgspec.Struct, frozen=True, eq=False):
     """What ``roofscope.analyze`` returns. ``checkup`` is the result every renderer reads;
     the properties are its parts, as the renderers use them. ``full_names``: the HTML and
     the charts show kernel names whole (``--full-names``)."""

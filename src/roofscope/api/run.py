@@ -8,8 +8,9 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from contextlib import nullcontext
-from dataclasses import replace
 from typing import TypeAlias
+
+from msgspec.structs import replace
 
 from roofscope.api.comparison import Comparison
 from roofscope.api.report import Report

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 from typing import Literal
+
+import msgspec
 
 from roofscope.catalogue.tomlfile import line_of, read_toml
 from roofscope.errors import InputError, UsageError
@@ -33,8 +34,7 @@ LEVELS = ("hbm", "mall", "l2", "vl1d", "lds")
 PRECEDENCE: dict[str, int] = {"user": 0, "measured": 1, "catalogue": 2}
 
 
-@dataclass(frozen=True)
-class Ceiling:
+class Ceiling(msgspec.Struct, frozen=True):
     kind: Kind
     value: float  # FLOP/s, IOP/s (integers) or B/s
     source: str  # e.g. "catalogue: AMD Instinct MI100 [peaks] ROCm docs", "user: --peak-bw"

@@ -25,10 +25,11 @@ import difflib
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any, get_args
+
+import msgspec
 
 from roofscope.catalogue.ceilings import DTYPES, LEVELS, UNITS, Ceiling, Kind, is_integer
 from roofscope.catalogue.vector_rates import derived
@@ -38,8 +39,7 @@ PARSED = "data/devices.json"  # the same document, written beside it: 2 ms to re
 SHARED_TOLERANCE = 0.005  # ceilings within 0.5 % of each other count as one value
 
 
-@dataclass(frozen=True)
-class Partitions:
+class Partitions(msgspec.Struct, frozen=True):
     """The parts of a product ROCm can show as separate devices."""
 
     kind: str  # "gcd" (MI250/MI250X) or "xcd" (MI300A/MI300X)
@@ -47,8 +47,7 @@ class Partitions:
     source: str
 
 
-@dataclass(frozen=True)
-class Device:
+class Device(msgspec.Struct, frozen=True):
     key: str  # short slug, e.g. "mi250x", "h100-sxm"
     vendor: str
     model: str  # as the research CSV names the row

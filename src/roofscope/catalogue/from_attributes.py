@@ -19,9 +19,10 @@ Each ceiling's source writes the formula with every input. The rates are the cat
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from functools import cache
 from typing import Protocol
+
+import msgspec
 
 from roofscope.catalogue.ceilings import Ceiling, is_integer
 from roofscope.catalogue.devices import arch_entries
@@ -45,23 +46,20 @@ class Attributes(Protocol):
     def bus_width_bits(self) -> int | None: ...
 
 
-@dataclass(frozen=True)
-class Rate:
+class Rate(msgspec.Struct, frozen=True):
     per_clock: float  # FLOP (or integer OP) per clock per SM/CU
     source: str  # the title of the document that states it (where: archs.csv)
 
 
-@dataclass(frozen=True)
-class Arch:
+class Arch(msgspec.Struct, frozen=True):
     arch: str  # "sm_90", "gfx942"
     vendor: str
     family: str
     unit: str  # "SM" or "CU"
-    rates: dict[str, Rate] = field(default_factory=dict)  # "fp32-vector" -> its rate
+    rates: dict[str, Rate] = msgspec.field(default_factory=dict)  # "fp32-vector" -> its rate
 
 
-@dataclass(frozen=True)
-class Derived:
+class Derived(msgspec.Struct, frozen=True):
     ceilings: tuple[Ceiling, ...]
     missing: tuple[str, ...]  # attributes the profile does not record that more ceilings need
     unknown_arch: str | None = None  # the profile's arch, when the arch table lacks it

@@ -28,7 +28,9 @@ so the derived ceiling is as trustworthy as that one, and its source says so.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+
+import msgspec
+from msgspec.structs import replace
 
 from roofscope.catalogue.ceilings import Ceiling
 
@@ -55,8 +57,7 @@ SHORT = (
 )
 
 
-@dataclass(frozen=True)
-class Rule:
+class Rule(msgspec.Struct, frozen=True):
     dtype: str
     per_clock: int  # ops per clock per CU, as the counters count them
     why: str

@@ -14,9 +14,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
-from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+import msgspec
+from msgspec.structs import replace
 
 from roofscope.analysis.timeline import DEFAULT_GAP_NS
 from roofscope.analysis.work.spec import Rule, parse_inline, read_work_file
@@ -40,8 +42,7 @@ Progress = Callable[[str], None]  # hears the name of each file as it is read
 Captures = tuple["Capture", ...]  # the capture traces of a profile's CUDA/HIP graphs
 
 
-@dataclass(frozen=True, kw_only=True)
-class Settings:
+class Settings(msgspec.Struct, frozen=True, kw_only=True):
     """The options checked and their files read: what each check-up applies."""
 
     fmt: str | None = None
@@ -164,8 +165,7 @@ def _engine(settings: Settings, run_on: RunOn | None) -> Engine | None:
     return Engine(settings.scheduler, run_on.workers, max(run_on.runs, 1))
 
 
-@dataclass(frozen=True)
-class Compared:
+class Compared(msgspec.Struct, frozen=True):
     """Both sides checked up and compared: what ``compare`` renders and gates."""
 
     comparison: Comparison

@@ -9,8 +9,9 @@ Nothing here loads DuckDB or numpy: ``cli/options.py`` builds the Typer options 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields
 from enum import Enum
+
+import msgspec
 
 from roofscope.errors import RoofscopeError, UsageError
 
@@ -31,8 +32,7 @@ class Spelling(Enum):
     PYTHON = "python"
 
 
-@dataclass(frozen=True)
-class Option:
+class Option(msgspec.Struct, frozen=True):
     """One analysis option: its Python name, its flag, its help, and its range (numbers)."""
 
     name: str
@@ -112,8 +112,7 @@ _GATE = (
 OPTIONS = {o.name: o for o in (*_OPTIONS, *_GATE)}
 
 
-@dataclass(frozen=True, kw_only=True)
-class CheckupOptions:
+class CheckupOptions(msgspec.Struct, frozen=True, kw_only=True):
     """The analysis options, as given; :meth:`checked` refuses a value out of range."""
 
     fmt: str | None = None
@@ -157,8 +156,7 @@ class CheckupOptions:
         return self
 
 
-@dataclass(frozen=True, kw_only=True)
-class GateOptions:
+class GateOptions(msgspec.Struct, frozen=True, kw_only=True):
     """The compare gate's thresholds, as given; :meth:`checked` refuses one out of range."""
 
     fail_if_slower: float | None = None
@@ -173,8 +171,8 @@ class GateOptions:
 def in_range(options: CheckupOptions | GateOptions, spelling: Spelling) -> None:
     """A UsageError naming the first option whose number is outside its declared range (NaN
     is outside every range), in the caller's spelling."""
-    for f in fields(options):
-        option, value = OPTIONS[f.name], getattr(options, f.name)
+    for name in options.__struct_fields__:  # fields() would resolve every annotation
+        option, value = OPTIONS[name], getattr(options, name)
         if option.low is None or option.high is None or value is None:
             continue
         if not option.low <= value <= option.high:

@@ -25,8 +25,9 @@ import contextlib
 import os
 import threading
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from roofscope.errors import InputError, RoofscopeError
 from roofscope.model import words
@@ -46,23 +47,20 @@ DISTRIBUTION = "roofscope"  # the package whose version each Dask worker must ha
 _CWD = threading.Lock()  # a worker's tasks that read relative paths change its folder in turn
 
 
-@dataclass(frozen=True)
-class _Failed:
+class _Failed(msgspec.Struct, frozen=True):
     """What a task returns for a run that cannot be read (retrying would not help)."""
 
     error: RoofscopeError
 
 
-@dataclass(frozen=True)
-class _Unseen:
+class _Unseen(msgspec.Struct, frozen=True):
     """What a Dask task returns for a path its worker cannot see."""
 
     worker: str
     path: str
 
 
-@dataclass(frozen=True)
-class _Mismatch:
+class _Mismatch(msgspec.Struct, frozen=True):
     """What a Dask task returns on a worker whose roofscope is not the client's."""
 
     worker: str

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import sys
-from dataclasses import replace
 from typing import Annotated
 
 import typer
+from msgspec.structs import replace
 
 from roofscope.cli import options as o
 from roofscope.cli.outputs import html_path, report_view, stem, write_report

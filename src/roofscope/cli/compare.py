@@ -7,11 +7,11 @@ Every analysis option applies to both sides, as ``analyze`` applies it to one pr
 from __future__ import annotations
 
 import sys
-from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+from msgspec.structs import asdict
 
 from roofscope.cli import options as o
 from roofscope.cli.outputs import html_path, stem, write_charts

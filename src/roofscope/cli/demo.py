@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import sys
-from dataclasses import replace
 from importlib import resources
 from pathlib import Path
 from typing import Annotated
 
 import typer
+from msgspec.structs import replace
 
 from roofscope.cli import options as o
 from roofscope.cli.outputs import report_view, write_report

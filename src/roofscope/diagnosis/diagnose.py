@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+
+import msgspec
 
 from roofscope.analysis.hotspots import Hotspots, KernelStats
 from roofscope.analysis.input_wait import idle_inside, launch_syncs, loader_idle_ns
@@ -37,8 +38,7 @@ from roofscope.model.schema import DURATION, VALID_DURATION
 from roofscope.model.selection import Selection, dispatches, summary
 
 
-@dataclass(frozen=True)
-class Inputs:
+class Inputs(msgspec.Struct, frozen=True):
     """What the diagnosis reads: the profile, the selection and the analyses' results."""
 
     profile: Profile
@@ -50,9 +50,11 @@ class Inputs:
     device: str | None  # the GPU the ceilings are of, as the report names it
     measured: MetricsSection
     ranks: RankView | None = None
-    limiters: dict[str, Limiter] = field(default_factory=dict)
-    launches: dict[str, LaunchShape] = field(default_factory=dict)  # each kernel's largest grid
-    rule_texts: dict[str, list[str]] = field(default_factory=dict)  # the profiler's, per kernel
+    limiters: dict[str, Limiter] = msgspec.field(default_factory=dict)
+    # each kernel's largest grid
+    launches: dict[str, LaunchShape] = msgspec.field(default_factory=dict)
+    # the profiler's, per kernel
+    rule_texts: dict[str, list[str]] = msgspec.field(default_factory=dict)
 
 
 def diagnose(given: Inputs) -> list[Finding]:

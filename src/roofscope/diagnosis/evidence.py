@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
+import msgspec
 from duckdb import ColumnExpression, ConstantExpression, Expression
 
 from roofscope.analysis.hotspots import KernelStats
@@ -35,8 +35,7 @@ from roofscope.model.schema import Role
 from roofscope.model.selection import dispatches
 
 
-@dataclass(frozen=True)
-class KernelFacts:
+class KernelFacts(msgspec.Struct, frozen=True):
     """What the profile's tables say of one kernel beyond its statistics: a summary file's own
     mean, min and max, and how its dispatches are covered by counters."""
 
@@ -50,8 +49,7 @@ class KernelFacts:
     summary_max_ns: float | None = None
 
 
-@dataclass(frozen=True)
-class KernelView:
+class KernelView(msgspec.Struct, frozen=True):
     """Everything a kernel rule or validity check may read about one kernel."""
 
     stats: KernelStats
@@ -67,8 +65,7 @@ class KernelView:
     producer_small: str | None = None  # the profiler's rule text calling its grid too small
 
 
-@dataclass(frozen=True)
-class GraphFacts:
+class GraphFacts(msgspec.Struct, frozen=True):
     """The CUDA/HIP graph launches of the trace and the dispatches they replayed."""
 
     launches: int  # graph launches (cudaGraphLaunch, hipGraphLaunch) in the trace
@@ -77,8 +74,7 @@ class GraphFacts:
     short_dispatches: int  # of them, those under the short-kernel threshold
 
 
-@dataclass(frozen=True)
-class ProgramView:
+class ProgramView(msgspec.Struct, frozen=True):
     """Whole-program facts for program-level rules."""
 
     kernel_ns: float | None

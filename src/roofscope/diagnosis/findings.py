@@ -11,8 +11,9 @@ copy time that could be hidden, over the wall time.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import Literal
+
+import msgspec
 
 from roofscope.model.words import sig
 
@@ -22,16 +23,15 @@ Value = float | int | str | None
 SEVERITY_ORDER = {"high": 0, "medium": 1, "low": 2}
 
 
-@dataclass(frozen=True)
-class Finding:
+class Finding(msgspec.Struct, frozen=True):
     rule: str
     kernel: str | None  # None for findings about the whole program
     kind: Kind
     severity: Severity
     summary: str  # one line: what is wrong, with its numbers
     prescription: str  # what to change
-    evidence: dict[str, Value] = field(default_factory=dict)
-    thresholds: dict[str, float] = field(default_factory=dict)
+    evidence: dict[str, Value] = msgspec.field(default_factory=dict)
+    thresholds: dict[str, float] = msgspec.field(default_factory=dict)
     gain_share: float | None = None  # the share of kernel (or wall) time fixing it could save
     formula: str | None = None  # the gain's arithmetic, with the numbers
 

@@ -13,14 +13,14 @@ points at them.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+
+import msgspec
 
 from roofscope.diagnosis.findings import SEVERITY_ORDER, Finding, Kind, Severity
 from roofscope.model.words import sig
 
 
-@dataclass(frozen=True)
-class FindingGroup:
+class FindingGroup(msgspec.Struct, frozen=True):
     """The findings of one rule with one prescription, largest gain first (ties in their
     ranked order)."""
 

@@ -8,15 +8,14 @@ or cached before the measured steps for JIT compilation.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 
 from roofscope.diagnosis.evidence import ProgramView
 
 CAUSE_SHARE = 0.5  # of the idle time inside one kind of host range: that cause first
 
 
-@dataclass(frozen=True)
-class Cause:
+class Cause(msgspec.Struct, frozen=True):
     kind: str  # the host_ranges kind
     evidence: str  # its evidence key (seconds)
     idle_ns: int

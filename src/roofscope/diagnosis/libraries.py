@@ -10,7 +10,8 @@ source, which the user cannot make.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
+
+from msgspec.structs import replace
 
 from roofscope.diagnosis.evidence import KernelView
 from roofscope.diagnosis.findings import Finding

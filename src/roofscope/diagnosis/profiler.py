@@ -24,7 +24,9 @@ from the texts ncu's rule scripts write). A rule that folds nothing points at it
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+
+import msgspec
+from msgspec.structs import replace
 
 from roofscope.diagnosis.findings import SEVERITY_ORDER, Finding, Severity, rank_key
 from roofscope.diagnosis.launch import RULE as LAUNCH_RULE
@@ -49,8 +51,7 @@ SAME_CAUSE: dict[str, tuple[str, bool]] = {
 FINDING_KINDS = ("OPT", "WRN")
 
 
-@dataclass(frozen=True)
-class ProfilerRule:
+class ProfilerRule(msgspec.Struct, frozen=True):
     section: str
     rule: str
     kind: str  # OPT, WRN, INF

@@ -13,8 +13,9 @@ outside roofscope adds its rules with :func:`add`, after the built-in ones.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import TypeVar
+
+import msgspec
 
 from roofscope.diagnosis import launch, rules, validity
 from roofscope.diagnosis.evidence import KernelView, ProgramView
@@ -29,8 +30,7 @@ KernelCheck = Callable[[KernelView], Found]
 ProgramCheck = Callable[[ProgramView], Found]
 
 
-@dataclass(frozen=True)
-class Registry:
+class Registry(msgspec.Struct, frozen=True):
     validity: tuple[KernelCheck, ...]
     kernel: tuple[KernelCheck, ...]
     program: tuple[ProgramCheck, ...]

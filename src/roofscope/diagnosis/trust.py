@@ -32,7 +32,9 @@ finding says why, in its summary and in ``evidence.severity_lowered``:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+
+import msgspec
+from msgspec.structs import replace
 
 from roofscope.analysis.roofline import Bound, KernelRoofline, Roofline
 from roofscope.catalogue.ceilings import Ceiling
@@ -46,8 +48,7 @@ IDLE_MIN_DISPATCHES = 10
 LOWER: dict[Severity, Severity] = {"high": "medium", "medium": "low", "low": "low"}
 
 
-@dataclass(frozen=True)
-class RoofStanding:
+class RoofStanding(msgspec.Struct, frozen=True):
     """A kernel above the roof it was placed against, and what that roof is worth."""
 
     efficiency: float  # against the ceiling that bounds it

@@ -46,9 +46,10 @@ import importlib
 import math
 import statistics
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from functools import partial
 from typing import Any, Literal, Protocol
+
+import msgspec
 
 from roofscope.errors import UsageError
 from roofscope.model import words
@@ -107,8 +108,7 @@ def fma_flops(elements: int, steps: int, runs_s: Sequence[float]) -> float:
 # --- results -------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Measurement:
+class Measurement(msgspec.Struct, frozen=True):
     name: str  # the benchmark: "hbm-copy", "hbm-triad", "l2-copy", "bf16-matrix", ...
     kind: Kind
     value: float  # B/s (memory) or FLOP/s (compute), at the median run
@@ -129,8 +129,7 @@ class Measurement:
         return str(self.level) if self.kind == "memory" else f"{self.dtype}-{self.unit}"
 
 
-@dataclass(frozen=True)
-class Skipped:
+class Skipped(msgspec.Struct, frozen=True):
     name: str  # the benchmark, as in Measurement
     reason: str  # one line: why it did not run
 
@@ -139,8 +138,7 @@ class Unsupported(Exception):
     """Raised by a backend for a benchmark this device or PyTorch cannot run."""
 
 
-@dataclass(frozen=True)
-class DeviceInfo:
+class DeviceInfo(msgspec.Struct, frozen=True):
     name: str  # as the runtime reports it, e.g. "NVIDIA H200"
     runtime: str  # "CUDA 12.4", "HIP 6.2.41133"
     framework: str  # "PyTorch 2.5.1"
@@ -152,8 +150,7 @@ class DeviceInfo:
     memory_bytes: int | None = None
 
 
-@dataclass(frozen=True)
-class Prepared:
+class Prepared(msgspec.Struct, frozen=True):
     operands: Any  # whatever the backend needs to run the benchmark again
     note: str  # how it runs, for the method text: "torch.matmul, float16"
 
@@ -179,8 +176,7 @@ class Backend(Protocol):
 # --- the measurement -----------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _Timing:
+class _Timing(msgspec.Struct, frozen=True):
     warmups: int
     repeats: int
 

@@ -4,8 +4,9 @@ SI units, with the device, the method and every timed run as provenance."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
 
 from roofscope.catalogue.ceilings import DTYPES, LEVELS, UNITS
 from roofscope.errors import UsageError
@@ -16,8 +17,7 @@ from roofscope.render.numbers import si
 _UNIT = {"compute": "FLOP/s", "memory": "B/s"}  # a measurement's rate, by its kind
 
 
-@dataclass(frozen=True)
-class Provenance:
+class Provenance(msgspec.Struct, frozen=True):
     device: int  # the index measured
     info: DeviceInfo
     date: str  # ISO 8601, e.g. "2025-06-01T12:00:00+00:00"

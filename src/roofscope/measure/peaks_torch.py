@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from roofscope.errors import UsageError
 from roofscope.measure.peaks import DeviceInfo, Prepared, Unsupported, _size, _torch
@@ -20,8 +21,7 @@ def _first_line(e: BaseException) -> str:
     return (text.splitlines()[0] if text else type(e).__name__)[:200]
 
 
-@dataclass(frozen=True)
-class _Matmul:
+class _Matmul(msgspec.Struct, frozen=True):
     a: Any
     b: Any
     out: Any  # None for fp8, whose result torch._scaled_mm allocates
@@ -30,8 +30,7 @@ class _Matmul:
     fast: bool = False  # fp8: the tensor cores' own accumulation (use_fast_accum)
 
 
-@dataclass(frozen=True)
-class _Chain:
+class _Chain(msgspec.Struct, frozen=True):
     fn: Any  # the compiled x -> x*a + b, VECTOR_STEPS times
     x: Any
 

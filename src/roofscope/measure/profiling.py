@@ -40,12 +40,13 @@ import re
 import shutil
 import subprocess
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, fields, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import numpy as np
+from msgspec.structs import asdict, fields, replace
 
 from roofscope.analysis.counters import Array, Counters, Missing
 from roofscope.analysis.metrics.derived import CATALOGUE
@@ -164,8 +165,7 @@ def split_passes(counters: Sequence[str]) -> list[list[str]]:
 # -- command lines --------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Pass:
+class Pass(msgspec.Struct, frozen=True):
     argv: tuple[str, ...]
     folder: str  # where it writes, relative to the output folder
     counters: tuple[str, ...] = ()
@@ -306,15 +306,14 @@ def version(profiler: str) -> str:
     return lines[-1].strip() if lines else "unknown"
 
 
-@dataclass
-class Manifest:
+class Manifest(msgspec.Struct):
     command: list[str]
     cwd: str
     profiler: str
     profiler_version: str
     counter_set: str
     counters: list[str]
-    passes: list[dict[str, object]] = field(default_factory=list)
+    passes: list[dict[str, object]] = msgspec.field(default_factory=list)
     started: str = ""
     ended: str = ""
 

@@ -65,6 +65,11 @@ def has_producer_rules(profile: Profile) -> bool:
     return Table.PRODUCER_RULES in filled(profile)
 
 
+def has_op_launches(profile: Profile) -> bool:
+    """Whether a launch was read with the host operators around it (a PyTorch trace)."""
+    return Table.OP_LAUNCHES in filled(profile)
+
+
 def has_range_launches(profile: Profile) -> bool:
     """Whether a launch was read inside a user range."""
     return Table.RANGE_LAUNCHES in filled(profile)

@@ -67,11 +67,12 @@ import shutil
 import tempfile
 import weakref
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import NewType, TypeVar, cast
 
 import duckdb
+import msgspec
+from msgspec.structs import replace
 
 from roofscope.catalogue.ceilings import Ceiling
 from roofscope.model import words
@@ -84,8 +85,7 @@ T = TypeVar("T")
 SourceId = NewType("SourceId", int)
 
 
-@dataclass(frozen=True)
-class InputFile:
+class InputFile(msgspec.Struct, frozen=True):
     """One file that was read, what it was read as and what it contributed."""
 
     path: str
@@ -99,8 +99,7 @@ class InputFile:
     on_timeline: bool = True
 
 
-@dataclass(frozen=True)
-class RunInfo:
+class RunInfo(msgspec.Struct, frozen=True):
     """What is known about the run; None where the input does not say."""
 
     producer: str | None = None
@@ -122,8 +121,7 @@ class RunInfo:
     backend: str | None = None  # its communication backend, e.g. "nccl"
 
 
-@dataclass(frozen=True)
-class Runs:
+class Runs(msgspec.Struct, frozen=True):
     """The runs found in the inputs (readers/runs.py): those read, those left out, and whether
     the ones read are ranks of one job."""
 
@@ -137,8 +135,7 @@ class Runs:
         return len(self.read) > 1 and self.job is None
 
 
-@dataclass(frozen=True)
-class Warning:
+class Warning(msgspec.Struct, frozen=True):
     """A data-quality finding reported in every output."""
 
     code: str
@@ -193,35 +190,33 @@ def _on_disk(config: _Config) -> duckdb.DuckDBPyConnection:
     return con
 
 
-@dataclass
-class Profile:
+class Profile(msgspec.Struct):
     """Tables in DuckDB plus what was read and what was noticed while reading."""
 
     con: duckdb.DuckDBPyConnection
-    inputs: list[InputFile] = field(default_factory=list)
-    run: RunInfo = field(default_factory=RunInfo)
-    warnings: list[Warning] = field(default_factory=list)
-    deferred: list[Callable[[], None]] = field(default_factory=list)
+    inputs: list[InputFile] = msgspec.field(default_factory=list)
+    run: RunInfo = msgspec.field(default_factory=RunInfo)
+    warnings: list[Warning] = msgspec.field(default_factory=list)
+    deferred: list[Callable[[], None]] = msgspec.field(default_factory=list)
     # the check-up will ask for launch shapes (the GPU's compute units given): a reader that
     # would defer them to a second scan of its file reads them in its first instead
     shapes_wanted: bool = False
-    ceilings: list[Ceiling] = field(default_factory=list)  # measured ones (roofline.csv)
-    sysinfo: dict[str, str] = field(default_factory=dict)  # rocprof-compute sysinfo.csv fields
+    ceilings: list[Ceiling] = msgspec.field(default_factory=list)  # measured ones (roofline.csv)
+    # rocprof-compute sysinfo.csv fields
+    sysinfo: dict[str, str] = msgspec.field(default_factory=dict)
     # source -> counter -> the file of the pass that counted it, where a source's counters come
     # from separate replays (rocprof-compute 3.6+ per-pass files): a ratio across two passes
     # divides counts of two different runs of the dispatch
-    counter_passes: dict[int, dict[str, str]] = field(default_factory=dict)
-    runs: Runs = field(default_factory=Runs)  # set once every file is read
+    counter_passes: dict[int, dict[str, str]] = msgspec.field(default_factory=dict)
+    runs: Runs = msgspec.field(default_factory=Runs)  # set once every file is read
     # relations over whole tables, built once: each step of a relation costs a bind
-    _views: dict[tuple[object, ...], duckdb.DuckDBPyRelation] = field(
-        default_factory=dict, repr=False
-    )
+    _views: dict[tuple[object, ...], duckdb.DuckDBPyRelation] = msgspec.field(default_factory=dict)
     # the ids of the ``names`` and ``counter_names`` rows, which only name_ids and
     # counter_ids insert: ids are 0, 1, ... in the order registered, known without a query
-    _name_ids: dict[str, int] = field(default_factory=dict, repr=False)
-    _counter_ids: dict[str, int] = field(default_factory=dict, repr=False)
+    _name_ids: dict[str, int] = msgspec.field(default_factory=dict)
+    _counter_ids: dict[str, int] = msgspec.field(default_factory=dict)
     # values computed from the tables, built once (see :meth:`derived`)
-    _derived: dict[tuple[object, ...], object] = field(default_factory=dict, repr=False)
+    _derived: dict[tuple[object, ...], object] = msgspec.field(default_factory=dict)
 
     @classmethod
     def empty(cls, *, on_disk: bool = False, one_thread: bool = False) -> Profile:

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
 import duckdb
+import msgspec
 from duckdb import ColumnExpression, ConstantExpression, Expression
 
 from roofscope.errors import UsageError
@@ -47,8 +47,7 @@ class EmptySelection(UsageError):
         self.kernel, self.device, self.devices = kernel, device, devices
 
 
-@dataclass(frozen=True)
-class Selection:
+class Selection(msgspec.Struct, frozen=True):
     """Kernel-name regex (searched in the normalised name) and device id; None = all."""
 
     kernel: str | None = None

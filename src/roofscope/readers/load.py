@@ -13,11 +13,11 @@ import re
 import sqlite3
 import zlib
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
 import duckdb
+from msgspec.structs import replace
 
 from roofscope.errors import EmptyInput, InputError
 from roofscope.model import words

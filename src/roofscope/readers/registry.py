@@ -76,7 +76,7 @@ def readers(head: Head | None = None) -> Iterator[Reader]:
     rocprof CSV loads none of the Nsight, Kineto or rocpd readers, and detecting a gzipped
     Kineto trace none of the CSV or SQLite ones (12 ms of a 0.33 s ``analyze``)."""
     for module, reader, kinds, compressed in BUILT_IN:
-        if head is None or _asks(head, kinds, compressed):
+        if head is None or (_asks(head, kinds, compressed) and _may_be(head, module)):
             yield getattr(import_module(f"roofscope.readers.{module}"), reader)()
     yield from ADDED
 
@@ -119,6 +119,18 @@ def _asks(head: Head, kinds: tuple[str, ...], compressed: bool) -> bool:
     """Whether a reader of these ``kinds`` is asked about a file with this head: one of its
     kinds, and not gzipped unless it reads gzip itself (``compressed``)."""
     return head.kind in kinds and (compressed or not head.gzip)
+
+
+# The modules whose readers recognise nothing but a JSON object (text that begins with "{"
+# after white space): a CSV or a log is not asked of them, so that detecting a folder of CSVs
+# does not import their JSON machinery (gzip, the stream decoder: 25-30 ms). A test holds
+# each one's detect() False for any other text.
+OBJECT_ONLY = frozenset({"amd.rocprofv3_json", "torch.kineto"})
+
+
+def _may_be(head: Head, module: str) -> bool:
+    """Whether the readers of ``module`` may recognise ``head`` (:data:`OBJECT_ONLY`)."""
+    return module not in OBJECT_ONLY or head.text.lstrip().startswith("{")
 
 
 # Readers added from outside roofscope (:func:`add`), asked after the built-in ones.

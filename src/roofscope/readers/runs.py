@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
 
 from roofscope.model import words
 from roofscope.model.profile import Profile, Runs
@@ -49,8 +50,7 @@ _V3_NAMED = re.compile(
 _V3_SUFFIX = re.compile(r"_([a-z_]*api_stats|[a-z_]*domain_stats|[a-z_]*_trace)$")
 
 
-@dataclass(frozen=True)
-class Found:
+class Found(msgspec.Struct, frozen=True):
     """A file a reader recognised, and the role that reader gives it."""
 
     head: Head
@@ -104,8 +104,7 @@ def _below(path: Path, folders: Iterable[Path]) -> bool:
 _Known = tuple[int | None, int | None, int | None]  # a source's pid, first start, last end
 
 
-@dataclass(frozen=True)
-class RunSource:
+class RunSource(msgspec.Struct, frozen=True):
     path: str
     rank: int | None
     pid: int | None

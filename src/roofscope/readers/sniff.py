@@ -7,8 +7,10 @@ import errno
 import io
 import stat
 import zlib
-from dataclasses import dataclass, replace
 from pathlib import Path
+
+import msgspec
+from msgspec.structs import replace
 
 from roofscope.errors import InputError
 
@@ -16,8 +18,7 @@ HEAD_BYTES = 1 << 16
 _BOM = b"\xef\xbb\xbf"
 
 
-@dataclass(frozen=True)
-class Head:
+class Head(msgspec.Struct, frozen=True):
     """The start of a file: its kind and, for text, the first line without BOM and CR."""
 
     path: Path

@@ -15,9 +15,9 @@ import io
 import re
 import textwrap
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Literal
 
+import msgspec
 from rich import box
 from rich.cells import cell_len
 from rich.console import Console
@@ -37,8 +37,7 @@ Justify = Literal["left", "right"]
 Overflow = Literal["fold", "ellipsis"]
 
 
-@dataclass(frozen=True)
-class NameCell:
+class NameCell(msgspec.Struct, frozen=True):
     """A cell of kernel names (two: a matched pair, shown ``a → b``) after a ``mark``."""
 
     names: tuple[str, ...]

@@ -19,8 +19,9 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
 from html import escape
+
+import msgspec
 
 from roofscope.model.names import normalise
 from roofscope.render import name_fit
@@ -67,8 +68,7 @@ def fit(text: str, width: int) -> str:
 _NAMESPACE = re.compile(r"(?:\(anonymous namespace\)::|<unnamed>::|[A-Za-z_][\w$]*::)+")
 
 
-@dataclass(frozen=True)
-class Parts:
+class Parts(msgspec.Struct, frozen=True):
     """A name cut into its stem and its template arguments (None: not a template)."""
 
     stem: str

@@ -8,8 +8,9 @@ registry costs nothing a command does not use (``--help`` loads no view).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, TypeVar, overload
+
+import msgspec
 
 from roofscope.errors import UsageError
 
@@ -34,8 +35,7 @@ class Renderer(Protocol[In, Out]):
     def render(self, result: In) -> Out: ...
 
 
-@dataclass(frozen=True)
-class Gated:
+class Gated(msgspec.Struct, frozen=True):
     """What the comparison's outputs render: the comparison, the gate's verdict, and the
     ceilings and GPU of each side (baseline, candidate) that the roofline movement is drawn on."""
 
@@ -45,8 +45,7 @@ class Gated:
     gpus: tuple[str, str] = ("baseline", "candidate")
 
 
-@dataclass(frozen=True)
-class Options:
+class Options(msgspec.Struct, frozen=True):
     """What a view may be asked: the rows it shows (None: its own default) and colour (None:
     only on a terminal)."""
 
@@ -57,8 +56,7 @@ class Options:
 NO_OPTIONS = Options()
 
 
-@dataclass(frozen=True)
-class _View:
+class _View(msgspec.Struct, frozen=True):
     """A renderer of the registry: the kind of result it renders, its name and suffix."""
 
     kind: ClassVar[Kind]
@@ -73,7 +71,7 @@ class _View:
 # -- the check-up of one profile ----------------------------------------------------------------
 
 
-class _ReportText(_View):
+class _ReportText(_View, frozen=True):
     kind, name, suffix = "report", "text", ".txt"
 
     def render(self, result: Report) -> str:
@@ -83,7 +81,7 @@ class _ReportText(_View):
         return render_text(result, top=20 if top is None else top, color=color)
 
 
-class _ReportJson(_View):
+class _ReportJson(_View, frozen=True):
     kind, name, suffix = "report", "json", ".json"
 
     def render(self, result: Report) -> str:
@@ -92,7 +90,7 @@ class _ReportJson(_View):
         return render_json(result)
 
 
-class _ReportHtml(_View):
+class _ReportHtml(_View, frozen=True):
     kind, name, suffix = "report", "html", ".html"
 
     def render(self, result: Report) -> str:
@@ -101,7 +99,7 @@ class _ReportHtml(_View):
         return render_html(result)
 
 
-class _ReportNotebook(_View):
+class _ReportNotebook(_View, frozen=True):
     kind, name, suffix = "report", "notebook", ".html"
 
     def render(self, result: Report) -> str:
@@ -110,7 +108,7 @@ class _ReportNotebook(_View):
         return report_fragment(result)
 
 
-class _Hotspots(_View):
+class _Hotspots(_View, frozen=True):
     kind, name, suffix = "report", "hotspots", ".svg"
 
     def render(self, result: Report) -> str:
@@ -119,7 +117,7 @@ class _Hotspots(_View):
         return hotspot_svg(result, 20 if self.options.top is None else self.options.top)
 
 
-class _Roofline(_View):
+class _Roofline(_View, frozen=True):
     kind, name, suffix = "report", "roofline", ".svg"
 
     def render(self, result: Report) -> str:
@@ -128,7 +126,7 @@ class _Roofline(_View):
         return roofline_svg(result)
 
 
-class _Timeline(_View):
+class _Timeline(_View, frozen=True):
     kind, name, suffix = "report", "timeline", ".svg"
 
     def render(self, result: Report) -> str:
@@ -140,7 +138,7 @@ class _Timeline(_View):
 # -- baseline against candidate -----------------------------------------------------------------
 
 
-class _CompareText(_View):
+class _CompareText(_View, frozen=True):
     kind, name, suffix = "compare", "text", ".txt"
 
     def render(self, result: Gated) -> str:
@@ -149,7 +147,7 @@ class _CompareText(_View):
         return render_compare_text(result.comparison, result.verdict)
 
 
-class _CompareJson(_View):
+class _CompareJson(_View, frozen=True):
     kind, name, suffix = "compare", "json", ".json"
 
     def render(self, result: Gated) -> str:
@@ -158,7 +156,7 @@ class _CompareJson(_View):
         return render_compare_json(result.comparison, result.verdict)
 
 
-class _CompareHtml(_View):
+class _CompareHtml(_View, frozen=True):
     kind, name, suffix = "compare", "html", ".html"
 
     def render(self, result: Gated) -> str:
@@ -168,7 +166,7 @@ class _CompareHtml(_View):
         return render_compare_html(result.comparison, result.verdict, base, new, gpus)
 
 
-class _CompareNotebook(_View):
+class _CompareNotebook(_View, frozen=True):
     kind, name, suffix = "compare", "notebook", ".html"
 
     def render(self, result: Gated) -> str:
@@ -177,7 +175,7 @@ class _CompareNotebook(_View):
         return compare_fragment(result.comparison, result.verdict, result.ceilings, result.gpus)
 
 
-class _Markdown(_View):
+class _Markdown(_View, frozen=True):
     kind, name, suffix = "compare", "markdown", ".md"
 
     def render(self, result: Gated) -> str:
@@ -186,7 +184,7 @@ class _Markdown(_View):
         return markdown(result.comparison, result.verdict)
 
 
-class _Junit(_View):
+class _Junit(_View, frozen=True):
     kind, name, suffix = "compare", "junit", ".xml"
 
     def render(self, result: Gated) -> str:
@@ -195,7 +193,7 @@ class _Junit(_View):
         return junit(result.comparison, result.verdict)
 
 
-class _Waterfall(_View):
+class _Waterfall(_View, frozen=True):
     kind, name, suffix = "compare", "waterfall", ".svg"
 
     def render(self, result: Gated) -> str:
@@ -204,7 +202,7 @@ class _Waterfall(_View):
         return waterfall_svg(result.comparison)
 
 
-class _Movement(_View):
+class _Movement(_View, frozen=True):
     kind, name, suffix = "compare", "movement", ".svg"
 
     def render(self, result: Gated) -> str:
@@ -217,7 +215,7 @@ class _Movement(_View):
 # -- a chart's SVG as an image ------------------------------------------------------------------
 
 
-class _Png(_View):
+class _Png(_View, frozen=True):
     kind, name, suffix = "chart", "png", ".png"
 
     def render(self, result: str) -> bytes:

@@ -15,7 +15,7 @@ by several signatures) is not paired again. What is left stays added or removed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 
 from roofscope.analysis.ops.operators import OperatorRow, Operators
 from roofscope.verify.match import Matching, Pair
@@ -25,8 +25,7 @@ BY_OPERATOR = "operator"  # a Pair's ``how``: the names differ, the operator is 
 Signature = tuple[str, str | None, str | None]  # operator name, input dims, input types
 
 
-@dataclass(frozen=True)
-class _Left:
+class _Left(msgspec.Struct, frozen=True):
     """The kernels name matching left unpaired, each side, in their original order."""
 
     removed: list[str]

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
 
+import msgspec
 import numpy as np
 import numpy.typing as npt
+from msgspec.structs import replace
 
 from roofscope.analysis.roofline import Bound, KernelRoofline
 from roofscope.model.access import launches, named, query
@@ -52,8 +53,7 @@ __all__ = ["Interval", "compare", "run_of"]
 Floats = npt.NDArray[np.float64]
 
 
-@dataclass(frozen=True)
-class Run:
+class Run(msgspec.Struct, frozen=True):
     """One profile of one side: its check-up and, per kernel, its dispatch durations."""
 
     report: Report
@@ -61,8 +61,7 @@ class Run:
     profile: Profile
 
 
-@dataclass(frozen=True)
-class Movement:
+class Movement(msgspec.Struct, frozen=True):
     """The kernel's place on the roofline, before and after."""
 
     intensity: tuple[float | None, float | None]
@@ -79,8 +78,7 @@ class Movement:
         return self.bound[0] is not None and self.bound[0] == self.bound[1]
 
 
-@dataclass(frozen=True)
-class KernelChange:
+class KernelChange(msgspec.Struct, frozen=True):
     base: str | None  # None: added
     new: str | None  # None: removed
     how: str  # "name" | "similarity" | "added" | "removed"
@@ -100,8 +98,7 @@ class KernelChange:
         return str(self.new if self.base is None else self.base)
 
 
-@dataclass(frozen=True)
-class EndToEnd:
+class EndToEnd(msgspec.Struct, frozen=True):
     kernel_ns: tuple[float, float]
     wall_ns: tuple[float | None, float | None]
     idle_ns: tuple[float | None, float | None]
@@ -111,8 +108,7 @@ class EndToEnd:
     implied_wall_speedup: float | None  # Amdahl: kernel changes only, the rest unchanged
 
 
-@dataclass(frozen=True)
-class Comparison:
+class Comparison(msgspec.Struct, frozen=True):
     base_label: str
     new_label: str
     runs: tuple[int, int]

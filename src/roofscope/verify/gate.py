@@ -12,14 +12,13 @@ no run's times.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 
 from roofscope.verify.compare import Comparison, Interval
 from roofscope.verify.quality import SideWarning
 
 
-@dataclass(frozen=True)
-class Check:
+class Check(msgspec.Struct, frozen=True):
     name: str  # a kernel, or "end-to-end"
     slower_pct: float | None  # (new / base - 1) * 100; None: no time to compare
     threshold_pct: float
@@ -33,8 +32,7 @@ class Check:
         return self.slower_pct is not None and self.slower_pct > self.threshold_pct
 
 
-@dataclass(frozen=True)
-class Verdict:
+class Verdict(msgspec.Struct, frozen=True):
     passed: bool
     checks: tuple[Check, ...]
     blocked_by: tuple[SideWarning, ...] = ()  # run-mixing warnings: the gate fails on them

@@ -16,8 +16,9 @@ apart. Each side's operator table holds its 50 signatures of most GPU time
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Protocol
+
+import msgspec
 
 from roofscope.analysis.ops.operators import OperatorRow
 from roofscope.model.categories import Category
@@ -33,8 +34,7 @@ class _Change(Protocol):
     def new(self) -> str | None: ...
 
 
-@dataclass(frozen=True)
-class CategoryChange:
+class CategoryChange(msgspec.Struct, frozen=True):
     category: Category
     calls: tuple[float, float]
     total_ns: tuple[float, float]
@@ -42,8 +42,7 @@ class CategoryChange:
     interval: Interval | None
 
 
-@dataclass(frozen=True)
-class OperatorChange:
+class OperatorChange(msgspec.Struct, frozen=True):
     name: str
     dims: str | None  # the recorded Input Dims (JSON text)
     types: str | None
@@ -54,8 +53,7 @@ class OperatorChange:
     kernels: tuple[tuple[str, ...], tuple[str, ...]]
 
 
-@dataclass(frozen=True)
-class OperatorChanges:
+class OperatorChanges(msgspec.Struct, frozen=True):
     matched: tuple[OperatorChange, ...]  # most base time first
     removed: tuple[OperatorChange, ...]  # signatures of the baseline only
     added: tuple[OperatorChange, ...]  # of the candidate only

@@ -14,7 +14,8 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+
+import msgspec
 
 _TEMPLATE = re.compile(r"<[^<>]*>")
 _CLONE = re.compile(r"\s*\[clone [^\]]*\]|\.(?:kd|cold|part\.\d+|isra\.\d+|constprop\.\d+)$")
@@ -22,16 +23,14 @@ _CLONE = re.compile(r"\s*\[clone [^\]]*\]|\.(?:kd|cold|part\.\d+|isra\.\d+|const
 Shape = tuple[int | None, int | None]  # (grid size, workgroup size) of the dominant launch
 
 
-@dataclass(frozen=True)
-class Pair:
+class Pair(msgspec.Struct, frozen=True):
     base: str
     new: str
     how: str  # "name" | "similarity" | "operator" (verify/byop.py)
     score: float | None  # 1.0 for a match by name; None by operator (the names differ)
 
 
-@dataclass(frozen=True)
-class Matching:
+class Matching(msgspec.Struct, frozen=True):
     pairs: tuple[Pair, ...]
     removed: tuple[str, ...]  # in the baseline only
     added: tuple[str, ...]  # in the candidate only

@@ -9,8 +9,9 @@ side has several runs (``--base-run``, ``--new-run``), its run.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Literal
+
+import msgspec
 
 from roofscope.report import Report
 
@@ -35,8 +36,7 @@ beside the comparison and does not block.
 """
 
 
-@dataclass(frozen=True)
-class SideWarning:
+class SideWarning(msgspec.Struct, frozen=True):
     """One data-quality warning of one side."""
 
     side: Side

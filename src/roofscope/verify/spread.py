@@ -18,8 +18,8 @@ from __future__ import annotations
 import math
 import zlib
 from collections.abc import Sequence
-from dataclasses import dataclass
 
+import msgspec
 import numpy as np
 import numpy.typing as npt
 
@@ -31,8 +31,7 @@ Floats = npt.NDArray[np.float64]
 Draws = tuple[Floats, Floats]  # RESAMPLES draws of (base total, new total)
 
 
-@dataclass(frozen=True)
-class Interval:
+class Interval(msgspec.Struct, frozen=True):
     """The 95 % interval of a speedup (base / new), low <= high."""
 
     low: float
@@ -44,8 +43,7 @@ class Interval:
         return self.low > 1 or self.high < 1
 
 
-@dataclass(frozen=True)
-class Spread:
+class Spread(msgspec.Struct, frozen=True):
     """What one matched kernel contributes to the end-to-end interval."""
 
     totals: tuple[float, float]  # mean over runs, base and new

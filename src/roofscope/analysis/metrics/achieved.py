@@ -12,8 +12,7 @@ The theoretical occupancy it is compared with, and the sources ([R1]), are in
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+import msgspec
 import numpy as np
 import numpy.typing as npt
 
@@ -26,8 +25,7 @@ from roofscope.model.schema import Role
 ACCUMULATED = "SQ_LEVEL_WAVES_ACCUM"  # the readers' name for SQ_ACCUM_PREV_HIRES of SQ_LEVEL_WAVES
 
 
-@dataclass(frozen=True)
-class Achieved:
+class Achieved(msgspec.Struct, frozen=True):
     """Achieved occupancy of one kernel: means over its dispatches of per-dispatch values."""
 
     name_id: int

@@ -28,9 +28,9 @@ Omniperf 1.0.3's own analysis of the same counters (tests/test_metrics.py).
 from __future__ import annotations
 
 from collections.abc import Container, Sequence
-from dataclasses import replace
 
 import numpy as np
+from msgspec.structs import replace
 
 from roofscope.analysis.counters import Array, Counters, Missing, dispatch_counters
 from roofscope.analysis.metrics.formula import (

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Callable
-from dataclasses import dataclass, replace
 from typing import Literal, NamedTuple
 
+import msgspec
 import numpy as np
 import numpy.typing as npt
+from msgspec.structs import replace
 
 from roofscope.analysis.counters import Array, Counters, Missing
 from roofscope.analysis.metrics.machine import Machine
@@ -37,8 +38,7 @@ PeakFn = Callable[[Machine], float]
 FinishFn = Callable[[float, Machine], float]
 
 
-@dataclass(frozen=True)
-class Metric:
+class Metric(msgspec.Struct, frozen=True):
     """One variant of a named metric: its formula for the architectures ``archs``.
 
     ``parts`` raises :class:`Missing` for a counter or machine constant it lacks, including

@@ -21,7 +21,9 @@ Anything no source gives stays None, and so do the metrics that need it.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+
+import msgspec
+from msgspec.structs import replace
 
 from roofscope.catalogue.devices import Device
 from roofscope.model.profile import Profile
@@ -48,8 +50,7 @@ _CDNA = ("gfx908", "gfx90a", "gfx940", "gfx941", "gfx942", "gfx950")
 _ONE_XCD = ("gfx906", "gfx908", "gfx90a", "gfx10", "gfx11", "gfx12")
 
 
-@dataclass(frozen=True)
-class Machine:
+class Machine(msgspec.Struct, frozen=True):
     """Constants of the profiled agent; None where no source gives them."""
 
     arch: str | None = None  # gfx target without features, e.g. "gfx90a"
@@ -93,7 +94,7 @@ def _fill(machine: Machine, found: dict[str, tuple[object, str]]) -> Machine:
     if not new:
         return machine
     sources = machine.sources + tuple((k, found[k][1]) for k in new)
-    return replace(machine, **new, sources=sources)  # type: ignore[arg-type]
+    return replace(machine, **new, sources=sources)
 
 
 def _from_sysinfo(info: dict[str, str]) -> dict[str, tuple[object, str]]:

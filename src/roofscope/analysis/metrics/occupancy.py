@@ -51,7 +51,8 @@ Sources of the per-arch constants (``ARCHS``):
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+import msgspec
+from msgspec.structs import replace
 
 from roofscope.errors import UsageError
 from roofscope.model.access import launches, query
@@ -61,8 +62,7 @@ from roofscope.model.schema import Role
 LIMITERS = ("registers", "lds", "workgroup-slots", "waves-per-simd")
 
 
-@dataclass(frozen=True)
-class Arch:
+class Arch(msgspec.Struct, frozen=True):
     """What limits residency on one architecture; every value from [L1]/[L2] above."""
 
     max_waves_per_simd: int
@@ -106,8 +106,7 @@ ARCHS: dict[str, Arch] = {
 }
 
 
-@dataclass(frozen=True)
-class Shape:
+class Shape(msgspec.Struct, frozen=True):
     """The part of a launch that decides occupancy, in the units the profilers report."""
 
     workgroup_size: int  # work-items
@@ -118,8 +117,7 @@ class Shape:
     wave_size: int | None = None  # None: not reported; the architecture's default is used
 
 
-@dataclass(frozen=True)
-class Occupancy:
+class Occupancy(msgspec.Struct, frozen=True):
     """Theoretical occupancy of one shape; ``limits`` are workgroups per CU each allows."""
 
     arch: str

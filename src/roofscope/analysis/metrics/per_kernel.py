@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
+
+import msgspec
 
 from roofscope.analysis.metrics.machine import Machine, machine_for
 from roofscope.analysis.metrics.occupancy import Occupancy, arch_limits, arch_of, theoretical
@@ -19,15 +20,13 @@ if TYPE_CHECKING:
     from roofscope.analysis.metrics.achieved import Achieved
 
 
-@dataclass(frozen=True)
-class KernelMetrics:
-    values: dict[str, MetricValue] = field(default_factory=dict)
+class KernelMetrics(msgspec.Struct, frozen=True):
+    values: dict[str, MetricValue] = msgspec.field(default_factory=dict)
     occupancy: Occupancy | None = None  # theoretical, from the launch resources
     achieved: Achieved | None = None  # from the wave counters
 
 
-@dataclass(frozen=True)
-class MetricsSection:
+class MetricsSection(msgspec.Struct, frozen=True):
     machine: Machine
     kernels: dict[str, KernelMetrics]
     whole: dict[str, MetricValue]  # over every dispatch with counters

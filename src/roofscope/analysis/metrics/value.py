@@ -4,8 +4,9 @@ numpy arrays): a profile without counters never loads those."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+import msgspec
 
 # where an Nsight Compute metric comes from (analysis/metrics/nvidia.py): its own numbers
 NCU_SOURCE = "Nsight Compute section files (docs/formats/nsight-compute.md, Metric labels)"
@@ -16,16 +17,14 @@ if TYPE_CHECKING:
 ALL = -1  # key of the whole profile in the result of :func:`derived.metrics`
 
 
-@dataclass(frozen=True)
-class CrossPass:
+class CrossPass(msgspec.Struct, frozen=True):
     """A ratio whose counters were counted in different passes (separate replays of the
     dispatch, rocprof-compute 3.6+): each counter it reads with the pass file that counted it."""
 
     counters: tuple[tuple[str, str], ...]
 
 
-@dataclass(frozen=True)
-class MetricValue:
+class MetricValue(msgspec.Struct, frozen=True):
     unit: str
     kind: Kind
     value_dispatch_mean: float | None

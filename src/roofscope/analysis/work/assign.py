@@ -5,7 +5,8 @@ from that run's calls to the trace's."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+
+from msgspec.structs import replace
 
 from roofscope.analysis.hotspots import Hotspots
 from roofscope.analysis.work.expr import ExprError

@@ -15,7 +15,8 @@ above its roof it is the above-roof caveat's.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+
+import msgspec
 
 from roofscope.analysis.hotspots import Hotspots
 from roofscope.analysis.work.model import Work
@@ -26,8 +27,7 @@ from roofscope.model.words import sig
 MEMORY = "hbm"  # the level derived bytes are counted against
 
 
-@dataclass(frozen=True)
-class Overcount:
+class Overcount(msgspec.Struct, frozen=True):
     kernel: str
     bytes: float  # derived
     movable: float  # what memory moves in its time, plus the caches' bytes at each dispatch

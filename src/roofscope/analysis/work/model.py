@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import msgspec
 
 from roofscope.catalogue.ceilings import is_integer
 
 ALL = -1  # the key of the whole profile's work in counters.counter_work's result
 
 
-@dataclass(frozen=True)
-class Work:
+class Work(msgspec.Struct, frozen=True):
     """Totals over all of a kernel's dispatches.
 
     ``flops`` maps a compute ceiling name (``fp32-vector``, ``fp16-matrix``, ...) to FLOPs
@@ -24,7 +23,7 @@ class Work:
     flops: dict[str, float] | None
     bytes: dict[str, float]
     source: str
-    rates: dict[str, float] = field(default_factory=dict)
+    rates: dict[str, float] = msgspec.field(default_factory=dict)
     dispatches: int | None = None  # how many dispatches the counters covered
     time_ns: float | None = None  # their summed duration (counters only)
     # work from operators' shapes covers the dispatches that did an operator's work: the

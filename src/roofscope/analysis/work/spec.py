@@ -24,8 +24,9 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
+
+import msgspec
 
 from roofscope.analysis.work.expr import ExprError, evaluate, names_in
 from roofscope.catalogue.ceilings import DTYPES, LEVELS, UNITS
@@ -41,8 +42,7 @@ LAUNCH_FIELDS = tuple(c for c in LAUNCH_COLUMNS if c not in ("tid", "queue", "st
 _INLINE = re.compile(r"^(?P<name>[^=]+)=(?P<flops>[^:@]+):(?P<bytes>[^:@]+)(?:@(?P<dtype>\S+))?$")
 
 
-@dataclass(frozen=True)
-class Rule:
+class Rule(msgspec.Struct, frozen=True):
     """One way of computing a kernel's work; ``match`` selects the kernels."""
 
     match: re.Pattern[str]
@@ -51,7 +51,7 @@ class Rule:
     bytes: Mapping[str, str]  # level -> expression
     origin: str  # where it was written, for messages and provenance
     exact: bool = False  # inline rules match a whole name (or its base name)
-    constants: Mapping[str, float] = field(default_factory=dict)
+    constants: Mapping[str, float] = msgspec.field(default_factory=dict)
     given: str | None = None  # an inline rule's text as the caller wrote it (NAME=FLOPS:BYTES)
 
     def matches(self, kernel: str) -> bool:

@@ -13,8 +13,11 @@ from pathlib import Path
 from roofscope.model.profile import Profile, RunInfo
 from roofscope.model.schema import Role
 from roofscope.readers.amd.rocprof_v1_stats import RocprofV1Stats, activity_kind
-from roofscope.readers.amd.rocprofv3_agent_info import agent_info_beside, pid_from_name
-from roofscope.readers.amd.rocprofv3_json import agents_beside
+from roofscope.readers.amd.rocprofv3_agent_info import (
+    agent_info_beside,
+    pid_from_name,
+    results_beside,
+)
 from roofscope.readers.io.csv_layout import CsvLayout, header_name
 from roofscope.readers.io.dispatch_csv import read_dispatch_csv
 from roofscope.readers.io.duck_sql import product, read_csv
@@ -158,4 +161,8 @@ class MemoryCopyTrace(Reader):
 def _agent_info_beside(profile: Profile, path: Path) -> None:
     """The GPU from the run's agent_info.csv, else from the agents of its results.json."""
     agent_info_beside(profile, path)
-    agents_beside(profile, path)
+    if results_beside(path):
+        # imported only then: the JSON reader's module loads gzip and the stream decoder
+        from roofscope.readers.amd.rocprofv3_json import agents_beside
+
+        agents_beside(profile, path)

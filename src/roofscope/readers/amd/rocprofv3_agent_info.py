@@ -75,6 +75,13 @@ def beside(path: Path, name: str) -> Path | None:
     return None if kind is None else path.with_name(path.name[: kind.start()] + name)
 
 
+def results_beside(path: Path) -> list[Path]:
+    """The ``<prefix>results.json`` (or ``.json.gz``) files of the run of the rocprofv3 CSV
+    ``path`` (rocprofv3 --output-format csv,json) that exist."""
+    found = [beside(path, name) for name in ("results.json", "results.json.gz")]
+    return [f for f in found if f is not None and f.is_file()]
+
+
 def agent_info_beside(profile: Profile, path: Path) -> None:
     """The GPU of the ``<prefix>agent_info.csv`` beside the rocprofv3 file ``path`` (its run's
     ``<prefix>``, such as the process id), read once; nothing when there is none."""

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from roofscope.errors import InputError
 from roofscope.model.profile import Profile, RunInfo
@@ -33,8 +34,7 @@ _START = re.compile(r'\s*\{\s*"rocprofiler-sdk-tool"\s*:')
 TOOL = "rocprofiler-sdk-tool"
 
 
-@dataclass
-class _Walk:
+class _Walk(msgspec.Struct):
     """What the walk has read of the file so far."""
 
     path: Path
@@ -43,8 +43,8 @@ class _Walk:
     source: int
     processes: int = 0
     dispatches: int = 0
-    gpus: list[Mapping[str, Any]] = field(default_factory=list)
-    devices: set[int] = field(default_factory=set)
+    gpus: list[Mapping[str, Any]] = msgspec.field(default_factory=list)
+    devices: set[int] = msgspec.field(default_factory=set)
 
 
 def _process(walk: _Walk) -> None:
@@ -205,13 +205,12 @@ def agents_beside(profile: Profile, path: Path) -> None:
     ``path`` (rocprofv3 --output-format csv,json), when no agent_info.csv named it: the file is
     read up to its first process's agents only, and listed as metadata."""
     # imported here to defer it: detecting a gzipped trace asks this module, never a CSV reader
-    from roofscope.readers.amd.rocprofv3_agent_info import beside
+    from roofscope.readers.amd.rocprofv3_agent_info import results_beside
 
     if profile.run.gpu is not None:
         return
-    for name in ("results.json", "results.json.gz"):
-        found = beside(path, name)
-        if found is None or not found.is_file() or profile.has_input(found):
+    for found in results_beside(path):
+        if profile.has_input(found):
             continue
         head = read_head(found)
         if head.kind == "text" and ResultsJson().detect(head):

@@ -11,10 +11,11 @@ a batch at a time, never all in Python.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from roofscope.errors import InputError
 from roofscope.model.profile import Profile
@@ -93,16 +94,15 @@ def _why(exc: Exception) -> str:
     return f"is not shaped as rocprofv3 writes it ({exc})"
 
 
-@dataclass
-class Staged:
+class Staged(msgspec.Struct):
     """The records of one process waiting for their names: appended a record at a time,
     flushed to the temp tables a batch at a time."""
 
     profile: Profile
     path: Path
-    dispatches: list[list[Any]] = field(default_factory=list)
-    counters: list[tuple[int, int, int, float]] = field(default_factory=list)
-    copies: list[list[Any]] = field(default_factory=list)
+    dispatches: list[list[Any]] = msgspec.field(default_factory=list)
+    counters: list[tuple[int, int, int, float]] = msgspec.field(default_factory=list)
+    copies: list[list[Any]] = msgspec.field(default_factory=list)
     rows: int = 0  # dispatch records staged so far (their ``k``)
 
     def create(self) -> None:

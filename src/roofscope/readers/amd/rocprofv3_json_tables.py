@@ -9,9 +9,10 @@ or GPU would be a guess.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from roofscope.errors import InputError
 from roofscope.model import words
@@ -41,16 +42,16 @@ def _handle_of(value: Any) -> Any:
     return value.get("handle") if isinstance(value, dict) else None
 
 
-@dataclass
-class Process:
+class Process(msgspec.Struct):
     """What one process's object says besides its records."""
 
     pid: int | None = None
-    symbols: dict[int, tuple[str, Any, Any, Any]] = field(default_factory=dict)
-    agents: dict[int, Mapping[str, Any]] = field(default_factory=dict)
-    counters: dict[int, str] = field(default_factory=dict)
-    operations: list[str] = field(default_factory=list)  # MEMORY_COPY operations, by number
-    renames: dict[int, str] = field(default_factory=dict)  # --kernel-rename: external id -> name
+    symbols: dict[int, tuple[str, Any, Any, Any]] = msgspec.field(default_factory=dict)
+    agents: dict[int, Mapping[str, Any]] = msgspec.field(default_factory=dict)
+    counters: dict[int, str] = msgspec.field(default_factory=dict)
+    operations: list[str] = msgspec.field(default_factory=list)  # MEMORY_COPY operations, by number
+    # --kernel-rename: external id -> name
+    renames: dict[int, str] = msgspec.field(default_factory=dict)
 
     def metadata(self, value: Any) -> None:
         pid = value.get("pid") if isinstance(value, dict) else None

@@ -10,9 +10,10 @@ it from the right, and whatever lies between is the name.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
+
+import msgspec
 
 from roofscope.errors import InputError
 from roofscope.readers.io.batches import fits
@@ -21,8 +22,7 @@ from roofscope.readers.io.csvload import Rejected
 _NULLS = {"", "None"}
 
 
-@dataclass(frozen=True)
-class Fixed:
+class Fixed(msgspec.Struct, frozen=True):
     """Rows recovered, and rows that stay malformed (line number, reason)."""
 
     rows: list[list[object]]

@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
+
+import msgspec
 
 from roofscope.catalogue.ceilings import Ceiling
 from roofscope.model.profile import InputFile, Profile, RunInfo, Warning
@@ -68,8 +69,7 @@ def rows_from(profile: Profile, source: int) -> int:
 BATCHES_PER_WORKER = 4  # batches per worker: balances uneven files, few shards to merge
 
 
-@dataclass
-class Shard:
+class Shard(msgspec.Struct):
     """What a worker read: its tables and what it learnt, in the Profile's own terms."""
 
     names: Columns
@@ -78,9 +78,10 @@ class Shard:
     inputs: list[InputFile]
     run: RunInfo
     warnings: list[Warning]
-    ceilings: list[Ceiling] = field(default_factory=list)
-    sysinfo: dict[str, str] = field(default_factory=dict)
-    counter_passes: dict[int, dict[str, str]] = field(default_factory=dict)  # by shard source
+    ceilings: list[Ceiling] = msgspec.field(default_factory=list)
+    sysinfo: dict[str, str] = msgspec.field(default_factory=dict)
+    # by shard source
+    counter_passes: dict[int, dict[str, str]] = msgspec.field(default_factory=dict)
 
 
 def units(plan: Sequence[Planned]) -> list[list[Planned]] | None:
@@ -119,8 +120,7 @@ class RunOn(Protocol):
     def __call__(self, units: Sequence[Sequence[Planned]], read: ReadPlan) -> Iterator[Shard]: ...
 
 
-@dataclass
-class LocalWorkers:
+class LocalWorkers(msgspec.Struct):
     """The map step on this machine: batches of runs read by ``jobs`` worker processes, the
     partials yielded in the runs' order (``checkup/workers.py`` has the Dask one)."""
 

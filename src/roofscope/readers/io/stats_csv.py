@@ -10,8 +10,9 @@ import csv
 import io
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
 
 from roofscope.model.profile import Profile
 from roofscope.readers.sniff import read_text
@@ -20,8 +21,7 @@ _NULLS = {"", "None", "nan", "NaN"}
 PLAUSIBLE = 1e18  # ns: 31 years; counts of calls are far below it too
 
 
-@dataclass(frozen=True)
-class StatsRow:
+class StatsRow(msgspec.Struct, frozen=True):
     line: int
     name: str
     values: tuple[float | None, ...]

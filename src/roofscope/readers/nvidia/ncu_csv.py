@@ -21,8 +21,9 @@ banners is in :mod:`~roofscope.readers.nvidia.ncu_scan`, units and numbers in
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from pathlib import Path
+
+import msgspec
 
 from roofscope.errors import EmptyInput, InputError
 from roofscope.model import words
@@ -64,11 +65,10 @@ _SUMMARY_NEEDED += ("Metric Unit",)
 _SUMMARY_NEEDED += ("Minimum", "Maximum", "Average")
 
 
-@dataclass
-class Notes:
+class Notes(msgspec.Struct):
     """What was noticed while reading, reported once per file."""
 
-    units: dict[str, int] = field(default_factory=dict)
+    units: dict[str, int] = msgspec.field(default_factory=dict)
     conflicts: int = 0
     cut: int | None = None  # the line of a last row that was cut short
 

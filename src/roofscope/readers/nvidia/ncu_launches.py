@@ -5,11 +5,10 @@ producer_rules."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import numpy as np
+import msgspec
 
 from roofscope.errors import InputError
 from roofscope.model.profile import Profile, RunInfo
@@ -32,8 +31,7 @@ MAX_BUS_BITS = 1 << 20  # bits of a memory interface, likewise
 # -- launches ---------------------------------------------------------------------------------
 
 
-@dataclass
-class Launch:
+class Launch(msgspec.Struct):
     """One profiled kernel launch: who, where, its shape and its metric values (SI)."""
 
     pid: int
@@ -44,9 +42,9 @@ class Launch:
     cc: str
     block: int | None  # threads per block, from the "Block Size" column
     grid: int | None  # blocks, from the "Grid Size" column
-    metrics: dict[str, float] = field(default_factory=dict)
-    texts: dict[str, str] = field(default_factory=dict)
-    rules: list[Rule] = field(default_factory=list)
+    metrics: dict[str, float] = msgspec.field(default_factory=dict)
+    texts: dict[str, str] = msgspec.field(default_factory=dict)
+    rules: list[Rule] = msgspec.field(default_factory=list)
 
     def duration_ns(self) -> int | None:
         seconds = self.metrics.get(DURATION)
@@ -146,6 +144,8 @@ def insert_launches(
 ) -> None:
     """The launches into dispatches, launches, counters and producer_rules, as an input of
     reader ``fmt``."""
+    import numpy as np  # when ncu is read: detection (every folder's CSVs) needs none
+
     source, first = profile.begin_input(), profile.count("dispatches")
     ids = profile.name_ids(launch.name for launch in launches)
     starts, ends, untimed = lay_out(path, launches)
@@ -177,6 +177,8 @@ def insert_launches(
 
 
 def _insert_shapes(profile: Profile, source: int, rows: list[tuple[int | None, ...]]) -> None:
+    import numpy as np  # when ncu is read: detection (every folder's CSVs) needs none
+
     counts: dict[tuple[int | None, ...], int] = {}
     for row in rows:
         counts[row] = counts.get(row, 0) + 1
@@ -199,6 +201,8 @@ def insert_metrics(
 ) -> None:
     """Each launch's metrics onto its dispatch row, in one batch; those ``held`` (row,
     metric) already are left out (a second export of the same launches)."""
+    import numpy as np  # when ncu is read: detection (every folder's CSVs) needs none
+
     rows = [
         (row, c, v)
         for row, x in zip(row_ids, launches, strict=True)

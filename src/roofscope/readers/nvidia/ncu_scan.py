@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import csv
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
+
+import msgspec
 
 from roofscope.errors import EmptyInput, InputError
 from roofscope.model import words
@@ -18,12 +19,11 @@ BANNERS = ("==PROF==", "==ERROR==", "==WARNING==")
 REMEDY = "pass the CSV that `ncu --csv` wrote (details, raw or --print-summary per-kernel page)"
 
 
-@dataclass
-class Scan:
+class Scan(msgspec.Struct):
     """CSV records of one file, with the banner lines seen around them."""
 
     path: Path
-    banners: list[tuple[int, str]] = field(default_factory=list)
+    banners: list[tuple[int, str]] = msgspec.field(default_factory=list)
     cut: int | None = None  # the line of a last record that ends inside quotes
 
     def records(self) -> Iterator[tuple[int, list[str]]]:
@@ -113,8 +113,7 @@ def page_in_file(path: Path, scan: Scan) -> str:
     raise no_csv(path, scan)
 
 
-@dataclass
-class Columns:
+class Columns(msgspec.Struct, dict=True):
     """A header's column positions; ``get`` gives "" for fields a ragged row lacks."""
 
     names: list[str]

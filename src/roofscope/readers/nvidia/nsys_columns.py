@@ -7,8 +7,9 @@ from __future__ import annotations
 import csv
 import io
 import re
-from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
 
 from roofscope.errors import InputError
 from roofscope.readers.io.stats_csv import PLAUSIBLE
@@ -56,8 +57,7 @@ _SUMMARY_KEYS = (
 REQUIRED = ("total", "calls", "name")  # the roles every summary report has
 
 
-@dataclass(frozen=True)
-class Column:
+class Column(msgspec.Struct, frozen=True):
     """One header field: its position, its name without the unit, and the unit's scale."""
 
     index: int
@@ -81,8 +81,7 @@ def parse_field(index: int, field: str) -> Column:
     return Column(index, m.group("base"), unit, SCALES.get(unit or "ns"))
 
 
-@dataclass(frozen=True)
-class Header:
+class Header(msgspec.Struct, frozen=True):
     """Where the header is (1-based line) and its fields."""
 
     line: int

@@ -18,9 +18,10 @@ import csv
 import io
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
+
+import msgspec
 
 from roofscope.errors import EmptyInput, InputError
 from roofscope.model.profile import Profile, RunInfo
@@ -43,8 +44,7 @@ PRODUCER = "nsys"
 SummaryTuple = tuple[str, int, float, float | None, float | None, float | None, float | None]
 
 
-@dataclass(frozen=True)
-class SummaryRow:
+class SummaryRow(msgspec.Struct, frozen=True):
     line: int
     name: str
     values: dict[str, float | None]  # scaled to ns

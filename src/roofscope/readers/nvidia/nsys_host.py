@@ -15,9 +15,10 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
+
+import msgspec
 
 from roofscope.errors import EmptyInput, InputError
 from roofscope.model.profile import Profile, RunInfo
@@ -32,8 +33,7 @@ from roofscope.readers.sniff import Head, read_text
 Range = tuple[str, str, int, int]  # kind, name, start_ns, end_ns
 
 
-@dataclass(frozen=True)
-class Row:
+class Row(msgspec.Struct, frozen=True):
     line: int
     name: str
     start_ns: int

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import duckdb
+import msgspec
 import numpy as np
 
 from roofscope.errors import InputError
@@ -87,8 +87,7 @@ def tables(con: sqlite3.Connection) -> set[str]:
     return {str(n) for (n,) in rows}
 
 
-@dataclass(frozen=True)
-class Table:
+class Table(msgspec.Struct, frozen=True):
     """A table's columns by lower-case name -> the name as declared."""
 
     name: str

@@ -14,11 +14,11 @@ from __future__ import annotations
 import csv
 import math
 import re
-from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
 
 import duckdb
+import msgspec
 
 from roofscope.errors import InputError
 from roofscope.model import words
@@ -41,8 +41,7 @@ _DOUBLE = {"StcSMem", "DymSMem"}
 _TRACE_STAGE = "nsys_trace"
 
 
-@dataclass(frozen=True)
-class TraceLayout:
+class TraceLayout(msgspec.Struct, frozen=True):
     """The cuda_gpu_trace columns by name (without unit), in file order."""
 
     columns: list[Column]

@@ -18,7 +18,6 @@ import re
 from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -97,8 +96,7 @@ def _struct(value: object) -> _Event | None:
     return _Event(**fields, args=args)
 
 
-@dataclass(frozen=True)
-class CapturedOp:
+class CapturedOp(msgspec.Struct, frozen=True):
     """One operator call around a captured launch; ``parent``: the index of the one around
     it in its graph's ``ops`` (None: none)."""
 
@@ -111,8 +109,7 @@ class CapturedOp:
     parent: int | None
 
 
-@dataclass(frozen=True)
-class Graph:
+class Graph(msgspec.Struct, frozen=True):
     """One captured graph: its kernel launches in order (normalised kernel names), each
     launch's innermost operator (an index in ``ops``, None: none around it)."""
 
@@ -121,8 +118,7 @@ class Graph:
     ops: tuple[CapturedOp, ...]
 
 
-@dataclass(frozen=True)
-class Capture:
+class Capture(msgspec.Struct, frozen=True):
     """A capture trace: its path, the graphs it captured in time order, and the option that
     named it, in the caller's words (``--graph-capture``, ``base_graph_capture=``)."""
 
@@ -135,8 +131,7 @@ class Capture:
         return sum(len(g.kernels) for g in self.graphs)
 
 
-@dataclass(frozen=True)
-class _Op:
+class _Op(msgspec.Struct, frozen=True):
     thread: tuple[object, object]
     start: int
     end: int
@@ -144,8 +139,7 @@ class _Op:
     inputs: tuple[str | None, str | None, str | None]
 
 
-@dataclass(frozen=True)
-class _Launch:
+class _Launch(msgspec.Struct, frozen=True):
     thread: tuple[object, object]
     start: int
     kernel: str

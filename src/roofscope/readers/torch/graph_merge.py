@@ -14,8 +14,9 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from roofscope.errors import InputError
 from roofscope.model.profile import Profile
@@ -44,8 +45,7 @@ ORDER BY d.source, g.launched, d.dispatch_id, d.start_ns, d.rowid
 """
 
 
-@dataclass(frozen=True)
-class Merged:
+class Merged(msgspec.Struct, frozen=True):
     """What the merge matched: graph-replayed kernels matched and not, graph launches."""
 
     matched: int

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from html import escape
+
+import msgspec
 
 from roofscope.catalogue.ceilings import Ceiling
 from roofscope.render.charts.labels import Box, Circle, Placer, leader_svg, text_box
@@ -22,8 +23,7 @@ from roofscope.render.numbers import si
 ROW, LABELLED_ROW = 30, 48
 
 
-@dataclass(frozen=True)
-class StripMark:
+class StripMark(msgspec.Struct, frozen=True):
     """One kernel in the strip: ``before`` is None on a single profile's roofline."""
 
     k: int  # the kernel's index in the report (data-k)

@@ -9,7 +9,8 @@ whose ``data-series`` names the marks it explains (the bars and the line carry t
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import dataclass
+
+import msgspec
 
 from roofscope.render.charts.labels import text_width
 from roofscope.render.charts.time_axis import ticks
@@ -22,8 +23,7 @@ BAR_H, TOP, PLOT, RIGHT = 22, 76, 270, 104
 SHARE_W, MARGIN = 110, 16  # the cumulative line's panel, the room right of it: 760 px in all
 
 
-@dataclass(frozen=True)
-class Frame:
+class Frame(msgspec.Struct, frozen=True):
     """Where the bars go: ``left`` is the x of a zero bar, ``rows`` the number of bars,
     ``most_ns`` the time of the longest bar (it spans the plot)."""
 

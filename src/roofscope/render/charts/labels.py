@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+
+import msgspec
 
 from roofscope.render.charts.font_metrics import advance
 
@@ -19,8 +20,7 @@ Segment = tuple[float, float, float, float]  # x1, y1, x2, y2 in pixels
 ASCENT, DESCENT = 0.8, 0.25  # of a label's box, in ems: capitals and descenders covered
 
 
-@dataclass(frozen=True)
-class Box:
+class Box(msgspec.Struct, frozen=True):
     """An axis-aligned rectangle in pixels."""
 
     x0: float
@@ -48,8 +48,7 @@ class Box:
         )  # fmt: skip
 
 
-@dataclass(frozen=True)
-class Circle:
+class Circle(msgspec.Struct, frozen=True):
     """A point as drawn: its centre and radius in pixels."""
 
     cx: float
@@ -114,8 +113,7 @@ def circle_box(cx: float, cy: float, r: float) -> Box:
     return Box(cx - r, cy - r, cx + r, cy + r)
 
 
-@dataclass(frozen=True)
-class Placed:
+class Placed(msgspec.Struct, frozen=True):
     """A label placed: its start (text-anchor start) and baseline, its box, and its leader
     line from the rim of its point to the box, where it had to move away."""
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+
+import msgspec
 
 _PREFIXES = {-15: "f", -12: "p", -9: "n", -6: "µ", -3: "m", 0: "", 3: "k", 6: "M", 9: "G",
              12: "T", 15: "P", 18: "E"}  # fmt: skip
@@ -21,8 +22,7 @@ def si_tick(decade: int) -> str:
     return f"{number} {prefix}" if prefix else number
 
 
-@dataclass(frozen=True)
-class LogPlot:
+class LogPlot(msgspec.Struct, frozen=True):
     """Log-log axes: whole decades around the data with half a decade spare, the plot area
     inset by ``pad`` on every side of a ``width`` x ``height`` drawing."""
 

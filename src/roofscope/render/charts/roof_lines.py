@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from html import escape
+
+import msgspec
 
 from roofscope.catalogue.ceilings import Ceiling
 from roofscope.render.charts.labels import Box, Grid, Segment, crosses, text_width
@@ -18,8 +19,7 @@ SIZE = 10.0
 SAME = 1.1  # ceilings within 10 % of each other share a label, as a range
 
 
-@dataclass(frozen=True)
-class RoofStyle:
+class RoofStyle(msgspec.Struct, frozen=True):
     """How one side's roof is drawn: the lines' colour, and a word after each label."""
 
     colour: str = "#555"
@@ -27,8 +27,10 @@ class RoofStyle:
     css: str = "ceiling"
 
 
-@dataclass
-class Roof:
+PLAIN_ROOF = RoofStyle()
+
+
+class Roof(msgspec.Struct):
     """What the drawn ceilings occupy: their lines, and their labels' boxes; the dotted
     extensions out to the labels, drawn last (:func:`dotted_lines`), around every label."""
 
@@ -119,7 +121,7 @@ def draw_roof(
     *,
     points: Sequence[Box],
     taken: list[Box],
-    style: RoofStyle = RoofStyle(),
+    style: RoofStyle = PLAIN_ROOF,
     others: Sequence[Segment] = (),
 ) -> tuple[list[str], list[str], Roof]:
     """The ceilings' lines, and their labels (to draw over the points); each label's box

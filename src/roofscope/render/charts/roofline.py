@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
 from html import escape
+
+import msgspec
+from msgspec.structs import replace
 
 from roofscope.analysis.hotspots import KernelStats
 from roofscope.analysis.roofline import Bound, KernelRoofline, PlacedBy, Roofline
@@ -30,8 +32,7 @@ BOUND_COLOUR = {Bound.MEMORY: "#1f77b4", Bound.COMPUTE: "#d62728", None: "#7f7f7
 WIDTH, HEIGHT, BULK = 760, 460, 0.99
 
 
-@dataclass(frozen=True)
-class Point:
+class Point(msgspec.Struct, frozen=True):
     """A kernel placed on the FLOP/s axes."""
 
     k: KernelRoofline

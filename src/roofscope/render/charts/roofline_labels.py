@@ -7,8 +7,9 @@ clear of the others by the shared placer (``labels.Placer``). Every point keeps 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from html import escape
+
+import msgspec
 
 from roofscope.render.charts.labels import Circle, Placed, Placer, leader_svg
 from roofscope.render.names import short_names
@@ -20,8 +21,7 @@ NAME_SIZE, NAME_CHARS = 10.0, 30
 NUMBER_SIZE, KEY_SIZE, KEY_ROW, KEY_CHARS = 9.0, 9.0, 13, 52
 
 
-@dataclass(frozen=True)
-class Spot:
+class Spot(msgspec.Struct, frozen=True):
     """A kernel's point as drawn: its index (data-k), full name, share and circle."""
 
     index: int
@@ -30,8 +30,7 @@ class Spot:
     circle: Circle
 
 
-@dataclass(frozen=True)
-class Labels:
+class Labels(msgspec.Struct, frozen=True):
     """The labels' SVG, and the key's entries: (number, index, shown name)."""
 
     svg: list[str]

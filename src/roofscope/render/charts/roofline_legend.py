@@ -4,8 +4,9 @@ lines mean, and which kernels lie beyond the axes (drawn at the edge)."""
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
 from html import escape
+
+import msgspec
 
 from roofscope.analysis.roofline import Bound
 from roofscope.render.charts.labels import text_width
@@ -21,8 +22,7 @@ _BOUNDS = (  # (bound, colour, words, series: the points' data-series)
 ALL_LINES = frozenset({"matrix-peak", "vector-peak", "bandwidth"})
 
 
-@dataclass(frozen=True)
-class Clipped:
+class Clipped(msgspec.Struct, frozen=True):
     """A kernel beyond the axes: its name and where it really is."""
 
     name: str

@@ -11,7 +11,8 @@ where the axis starts), so that a 1 % change is as wide as it is readable."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+
+import msgspec
 
 from roofscope.render.charts.font import SVG_FONT
 from roofscope.render.charts.labels import text_width
@@ -29,8 +30,7 @@ SERIES = {"baseline": ("baseline total", BASE), "candidate": ("candidate total",
           "unchanged": ("no change", SAME)}  # fmt: skip
 
 
-@dataclass(frozen=True)
-class _Axis:
+class _Axis(msgspec.Struct, frozen=True):
     lo: float  # ns at the plot's left edge
     hi: float
     zoomed: bool

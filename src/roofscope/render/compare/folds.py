@@ -6,7 +6,8 @@ names every compare output shows, the table's short names, for the gate's failur
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+
+import msgspec
 
 from roofscope.render.compare.words import side_label
 from roofscope.render.names import shortened
@@ -16,8 +17,7 @@ from roofscope.verify.quality import SideWarning
 NAMED = 3  # the kernels a folded warning names before "+N more"
 
 
-@dataclass(frozen=True)
-class Fold:
+class Fold(msgspec.Struct, frozen=True):
     """The warnings of one side, code and wording: one, or one per kernel it is about."""
 
     side: str  # ``baseline``, ``candidate``, ``baseline run 2``

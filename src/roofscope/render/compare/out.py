@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Mapping
-from dataclasses import asdict
 from typing import Any
 
 from rich.console import Console
@@ -37,6 +36,7 @@ from roofscope.render.compare.words import (
 )
 from roofscope.render.names import short_names
 from roofscope.render.numbers import count, duration, number, pct, ratio, seconds
+from roofscope.render.struct_dict import asdict
 from roofscope.verify.compare import Comparison, Interval, KernelChange, Movement
 from roofscope.verify.gate import Verdict
 from roofscope.verify.quality import SideWarning

@@ -7,15 +7,13 @@ cannot give are null, never invented.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from roofscope.analysis.categories import CategoryTime
 from roofscope.analysis.limiter import Limiter
 from roofscope.analysis.metrics.machine import Machine
 from roofscope.analysis.metrics.per_kernel import KernelMetrics
 from roofscope.analysis.metrics.value import MetricValue
-from roofscope.analysis.ops.operators import Operators
 from roofscope.analysis.ranges import Ranges
 from roofscope.analysis.ranks import RankView
 from roofscope.analysis.roofline import KernelRoofline
@@ -26,8 +24,12 @@ from roofscope.diagnosis.grouping import FindingGroup
 from roofscope.model.categories import Category
 from roofscope.render.device_choice import detected_from
 from roofscope.render.numbers import seconds
+from roofscope.render.struct_dict import asdict
 from roofscope.report import Barriers, Report, RooflineSection, summary_of
 from roofscope.version import __version__
+
+if TYPE_CHECKING:
+    from roofscope.analysis.ops.operators import Operators
 
 SCHEMA_VERSION = "1"
 
@@ -305,7 +307,7 @@ def _limiter(lim: Limiter | None) -> dict[str, Any] | None:
 
 
 def _machine(m: Machine) -> dict[str, Any]:
-    values = {f.name: getattr(m, f.name) for f in fields(m) if f.name != "sources"}
+    values = {n: getattr(m, n) for n in m.__struct_fields__ if n != "sources"}
     return {**values, "sources": dict(m.sources)}
 
 

@@ -7,12 +7,12 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
+import msgspec
 
-@dataclass(frozen=True)
-class OpCall:
+
+class OpCall(msgspec.Struct, frozen=True):
     """One cpu_op event's args, as JSON-decoded from the trace."""
 
     name: str  # "aten::addmm"
@@ -22,16 +22,14 @@ class OpCall:
     step: str = ""  # the serving step range around the call whose name gives sequence sums
 
 
-@dataclass(frozen=True)
-class OpWork:
+class OpWork(msgspec.Struct, frozen=True):
     flops: float  # 0.0 for pure data movement
     bytes: float  # minimum bytes read + written: operands once each, output once
     ceiling: str | None  # "bf16-matrix", "fp32-vector", ...; None for memory-only ops
     formula: str  # which formula and its source, in short words
 
 
-@dataclass(frozen=True)
-class NoWork:
+class NoWork(msgspec.Struct, frozen=True):
     reason: str  # why no work: "no formula for aten::foo", "input 1 holds dims [-1, 4]"
 
 
@@ -82,8 +80,7 @@ PROMOTION: tuple[str, ...] = (
 )
 
 
-@dataclass(frozen=True)
-class Args:
+class Args(msgspec.Struct, frozen=True):
     """An OpCall's inputs read one at a time; every reader raises Unreadable."""
 
     call: OpCall

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from roofscope.analysis.work.shapes.args import Args, OpWork, Unreadable
 
@@ -15,8 +16,7 @@ from roofscope.analysis.work.shapes.args import Args, OpWork, Unreadable
 # backend (top-left in SDPA, bottom-right in FlashAttention 2.1 on), so it gives no count.
 
 
-@dataclass(frozen=True)
-class Attention:
+class Attention(msgspec.Struct, frozen=True):
     q: int  # index of the query among the inputs
     causal: int  # index of is_causal in Concrete Inputs
     heads_first: bool  # [B, H, S, D] (SDPA) rather than [B, S, H, D] (flash kernels)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+
+import msgspec
 
 from roofscope.analysis.work.shapes.args import MAX_ELEMENTS, Args, OpWork, Unreadable
 
@@ -13,8 +14,7 @@ from roofscope.analysis.work.shapes.args import MAX_ELEMENTS, Args, OpWork, Unre
 # docs); a transposed convolution runs the same products from the input side.
 
 
-@dataclass(frozen=True)
-class Conv:
+class Conv(msgspec.Struct, frozen=True):
     stride: int  # indices of stride, padding, dilation, groups and transposed among the inputs
     padding: int
     dilation: int

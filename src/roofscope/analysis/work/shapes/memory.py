@@ -5,7 +5,8 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+
+import msgspec
 
 from roofscope.analysis.work.shapes.args import (
     Args,
@@ -76,8 +77,7 @@ def _out_argument(args: Args, inputs: list[int]) -> tuple[list[int], int | None]
     return inputs, None
 
 
-@dataclass(frozen=True)
-class Elementwise:
+class Elementwise(msgspec.Struct, frozen=True):
     flops_per: int  # 1 for arithmetic, 0 for data movement
     reads: bool = True  # fill_/zero_ only write
 
@@ -110,8 +110,7 @@ class Elementwise:
         return promoted(args, inputs)
 
 
-@dataclass(frozen=True)
-class Reduction:
+class Reduction(msgspec.Struct, frozen=True):
     dtype_at: int = 3  # index of the dtype argument; -1: none
 
     def __call__(self, args: Args) -> OpWork:
@@ -128,8 +127,7 @@ class Reduction:
         )
 
 
-@dataclass(frozen=True)
-class PerElement:
+class PerElement(msgspec.Struct, frozen=True):
     """Output of the input's shape: softmax and the normalisations."""
 
     params: tuple[int, ...]  # indices of weight, bias (and running statistics)

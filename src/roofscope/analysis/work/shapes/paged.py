@@ -15,7 +15,8 @@ record (gpt-oss alternates them), so its count is an upper bound.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+
+import msgspec
 
 from roofscope.analysis.work.shapes.args import Args, OpWork, Unreadable
 from roofscope.analysis.work.shapes.steps import Damaged, StepSums, step_sums
@@ -45,8 +46,7 @@ def paged_bytes(
     return queries * heads * (d_qk * q + d_v * o) + keys * kv_heads * (d_qk + d_v) * kv
 
 
-@dataclass(frozen=True)
-class Paged:
+class Paged(msgspec.Struct, frozen=True):
     """A paged-attention operator: q [T, H_Q, d] at 0, k (new tokens or the cache) [.., H_KV,
     d] at ``k``, v after it, the output [T, H_Q, d_v] at ``out`` (None: returned, q's shape);
     ``window``: the Concrete Inputs of its sliding window, which must read -1, -1;

@@ -7,7 +7,8 @@ argument order is its schema, cited at its entry."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+
+import msgspec
 
 from roofscope.analysis.work.shapes.args import (
     DTYPES,
@@ -20,8 +21,7 @@ from roofscope.analysis.work.shapes.args import (
 from roofscope.analysis.work.shapes.gemm import same_k
 
 
-@dataclass(frozen=True)
-class ScaledGemm:
+class ScaledGemm(msgspec.Struct, frozen=True):
     """a [M, K] times b ([K, N], or [N, K] where ``b_nk``), then the scales; ``out`` is the
     index of an out tensor (written, not read; -1: the op returns one of type ``out_dtype``,
     a ScalarType argument's index), ``bias`` the index of an optional bias (-1: none);

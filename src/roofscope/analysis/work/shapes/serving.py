@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+
+import msgspec
 
 from roofscope.analysis.work.shapes.args import Args, OpWork, Unreadable, ceiling_of
 from roofscope.analysis.work.shapes.attention import Attention
@@ -21,8 +22,7 @@ from roofscope.analysis.work.shapes.memory import Elementwise, PerElement
 from roofscope.analysis.work.shapes.paged import PAGED_ATTENTION
 
 
-@dataclass(frozen=True)
-class Fused:
+class Fused(msgspec.Struct, frozen=True):
     """A fused memory-bound kernel: tensors ``reads`` read once, ``writes`` written once,
     ``inplace`` read and written; ``flops_per`` FLOPs per element of input ``count``."""
 
@@ -229,8 +229,7 @@ def _thd(args: Args, i: int) -> tuple[int, int, int]:
     return shape[0], shape[1], shape[2]
 
 
-@dataclass(frozen=True)
-class Unknown:
+class Unknown(msgspec.Struct, frozen=True):
     """An operator whose recorded inputs do not give its work: ``why`` says what is missing."""
 
     why: str

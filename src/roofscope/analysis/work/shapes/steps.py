@@ -18,7 +18,8 @@ Pure: a name in, sums or the reason they cannot be trusted out.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+import msgspec
 
 # the ranges worth reading (SQL LIKE patterns): vLLM's detailed step, SGLang's detailed step
 STEP_LIKE = ("execute\\_%\\_context\\_%", "step[%sqsq=%")
@@ -31,8 +32,7 @@ _SGLANG = re.compile(r"step\[(EXTEND|DECODE|MIXED)\b([^\]]*)\]")
 _SGLANG_KEYS = ("sq", "sk", "sqsq", "sqsk")
 
 
-@dataclass(frozen=True)
-class Sums:
+class Sums(msgspec.Struct, frozen=True):
     """One kind of request of a step: their count and Σ N_Q, Σ N_KV, Σ N_Q², Σ N_Q·N_KV."""
 
     requests: int
@@ -52,8 +52,7 @@ class Sums:
         return None
 
 
-@dataclass(frozen=True)
-class StepSums:
+class StepSums(msgspec.Struct, frozen=True):
     context: Sums  # prefill requests: causal within their chunk
     generation: Sums  # decode requests: every cached key
 

@@ -19,8 +19,9 @@ The releases wrote different folders:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
 
 from roofscope.errors import InputError
 from roofscope.readers.amd.compute.rocprof_compute_columns import is_long, open_bytes, read_header
@@ -29,8 +30,7 @@ PER_PASS = re.compile(r"^(?:results_)?pmc_perf_(\d+)\.csv(?:\.gz)?$")
 _PC_SAMPLING = re.compile(r"^(?:\d+_)?ps_file_results\.json$")
 
 
-@dataclass(frozen=True)
-class WorkloadFiles:
+class WorkloadFiles(msgspec.Struct, frozen=True):
     """``dispatches``: the file (or, for per-pass long files, the files in name order; with
     ``raw``, the ``out/<pass>`` folders in name order) the dispatches come from; ``runs``:
     wide files whose counters are matched onto them; ``long``: the dispatches are long
