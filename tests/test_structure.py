@@ -245,16 +245,8 @@ def test_only_readers_and_model_spell_a_duration() -> None:
 # (CPython 3.11 compiles each generated method with exec), a msgspec.Struct 0.01 ms: the 120
 # that ``analyze`` of a rocprof-compute workload built took 67 ms of its start.
 STILL_DATACLASSES = {
-    "analysis/gaps.py",
-    "analysis/hotspots.py",
-    "analysis/launch.py",
     "analysis/ops/link.py",
     "analysis/ops/operators.py",
-    "analysis/timeline.py",
-    "analysis/timeline_lanes.py",
-    "readers/io/csv_layout.py",
-    "readers/io/csvload.py",
-    "render/charts/hotspots.py",
 }
 
 

@@ -10,7 +10,8 @@ Over the whole span the gaps are the timeline's: as many, and as long in sum.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from dataclasses import dataclass
+
+import msgspec
 
 from roofscope.analysis.input_wait import KINDS, Ranges, merged, same_run
 from roofscope.analysis.timeline import timed_dispatches
@@ -29,8 +30,7 @@ from roofscope.model.selection import EVERYTHING, Selection
 COPY = "copy"  # a copy of the gap's process ran in it: copy-engine time, not a stall
 
 
-@dataclass(frozen=True)
-class Gap:
+class Gap(msgspec.Struct, frozen=True):
     source: int | None  # the process's input, when the profile merges several
     device: int | None
     start_ns: int  # the end of the kernels before it

@@ -11,7 +11,8 @@ where it does not, or where a kernel comes from more than one input.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+
+import msgspec
 
 from roofscope.model.access import Relation, named, query
 from roofscope.model.access import names as all_names
@@ -23,8 +24,7 @@ from roofscope.model.selection import EVERYTHING, Selection, dispatches, summary
 HOT_SHARE = 0.8
 
 
-@dataclass(frozen=True)
-class KernelStats:
+class KernelStats(msgspec.Struct, frozen=True):
     name: str
     raw_names: tuple[str, ...]
     calls: int
@@ -41,8 +41,7 @@ class KernelStats:
     communication: bool = False  # a communication kernel (model/libraries.py)
 
 
-@dataclass(frozen=True)
-class Hotspots:
+class Hotspots(msgspec.Struct, frozen=True):
     kernels: tuple[KernelStats, ...]
     total_ns: float | None
     dispatches: int
@@ -57,8 +56,7 @@ class Hotspots:
         return sum(k.total_ns or 0 for k in self.kernels if k.communication)
 
 
-@dataclass(frozen=True)
-class Aggregate:
+class Aggregate(msgspec.Struct, frozen=True):
     """Mergeable per-kernel aggregate."""
 
     calls: int

@@ -16,14 +16,14 @@ come with its shape where a profile has that counter.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+
+import msgspec
 
 from roofscope.model.access import all_dispatches, counter_values, launches, names, query
 from roofscope.model.profile import Profile
 
 
-@dataclass(frozen=True)
-class LaunchShape:
+class LaunchShape(msgspec.Struct, frozen=True):
     """The largest grid a kernel was launched with."""
 
     blocks: int  # workgroups (thread blocks) of that grid

@@ -10,9 +10,9 @@ over the summed device spans.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-
 import duckdb
+import msgspec
+import msgspec.structs
 from duckdb import ColumnExpression
 
 from roofscope.model.access import query
@@ -23,8 +23,7 @@ from roofscope.model.selection import EVERYTHING, Selection, among, dispatches
 DEFAULT_GAP_NS = 10_000
 
 
-@dataclass(frozen=True)
-class DeviceTime:
+class DeviceTime(msgspec.Struct, frozen=True):
     device: int | None
     source: int | None  # the process's input, when the profile merges several processes
     span_ns: int
@@ -34,8 +33,7 @@ class DeviceTime:
     gap_ns: int
 
 
-@dataclass(frozen=True)
-class Timeline:
+class Timeline(msgspec.Struct, frozen=True):
     wall_ns: int  # the whole profile's span: first kernel start to last kernel end
     span_ns: int  # the devices' spans summed (= wall on one device): busy + idle
     busy_ns: int
@@ -184,7 +182,7 @@ def _sweep_together(
 
 def _placed(found: DeviceTime, source: int, device: int) -> DeviceTime:
     """``found`` on its device and process, -1 standing for unknown."""
-    return replace(
+    return msgspec.structs.replace(
         found,
         device=None if device == -1 else device,
         source=None if source == -1 else source,

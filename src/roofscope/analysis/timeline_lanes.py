@@ -20,8 +20,8 @@ Per bin:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
+import msgspec
 import numpy as np
 import numpy.typing as npt
 
@@ -37,8 +37,7 @@ OTHER, IDLE = -1, -2
 Ints = npt.NDArray[np.int64]
 
 
-@dataclass(frozen=True)
-class Lane:
+class Lane(msgspec.Struct, frozen=True):
     source: int | None  # the process's input, when the profile merges several processes
     device: int | None
     dispatches: int
@@ -47,8 +46,7 @@ class Lane:
     kernel_ns: tuple[int, ...]
 
 
-@dataclass(frozen=True)
-class TimelineLanes:
+class TimelineLanes(msgspec.Struct, frozen=True):
     start_ns: int
     bin_ns: int
     kernels: tuple[str, ...]  # the kernels told apart (the rest are 'other')

@@ -5,11 +5,11 @@ columns (:mod:`~roofscope.readers.io.csv_counters`) and the readers that build l
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+
+import msgspec
 
 
-@dataclass(frozen=True)
-class CsvLayout:
+class CsvLayout(msgspec.Struct, frozen=True):
     """How a dispatch CSV maps onto the model.
 
     ``columns`` are the file's columns in order with their DuckDB types; ``mapping`` gives
@@ -24,7 +24,7 @@ class CsvLayout:
     name: str
     counters: Sequence[str] = ()
     header: bool = True
-    loose: Mapping[str, str] = field(default_factory=dict)
+    loose: Mapping[str, str] = msgspec.field(default_factory=dict)
     # the producer lists barrier packets among its kernels (rocprof v1): their rows go to
     # the source after the file's own, an input of their own role (see barrier_rows)
     barriers: bool = False

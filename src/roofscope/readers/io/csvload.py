@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
 import duckdb
+import msgspec
 
 from roofscope.errors import InputError
 from roofscope.model.profile import Profile
@@ -51,15 +51,13 @@ SAMPLE_ROWS = 20_000
 _ids = itertools.count()
 
 
-@dataclass(frozen=True)
-class Rejected:
+class Rejected(msgspec.Struct, frozen=True):
     line: int
     byte_offset: int | None
     error: str
 
 
-@dataclass(frozen=True)
-class LoadResult:
+class LoadResult(msgspec.Struct, frozen=True):
     rows: int
     rejected: list[Rejected]
 

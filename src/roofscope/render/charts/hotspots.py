@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+
+import msgspec
 
 from roofscope.analysis.hotspots import KernelStats
 from roofscope.render.charts import hotspot_axes as axes
@@ -24,8 +25,7 @@ from roofscope.report import Report
 HOT, COLD = axes.HOT, axes.COLD
 
 
-@dataclass(frozen=True)
-class Row:
+class Row(msgspec.Struct, frozen=True):
     """A bar: the kernel's index in the report (-1: the folded rest) and what it shows."""
 
     index: int
