@@ -13,6 +13,7 @@ processor's caches).
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -32,7 +33,7 @@ from roofscope.readers.io.batches import (
     name_ids,
     registered,
 )
-from roofscope.readers.torch.kineto_events import NO_ARGS, Event
+from roofscope.readers.torch.kineto_events import NO_ARGS, Event, Raw
 from roofscope.readers.torch.kineto_meta import BEYOND, whole
 
 if TYPE_CHECKING:
@@ -119,6 +120,34 @@ def product(dims: object) -> int | None:
     return None if None in ints else prod(i for i in ints if i is not None)
 
 
+# a grid's or block's JSON text -> its product, for the texts seen (a trace repeats a few)
+_PRODUCTS: dict[bytes, int | None] = {}
+PRODUCTS_KEPT = 100_000
+
+
+def products(values: list[object]) -> list[int | None]:
+    """:func:`product` of each grid or block, given as its JSON text (msgspec's Raw) or as
+    decoded (the stdlib's); a text seen before is looked up, the whole run in one map."""
+    if set(map(type, values)) == {Raw}:  # bytes() of a list of small ints is a text
+        try:
+            return list(map(_PRODUCTS.__getitem__, map(bytes, values)))  # type: ignore[arg-type]
+        except KeyError:  # a new text
+            pass
+    return [_product_of(v) for v in values]
+
+
+def _product_of(value: object) -> int | None:
+    if type(value) is not Raw:
+        return product(value)
+    key = bytes(value)
+    if key in _PRODUCTS:
+        return _PRODUCTS[key]
+    found = product(json.loads(key, parse_float=Decimal))
+    if len(_PRODUCTS) < PRODUCTS_KEPT:
+        _PRODUCTS[key] = found
+    return found
+
+
 def tid_stream(tid: object) -> int | None:
     """The stream a kernel's ``tid`` names ("stream 7", or the number itself)."""
     if isinstance(tid, str) and (m := _STREAM_TID.match(tid)):
@@ -141,8 +170,8 @@ Convert = Callable[[list[Event]], dict[str, list[Any]]]
 def kernel_columns(events: list[Event]) -> dict[str, list[Any]]:
     args = [NO_ARGS if (a := e.args) is None else a for e in events]
     start = ns_column([e.ts for e in events])
-    grids = [product(a.grid) for a in args]
-    blocks = [product(a.block) for a in args]
+    grids = products([a.grid for a in args])
+    blocks = products([a.block for a in args])
     devices = zip(wholes([a.device for a in args]), [e.pid for e in events], strict=True)
     streams = zip(wholes([a.stream for a in args]), [e.tid for e in events], strict=True)
     threads = zip(grids, blocks, strict=True)
