@@ -88,8 +88,8 @@ class Operators:
 
     def __init__(self, profile: Profile) -> None:
         self.profile = profile
-        self.pending: list[tuple[Event, str]] = []  # a run's operators
-        self.called: list[Event] = []  # a run's launches
+        self.pending: list[tuple[Event, str]] = []  # a run's operators (the caller appends)
+        self.called: list[Event] = []  # a run's launches (the caller appends)
         self.ops = self._batch(nest.OP_COLUMNS)
         self.launches = self._batch(nest.LAUNCH_COLUMNS)
         self.seq = 0  # operators and launches read, in reading order
@@ -111,12 +111,6 @@ class Operators:
         if start is not None and dur is not None:
             thread = (_id(event.pid), _id(event.tid))
             self.user[thread].append((start, start + dur, name, thread))
-
-    def operator(self, event: Event, name: str) -> None:
-        self.pending.append((event, name))
-
-    def launch(self, event: Event) -> None:
-        self.called.append(event)
 
     def take(self) -> None:
         """A run's operators and launches as columns, staged a batch at a time."""
