@@ -262,6 +262,8 @@ def _insert_kernels(profile: Profile, source: int, pid: int | None, waves: list[
         CROSS JOIN (SELECT wave_size FROM {STAGE}_w WHERE device = -1) d
         GROUP BY ALL ORDER BY min(k.start_ns)"""
     )
+    for table in (STAGE, f"{STAGE}_w"):  # read: their memory to what comes next
+        duck.execute(f"DROP TABLE {table}")
 
 
 def _insert_copies(
@@ -407,6 +409,7 @@ class KinetoTrace(Reader):
         insert_graph_launches(profile, source, seen.graphs)
         seen.operators.write(profile, source)  # then the launches are all staged
         insert_ranges(profile, source, after_launch(profile, seen.others, seen.operators.threads))
+        nest.drop(profile)  # the staged launches, read: their memory to the analyses
         rank = run_rank(meta)
         profile.add_input(str(path), self.name, seen.kernels.count, role, rank=rank)
         profile.warn_deviceless(path, source, "neither args.device nor pid is an integer")

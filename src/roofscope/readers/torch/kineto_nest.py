@@ -229,7 +229,8 @@ def nest(profile: Profile, source: int, threads: Sequence[int], texts: Sequence[
     launch into ``op_launches`` (in the sweep's order), a batch at a time; ``threads``: the
     threads in the order of their first launch, ``texts`` the operators' names and inputs by
     id. The rows are streamed to the sweep a window at a time on a cursor of their own (the
-    profile's connection writes the sweep's answers meanwhile)."""
+    profile's connection writes the sweep's answers meanwhile); the staged operators are
+    dropped once nested."""
     _table(profile, THREADS, {"thread": threads, "rank": list(range(len(threads)))})
     _table(profile, TEXTS, {"id": list(range(len(texts))), "text": list(texts)})
     sweep, written = Sweep(), [0]
@@ -241,6 +242,8 @@ def nest(profile: Profile, source: int, threads: Sequence[int], texts: Sequence[
                 _write(profile, source, sweep, written)
     sweep.finish()
     _write(profile, source, sweep, written)
+    for table in (OPS, TEXTS, THREADS):  # read: their memory to the analyses (the
+        profile.con.execute(f"DROP TABLE {table}")  # launches are read on, then dropped)
 
 
 def _write(profile: Profile, source: int, sweep: Sweep, written: list[int]) -> None:
