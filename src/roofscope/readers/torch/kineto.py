@@ -35,7 +35,7 @@ from roofscope.readers.io.no_kernels import (
 from roofscope.readers.registry import Reader
 from roofscope.readers.sniff import Head
 from roofscope.readers.torch import kineto_nest as nest
-from roofscope.readers.torch.kineto_events import Args, Event, KinetoEvents
+from roofscope.readers.torch.kineto_events import Event, KinetoEvents
 from roofscope.readers.torch.kineto_meta import (
     CAPTURE_BEGIN,
     GRAPH_LAUNCH,
@@ -49,7 +49,7 @@ from roofscope.readers.torch.kineto_meta import (
     waves,
     whole,
 )
-from roofscope.readers.torch.kineto_ops import Operators
+from roofscope.readers.torch.kineto_ops import Operators, annotated_kernels
 from roofscope.readers.torch.kineto_rows import (
     COPY_COLUMNS,
     KERNEL_COLUMNS,
@@ -121,7 +121,7 @@ class _Pass:
                 read = readers.get(cat) if isinstance(cat, str) else None
                 if read is not None:
                     read(event)
-        for event, args in _annotated(self.kernels.pending):
+        for event, args in annotated_kernels(self.kernels.pending):
             self.operators.kernel(event, args)
         self.kernels.take()
         self.copies.take()
@@ -214,11 +214,6 @@ def captured(path: Path, captures: int) -> str:
         "replay trace's graph kernels this trace's operators and shapes, read the replay "
         f"trace with --graph-capture {path}"
     )
-
-
-def _annotated(kernels: list[Event]) -> list[tuple[Event, Args]]:
-    """The kernel events a compiler annotated with their work, and their args."""
-    return [(e, a) for e in kernels if (a := e.args) is not None and a.annotated]
 
 
 def _graph_launch(event: Event) -> tuple[int | None, int | None, int | None]:

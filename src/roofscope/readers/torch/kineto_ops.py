@@ -60,7 +60,7 @@ Thread = tuple[int | None, int | None]  # (pid, tid)
 STEP = re.compile(r"ProfilerStep#\d+$")  # torch.profiler's steps: every thread's launches
 _PID_TID = attrgetter("pid", "tid")
 _DIMS, _TYPES, _CONCRETE = attrgetter("dims"), attrgetter("types"), attrgetter("concrete")
-_FLOP, _GB = attrgetter("flop"), attrgetter("gb")
+_FLOP, _GB, _ARGS_OF = attrgetter("flop"), attrgetter("gb"), attrgetter("args")
 
 
 def annotated(args: Args) -> tuple[float | None, float | None]:
@@ -277,6 +277,17 @@ class Operators:
         _insert(profile, Table.USER_RANGES, _USER_RANGE, source, ranges)
         _insert(profile, Table.RANGE_LAUNCHES, _RANGE_LAUNCH, source, held)
         self.annotations, self.user = [], defaultdict(list)
+
+
+def annotated_kernels(kernels: list[Event]) -> list[tuple[Event, Args]]:
+    """The kernel events a compiler annotated with their work, and their args (none, nearly
+    always: asked of the whole run in C-level maps first)."""
+    args = list(map(_ARGS_OF, kernels))
+    if None not in args:
+        n, unset = len(args), msgspec.UNSET
+        if list(map(_FLOP, args)).count(unset) == n and list(map(_GB, args)).count(unset) == n:
+            return []
+    return [(e, a) for e, a in zip(kernels, args, strict=True) if a is not None and a.annotated]
 
 
 def _extend(batch: dict[str, list[Any]], columns: dict[str, list[Any]]) -> None:
