@@ -118,7 +118,7 @@ class _Pass:
         for event in events:
             if event is not None and event.ph == "X":
                 cat = event.cat  # none, or not a string: a damaged event
-                read = readers.get(cat) if isinstance(cat, str) else None
+                read = readers.get(cat) if type(cat) is str else None
                 if read is not None:
                     read(event)
         for event, args in annotated_kernels(self.kernels.pending):

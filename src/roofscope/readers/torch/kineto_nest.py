@@ -181,8 +181,11 @@ class Sweep:
                 if top is None:
                     ids.append(-1)
                     continue
-                if not top[_KEPT]:
-                    self._keep(top)
+                if not top[_KEPT]:  # kept, with its parents up to one kept (inline: a call
+                    entry = top  # a launch cost); then all are kept or closed
+                    while entry is not None and not entry[_KEPT]:
+                        entry[_KEPT], entry = True, entry[_UP]
+                    self._number()
                 elif pending:
                     self._number()
                 ids.append(top[_ID])
@@ -194,15 +197,6 @@ class Sweep:
                 pending.append(entry)
         self.thread = thread
         return ops, launches
-
-    def _keep(self, top: list[Any]) -> None:
-        """Keep the open operators (the chain of ``top``'s parents, up to one already
-        kept), number the pending ones: all are now kept or closed."""
-        entry: list[Any] | None = top
-        while entry is not None and not entry[_KEPT]:
-            entry[_KEPT] = True
-            entry = entry[_UP]
-        self._number()
 
     def _number(self) -> None:
         """The pending operators numbered, in order, up to the first open and not kept."""
