@@ -44,7 +44,7 @@ from roofscope.readers.io.user_ranges import UserRange, around
 from roofscope.readers.torch import kineto_nest as nest
 from roofscope.readers.torch.kineto_events import NO_ARGS, Args, Event, Raw
 from roofscope.readers.torch.kineto_meta import whole
-from roofscope.readers.torch.kineto_rows import SMALL_BATCH, ends, ns, ns_column, wholes
+from roofscope.readers.torch.kineto_rows import SMALL_BATCH, ends, ns, ns_column, seen, wholes
 
 BATCH = 100_000  # rows written at a time
 
@@ -226,14 +226,10 @@ class Operators:
         return [texts.setdefault(n, len(texts)) for n in names]
 
     def _texts(self, values: list[object]) -> list[int]:
-        """The ids of input lists' texts (:meth:`_text`), -1 for none; JSON texts already
-        seen are looked up in one map."""
-        if set(map(type, values)) == {Raw}:  # not the stdlib's values: bytes() of a list
-            try:  # of small ints is a text
-                return list(map(self.raw.__getitem__, map(bytes, values)))  # type: ignore[arg-type]
-            except KeyError:  # a new text
-                pass
-        return [self._text(v) for v in values]
+        """The ids of input lists' texts (:meth:`_text`), -1 for none; JSON texts all seen
+        before are looked up (:func:`~roofscope.readers.torch.kineto_rows.seen`)."""
+        found = seen(values, self.raw)
+        return [self._text(v) for v in values] if found is None else found
 
     def _text(self, value: object) -> int:
         """The id of Python's text of an input list, -1 for none (JSON null, or absent): of
