@@ -14,7 +14,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from roofscope.readers.torch.kineto_events import NO_ARGS, Event, KinetoEvents, from_dict
+from roofscope.readers.torch.kineto_events import NO_ARGS, Args, Event, KinetoEvents, from_dict
 from tests.test_kineto import AMD, HTA, error, read
 
 KERNEL = {
@@ -72,7 +72,8 @@ def same(event: Event | None, want: object) -> None:
 
 
 def held_value(value: object) -> object:
-    """An operator's inputs are held as their JSON text (msgspec.Raw): decoded here."""
+    """An operator's inputs, a launch's grid and block are held as their JSON text
+    (msgspec.Raw): decoded here."""
     if isinstance(value, msgspec.Raw):
         return json.loads(bytes(value), parse_float=Decimal)
     return value
@@ -123,7 +124,11 @@ def test_a_run_msgspec_refuses_is_read_by_json(odd: str) -> None:
 
 def test_from_dict_is_the_struct_msgspec_gives() -> None:
     element = {**KERNEL, "id": 5, "args": {**KERNEL["args"], "stream": 7, "queued": 0}}
-    assert from_dict(element) == msgspec.json.decode(json.dumps(element), type=Event)
+    got, want = from_dict(element), msgspec.json.decode(json.dumps(element), type=Event)
+    assert got is not None and got.args is not None and want.args is not None
+    assert [getattr(got, f) for f in FIELDS] == [getattr(want, f) for f in FIELDS]
+    for field in Args.__struct_fields__:  # msgspec keeps the grid and block as JSON text
+        assert held_value(getattr(got.args, field)) == held_value(getattr(want.args, field))
     assert from_dict([1]) is None
 
 

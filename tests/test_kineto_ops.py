@@ -12,6 +12,8 @@ from typing import Any
 import pytest
 
 from roofscope.readers.load import load
+from roofscope.readers.torch.kineto_events import NULL, Raw
+from roofscope.readers.torch.kineto_rows import products, seen
 
 DATA = Path(__file__).parent / "data" / "kineto"
 H100 = DATA / "h100_bert_small_metadata_first.json.gz"
@@ -140,3 +142,23 @@ def test_inductor_annotations_on_kernels_and_operators_are_read(tmp_path: Path) 
     assert profile.con.execute(
         "SELECT l.correlation, o.name FROM op_launches l JOIN operators o USING (source, op_id)"
     ).fetchall() == [(7, "triton_tem_fused_mm_0")]
+
+
+def test_a_decoded_grid_is_never_looked_up_as_a_json_text() -> None:
+    """A grid or block msgspec decoded is its JSON text, multiplied once a text; one the
+    stdlib decoded (a run msgspec refused) is a list, and bytes() of a list of small ints is
+    a text too (bytes([91, 93]) == b"[]"): it is multiplied, never looked up."""
+    assert products([Raw(b"[]"), Raw(b"[4, 2, 1]"), NULL]) == [None, 8, None]
+    assert products([Raw(b"[4, 2, 1]")] * 3) == [8, 8, 8]  # the texts seen: one map
+    assert products([[91, 93], None, [2, 3, 5]]) == [91 * 93, None, 30]
+    assert products([Raw(b"[2, 1.0]")]) == [2]  # the literal 1.0, as the stdlib decodes it
+
+
+def test_json_texts_are_looked_up_only_when_all_are_known_texts() -> None:
+    """:func:`seen`: each Raw's known value (one equal to the one before is not looked up
+    again); None where a text is new or a value is no Raw, for the caller's slow way."""
+    known = {b"[1]": 10, b"[2]": 20}
+    texts = [Raw(b"[1]"), Raw(b"[1]"), Raw(b"[2]"), Raw(b"[1]")]
+    assert seen(texts, known) == [10, 10, 20, 10]
+    assert seen([Raw(b"[1]"), Raw(b"[3]")], known) is None
+    assert seen([Raw(b"[1]"), [91, 93]], known) is None

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import duckdb
 
@@ -54,7 +54,12 @@ def name_ids(profile: Profile, names: Sequence[object]) -> Column:
 
 
 def name_id_list(profile: Profile, names: Sequence[object]) -> list[int | None]:
-    """:func:`name_ids` as a list."""
+    """:func:`name_ids` as a list; names that are all strings (nearly always) are looked up
+    in one map."""
+    if set(map(type, names)) <= {str}:
+        strings = cast("Sequence[str]", names)
+        known = profile.name_ids(sorted(set(strings)))
+        return list(map(known.__getitem__, strings))
     ids = profile.name_ids(sorted({str(v) for v in names if v is not None}))
     return [None if v is None else ids[str(v)] for v in names]
 

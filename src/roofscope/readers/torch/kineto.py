@@ -35,7 +35,7 @@ from roofscope.readers.io.no_kernels import (
 from roofscope.readers.registry import Reader
 from roofscope.readers.sniff import Head
 from roofscope.readers.torch import kineto_nest as nest
-from roofscope.readers.torch.kineto_events import Args, Event, KinetoEvents
+from roofscope.readers.torch.kineto_events import Event, KinetoEvents
 from roofscope.readers.torch.kineto_meta import (
     CAPTURE_BEGIN,
     GRAPH_LAUNCH,
@@ -49,7 +49,7 @@ from roofscope.readers.torch.kineto_meta import (
     waves,
     whole,
 )
-from roofscope.readers.torch.kineto_ops import Operators
+from roofscope.readers.torch.kineto_ops import Operators, annotated_kernels
 from roofscope.readers.torch.kineto_rows import (
     COPY_COLUMNS,
     KERNEL_COLUMNS,
@@ -76,6 +76,9 @@ DETECT_LIMIT_CHARS = 64 << 20
 
 # -- one pass over the events -------------------------------------------------------------
 
+# what a runtime call's name says (_Pass._call)
+Facts = tuple[str | None, bool, bool, int, bool, bool]
+
 
 class _Pass:
     """What one pass over ``traceEvents`` keeps: staged rows and a few facts."""
@@ -93,7 +96,7 @@ class _Pass:
         self.host: list[tuple[str, str, int, int]] = []
         self.graphs: list[tuple[int | None, int | None, int | None]] = []  # graph launches
         self.operators = Operators(profile)  # operators, launches, compilers' annotations
-        self.calls: dict[str, tuple[str | None, bool, bool, int, bool]] = {}  # call names: _call
+        self.calls: dict[str, Facts] = {}  # call names: _call
         self.others = Calls()  # runtime calls but launches: what a sync may follow
         self.plain: set[str] = set()  # operator names neither a loader step nor a compile
         # what a complete ("X") event of each category is read for, one dict lookup an
@@ -115,10 +118,10 @@ class _Pass:
         for event in events:
             if event is not None and event.ph == "X":
                 cat = event.cat  # none, or not a string: a damaged event
-                read = readers.get(cat) if isinstance(cat, str) else None
+                read = readers.get(cat) if type(cat) is str else None
                 if read is not None:
                     read(event)
-        for event, args in _annotated(self.kernels.pending):
+        for event, args in annotated_kernels(self.kernels.pending):
             self.operators.kernel(event, args)
         self.kernels.take()
         self.copies.take()
@@ -129,15 +132,22 @@ class _Pass:
         return self.kernels.untimed + self.copies.untimed
 
     def _operator(self, event: Event) -> None:  # both a host event and a loader's
+        """An operator (a million a trace: what a name says is asked once a name)."""
         name = str(event.name)
-        self._loader_step(event, name)
-        self._host(event, name)
-        self.operators.operator(event, name)
+        if name not in self.plain:
+            self._loader_step(event, name)
+            self._hip(name)
+        if self.os_pid is None:
+            self._pid(event)
+        self.operators.pending.append((event, name))
 
     def _runtime(self, event: Event) -> None:
         name = str(event.name)
-        self._host(event, name)
-        kind, launch, graph, role, capture = self._call(name)
+        kind, launch, graph, role, capture, hip = self.calls.get(name) or self._call(name)
+        if hip:
+            self.hip = True
+        if self.os_pid is None:
+            self._pid(event)
         if kind is not None:  # a blocking call, a module load
             self._host_range(event, kind, name)
         if role in (OTHER, SYNCED):  # not a launch (staged by kineto_ops), not a query
@@ -146,21 +156,20 @@ class _Pass:
         self.captures += capture
         if launch:
             self.launches += 1
-            self.operators.launch(event)
+            self.operators.called.append(event)
         if graph:
             self.graphs.append(_graph_launch(event))
 
-    def _call(self, name: str) -> tuple[str | None, bool, bool, int, bool]:
+    def _call(self, name: str) -> Facts:
         """What a runtime call's name says (its host-range kind, a launch, a graph launch, its
-        part in a launch-then-sync, the start of a stream capture), matched once a name: a
-        trace repeats a few call names a million times."""
-        facts = self.calls.get(name)
-        if facts is None:
-            graph = GRAPH_LAUNCH.match(name) is not None
-            capture = CAPTURE_BEGIN.match(name) is not None
-            facts = (call_kind(name), is_launch(name), graph, order_role(name), capture)
-            if len(self.calls) < NAMES_KEPT:
-                self.calls[name] = facts
+        part in a launch-then-sync, the start of a stream capture, a HIP call), matched once a
+        name: a trace repeats a few call names a million times."""
+        graph = GRAPH_LAUNCH.match(name) is not None
+        capture = CAPTURE_BEGIN.match(name) is not None
+        hip = name.startswith("hip")
+        facts = (call_kind(name), is_launch(name), graph, order_role(name), capture, hip)
+        if len(self.calls) < NAMES_KEPT:
+            self.calls[name] = facts
         return facts
 
     def _annotation(self, event: Event) -> None:  # user_annotation: a user range
@@ -187,10 +196,13 @@ class _Pass:
         if start is not None and dur is not None:
             self.host.append((kind, name, start, start + dur))
 
-    def _host(self, event: Event, name: str) -> None:
-        if self.os_pid is None and (pid := whole(event.pid)) is not None:
+    def _pid(self, event: Event) -> None:
+        """The process id: the first host event's that is an integer of 64 bits."""
+        if (pid := whole(event.pid)) is not None:
             self.os_pid = pid if fits(pid) else None
-        if not self.hip and name.startswith("hip"):
+
+    def _hip(self, name: str) -> None:
+        if name.startswith("hip"):
             self.hip = True
 
 
@@ -202,11 +214,6 @@ def captured(path: Path, captures: int) -> str:
         "replay trace's graph kernels this trace's operators and shapes, read the replay "
         f"trace with --graph-capture {path}"
     )
-
-
-def _annotated(kernels: list[Event]) -> list[tuple[Event, Args]]:
-    """The kernel events a compiler annotated with their work, and their args."""
-    return [(e, a) for e in kernels if (a := e.args) is not None and a.annotated]
 
 
 def _graph_launch(event: Event) -> tuple[int | None, int | None, int | None]:
@@ -250,6 +257,8 @@ def _insert_kernels(profile: Profile, source: int, pid: int | None, waves: list[
         CROSS JOIN (SELECT wave_size FROM {STAGE}_w WHERE device = -1) d
         GROUP BY ALL ORDER BY min(k.start_ns)"""
     )
+    for table in (STAGE, f"{STAGE}_w"):  # read: their memory to what comes next
+        duck.execute(f"DROP TABLE {table}")
 
 
 def _insert_copies(
@@ -395,6 +404,7 @@ class KinetoTrace(Reader):
         insert_graph_launches(profile, source, seen.graphs)
         seen.operators.write(profile, source)  # then the launches are all staged
         insert_ranges(profile, source, after_launch(profile, seen.others, seen.operators.threads))
+        nest.drop(profile)  # the staged launches, read: their memory to the analyses
         rank = run_rank(meta)
         profile.add_input(str(path), self.name, seen.kernels.count, role, rank=rank)
         profile.warn_deviceless(path, source, "neither args.device nor pid is an integer")

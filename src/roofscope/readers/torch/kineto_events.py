@@ -21,6 +21,7 @@ import msgspec
 from roofscope.readers.io.json_stream import EventStream
 
 Raw = msgspec.Raw
+NULL = Raw(b"null")  # an absent input list, grid or block: as if the trace wrote null
 FLOP, GB = "kernel_flop", "kernel_num_gb"  # Inductor's annotations (kineto_ops)
 
 
@@ -30,21 +31,17 @@ class Args(msgspec.Struct, gc=False):
     device: Any = None
     correlation: Any = None
     stream: Any = None
-    grid: Any = None
-    block: Any = None
+    # a launch's grid and block as their JSON text too (a trace repeats a few: kineto_rows
+    # multiplies each distinct one once); from the stdlib's dicts, the decoded value
+    grid: Raw = NULL
+    block: Raw = NULL
     shared_memory: Any = msgspec.field(default=None, name="shared memory")
     registers: Any = msgspec.field(default=None, name="registers per thread")
     # an operator's inputs as their JSON text (decoded once per distinct text: kineto_ops);
     # from the stdlib's dicts, the decoded value
-    dims: Raw = msgspec.field(  # type: ignore[assignment]
-        default=None, name="Input Dims"
-    )
-    types: Raw = msgspec.field(  # type: ignore[assignment]
-        default=None, name="Input type"
-    )
-    concrete: Raw = msgspec.field(  # type: ignore[assignment]
-        default=None, name="Concrete Inputs"
-    )
+    dims: Raw = msgspec.field(default=NULL, name="Input Dims")
+    types: Raw = msgspec.field(default=NULL, name="Input type")
+    concrete: Raw = msgspec.field(default=NULL, name="Concrete Inputs")
     flop: Any = msgspec.field(default=msgspec.UNSET, name=FLOP)
     gb: Any = msgspec.field(default=msgspec.UNSET, name=GB)
 
@@ -97,4 +94,4 @@ class KinetoEvents(EventStream):
         return from_dict(self._value())
 
 
-__all__ = ["NO_ARGS", "Args", "Event", "KinetoEvents", "from_dict"]
+__all__ = ["NO_ARGS", "NULL", "Args", "Event", "KinetoEvents", "from_dict"]

@@ -181,8 +181,11 @@ class Sweep:
                 if top is None:
                     ids.append(-1)
                     continue
-                if not top[_KEPT]:
-                    self._keep(top)
+                if not top[_KEPT]:  # kept, with its parents up to one kept (inline: a call
+                    entry = top  # a launch cost); then all are kept or closed
+                    while entry is not None and not entry[_KEPT]:
+                        entry[_KEPT], entry = True, entry[_UP]
+                    self._number()
                 elif pending:
                     self._number()
                 ids.append(top[_ID])
@@ -194,15 +197,6 @@ class Sweep:
                 pending.append(entry)
         self.thread = thread
         return ops, launches
-
-    def _keep(self, top: list[Any]) -> None:
-        """Keep the open operators (the chain of ``top``'s parents, up to one already
-        kept), number the pending ones: all are now kept or closed."""
-        entry: list[Any] | None = top
-        while entry is not None and not entry[_KEPT]:
-            entry[_KEPT] = True
-            entry = entry[_UP]
-        self._number()
 
     def _number(self) -> None:
         """The pending operators numbered, in order, up to the first open and not kept."""
@@ -229,7 +223,8 @@ def nest(profile: Profile, source: int, threads: Sequence[int], texts: Sequence[
     launch into ``op_launches`` (in the sweep's order), a batch at a time; ``threads``: the
     threads in the order of their first launch, ``texts`` the operators' names and inputs by
     id. The rows are streamed to the sweep a window at a time on a cursor of their own (the
-    profile's connection writes the sweep's answers meanwhile)."""
+    profile's connection writes the sweep's answers meanwhile); the staged operators are
+    dropped once nested."""
     _table(profile, THREADS, {"thread": threads, "rank": list(range(len(threads)))})
     _table(profile, TEXTS, {"id": list(range(len(texts))), "text": list(texts)})
     sweep, written = Sweep(), [0]
@@ -241,6 +236,8 @@ def nest(profile: Profile, source: int, threads: Sequence[int], texts: Sequence[
                 _write(profile, source, sweep, written)
     sweep.finish()
     _write(profile, source, sweep, written)
+    for table in (OPS, TEXTS, THREADS):  # read: their memory to the analyses (the
+        profile.con.execute(f"DROP TABLE {table}")  # launches are read on, then dropped)
 
 
 def _write(profile: Profile, source: int, sweep: Sweep, written: list[int]) -> None:

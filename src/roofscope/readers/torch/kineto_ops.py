@@ -31,7 +31,11 @@ import json
 import re
 from collections import defaultdict
 from decimal import Decimal
+from itertools import chain
+from operator import attrgetter
 from typing import Any
+
+import msgspec
 
 from roofscope.model.profile import Profile
 from roofscope.model.schema import Table
@@ -40,7 +44,7 @@ from roofscope.readers.io.user_ranges import UserRange, around
 from roofscope.readers.torch import kineto_nest as nest
 from roofscope.readers.torch.kineto_events import NO_ARGS, Args, Event, Raw
 from roofscope.readers.torch.kineto_meta import whole
-from roofscope.readers.torch.kineto_rows import SMALL_BATCH, ends, ns, ns_column
+from roofscope.readers.torch.kineto_rows import SMALL_BATCH, ends, ns, ns_column, seen, wholes
 
 BATCH = 100_000  # rows written at a time
 
@@ -54,6 +58,9 @@ _ANNOTATION: dict[str, Kind] = {
 
 Thread = tuple[int | None, int | None]  # (pid, tid)
 STEP = re.compile(r"ProfilerStep#\d+$")  # torch.profiler's steps: every thread's launches
+_PID_TID = attrgetter("pid", "tid")
+_DIMS, _TYPES, _CONCRETE = attrgetter("dims"), attrgetter("types"), attrgetter("concrete")
+_FLOP, _GB, _ARGS_OF = attrgetter("flop"), attrgetter("gb"), attrgetter("args")
 
 
 def annotated(args: Args) -> tuple[float | None, float | None]:
@@ -81,15 +88,15 @@ class Operators:
 
     def __init__(self, profile: Profile) -> None:
         self.profile = profile
-        self.pending: list[tuple[Event, str]] = []  # a run's operators
-        self.called: list[Event] = []  # a run's launches
+        self.pending: list[tuple[Event, str]] = []  # a run's operators (the caller appends)
+        self.called: list[Event] = []  # a run's launches (the caller appends)
         self.ops = self._batch(nest.OP_COLUMNS)
         self.launches = self._batch(nest.LAUNCH_COLUMNS)
         self.seq = 0  # operators and launches read, in reading order
         self.threads: dict[Thread, int] = {}  # (pid, tid) -> its number
         self.first: dict[int, None] = {}  # threads in the order of their first launch
         self.texts: dict[str, int] = {}  # a name or an input list's text -> its id
-        self.raw: dict[bytes, int | None] = {}  # an input list's JSON text -> its text's id
+        self.raw: dict[bytes, int] = {}  # an input list's JSON text -> its text's id (-1: none)
         self.annotations: list[tuple[Any, ...]] = []
         self.user: defaultdict[Thread, list[UserRange]] = defaultdict(list)
         nest.create(profile)
@@ -104,12 +111,6 @@ class Operators:
         if start is not None and dur is not None:
             thread = (_id(event.pid), _id(event.tid))
             self.user[thread].append((start, start + dur, name, thread))
-
-    def operator(self, event: Event, name: str) -> None:
-        self.pending.append((event, name))
-
-    def launch(self, event: Event) -> None:
-        self.called.append(event)
 
     def take(self) -> None:
         """A run's operators and launches as columns, staged a batch at a time."""
@@ -137,9 +138,10 @@ class Operators:
     def _op_columns(
         self, events: list[Event], named: list[tuple[Event, str]]
     ) -> dict[str, list[Any]]:
-        """Times in exact ns; the name and inputs as ids of their texts, one for each
-        distinct text (a trace repeats its shapes every step: on the 1 M-event bench trace,
-        200,000 operators share three)."""
+        """Times in exact ns; the thread, the name and inputs as ids, one for each distinct
+        text (a trace repeats its shapes every step: on the 1 M-event bench trace, 200,000
+        operators share three), a column at a time by C-level maps and dict lookups, an
+        element missed (a new text or thread) looked up the slow way."""
         start, dur = ns_column([e.ts for e in events]), ns_column([e.dur for e in events])
         if None in start or None in dur:  # untimed operators are left out
             timed = [
@@ -150,57 +152,98 @@ class Operators:
             events, named = [events[i] for i in timed], [named[i] for i in timed]
             start, dur = [start[i] for i in timed], [dur[i] for i in timed]
         args = [NO_ARGS if (a := e.args) is None else a for e in events]
-        noted = [annotated(a) if a.annotated else (None, None) for a in args]
-        texts = self.texts
+        flops, nbytes = self._annotations(args)
         return {
-            "thread": [self._thread(e) for e in events],
+            "thread": self._threads(events),
             "seq": self._seqs(len(events)),
             "start_ns": start,
             "end_ns": ends(start, dur),
-            "name": [texts.setdefault(n, len(texts)) for _, n in named],
-            "dims": [self._text(a.dims) for a in args],
-            "types": [self._text(a.types) for a in args],
-            "concrete": [self._text(a.concrete) for a in args],
-            "flops": [n[0] for n in noted],
-            "bytes": [n[1] for n in noted],
+            "name": self._names([n for _, n in named]),
+            "dims": self._texts(list(map(_DIMS, args))),
+            "types": self._texts(list(map(_TYPES, args))),
+            "concrete": self._texts(list(map(_CONCRETE, args))),
+            "flops": flops,
+            "bytes": nbytes,
         }
+
+    @staticmethod
+    def _annotations(args: list[Args]) -> tuple[list[float | None], list[float | None]]:
+        """The FLOPs and bytes columns; all unknown without a compiler's annotation."""
+        n, unset = len(args), msgspec.UNSET
+        flop, gb = list(map(_FLOP, args)), list(map(_GB, args))
+        if flop.count(unset) == n and gb.count(unset) == n:
+            return [None] * n, [None] * n
+        noted = [annotated(a) if a.annotated else (None, None) for a in args]
+        return [f for f, _ in noted], [b for _, b in noted]
 
     def _launch_columns(self, events: list[Event]) -> dict[str, list[Any]]:
         """The launches with a correlation id; those with a start staged (every one counts
         for its thread's place in the order of first launches)."""
-        ids = [(e, c) for e in events if (c := _correlation(e)) is not None]
-        threads = [self._thread(e) for e, _ in ids]
+        given = [None if (a := e.args) is None else a.correlation for e in events]
+        correlations = wholes(given)
+        if None in correlations:
+            kept = [i for i, c in enumerate(correlations) if c is not None]
+            events, correlations = [events[i] for i in kept], [correlations[i] for i in kept]
+        threads = self._threads(events)
         self.first.update(dict.fromkeys(threads))
-        start = ns_column([e.ts for e, _ in ids])
-        timed = [i for i, s in enumerate(start) if s is not None]
+        start = ns_column([e.ts for e in events])
+        if None in start:
+            timed = [i for i, s in enumerate(start) if s is not None]
+            threads, start = [threads[i] for i in timed], [start[i] for i in timed]
+            correlations = [correlations[i] for i in timed]
         return {
-            "thread": [threads[i] for i in timed],
-            "seq": self._seqs(len(timed)),
-            "start_ns": [start[i] for i in timed],
-            "correlation": [ids[i][1] for i in timed],
+            "thread": threads,
+            "seq": self._seqs(len(start)),
+            "start_ns": start,
+            "correlation": correlations,
         }
 
     def _seqs(self, n: int) -> list[int]:
         self.seq += n
         return list(range(self.seq - n, self.seq))
 
+    def _threads(self, events: list[Event]) -> list[int]:
+        """Each event's thread number: a lookup of its (pid, tid) where both are ints (a
+        bool or float equal to an int must not find that int's thread)."""
+        keys = list(map(_PID_TID, events))
+        if set(map(type, chain.from_iterable(keys))) != {int}:
+            return [self._thread(e) for e in events]
+        numbers = list(map(self.threads.get, keys))
+        if None not in numbers:
+            return numbers  # type: ignore[return-value]
+        return [self._thread(e) if n is None else n for n, e in zip(numbers, events, strict=True)]
+
     def _thread(self, event: Event) -> int:
         pid, tid = event.pid, event.tid
         key = (pid, tid) if type(pid) is int and type(tid) is int else (_id(pid), _id(tid))
         return self.threads.setdefault(key, len(self.threads))
 
-    def _text(self, value: object) -> int | None:
-        """The id of Python's text of an input list: of its JSON text, decoded once per
-        distinct text (0.07 us an operator, where decoding every list and ``str`` of it
-        took 5 us)."""
+    def _names(self, names: list[str]) -> list[int]:
+        texts = self.texts
+        ids = list(map(texts.get, names))
+        if None not in ids:
+            return ids  # type: ignore[return-value]
+        return [texts.setdefault(n, len(texts)) for n in names]
+
+    def _texts(self, values: list[object]) -> list[int]:
+        """The ids of input lists' texts (:meth:`_text`), -1 for none; JSON texts all seen
+        before are looked up (:func:`~roofscope.readers.torch.kineto_rows.seen`)."""
+        found = seen(values, self.raw)
+        return [self._text(v) for v in values] if found is None else found
+
+    def _text(self, value: object) -> int:
+        """The id of Python's text of an input list, -1 for none (JSON null, or absent): of
+        its JSON text, decoded once per distinct text (0.07 us an operator, where decoding
+        every list and ``str`` of it took 5 us). No text has the id -1, so the operators'
+        join to their texts gives it none."""
         if type(value) is Raw:
             key = bytes(value)
             if key not in self.raw:
                 decoded = json.loads(key, parse_float=Decimal)
-                self.raw[key] = None if decoded is None else self._text(decoded)
+                self.raw[key] = self._text(decoded)
             return self.raw[key]
         if value is None:
-            return None
+            return -1
         return self.texts.setdefault(str(value), len(self.texts))
 
     def kernel(self, event: Event, args: Args) -> None:
@@ -232,8 +275,15 @@ class Operators:
         self.annotations, self.user = [], defaultdict(list)
 
 
-def _correlation(event: Event) -> int | None:
-    return None if event.args is None else _id(event.args.correlation)
+def annotated_kernels(kernels: list[Event]) -> list[tuple[Event, Args]]:
+    """The kernel events a compiler annotated with their work, and their args (none, nearly
+    always: asked of the whole run in C-level maps first)."""
+    args = list(map(_ARGS_OF, kernels))
+    if None not in args:
+        n, unset = len(args), msgspec.UNSET
+        if list(map(_FLOP, args)).count(unset) == n and list(map(_GB, args)).count(unset) == n:
+            return []
+    return [(e, a) for e, a in zip(kernels, args, strict=True) if a is not None and a.annotated]
 
 
 def _extend(batch: dict[str, list[Any]], columns: dict[str, list[Any]]) -> None:

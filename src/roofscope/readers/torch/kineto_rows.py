@@ -13,13 +13,15 @@ processor's caches).
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from decimal import ROUND_HALF_EVEN, Context, Decimal, Overflow
 from math import prod
+from operator import attrgetter, mul
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from roofscope.errors import InputError
 from roofscope.model.profile import Profile
@@ -32,12 +34,13 @@ from roofscope.readers.io.batches import (
     name_ids,
     registered,
 )
-from roofscope.readers.torch.kineto_events import NO_ARGS, Event
+from roofscope.readers.torch.kineto_events import NO_ARGS, Event, Raw
 from roofscope.readers.torch.kineto_meta import BEYOND, whole
 
 if TYPE_CHECKING:
     from roofscope.readers.io.batches import Column
 
+T = TypeVar("T")
 BATCH = 100_000  # rows gathered before they are written to DuckDB
 SMALL_BATCH = 4096  # fewer rows than this go to DuckDB as lists, without numpy
 STAGE = "kineto_k"
@@ -88,6 +91,8 @@ def ns_column(values: Sequence[object]) -> list[int | None]:
     comprehension, and so is a Decimal (the decoder's are finite: it gives NaN and Infinity
     as floats): 0.27 µs a Decimal against 0.63 µs through :func:`ns` (a function call and
     three type checks)."""
+    if set(map(type, values)) <= {int}:  # an integer-µs trace: one C-level pass to know
+        return [v * 1000 for v in values]  # type: ignore[operator]
     try:
         return [
             v * 1000
@@ -103,7 +108,10 @@ def ns_column(values: Sequence[object]) -> list[int | None]:
 
 def wholes(values: Sequence[object]) -> list[int | None]:
     """:func:`~roofscope.readers.torch.kineto_meta.whole` of each value; an int (nearly every
-    value) is taken as it is: 35 ns a value against 104 ns through the call."""
+    value) is taken as it is: 35 ns a value against 104 ns through the call; a column of
+    ints only, in one map of ``type``."""
+    if set(map(type, values)) <= {int}:  # every value: one C-level pass
+        return list(values)  # type: ignore[arg-type]
     return [v if type(v) is int else whole(v) for v in values]
 
 
@@ -117,6 +125,46 @@ def product(dims: object) -> int | None:
         return None
     ints = [whole(d) for d in dims]
     return None if None in ints else prod(i for i in ints if i is not None)
+
+
+# a grid's or block's JSON text -> its product, for the texts seen (a trace repeats a few)
+_PRODUCTS: dict[bytes, int | None] = {}
+PRODUCTS_KEPT = 100_000
+
+
+def products(values: list[object]) -> list[int | None]:
+    """:func:`product` of each grid or block, given as its JSON text (msgspec's Raw) or as
+    decoded (the stdlib's); texts all seen before are looked up (:func:`seen`)."""
+    found = seen(values, _PRODUCTS)
+    return [_product_of(v) for v in values] if found is None else found
+
+
+def seen(values: list[object], known: dict[bytes, T]) -> list[T] | None:
+    """What ``known`` holds for each value's JSON text, where every value is msgspec's Raw
+    (bytes() of a stdlib's list of small ints is a text too: ``bytes([91, 93]) == b"[]"``)
+    and every text is known; else None. A value equal to the one before (``Raw == Raw``,
+    16 ns) is not looked up again: ``bytes(Raw)`` costs 100-300 ns."""
+    if set(map(type, values)) != {Raw}:
+        return None
+    raws = cast("list[Raw]", values)
+    last: Raw | None = None
+    found: Any = None  # known[bytes(last)]: the first value never equals None
+    try:  # a new text: KeyError
+        return [found if v == last else (found := known[bytes(last := v)]) for v in raws]
+    except KeyError:
+        return None
+
+
+def _product_of(value: object) -> int | None:
+    if type(value) is not Raw:
+        return product(value)
+    key = bytes(value)
+    if key in _PRODUCTS:
+        return _PRODUCTS[key]
+    found = product(json.loads(key, parse_float=Decimal))
+    if len(_PRODUCTS) < PRODUCTS_KEPT:
+        _PRODUCTS[key] = found
+    return found
 
 
 def tid_stream(tid: object) -> int | None:
@@ -139,25 +187,47 @@ Convert = Callable[[list[Event]], dict[str, list[Any]]]
 
 
 def kernel_columns(events: list[Event]) -> dict[str, list[Any]]:
+    """A column at a time, by C-level maps where every value is of the common type (an int,
+    a str, a known grid) and one comprehension where some value is not."""
     args = [NO_ARGS if (a := e.args) is None else a for e in events]
-    start = ns_column([e.ts for e in events])
-    grids = [product(a.grid) for a in args]
-    blocks = [product(a.block) for a in args]
-    devices = zip(wholes([a.device for a in args]), [e.pid for e in events], strict=True)
-    streams = zip(wholes([a.stream for a in args]), [e.tid for e in events], strict=True)
-    threads = zip(grids, blocks, strict=True)
+    start = ns_column(list(map(_TS, events)))
+    grids, blocks = products(list(map(_GRID, args))), products(list(map(_BLOCK, args)))
+    device, stream = wholes(list(map(_DEVICE, args))), wholes(list(map(_STREAM, args)))
+    if None in device:  # no args.device: the pid
+        device = [whole(e.pid) if d is None else d for d, e in zip(device, events, strict=True)]
+    if None in stream:  # no args.stream: the tid ("stream 7")
+        stream = [
+            tid_stream(e.tid) if s is None else s for s, e in zip(stream, events, strict=True)
+        ]
     return {
-        "name_id": [str(e.name) for e in events],
-        "device": [whole(p) if d is None else d for d, p in devices],
-        "dispatch_id": wholes([a.correlation for a in args]),
+        "name_id": _texts(list(map(_NAME, events))),
+        "device": device,
+        "dispatch_id": wholes(list(map(_CORRELATION, args))),
         "start_ns": start,
-        "end_ns": ends(start, ns_column([e.dur for e in events])),
-        "stream": [tid_stream(t) if s is None else s for s, t in streams],
-        "grid_size": [None if g is None or b is None else g * b for g, b in threads],
+        "end_ns": ends(start, ns_column(list(map(_DUR, events)))),
+        "stream": stream,
+        "grid_size": _times(grids, blocks),
         "workgroup_size": blocks,
-        "lds_bytes": wholes([a.shared_memory for a in args]),
-        "arch_vgpr": wholes([a.registers for a in args]),
+        "lds_bytes": wholes(list(map(_SHARED, args))),
+        "arch_vgpr": wholes(list(map(_REGISTERS, args))),
     }
+
+
+_TS, _DUR, _NAME = attrgetter("ts"), attrgetter("dur"), attrgetter("name")
+_GRID, _BLOCK, _CORRELATION = attrgetter("grid"), attrgetter("block"), attrgetter("correlation")
+_DEVICE, _STREAM = attrgetter("device"), attrgetter("stream")
+_SHARED, _REGISTERS = attrgetter("shared_memory"), attrgetter("registers")
+
+
+def _times(a: list[int | None], b: list[int | None]) -> list[int | None]:
+    if None in a or None in b:
+        return [None if x is None or y is None else x * y for x, y in zip(a, b, strict=True)]
+    return list(map(mul, a, b))
+
+
+def _texts(values: list[object]) -> list[str]:
+    """``str`` of each value (a name the trace wrote as no string)."""
+    return values if set(map(type, values)) <= {str} else list(map(str, values))  # type: ignore[return-value]
 
 
 def copy_columns(events: list[Event]) -> dict[str, list[Any]]:
