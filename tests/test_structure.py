@@ -240,20 +240,15 @@ def test_only_readers_and_model_spell_a_duration() -> None:
 
 # -- results are msgspec structs ----------------------------------------------------------------
 
-# The modules that still define dataclasses, each its owner's to convert (issue 41's CSV and
-# Kineto parts); this list only shrinks. A frozen dataclass costs 0.44 ms to build at import
-# (CPython 3.11 compiles each generated method with exec), a msgspec.Struct 0.01 ms: the 120
-# that ``analyze`` of a rocprof-compute workload built took 67 ms of its start.
-STILL_DATACLASSES = {
-    "analysis/ops/link.py",
-    "analysis/ops/operators.py",
-}
+# No module defines a dataclass: a frozen dataclass costs 0.44 ms to build at import (CPython
+# 3.11 compiles each generated method with exec), a msgspec.Struct 0.01 ms: the 120 that
+# ``analyze`` of a rocprof-compute workload built took 67 ms of its start.
 
 
-def test_only_the_listed_modules_define_dataclasses() -> None:
-    found = {
+def test_no_module_defines_a_dataclass() -> None:
+    found = sorted(
         str(p.relative_to(PACKAGE))
         for p in PACKAGE.rglob("*.py")
-        if re.search(r"^@dataclass\b", p.read_text(encoding="utf-8"), re.M)
-    }
-    assert found <= STILL_DATACLASSES, sorted(found - STILL_DATACLASSES)
+        if re.search(r"^@(dataclasses\.)?dataclass\b", p.read_text(encoding="utf-8"), re.M)
+    )
+    assert not found, found

@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from roofscope.analysis.ops.steps import op_steps
 from roofscope.analysis.work.shapes import (
@@ -63,8 +64,7 @@ _CHAIN = """
 """
 
 
-@dataclass(frozen=True)
-class Signature:
+class Signature(msgspec.Struct, frozen=True):
     """One distinct operator call as recorded: name and inputs (JSON text, or None)."""
 
     name: str
@@ -102,8 +102,7 @@ OP_KEY = "hash(name, dims, types)"
 NAME_KEY = "hash(name)"
 
 
-@dataclass(frozen=True)
-class Calls:
+class Calls(msgspec.Struct, frozen=True):
     """The distinct operator calls: those that launched kernels or hold one that did
     (``used``), and the texts of each operator key and name key."""
 

@@ -7,7 +7,9 @@ See :mod:`roofscope.analysis.ops.link` for which operator a kernel belongs to.""
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, replace
+
+import msgspec
+from msgspec.structs import replace
 
 from roofscope.analysis.hotspots import Hotspots
 from roofscope.analysis.ops.link import (
@@ -28,8 +30,7 @@ TOP = 50  # operator rows kept (by GPU time); the rest are summed in ``others``
 UNKNOWN_TYPE = "unknown"  # the ceiling key of annotated FLOPs whose data type is unknown
 
 
-@dataclass(frozen=True)
-class OperatorRow:
+class OperatorRow(msgspec.Struct, frozen=True):
     name: str
     dims: str | None  # the recorded Input Dims (JSON text), None where not recorded
     types: str | None  # the recorded Input type (JSON text)
@@ -44,8 +45,7 @@ class OperatorRow:
     why: str | None = None  # why neither flops nor bytes are known; None where one is
 
 
-@dataclass(frozen=True)
-class Operators:
+class Operators(msgspec.Struct, frozen=True):
     """The operator table; ``unlinked_ns``: kernel time no operator launched (graph replays
     whose launch had none around it, kernels of other processes)."""
 
@@ -57,8 +57,7 @@ class Operators:
     fp32_matmul: str
 
 
-@dataclass(frozen=True)
-class OperatorView:
+class OperatorView(msgspec.Struct, frozen=True):
     table: Operators | None  # None: the input has no operators
     work: dict[str, Work]  # by kernel name, from shapes or annotations
     launched_by: dict[str, str]  # by kernel name: the operator that launched most of its time
@@ -150,8 +149,7 @@ def _formulas(bits: str | None, formulas: list[str]) -> str | None:
     return "; ".join(f for f, bit in zip(formulas, bits, strict=True) if bit == "1")
 
 
-@dataclass(frozen=True)
-class _Group:
+class _Group(msgspec.Struct, frozen=True):
     """One row of _GROUPED: the dispatches of one group (a column its set leaves out: None)."""
 
     name: str | None
