@@ -42,6 +42,7 @@ def analyze(
     progress: Progress | None = None,
     full_names: bool = False,
     idle_gaps: bool = False,
+    memory_limit: str | None = None,
 ) -> Report:
     """The check-up of one profile (``roofscope analyze PATHS``): files of several processes
     merge. ``work``: ``NAME=FLOPS:BYTES[@DTYPE]`` rules or work files (TOML), one or many.
@@ -51,12 +52,14 @@ def analyze(
     charts show kernel names whole (``--full-names``). ``graph_capture``: the torch.profiler
     trace(s) of the CUDA/HIP graphs' capture (``--graph-capture``): the replayed kernels get
     the operators and shapes of their captured launches. ``idle_gaps``: keep the 1,000 longest
-    idle gaps with what filled them (``report.checkup.idle_gaps``; the MCP timeline tool's)."""
+    idle gaps with what filled them (``report.checkup.idle_gaps``; the MCP timeline tool's).
+    ``memory_limit``: the most memory the profile's database holds (``"500MB"``, ``"2GiB"``),
+    what is beyond it spilled to a temporary folder (``--memory-limit``)."""
     options = CheckupOptions(
         gpu=gpu, work=_work(work), ceilings=_path(ceilings), peak_flops=peak_flops,
         peak_bw=peak_bw, kernel=kernel, device=device, jobs=jobs, fmt=fmt, gap_us=gap_us,
         scheduler=scheduler, skip_unreadable=skip_unreadable, fp32_matmul=fp32_matmul,
-        graph_capture=_paths(graph_capture),
+        graph_capture=_paths(graph_capture), memory_limit=memory_limit,
     )  # fmt: skip
     names = paths_of(paths, "analyze")
     # the timeline chart's bins; the longest idle gaps and their causes only when asked
@@ -89,16 +92,18 @@ def compare(
     gap_us: float = DEFAULT_GAP_US,
     progress: Progress | None = None,
     full_names: bool = False,
+    memory_limit: str | None = None,
 ) -> Comparison:
     """Baseline against candidate (``roofscope compare BASE NEW``); ``base_runs`` and
     ``new_runs``: more runs of a side (``--base-run``, ``--new-run``). The gate is
     ``Comparison.gate(...)``; ``full_names``: kernel names whole in the HTML and charts
     (``--full-names``); ``base_graph_capture``, ``new_graph_capture``: each side's CUDA/HIP
-    graph capture traces (``analyze``'s ``graph_capture``)."""
+    graph capture traces (``analyze``'s ``graph_capture``); ``memory_limit``: ``analyze``'s, for
+    each side."""
     options = CheckupOptions(
         gpu=gpu, work=_work(work), ceilings=_path(ceilings), peak_flops=peak_flops,
         peak_bw=peak_bw, kernel=kernel, device=device, jobs=jobs, fmt=fmt, gap_us=gap_us,
-        scheduler=scheduler, fp32_matmul=fp32_matmul,
+        scheduler=scheduler, fp32_matmul=fp32_matmul, memory_limit=memory_limit,
     )  # fmt: skip
     sides = side_gpus(gpu, base_gpu, new_gpu, PYTHON)
     settings = prepare(options, PYTHON)

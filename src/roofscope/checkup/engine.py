@@ -17,6 +17,7 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import duckdb
 import msgspec
 from msgspec.structs import replace
 
@@ -24,7 +25,14 @@ from roofscope.analysis.timeline import DEFAULT_GAP_NS
 from roofscope.analysis.work.spec import Rule, parse_inline, read_work_file
 from roofscope.catalogue import devices
 from roofscope.catalogue.ceilings import read_ceilings_file, user_ceilings
-from roofscope.checkup.options import LOCAL, OPTIONS, CheckupOptions, Spelling, worded
+from roofscope.checkup.options import (
+    LOCAL,
+    OPTIONS,
+    CheckupOptions,
+    Spelling,
+    size_bytes,
+    worded,
+)
 from roofscope.checkup.work_names import require_work_names
 from roofscope.errors import UsageError
 from roofscope.model.profile import Profile
@@ -55,6 +63,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     lanes: bool = False  # the timeline chart's bins too (for the HTML and the charts)
     gaps: bool = False  # with the lanes, the longest idle gaps and their causes (MCP timeline)
     captures: Captures = ()  # --graph-capture: the graphs' capture traces, read
+    memory: int | None = None  # --memory-limit, in bytes
 
     def on_gpu(self, gpu: str | None) -> Settings:
         """The same settings on another GPU (compare's ``--base-gpu``/``--new-gpu``)."""
@@ -87,12 +96,19 @@ def prepare(options: CheckupOptions, spelling: Spelling = Spelling.CLI) -> Setti
         selection=selection,
         gap_ns=round(options.gap_us * 1000),
         captures=_captures(options.graph_capture, spelt),
+        memory=_memory(options.memory_limit, spelling),
         roof=RooflineOptions(
             gpu=options.gpu, rules=tuple(work_rules(options.work, spelling)),
             fp32_matmul=options.fp32_matmul,
             ceilings=tuple(ceilings),
         ),
     )  # fmt: skip
+
+
+def _memory(limit: str | None, spelling: Spelling) -> int | None:
+    """``--memory-limit`` in bytes (checked already: :meth:`CheckupOptions.checked`)."""
+    spelt = OPTIONS["memory_limit"].spelt(spelling)
+    return None if limit is None else size_bytes(limit, spelt, spelling)
 
 
 def check_up(
@@ -118,10 +134,37 @@ def _read_and_analyse(
     spelling: Spelling,
 ) -> tuple[Profile, Report]:
     """The merged profile and its report (compare matches launches on the profile)."""
+    with _within_limit(settings, paths, spelling):
+        return _checked_up(paths, settings, label, progress, spelling)
+
+
+@contextmanager
+def _within_limit(settings: Settings, paths: Sequence[str], spelling: Spelling) -> Iterator[None]:
+    """DuckDB's out-of-memory error under ``--memory-limit`` as the option's one line."""
+    try:
+        yield
+    except duckdb.OutOfMemoryException:
+        if settings.memory is None:
+            raise
+        raise UsageError(
+            f"{OPTIONS['memory_limit'].spelt(spelling)}: {paths[0]} needs more than "
+            f"{settings.memory / 2**20:,.0f} MiB of memory even with what DuckDB can spill to "
+            "disk; raise the limit"
+        ) from None
+
+
+def _checked_up(
+    paths: Sequence[str],
+    settings: Settings,
+    label: str | None,
+    progress: Progress | None,
+    spelling: Spelling,
+) -> tuple[Profile, Report]:
     with _runs_on(settings) as run_on:
         profile = load(
             paths, fmt=settings.fmt, progress=progress, jobs=settings.jobs, run_on=run_on,
             skip_unreadable=settings.skip_unreadable, shapes=_shapes_wanted(settings),
+            memory=settings.memory,
         )  # fmt: skip
         engine = _engine(settings, run_on)
     if settings.captures:

@@ -9,6 +9,7 @@ Nothing here loads DuckDB or numpy: ``cli/options.py`` builds the Typer options 
 from __future__ import annotations
 
 import math
+import re
 from enum import Enum
 
 import msgspec
@@ -91,6 +92,13 @@ _OPTIONS = (
         "skip_unreadable", "--skip-unreadable",
         "Leave out the runs (ranks) that cannot be read, even those named, and list them.",
     ),
+    Option(
+        "memory_limit", "--memory-limit",
+        "Keep the profile's database within this much memory (500MB, 2GiB; at least 64MiB), "
+        "spilling to a temporary folder beyond it: slower, for a trace larger than the memory "
+        "you have. Default: DuckDB's, 80% of RAM.",
+        env="ROOFSCOPE_MEMORY_LIMIT",
+    ),
 )  # fmt: skip
 # compare's gate (--fail-if-slower ...): the command's options and Comparison.gate's arguments
 _GATE = (
@@ -129,6 +137,7 @@ class CheckupOptions(msgspec.Struct, frozen=True, kw_only=True):
     jobs: int | None = None
     scheduler: str | None = None
     skip_unreadable: bool = False
+    memory_limit: str | None = None
 
     @property
     def files(self) -> list[str]:
@@ -153,7 +162,33 @@ class CheckupOptions(msgspec.Struct, frozen=True, kw_only=True):
                 f"{self.scheduler} runs on the Dask cluster's workers; drop {jobs}, or use "
                 f"{scheduler} {LOCAL}"
             )
+        if self.memory_limit is not None:
+            size_bytes(self.memory_limit, OPTIONS["memory_limit"].spelt(spelling), spelling)
         return self
+
+
+# a memory size as DuckDB reads one: 1000^i units or 1024^i ones, the case ignored
+_SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]i?B)\s*", re.IGNORECASE)
+_UNITS = {"k": 1, "m": 2, "g": 3, "t": 4}
+MIN_MEMORY_BYTES = 64 << 20  # below it DuckDB cannot hold even a small trace's statements
+
+
+def size_bytes(text: str, option: str, spelling: Spelling) -> int:
+    """The bytes a size such as ``500MB`` or ``2GiB`` names, or a UsageError in the caller's
+    spelling: no size, or less than :data:`MIN_MEMORY_BYTES`."""
+    gap = "" if spelling is Spelling.PYTHON else " "
+    found = _SIZE.fullmatch(text)
+    if found is None:
+        raise UsageError(
+            f"{option}{gap}{text!r}: expected a size such as 500MB or 2GiB (KB, MB, GB, TB, "
+            "or KiB, MiB, GiB, TiB)"
+        )
+    number, unit = found.groups()
+    base = 1024 if unit[1] in "iI" else 1000
+    size = int(float(number) * base ** _UNITS[unit[0].lower()])
+    if size < MIN_MEMORY_BYTES:
+        raise UsageError(f"{option}{gap}{text!r}: expected at least 64MiB")
+    return size
 
 
 class GateOptions(msgspec.Struct, frozen=True, kw_only=True):

@@ -43,6 +43,7 @@ def analyze(
     jobs: o.Jobs = None,
     scheduler: o.Scheduler = None,
     skip_unreadable: o.SkipUnreadable = False,
+    memory_limit: o.MemoryLimit = None,
 ) -> None:
     """Baseline, hotspots and roofline of one profile (files of several processes merge)."""
     from roofscope.checkup.engine import prepare  # DuckDB, numpy
@@ -54,7 +55,7 @@ def analyze(
         fmt=fmt, kernel=kernel, device=device, gap_us=gap_us, gpu=gpu, work=tuple(work or ()),
         ceilings=ceilings, peak_flops=peak_flops, peak_bw=peak_bw, jobs=jobs,
         scheduler=scheduler, skip_unreadable=skip_unreadable, fp32_matmul=fp32_matmul,
-        graph_capture=tuple(graph_capture or ()),
+        graph_capture=tuple(graph_capture or ()), memory_limit=memory_limit,
     )  # fmt: skip
     html = html_path(html, out, stem(paths[0]))
     drawn = bool(html or svg or png)  # the timeline chart's bins are made for them only

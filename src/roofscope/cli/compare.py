@@ -75,6 +75,7 @@ def compare(
     peak_bw: o.PeakBw = None,
     jobs: o.Jobs = None,
     scheduler: o.Scheduler = None,
+    memory_limit: o.MemoryLimit = None,
     as_json: o.Json = False,
     html: o.Html = None,
     svg: o.Svg = None,
@@ -99,7 +100,7 @@ def compare(
     options = CheckupOptions(
         fmt=fmt, kernel=kernel, device=device, gap_us=gap_us, gpu=gpu, work=tuple(work or ()),
         ceilings=ceilings, peak_flops=peak_flops, peak_bw=peak_bw, jobs=jobs,
-        scheduler=scheduler, fp32_matmul=fp32_matmul,
+        scheduler=scheduler, fp32_matmul=fp32_matmul, memory_limit=memory_limit,
     )  # fmt: skip
     sides = side_gpus(gpu, base_gpu, new_gpu)
     thresholds = GateOptions(

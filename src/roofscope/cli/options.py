@@ -40,6 +40,7 @@ PeakBw = Annotated[float | None, _option("peak_bw")]
 Jobs = Annotated[int | None, _option("jobs")]
 Scheduler = Annotated[str | None, _option("scheduler")]
 SkipUnreadable = Annotated[bool, _option("skip_unreadable")]
+MemoryLimit = Annotated[str | None, _option("memory_limit")]
 
 # -- compare's gate ----------------------------------------------------------------------------
 

@@ -157,7 +157,8 @@ ONE_THREAD_BYTES = 8 << 20
 OPEN: weakref.WeakSet[duckdb.DuckDBPyConnection] = weakref.WeakSet()
 
 
-# the profiles kept in a database file (Profile.empty(on_disk=True)), with its folder
+# the profiles whose files lie in a temporary folder of their own (Profile.empty's database
+# file, or what a memory limit spills), with that folder
 ON_DISK: weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, str] = weakref.WeakKeyDictionary()
 
 
@@ -182,9 +183,11 @@ def close_spilled() -> None:
 _Config = dict[str, str | bool | int | float | list[str]]  # duckdb.connect's settings
 
 
-def _on_disk(config: _Config) -> duckdb.DuckDBPyConnection:
-    folder = tempfile.mkdtemp(prefix="roofscope-")
-    con = duckdb.connect(str(Path(folder) / "profile.duckdb"), config=config)
+def _in(folder: str, config: _Config, on_disk: bool) -> duckdb.DuckDBPyConnection:
+    """A connection whose files (its database file where ``on_disk``, what it spills) lie in
+    ``folder``, removed with the connection, by :func:`close_spilled` or at the process's end."""
+    where = str(Path(folder) / "profile.duckdb") if on_disk else ":memory:"
+    con = duckdb.connect(where, config=config)
     ON_DISK[con] = folder
     weakref.finalize(con, shutil.rmtree, folder, True)  # with the connection, or at exit
     return con
@@ -219,17 +222,25 @@ class Profile(msgspec.Struct):
     _derived: dict[tuple[object, ...], object] = msgspec.field(default_factory=dict)
 
     @classmethod
-    def empty(cls, *, on_disk: bool = False, one_thread: bool = False) -> Profile:
+    def empty(
+        cls, *, on_disk: bool = False, one_thread: bool = False, memory: int | None = None
+    ) -> Profile:
         """A profile without rows; ``on_disk``: its tables in a database file in a temporary
         folder (compressed: a job's dispatches take a tenth of the memory they take in an
         in-memory database), removed with the connection or at the process's end;
         ``one_thread``: DuckDB runs its statements on this thread alone, for a small input
         (:data:`ONE_THREAD_BYTES`), where its threads per core had no work to share out
-        and only cost their hand-offs."""
+        and only cost their hand-offs; ``memory``: the bytes DuckDB may hold (``--memory-limit``),
+        what is beyond them spilled to a temporary folder of its own (DuckDB's default, ``.tmp``
+        in the working directory, would write beside the user's files), removed as a
+        database file's folder is."""
         config: _Config = {"preserve_insertion_order": True}  # a setting, not a statement
         if one_thread:
             config["threads"] = 1
-        con = _on_disk(config) if on_disk else duckdb.connect(config=config)
+        folder = tempfile.mkdtemp(prefix="roofscope-") if on_disk or memory else None
+        if memory is not None:
+            config.update(memory_limit=f"{memory}B", temp_directory=f"{folder}/spill")
+        con = duckdb.connect(config=config) if folder is None else _in(folder, config, on_disk)
         OPEN.add(con)
         con.execute(DDL)
         return cls(con=con)

@@ -15,6 +15,7 @@ import zlib
 from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
+from typing import NamedTuple
 
 import duckdb
 from msgspec.structs import replace
@@ -39,6 +40,13 @@ PARALLEL_MIN_BYTES = 16 << 20
 ON_DISK_BYTES = 256 << 20
 
 
+class Reading(NamedTuple):
+    """How the profile is read: with its launch shapes, within a memory limit (bytes)."""
+
+    shapes: bool
+    memory: int | None
+
+
 def load(
     paths: Sequence[str],
     *,
@@ -48,6 +56,7 @@ def load(
     run_on: shards.RunOn | None = None,
     skip_unreadable: bool = False,
     shapes: bool = False,
+    memory: int | None = None,
 ) -> Profile:
     """Read every path into one Profile; InputError when nothing usable is found.
 
@@ -56,10 +65,11 @@ def load(
     by ``run_on`` (a Dask cluster: ``checkup/workers.py``), each into its partial, merged in
     their order. A run found in a folder that cannot be read is left out with a warning
     (``skip_unreadable``: a run named too). ``shapes``: the check-up will ask for launch
-    shapes (:attr:`Profile.shapes_wanted`)."""
+    shapes (:attr:`Profile.shapes_wanted`). ``memory``: the bytes the profile's database may
+    hold, beyond them spilled (``--memory-limit``; a worker process's own are its own)."""
     damaged: list[Path] = []
     found, nested = _find(paths, fmt, damaged)
-    profile = _read(plan(found), progress, jobs, run_on, skip_unreadable, shapes)
+    profile = _read(plan(found), progress, jobs, run_on, skip_unreadable, Reading(shapes, memory))
     for path in damaged:
         kind = read_head(path).kind
         profile.warn(
@@ -141,22 +151,24 @@ def _read(
     jobs: int | None,
     run_on: shards.RunOn | None,
     skip_unreadable: bool,
-    shapes: bool,
+    reading: Reading,
 ) -> Profile:
     """The plan read in this process, or its independent runs by worker processes."""
     units = shards.units(plan)
+    shapes, memory = reading
     if units is None:
-        return read_plan(plan, progress, shapes=shapes)
+        return read_plan(plan, progress, shapes=shapes, memory=memory)
     # runs found in a folder: one that cannot be read is left out with a warning
     tolerant = skip_unreadable or all(f.scanned for f, _ in plan)
     if run_on is None:
         jobs = shards.default_jobs() if jobs is None else jobs
         if jobs < 2 or _bytes(plan) < PARALLEL_MIN_BYTES:
             flat = [item for unit in units for item in unit]
-            return _some_run_read(read_plan(flat, progress, tolerant=tolerant, shapes=shapes), plan)
+            flat_read = read_plan(flat, progress, tolerant=tolerant, shapes=shapes, memory=memory)
+            return _some_run_read(flat_read, plan)
         run_on = shards.LocalWorkers(jobs)
     # a big job's merged rows in a database file: compressed, a tenth of the memory
-    profile = Profile.empty(on_disk=_bytes(plan) >= ON_DISK_BYTES)
+    profile = Profile.empty(on_disk=_bytes(plan) >= ON_DISK_BYTES, memory=memory)
     # a worker may read only a failed export: 16 MiB of input hold data elsewhere
     read = partial(read_plan, tolerant=tolerant, empty_ok=True, shapes=shapes)
     for shard in run_on(units, read):
@@ -209,16 +221,17 @@ def read_plan(
     tolerant: bool = False,
     empty_ok: bool = False,
     shapes: bool = False,
+    memory: int | None = None,
 ) -> Profile:
     """Read the planned files, in order, into a new Profile (``shapes``: its
-    :attr:`Profile.shapes_wanted`).
+    :attr:`Profile.shapes_wanted`; ``memory``: its database's limit, :meth:`Profile.empty`).
 
     ``tolerant``: the plan is independent runs (consecutive files of one group), and a run
     whose reader fails before it inserts anything (a CPU-only trace, a damaged one) is left
     out with a warning. A file that holds no data (a failed export, :class:`EmptyInput`) is
     named in an ``empty-export`` warning when another file gives data (or ``empty_ok``: a
     worker's share of the runs), else it is the error."""
-    profile = Profile.empty(one_thread=_bytes(plan) < ONE_THREAD_BYTES)
+    profile = Profile.empty(one_thread=_bytes(plan) < ONE_THREAD_BYTES, memory=memory)
     profile.shapes_wanted = shapes
     empty: list[EmptyInput] = []
     for unit in _by_group(plan) if tolerant else [plan]:
