@@ -23,7 +23,7 @@ from roofscope.analysis.categories import categories
 from roofscope.analysis.hotspots import Aggregate, ranked
 from roofscope.analysis.roofline import Roofline
 from roofscope.model.categories import Category, category_of
-from roofscope.model.libraries import folded_search
+from roofscope.model.libraries import _lowered, folded_found
 from roofscope.render.report.text import render_text
 from tests.conftest import DATA, plain_html
 from tests.corpus_pass import corpus
@@ -384,18 +384,29 @@ FOLDING = ["\u017foftmax", "\u212aernel_gemm", "éflash::fwd", "void\x1cfft2d_r2
 
 @settings(max_examples=300, deadline=None)
 @given(st.text(alphabet=st.sampled_from("ncclgemFLASH_:\u017f\u212aé \x1c\tsoftmaxK"), max_size=30))
-def test_folded_search_finds_what_unicode_folding_finds(text: str) -> None:
-    """The category and communication patterns are compiled IGNORECASE | ASCII for speed;
-    folded_search finds exactly what the IGNORECASE pattern finds, on any text."""
+def test_folded_found_finds_what_unicode_folding_finds(text: str) -> None:
+    """The category and communication patterns are compiled IGNORECASE | ASCII for speed, and
+    searched lowered in lowered ASCII text; folded_found finds exactly where the IGNORECASE
+    pattern finds, on any text."""
     for fast, slow in _unicode_folded():
-        got, want = folded_search(fast, text), slow.search(text)
-        assert (got and got.span()) == (want and want.span())
+        assert folded_found(fast, text) == (slow.search(text) is not None)
 
 
-def test_folded_search_on_text_where_the_foldings_differ() -> None:
-    names = [n for n, _ in NAMES] + FOLDING
+def test_folded_found_on_text_where_the_foldings_differ() -> None:
+    names = [n for n, _ in NAMES] + FOLDING + [n.upper() for n, _ in NAMES]
     for fast, slow in _unicode_folded():
         for text in names:
-            got, want = folded_search(fast, text), slow.search(text)
-            assert (got and got.span()) == (want and want.span()), (fast.pattern, text)
+            assert folded_found(fast, text) == (slow.search(text) is not None), (fast, text)
+
+
+def test_a_pattern_with_a_cased_escape_is_not_lowered() -> None:
+    """Lowered, \\W would be \\w and \\B \\b: such a pattern searches the lowered text as it is
+    (still case-folded), and finds what it found."""
+    cased = re.compile(r"gemm\W|\Bnccl", re.IGNORECASE | re.ASCII)
+    assert _lowered(cased) is cased
+    assert folded_found(cased, "GEMM kernel") and folded_found(cased, "xNCCL")
+    assert not folded_found(cased, "gemm_kernel") and not folded_found(cased, "nccl")
+    plain = re.compile(r"FillFunctor|\bflash_", re.IGNORECASE | re.ASCII)
+    assert _lowered(plain).pattern == r"fillfunctor|\bflash_"
+    assert not _lowered(plain).flags & re.IGNORECASE
     assert category_of("\u017foftmax_kernel") is Category.REDUCTION  # U+017F folds to s

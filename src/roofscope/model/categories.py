@@ -13,7 +13,7 @@ import re
 from enum import StrEnum
 from functools import lru_cache
 
-from roofscope.model.libraries import Library, folded_search, is_communication, library_of
+from roofscope.model.libraries import Library, folded_found, is_communication, library_of
 
 
 class Category(StrEnum):
@@ -42,7 +42,7 @@ _LABELS = {
 
 
 def _any(*alternatives: str) -> re.Pattern[str]:
-    """One pattern, searched with libraries.folded_search (case folded: ASCII's on ASCII)."""
+    """One pattern, searched with libraries.folded_found (case folded: lowered on ASCII)."""
     return re.compile("|".join(alternatives), re.IGNORECASE | re.ASCII)
 
 
@@ -246,7 +246,7 @@ def _by_name(kernel: str) -> Category:
     if is_communication(kernel):
         return Category.COMMUNICATION
     for category, pattern in _NAMES:
-        if folded_search(pattern, kernel) or (category is Category.GEMM and _gemm_library(kernel)):
+        if folded_found(pattern, kernel) or (category is Category.GEMM and _gemm_library(kernel)):
             return category
     return Category.OTHER
 

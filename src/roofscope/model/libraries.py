@@ -90,18 +90,34 @@ _LIBRARIES: tuple[tuple[Library, re.Pattern[str]], ...] = (
 def is_communication(kernel: str) -> bool:
     """Whether a (normalised) kernel name is a collective, all-to-all or point-to-point
     communication kernel (NCCL/RCCL, DeepEP, symmetric-memory and custom all-reduce, MSCCL++)."""
-    return folded_search(_COMMUNICATION, kernel) is not None
+    return folded_found(_COMMUNICATION, kernel)
 
 
-def folded_search(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
-    """``pattern``, compiled ``IGNORECASE | ASCII``, searched in ``text`` as though compiled
-    ``IGNORECASE`` alone: on printable ASCII text (nearly every kernel name) ``\\w``, ``\\b``,
-    ``\\s`` and the case folding are the same either way, and ASCII's folding searches some
-    30 % faster (300 names of 264 characters: 68 ms to 47 ms over the category patterns);
-    other text gets the Unicode pattern, compiled once when first asked."""
+def folded_found(pattern: re.Pattern[str], text: str) -> bool:
+    """Whether ``pattern``, compiled ``IGNORECASE | ASCII``, is found in ``text`` as though
+    compiled ``IGNORECASE`` alone: on printable ASCII text (nearly every kernel name) ``\\w``,
+    ``\\b``, ``\\s`` and the case folding are the same either way, and there the text is
+    lowered and searched by the pattern lowered (:func:`_lowered`), which needs no folding:
+    300 names of 264 characters over the category patterns took 68 ms folded by Unicode,
+    47 ms by ASCII, 36 -> 22 ms lowered. Other text gets the Unicode pattern, compiled once
+    when first asked."""
     if text.isascii() and text.isprintable():
-        return pattern.search(text)
-    return _unicode(pattern).search(text)
+        return _lowered(pattern).search(text.lower()) is not None
+    return _unicode(pattern).search(text) is not None
+
+
+# an escape whose meaning its lower case changes (\W is not \w, \B not \b, \A a bell)
+_CASED_ESCAPE = re.compile(r"\\[A-Z]")
+
+
+@lru_cache(maxsize=64)
+def _lowered(pattern: re.Pattern[str]) -> re.Pattern[str]:
+    """``pattern`` for lowered ASCII text: its text lowered, without IGNORECASE (a literal or
+    a class's letter then matches the lowered text where it matched either case); as it is
+    where lowering would change an escape's meaning (it still matches lowered text right)."""
+    if _CASED_ESCAPE.search(pattern.pattern):
+        return pattern
+    return re.compile(pattern.pattern.lower(), pattern.flags & ~re.IGNORECASE)
 
 
 @lru_cache(maxsize=64)
