@@ -111,3 +111,16 @@ def test_compare_holds_each_side_within_the_limit() -> None:
     free = roofscope.compare(KINETO, KINETO).to_json()
     held = roofscope.compare(KINETO, KINETO, memory_limit="64MiB").to_json()
     assert held == free
+
+
+def test_a_compare_side_that_does_not_fit_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    def out_of_memory(*args: object, **kwargs: object) -> None:
+        raise duckdb.OutOfMemoryException("Out of Memory Error")
+
+    monkeypatch.setattr(engine, "analyse", out_of_memory)
+    with pytest.raises(UsageError) as raised:
+        roofscope.compare(KINETO, KINETO, memory_limit="100MiB")
+    assert str(raised.value) == (
+        f"memory_limit=: {KINETO} needs more than 100 MiB of memory even with what DuckDB can "
+        "spill to disk; raise the limit"
+    )

@@ -123,19 +123,8 @@ def check_up(
     ``progress`` hears the name of each file as it is read. ``label`` (compare's ``baseline``,
     ``candidate``) and the first path lead the error of a selection that keeps nothing of
     this profile. Prints nothing: the commands and the Python API both call it."""
-    return _read_and_analyse(paths, settings, label, progress, spelling)[1]
-
-
-def _read_and_analyse(
-    paths: Sequence[str],
-    settings: Settings,
-    label: str | None,
-    progress: Progress | None,
-    spelling: Spelling,
-) -> tuple[Profile, Report]:
-    """The merged profile and its report (compare matches launches on the profile)."""
     with _within_limit(settings, paths, spelling):
-        return _checked_up(paths, settings, label, progress, spelling)
+        return _read_and_analyse(paths, settings, label, progress, spelling)[1]
 
 
 @contextmanager
@@ -153,13 +142,14 @@ def _within_limit(settings: Settings, paths: Sequence[str], spelling: Spelling) 
         ) from None
 
 
-def _checked_up(
+def _read_and_analyse(
     paths: Sequence[str],
     settings: Settings,
     label: str | None,
     progress: Progress | None,
     spelling: Spelling,
 ) -> tuple[Profile, Report]:
+    """The merged profile and its report (compare matches launches on the profile)."""
     with _runs_on(settings) as run_on:
         profile = load(
             paths, fmt=settings.fmt, progress=progress, jobs=settings.jobs, run_on=run_on,
@@ -242,7 +232,7 @@ def compare_sides(
         )
         runs = []
         for path in paths:
-            with watch([path]) as tick:
+            with watch([path]) as tick, _within_limit(settings, [path], spelling):
                 profile, report = _read_and_analyse([path], side, label, tick, spelling)
             read.extend(report.read)
             runs.append(run_of(profile, report))
