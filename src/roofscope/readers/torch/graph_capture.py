@@ -26,7 +26,8 @@ import msgspec
 
 from roofscope.errors import InputError
 from roofscope.model.names import normalise
-from roofscope.readers.io.json_stream import GZIP_ERRORS, EventStream, open_text
+from roofscope.readers.io.json_stream import GZIP_ERRORS, open_text
+from roofscope.readers.torch.kineto_events import Args, Event, KinetoEvents
 from roofscope.readers.torch.kineto_meta import CAPTURE_BEGIN
 from roofscope.readers.torch.kineto_rows import ns
 
@@ -43,8 +44,9 @@ def _remedy(option: str) -> str:
     )
 
 
-class _Args(msgspec.Struct, gc=False):
-    """The ``args`` keys read: a launch's kernel, an operator's inputs (decoded)."""
+class _Args(Args, gc=False):
+    """The Kineto reader's ``args`` keys, and a launch's kernel; an operator's inputs
+    decoded (the reader keeps their JSON text)."""
 
     kernel: Any = None
     dims: Any = msgspec.field(default=None, name="Input Dims")
@@ -52,48 +54,19 @@ class _Args(msgspec.Struct, gc=False):
     concrete: Any = msgspec.field(default=None, name="Concrete Inputs")
 
 
-class _Event(msgspec.Struct, gc=False):
-    ph: Any = None
-    cat: Any = None
-    name: Any = ""
-    pid: Any = None
-    tid: Any = None
-    ts: Any = None
-    dur: Any = None
+class _Event(Event, gc=False):
     args: _Args | None = None
 
 
 _NO_ARGS = _Args()
-_RUN = msgspec.json.Decoder(list[_Event], float_hook=Decimal)
 
 
-class _CaptureEvents(EventStream):
-    """The events as :class:`_Event` structs, decoded by msgspec (the other keys of
-    ``args``, a ``python_function`` event's, skipped in C); a run msgspec refuses, by the
-    stdlib, whose dicts become the same structs (None: an element that is no object)."""
+class _CaptureEvents(KinetoEvents):
+    """The events as :class:`_Event` structs, decoded by msgspec as the Kineto reader's are."""
 
-    def _decode_run(self, text: str) -> list[Any]:
-        try:
-            return _RUN.decode(text)
-        except msgspec.DecodeError:
-            return [_struct(v) for v in super()._decode_run(text)]
-
-    def _element(self) -> Any:
-        return _struct(self._value())
-
-
-def _struct(value: object) -> _Event | None:
-    if type(value) is not dict:
-        return None
-    fields = {f: value[f] for f in _Event.__struct_fields__ if f != "args" and f in value}
-    given = value.get("args")
-    keys = dict(zip(_Args.__struct_encode_fields__, _Args.__struct_fields__, strict=True))
-    args = (
-        _Args(**{f: given[k] for k, f in keys.items() if k in given})
-        if type(given) is dict
-        else None
-    )
-    return _Event(**fields, args=args)
+    event = _Event
+    args = _Args
+    typed = msgspec.json.Decoder(list[_Event], float_hook=Decimal)
 
 
 class CapturedOp(msgspec.Struct, frozen=True):

@@ -14,7 +14,8 @@ that is no object, a cut that was no boundary) is decoded again by the stdlib, w
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any
+from functools import lru_cache
+from typing import Any, ClassVar
 
 import msgspec
 
@@ -65,33 +66,44 @@ class Event(msgspec.Struct, gc=False):
 
 NO_ARGS = Args()
 _RUN = msgspec.json.Decoder(list[Event], float_hook=Decimal)
-_FIELDS = {f: f for f in Event.__struct_fields__ if f != "args"}
-_ARGS = dict(zip(Args.__struct_encode_fields__, Args.__struct_fields__, strict=True))
+_FIELDS = [f for f in Event.__struct_fields__ if f != "args"]
 
 
-def from_dict(value: object) -> Event | None:
-    """The event a stdlib-decoded element holds; None for one that is no object."""
+def from_dict(value: object, event: type[Event] = Event, args: type[Args] = Args) -> Event | None:
+    """The ``event`` (with its ``args``) a stdlib-decoded element holds; None for one that is
+    no object."""
     if type(value) is not dict:
         return None
-    fields = {f: value[k] for k, f in _FIELDS.items() if k in value}
-    args = value.get("args")
-    if type(args) is dict:
-        fields["args"] = Args(**{f: args[k] for k, f in _ARGS.items() if k in args})
-    return Event(**fields)
+    fields = {f: value[f] for f in _FIELDS if f in value}
+    given = value.get("args")
+    if type(given) is dict:
+        fields["args"] = args(**{f: given[k] for k, f in _keys(args).items() if k in given})
+    return event(**fields)
+
+
+@lru_cache(maxsize=8)
+def _keys(args: type[Args]) -> dict[str, str]:
+    """The ``args`` keys a struct reads, and its field for each."""
+    return dict(zip(args.__struct_encode_fields__, args.__struct_fields__, strict=True))
 
 
 class KinetoEvents(EventStream):
     """:class:`EventStream` whose ``traceEvents`` runs come back as :class:`Event` structs
-    (None for an element that is no object)."""
+    (None for an element that is no object); a subclass names its own event and args
+    structs (subclasses of these) and their decoder (``typed``)."""
+
+    event: ClassVar[type[Event]] = Event
+    args: ClassVar[type[Args]] = Args
+    typed: ClassVar[msgspec.json.Decoder[list[Any]]] = _RUN
 
     def _decode_run(self, text: str) -> list[Any]:
         try:
-            return _RUN.decode(text)
+            return self.typed.decode(text)
         except msgspec.DecodeError:  # json's own decode: its dicts, or its error
-            return [from_dict(v) for v in super()._decode_run(text)]
+            return [from_dict(v, self.event, self.args) for v in super()._decode_run(text)]
 
     def _element(self) -> Any:
-        return from_dict(self._value())
+        return from_dict(self._value(), self.event, self.args)
 
 
 __all__ = ["NO_ARGS", "NULL", "Args", "Event", "KinetoEvents", "from_dict"]
