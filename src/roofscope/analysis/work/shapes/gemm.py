@@ -60,78 +60,38 @@ def _beta_applies(args: Args, i: int) -> bool:
 
 def mm(args: Args) -> OpWork:
     """aten::mm(self [M, K], mat2 [K, N]) -> [M, N]."""
-    (m, k), (k2, n) = _matrices(args, 0, 1, 2)
-    same_k(args, k, k2)
-    return gemm(
-        args,
-        0,
-        batch=1,
-        m=m,
-        n=n,
-        k=k,
-        epilogue=0,
-        reads=(0, 1),
-        out_dtype=args.dtype(0),
-        words="GEMM 2·M·N·K (aten::mm)",
-    )
+    return _product(args, 0, 2, "GEMM 2·M·N·K (aten::mm)")
 
 
 def addmm(args: Args) -> OpWork:
     """aten::addmm(self, mat1 [M, K], mat2 [K, N], beta, alpha) = beta·self + alpha·mat1·mat2."""
-    (m, k), (k2, n) = _matrices(args, 1, 2, 2)
-    same_k(args, k, k2)
-    bias = m * n if _beta_applies(args, 3) else 0
-    return gemm(
-        args,
-        1,
-        batch=1,
-        m=m,
-        n=n,
-        k=k,
-        epilogue=bias,
-        reads=(0, 1, 2) if bias else (1, 2),
-        out_dtype=args.dtype(1),
-        words="GEMM 2·M·N·K + M·N bias (aten::addmm semantics)",
-    )
+    return _product(args, 1, 2, "GEMM 2·M·N·K + M·N bias (aten::addmm semantics)")
 
 
 def bmm(args: Args) -> OpWork:
     """aten::bmm(self [B, M, K], mat2 [B, K, N]) -> [B, M, N]."""
-    (b, m, k), (b2, k2, n) = _matrices(args, 0, 1, 3)
-    same_k(args, k, k2)
-    same_k(args, b, b2)
-    return gemm(
-        args,
-        0,
-        batch=b,
-        m=m,
-        n=n,
-        k=k,
-        epilogue=0,
-        reads=(0, 1),
-        out_dtype=args.dtype(0),
-        words="batched GEMM 2·B·M·N·K (aten::bmm)",
-    )
+    return _product(args, 0, 3, "batched GEMM 2·B·M·N·K (aten::bmm)")
 
 
 def baddbmm(args: Args) -> OpWork:
     """aten::baddbmm(self, batch1 [B, M, K], batch2 [B, K, N], beta, alpha)."""
-    (b, m, k), (b2, k2, n) = _matrices(args, 1, 2, 3)
+    return _product(args, 1, 3, "batched GEMM 2·B·M·N·K + B·M·N (aten::baddbmm)")
+
+
+def _product(args: Args, a: int, rank: int, words: str) -> OpWork:
+    """The product of the ``rank``-D operands ``a`` and ``a + 1`` ([B,] M, K and [B,] K, N);
+    where ``a`` is 1, operand 0 is the ``self`` added unless beta (argument 3) is 0."""
+    (*batch, m, k), (*batch2, k2, n) = _matrices(args, a, a + 1, rank)
     same_k(args, k, k2)
-    same_k(args, b, b2)
-    bias = b * m * n if _beta_applies(args, 3) else 0
+    if batch:
+        same_k(args, batch[0], batch2[0])
+    b = batch[0] if batch else 1
+    bias = b * m * n if a == 1 and _beta_applies(args, 3) else 0
+    reads = (0, 1, 2) if bias else (a, a + 1)
     return gemm(
-        args,
-        1,
-        batch=b,
-        m=m,
-        n=n,
-        k=k,
-        epilogue=bias,
-        reads=(0, 1, 2) if bias else (1, 2),
-        out_dtype=args.dtype(1),
-        words="batched GEMM 2·B·M·N·K + B·M·N (aten::baddbmm)",
-    )
+        args, a, batch=b, m=m, n=n, k=k, epilogue=bias, reads=reads,
+        out_dtype=args.dtype(a), words=words,
+    )  # fmt: skip
 
 
 def matmul(args: Args) -> OpWork:
