@@ -106,7 +106,7 @@ def prepare(options: CheckupOptions, spelling: Spelling = Spelling.CLI) -> Setti
 
 
 def _memory(limit: str | None, spelling: Spelling) -> int | None:
-    """``--memory-limit`` in bytes (checked already: :meth:`CheckupOptions.checked`)."""
+    """``--memory-limit`` in bytes, or a UsageError for a value that is no size or too small."""
     spelt = OPTIONS["memory_limit"].spelt(spelling)
     return None if limit is None else size_bytes(limit, spelt, spelling)
 

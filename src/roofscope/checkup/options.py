@@ -162,8 +162,6 @@ class CheckupOptions(msgspec.Struct, frozen=True, kw_only=True):
                 f"{self.scheduler} runs on the Dask cluster's workers; drop {jobs}, or use "
                 f"{scheduler} {LOCAL}"
             )
-        if self.memory_limit is not None:
-            size_bytes(self.memory_limit, OPTIONS["memory_limit"].spelt(spelling), spelling)
         return self
 
 
