@@ -1,11 +1,9 @@
 """A result object as a dict, as ``dataclasses.asdict`` made it before results became
 ``msgspec.Struct``: nested results, lists, tuples and dicts are converted all the way down
-(``msgspec.structs.asdict`` converts the top level only), and so are the dataclasses that
-remain; leaves are kept as they are."""
+(``msgspec.structs.asdict`` converts the top level only); leaves are kept as they are."""
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import msgspec
@@ -19,8 +17,6 @@ def asdict(obj: msgspec.Struct) -> dict[str, Any]:
 def _value(value: object) -> object:
     if isinstance(value, msgspec.Struct):
         return asdict(value)
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _value(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, tuple) and hasattr(value, "_fields"):  # a named tuple
         named: Any = type(value)
         return named(*(_value(v) for v in value))
