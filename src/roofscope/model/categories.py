@@ -143,10 +143,11 @@ _NAMES: tuple[tuple[Category, re.Pattern[str]], ...] = (
             # elementwise_kernel, masked_scatter
             r"indexSelect|gather|scatter|index_kernel|index_put|embedding_codegen_forward",
             # layout transposes: cudnn::ops::nchwToNhwcKernel, permute_2D_data_kernel,
-            # permute_pooled_embs_kernel; KV-cache writes: vllm::reshape_and_cache_flash_
-            # kernel, store_kvcache (SGLang)
-            r"nchwToNhwc|nhwcToNchw|\bpermute_|reshape_and_cache|to_dense_representation"
-            r"|store_kvcache",
+            # permute_pooled_embs_kernel, MIOpen's batched_transpose_16x32_half and
+            # transpose_NCHW2CNHW_V2_2D_WG_off64 (around its convolutions, MI300X ResNet);
+            # KV-cache writes: vllm::reshape_and_cache_flash_kernel, store_kvcache (SGLang)
+            r"nchwToNhwc|nhwcToNchw|\bpermute_|^(?:batched_)?transpose_|reshape_and_cache"
+            r"|to_dense_representation|store_kvcache",
         ),
     ),
     (

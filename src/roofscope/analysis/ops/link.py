@@ -14,7 +14,10 @@ launch's operator is its own, as an eager kernel's.
 
 One operator call's work goes to the longest of the kernels it launched (a GEMM and the
 small reduction of its split-K, the attention kernel and its combine): that kernel did it;
-the others of the call are left without. A kernel event's own annotation wins over them.
+the others of the call are left without. A kernel that only moves data, as its name says (a
+copy, a fill, a layout transpose: model/categories' memory kernels), is passed over while
+the call has another: MIOpen's convolutions launch transposes around the convolution
+kernel, and one can outlast it. A kernel event's own annotation wins over them.
 A captured call runs once per replay of its graph: each replay (graph launch) is a call of
 its own, with its own work.
 """
@@ -41,10 +44,12 @@ from roofscope.model.access import (
     Relation,
     graph_kernel_ops,
     kernel_annotations,
+    names,
     op_launches,
     operators,
     query,
 )
+from roofscope.model.categories import Category, category_of
 from roofscope.model.profile import Profile
 
 # each launched-from operator (leaf) and the operators around it, innermost (depth 1) first:
@@ -216,7 +221,8 @@ _LINKED = """
     SELECT d.*, p.work_row, row_number() OVER (PARTITION BY d.source,
         coalesce(p.work_row, d.op_row), d.replay,
         CASE WHEN p.work_row IS NULL AND d.op_row IS NULL THEN d.row_id END
-        ORDER BY d.dur DESC NULLS LAST, d.start_ns, d.row_id) AS nth
+        ORDER BY list_contains({MOVES}, d.name_id), d.dur DESC NULLS LAST, d.start_ns,
+        d.row_id) AS nth
     FROM disp d LEFT JOIN per_leaf p ON p.source = d.source AND p.leaf = d.leaf)
 , assigned AS (
     SELECT r.*, p.o_flops, p.o_bytes, p.ceiling, p.formula,
@@ -264,11 +270,18 @@ def linked_sql(profile: Profile, work: dict[Signature, OpWork]) -> tuple[str, li
         "{OP_KEY}": OP_KEY,
         "{NAME_KEY}": NAME_KEY,
         "{_STEPPED}": _STEPPED,
+        "{MOVES}": f"{_moving(profile)}::INTEGER[]",
     }
     sql = f"{_CHAIN} {_LINKED}"
     for mark, key in marks.items():
         sql = sql.replace(mark, key)
     return sql, params
+
+
+def _moving(profile: Profile) -> list[int]:
+    """The name ids of the kernels that only move data, by their names (memory kernels)."""
+    rows = names(profile).project("name_id, kernel").fetchall()
+    return [int(i) for i, kernel in rows if category_of(str(kernel)) is Category.MEMORY]
 
 
 def relations(profile: Profile) -> dict[str, Relation]:
