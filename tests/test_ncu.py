@@ -235,7 +235,7 @@ def test_superbench_launch_shape_rules_and_hz() -> None:
     assert c["launch__registers_per_thread"] == 168.0
     assert "Launch Statistics/Function Cache Configuration" not in c  # CachePreferNone
     launches = profile.launches().fetchall()
-    columns = [d[0] for d in profile.launches().description]
+    columns = profile.launches().columns
     row = dict(zip(columns, launches[0], strict=True))
     # Grid Size "(9, 32, 1)" x Block Size "(384, 1, 1)"; LDS = static 0 + dynamic 205,696
     assert (row["grid_size"], row["workgroup_size"]) == (9 * 32 * 384, 384)

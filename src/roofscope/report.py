@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import msgspec
-from duckdb import ColumnExpression
 from msgspec.structs import replace
 
 from roofscope.analysis.activity import Activity
@@ -52,8 +51,9 @@ from roofscope.model.access import (
     query,
 )
 from roofscope.model.profile import InputFile, Profile, RunInfo, Runs, Warning
+from roofscope.model.relation import among
 from roofscope.model.schema import Role
-from roofscope.model.selection import EVERYTHING, Selection, among
+from roofscope.model.selection import EVERYTHING, Selection
 from roofscope.model.words import sig
 from roofscope.readers.io.barriers import MEANING
 
@@ -476,7 +476,7 @@ def _only_in(profile: Profile, kernels: list[str], sources: set[int]) -> set[str
     if not kernels or not sources:
         return set()
     mine = named(profile, all_dispatches(profile)).filter(among("kernel", kernels))
-    flagged = mine.project(ColumnExpression("kernel"), among("source", sorted(sources)).alias("s"))
+    flagged = mine.project(f"kernel, {among('source', sorted(sources))} AS s")
     rows = query(
         profile, flagged, "SELECT kernel FROM d GROUP BY kernel HAVING bool_and(s)"
     ).fetchall()

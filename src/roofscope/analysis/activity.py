@@ -18,13 +18,13 @@ each run with the same functions (``cluster/records.py``).
 from __future__ import annotations
 
 import msgspec
-from duckdb import Expression
 
 from roofscope.model.access import activity as activity_rows
 from roofscope.model.access import copies, has_activity, named, query
 from roofscope.model.profile import Profile
+from roofscope.model.relation import among
 from roofscope.model.schema import DURATION, VALID_DURATION, Role
-from roofscope.model.selection import among, dispatches
+from roofscope.model.selection import dispatches
 
 
 class Activity(msgspec.Struct, frozen=True):
@@ -77,10 +77,10 @@ def barrier_records(profile: Profile) -> tuple[Activity, ...]:
     return tuple(Activity("barrier", str(n), int(c), float(t or 0)) for n, c, t in rows.fetchall())
 
 
-def _counted(profile: Profile) -> Expression:
+def _counted(profile: Profile) -> str:
     """Not a later pass's repeat; nor an API trace's calls (``Role.HOST_CALLS``) where the
     producer's own API summary was read too, which holds the same calls."""
     left_out = profile.sources(Role.PASS_REPEAT)
     if profile.sources(Role.API_SUMMARY):
         left_out += profile.sources(Role.HOST_CALLS)
-    return ~among("source", left_out)
+    return f"NOT {among('source', left_out)}"

@@ -182,7 +182,7 @@ def _from_dispatches(profile: Profile, selection: Selection) -> list[tuple[str, 
 
 def _raw_names_used(profile: Profile, selected: Relation) -> set[str]:
     used = selected.project("name_id").distinct()
-    rows = all_names(profile).join(used, "name_id", how="semi").project("raw_name").fetchall()
+    rows = all_names(profile).join(used, "name_id", how="SEMI").project("raw_name").fetchall()
     return {str(r[0]) for r in rows}
 
 

@@ -16,7 +16,6 @@ away. The sum over devices is comparable with the timeline's idle time.
 from __future__ import annotations
 
 import msgspec
-from duckdb import ColumnExpression
 
 from roofscope.model.access import (
     Relation,
@@ -31,8 +30,9 @@ from roofscope.model.access import (
     query,
 )
 from roofscope.model.profile import Profile
+from roofscope.model.relation import among
 from roofscope.model.schema import POSITIVE_DURATION, VALID_DURATION, Role
-from roofscope.model.selection import EVERYTHING, Selection, among, dispatches
+from roofscope.model.selection import EVERYTHING, Selection, dispatches
 from roofscope.readers.io.host_calls import AFTER_LAUNCH_KIND, LAUNCH
 
 Span = tuple[int, int]
@@ -155,7 +155,7 @@ def launch_syncs(profile: Profile, selection: Selection = EVERYTHING) -> LaunchS
         return None
     # API traces, and exports whose runtime calls are read with their kernels (nsys SQLite)
     traces = [*profile.sources(Role.HOST_CALLS), *profile.sources(Role.DISPATCHES)]
-    api = activity(profile).filter(among("source", traces) & (ColumnExpression("kind") == "api"))
+    api = activity(profile).filter(f"{among('source', traces)} AND kind = 'api'")
     found = api.project("source, name, calls").fetchall()
     launches = sum(int(c) for _, n, c in found if LAUNCH.match(n))
     launches += _op_launches(profile, sorted({int(s) for s, _, _ in found}))

@@ -10,15 +10,14 @@ over the summed device spans.
 
 from __future__ import annotations
 
-import duckdb
 import msgspec
 import msgspec.structs
-from duckdb import ColumnExpression
 
 from roofscope.model.access import query
 from roofscope.model.profile import Profile
+from roofscope.model.relation import Relation, among
 from roofscope.model.schema import VALID_DURATION, Role
-from roofscope.model.selection import EVERYTHING, Selection, among, dispatches
+from roofscope.model.selection import EVERYTHING, Selection, dispatches
 
 DEFAULT_GAP_NS = 10_000
 
@@ -89,7 +88,7 @@ def timeline(
 Bounds = tuple[int, int, int, int, int, int]  # process, device, first and last row, start, end
 
 
-def _devices(profile: Profile, valid: duckdb.DuckDBPyRelation, process: str) -> list[Bounds]:
+def _devices(profile: Profile, valid: Relation, process: str) -> list[Bounds]:
     """Per (process, device) of the timed dispatches: first and last row_id, first start
     and last end. Asked first over all of them, without grouping, with whether they are one
     device (0.012 against 0.027 s of CPU at 4 M dispatches); grouped only otherwise."""
@@ -112,13 +111,13 @@ def _devices(profile: Profile, valid: duckdb.DuckDBPyRelation, process: str) -> 
     ).fetchall()
 
 
-def timed_dispatches(profile: Profile, selection: Selection) -> tuple[duckdb.DuckDBPyRelation, str]:
+def timed_dispatches(profile: Profile, selection: Selection) -> tuple[Relation, str]:
     """The dispatches on a real timeline (timed, selected) and the SQL expression of their
     process: the source when the profile merges several, else -1."""
     valid = dispatches(profile, selection).filter(VALID_DURATION)
     untimed = [i for i, f in enumerate(profile.inputs) if not f.on_timeline]
     if untimed:  # durations laid end to end by the reader: no real timeline
-        valid = valid.filter(~among("source", untimed))
+        valid = valid.filter(f"NOT {among('source', untimed)}")
     # devices of different processes are different GPUs (one per rank), or shared ones that
     # the inputs cannot tell apart: each process's devices are kept apart
     process = "source" if len(profile.sources(Role.DISPATCHES)) > 1 else "-1"
@@ -127,7 +126,7 @@ def timed_dispatches(profile: Profile, selection: Selection) -> tuple[duckdb.Duc
 
 def _sweep_one(
     profile: Profile,
-    valid: duckdb.DuckDBPyRelation,
+    valid: Relation,
     process: str,
     group: tuple[int, int, int, int, int, int],
     threshold: int,
@@ -136,17 +135,17 @@ def _sweep_one(
     source, device, lo, hi, _, _ = group
     rows = valid.project(f"row_id, start_ns, end_ns, coalesce(device, -1) AS d, {process} AS p")
     if several:  # within the group's rows: a merged profile's processes follow each other
-        row_id = ColumnExpression("row_id")
         rows = rows.filter(
-            (row_id >= lo) & (row_id <= hi)
-            & (ColumnExpression("d") == device) & (ColumnExpression("p") == source)
-        )  # fmt: skip
+            f"row_id BETWEEN {int(lo)} AND {int(hi)} AND d = {int(device)} AND p = {int(source)}"
+        )
     found = _sweep(profile, rows, threshold)
     if found is None:  # not in start order: let DuckDB sort it (out of core if need be)
         sorted_rows = f"timeline_{abs(hash((source, device, lo, hi)))}"
         rows.order("start_ns").project("start_ns, end_ns").to_table(sorted_rows)
         try:
-            found = _sweep(profile, profile.con.table(sorted_rows), threshold)
+            found = _sweep(
+                profile, Relation(profile.con, f"SELECT * FROM {sorted_rows}"), threshold
+            )
         finally:
             profile.con.execute(f"DROP TABLE {sorted_rows}")
     assert found is not None, "rows sorted by start_ns sweep in order"
@@ -154,7 +153,7 @@ def _sweep_one(
 
 
 def _sweep_together(
-    profile: Profile, valid: duckdb.DuckDBPyRelation, process: str, threshold: int
+    profile: Profile, valid: Relation, process: str, threshold: int
 ) -> list[DeviceTime]:
     """Every (process, device) group in one query, the sweep of :func:`_sweep` sorted: the
     idle before a dispatch is its start less the furthest End of those that start before it,
@@ -189,7 +188,7 @@ def _placed(found: DeviceTime, source: int, device: int) -> DeviceTime:
     )
 
 
-def _sweep(profile: Profile, rows: duckdb.DuckDBPyRelation, threshold: int) -> DeviceTime | None:
+def _sweep(profile: Profile, rows: Relation, threshold: int) -> DeviceTime | None:
     """The union of the [start, end) intervals of ``rows`` swept in their scan order (rowid
     order: the profile's connection sets ``preserve_insertion_order``) without a sort: the
     idle before a dispatch is its start less the furthest End of the rows before it, where
@@ -226,9 +225,7 @@ REACH_SWEEP = SWEEP.format(
 )
 
 
-def _sweep_rows(
-    profile: Profile, rows: duckdb.DuckDBPyRelation, threshold: int, sql: str
-) -> DeviceTime | None:
+def _sweep_rows(profile: Profile, rows: Relation, threshold: int, sql: str) -> DeviceTime | None:
     """``rows`` swept by ``sql`` (:data:`SERIAL_SWEEP`, :data:`REACH_SWEEP`); None when the
     rows are not in the order it needs."""
     ((first, last, idle, gaps, gap_ns, ordered),) = query(

@@ -17,7 +17,6 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import duckdb
 import msgspec
 from msgspec.structs import replace
 
@@ -35,6 +34,7 @@ from roofscope.checkup.options import (
 )
 from roofscope.checkup.work_names import require_work_names
 from roofscope.errors import UsageError
+from roofscope.model.duck import duckdb
 from roofscope.model.profile import Profile
 from roofscope.model.selection import EVERYTHING, EmptySelection, Selection, require_some
 from roofscope.readers.io.shards import LocalWorkers, RunOn, default_jobs

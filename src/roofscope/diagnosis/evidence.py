@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 import msgspec
-from duckdb import ColumnExpression, ConstantExpression, Expression
 
 from roofscope.analysis.hotspots import KernelStats
 from roofscope.analysis.input_wait import LaunchSyncs
@@ -31,6 +30,7 @@ from roofscope.model.access import (
     query,
 )
 from roofscope.model.profile import Profile
+from roofscope.model.relation import among
 from roofscope.model.schema import Role
 from roofscope.model.selection import dispatches
 
@@ -157,12 +157,6 @@ def graph_facts(profile: Profile, selected: Relation, short: Relation) -> GraphF
     )
 
 
-def _constants(values: Iterable[object]) -> list[Expression]:
-    """Constant expressions of ``values`` (a FALSE one when there are none, which ``isin``
-    takes as no match)."""
-    return [ConstantExpression(v) for v in values] or [ConstantExpression(None)]
-
-
 def _kernels_named(profile: Profile, kernels: list[str]) -> dict[int, str]:
     """The name ids whose normalised name is one of ``kernels``, with that name."""
     rows = query(
@@ -266,12 +260,8 @@ def kernel_counter_facts(
     if not sources or not kernels:
         return {}
     # the activity counters by id: no join of every value to its name
-    active = _constants(profile.known_counter_ids(activity))
-    values = counter_values(profile).project(
-        ColumnExpression("row_id"),
-        ColumnExpression("value"),
-        ColumnExpression("counter_id").isin(*active).alias("active"),
-    )
+    active = among("counter_id", profile.known_counter_ids(activity))
+    values = counter_values(profile).project(f"row_id, value, {active} AS active")
     rows = query(
         profile,
         dispatches(profile, sources=sources),

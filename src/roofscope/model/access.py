@@ -1,23 +1,22 @@
-"""Typed accessors: what the analyses read of a profile, as DuckDB relations.
+"""Typed accessors: what the analyses read of a profile, as relations (SQL text).
 
 Analyses never name a table: they are handed relations (the selected dispatches and summary
 rows come from :mod:`roofscope.model.selection`) and may run SQL over them with
 :func:`query` (``query(profile, relation, "SELECT ... FROM d")``, constants as parameters)
-or filter and aggregate them through the relational API.
+or filter and aggregate them (:class:`roofscope.model.relation.Relation`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-import duckdb
-from duckdb import ColumnExpression, ConstantExpression
-
+from roofscope.model.duck import duckdb
 from roofscope.model.profile import Profile
+from roofscope.model.relation import Relation, among, constant
 from roofscope.model.schema import Table
-from roofscope.model.selection import DISPATCH_FIELDS, among
+from roofscope.model.selection import DISPATCH_FIELDS
 
-Relation = duckdb.DuckDBPyRelation
+__all__ = ["Relation"]
 
 
 def names(profile: Profile) -> Relation:
@@ -109,9 +108,7 @@ def host_ranges(profile: Profile, kind: str) -> Relation:
     (``data-loader``)."""
     rel = profile.view(Table.HOST_RANGES, "source, kind, name, start_ns, end_ns")
     kept = ("host_ranges", kind)
-    return profile.kept(
-        kept, lambda: rel.filter(ColumnExpression("kind") == ConstantExpression(kind))
-    )
+    return profile.kept(kept, lambda: rel.filter(f"kind = {constant(kind)}"))
 
 
 def graph_launches(profile: Profile) -> Relation:
@@ -124,7 +121,7 @@ def graph_launches(profile: Profile) -> Relation:
     )
     return profile.kept(
         ("graph_launches",),
-        lambda: rel.join(mine, "source = k_source AND correlation = k_id", how="left").project(
+        lambda: rel.join(mine, "source = k_source AND correlation = k_id", how="LEFT").project(
             "source, correlation, start_ns, end_ns, coalesce(kernels, 0) AS kernels"
         ),
     )
@@ -140,7 +137,7 @@ def graph_replayed(profile: Profile, relation: Relation) -> Relation:
     """The rows of ``relation`` (dispatches, with ``source`` and ``dispatch_id``) that a graph
     launch replayed: those carrying a graph launch's correlation id in its input."""
     keys = profile.view(Table.GRAPH_LAUNCHES, "source AS g_source, correlation AS g_id")
-    return relation.join(keys.distinct(), "source = g_source AND dispatch_id = g_id", how="semi")
+    return relation.join(keys.distinct(), "source = g_source AND dispatch_id = g_id", how="SEMI")
 
 
 def operators(profile: Profile) -> Relation:
@@ -229,16 +226,13 @@ def query(
     named by their keywords) with ``params`` for its ``$1``, ``$2``, ...; fetch its rows at
     once (``fetchall``, ``fetchnumpy``).
 
-    The relations' own SQL (``sql_query()``, rendered by DuckDB from their relational steps
-    and constant expressions) becomes common table expressions of one statement: measured
-    0.8 ms a query against 2.9 ms for ``relation.query()``, which binds a view first, on an
-    analysis that runs some fifty of them. They are NOT MATERIALIZED: DuckDB materialises
+    The relations' text becomes common table expressions of one statement (measured 0.8 ms
+    a query against 2.9 ms for DuckDB's ``relation.query()``, which bound a view first, on an
+    analysis that runs some fifty of them). They are NOT MATERIALIZED: DuckDB materialises
     a CTE named more than once, every column of it, where the statement reads a few (the
     operator view's ``ops``: 170 MiB of the 1 M-kernel trace's peak, for no row it kept)."""
     tables = {"d": relation, **more}
-    ctes = ", ".join(
-        f"{name} AS NOT MATERIALIZED ({rel.sql_query()})" for name, rel in tables.items()
-    )
+    ctes = ", ".join(f"{name} AS NOT MATERIALIZED ({rel.sql})" for name, rel in tables.items())
     return profile.con.execute(f"WITH {ctes} {sql}", list(params))
 
 

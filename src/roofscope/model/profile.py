@@ -70,13 +70,14 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import NewType, TypeVar, cast
 
-import duckdb
 import msgspec
 from msgspec.structs import replace
 
 from roofscope.catalogue.ceilings import Ceiling
 from roofscope.model import words
+from roofscope.model.duck import duckdb
 from roofscope.model.names import normalise
+from roofscope.model.relation import Relation
 from roofscope.model.schema import DDL, Role, Table
 
 T = TypeVar("T")
@@ -212,8 +213,8 @@ class Profile(msgspec.Struct):
     # divides counts of two different runs of the dispatch
     counter_passes: dict[int, dict[str, str]] = msgspec.field(default_factory=dict)
     runs: Runs = msgspec.field(default_factory=Runs)  # set once every file is read
-    # relations over whole tables, built once: each step of a relation costs a bind
-    _views: dict[tuple[object, ...], duckdb.DuckDBPyRelation] = msgspec.field(default_factory=dict)
+    # relations built once (a selection's names are found by a query)
+    _views: dict[tuple[object, ...], Relation] = msgspec.field(default_factory=dict)
     # the ids of the ``names`` and ``counter_names`` rows, which only name_ids and
     # counter_ids insert: ids are 0, 1, ... in the order registered, known without a query
     _name_ids: dict[str, int] = msgspec.field(default_factory=dict)
@@ -371,22 +372,20 @@ class Profile(msgspec.Struct):
 
     # -- read by analyses ---------------------------------------------------------------
 
-    def launches(self) -> duckdb.DuckDBPyRelation:
+    def launches(self) -> Relation:
         """The ``launches`` table, filled first by any reader that deferred it."""
         while self.deferred:
             self.deferred.pop(0)()
-        return self.con.table("launches")
+        return Relation(self.con, "SELECT * FROM launches")
 
-    def view(self, table: Table, fields: str) -> duckdb.DuckDBPyRelation:
-        """``fields`` of every row of ``table``, as one relation kept for the next call."""
-        return self.kept((table, fields), lambda: self.con.sql(f"SELECT {fields} FROM {table}"))
+    def view(self, table: Table, fields: str) -> Relation:
+        """``fields`` of every row of ``table``."""
+        return Relation(self.con, f"SELECT {fields} FROM {table}")
 
-    def kept(
-        self, key: tuple[object, ...], build: Callable[[], duckdb.DuckDBPyRelation]
-    ) -> duckdb.DuckDBPyRelation:
+    def kept(self, key: tuple[object, ...], build: Callable[[], Relation]) -> Relation:
         """The relation built for ``key`` before, else ``build()``'s. A relation is a query,
-        read when fetched, so it stays true while readers add rows; building one costs a bind
-        (0.35 ms), which analyses asking for the same selection again are spared."""
+        read when fetched, so it stays true while readers add rows; building one may ask the
+        tables (a selection's kernel names), which analyses asking for it again are spared."""
         if key not in self._views:
             self._views[key] = build()
         return self._views[key]

@@ -1,7 +1,7 @@
 """Which dispatches and summary rows an analysis looks at: a kernel-name regex and a device.
 
-A :class:`Selection` becomes DuckDB relations here (:func:`dispatches`, :func:`summary`),
-composed with the relational API and constant expressions, never by pasting text into SQL.
+A :class:`Selection` becomes relations here (:func:`dispatches`, :func:`summary`), its
+constants quoted by :mod:`roofscope.model.relation`, never pasted into SQL.
 Its errors carry the facts (the pattern, the device, the devices there are); the CLI words
 them with its options.
 """
@@ -9,14 +9,13 @@ them with its options.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
-import duckdb
 import msgspec
-from duckdb import ColumnExpression, ConstantExpression, Expression
 
 from roofscope.errors import UsageError
 from roofscope.model.profile import Profile
+from roofscope.model.relation import Relation, among
 from roofscope.model.schema import Role, Table
 
 # The columns of a dispatch relation: ``row_id`` is the row's id, which counters and
@@ -66,12 +65,6 @@ class Selection(msgspec.Struct, frozen=True):
 EVERYTHING = Selection()
 
 
-def among(column: str, values: Iterable[int | str]) -> Expression:
-    """``column IN (values)`` as an expression (FALSE for none)."""
-    constants = [ConstantExpression(v if isinstance(v, str) else int(v)) for v in values]
-    return ColumnExpression(column).isin(*constants) if constants else ConstantExpression(False)
-
-
 def name_ids(profile: Profile, selection: Selection) -> list[int] | None:
     """The name ids whose kernel the regex finds (None when there is no regex)."""
     pattern = selection.pattern()
@@ -94,7 +87,7 @@ def dispatches(
     *,
     sources: Sequence[int] | None = None,
     kernels: Sequence[int] | None = None,
-) -> duckdb.DuckDBPyRelation:
+) -> Relation:
     """The selected dispatches of the counted inputs (role DISPATCHES), or of ``sources``,
     of the ``kernels`` (name ids) where given:
     ``row_id, source, name_id, pid, device, dispatch_id, start_ns, end_ns``."""
@@ -113,19 +106,19 @@ def _dispatches(
     selection: Selection,
     sources: Sequence[int] | None,
     kernels: Sequence[int] | None,
-) -> duckdb.DuckDBPyRelation:
+) -> Relation:
     where = among("source", _sources(profile, selection) if sources is None else sources)
     if kernels is not None:
-        where = where & among("name_id", kernels)
+        where = f"{where} AND {among('name_id', kernels)}"
     ids = name_ids(profile, selection)
     if ids is not None:
-        where = where & among("name_id", ids)
+        where = f"{where} AND {among('name_id', ids)}"
     if selection.device is not None:
-        where = where & (ColumnExpression("device") == ConstantExpression(int(selection.device)))
+        where = f"{where} AND device = {int(selection.device)}"
     return profile.view(Table.DISPATCHES, DISPATCH_FIELDS).filter(where)
 
 
-def summary(profile: Profile, selection: Selection = EVERYTHING) -> duckdb.DuckDBPyRelation:
+def summary(profile: Profile, selection: Selection = EVERYTHING) -> Relation:
     """The selected rows of the kernel summaries read as such (role KERNEL_SUMMARY); none
     when a device is selected (summaries have no device)."""
     sources = profile.sources(Role.KERNEL_SUMMARY)
@@ -133,18 +126,16 @@ def summary(profile: Profile, selection: Selection = EVERYTHING) -> duckdb.DuckD
     return profile.kept(key, lambda: _summary(profile, selection, sources))
 
 
-def _summary(
-    profile: Profile, selection: Selection, sources: Sequence[int]
-) -> duckdb.DuckDBPyRelation:
+def _summary(profile: Profile, selection: Selection, sources: Sequence[int]) -> Relation:
     where = among("source", sources if selection.device is None else [])
     ids = name_ids(profile, selection)
     if ids is not None:
-        where = where & among("name_id", ids)
+        where = f"{where} AND {among('name_id', ids)}"
     return profile.view(Table.KERNEL_SUMMARY, SUMMARY_FIELDS).filter(where)
 
 
-def _count(profile: Profile, relation: duckdb.DuckDBPyRelation) -> int:
-    (n,) = profile.con.execute(f"SELECT count(*) FROM ({relation.sql_query()})").fetchall()[0]
+def _count(profile: Profile, relation: Relation) -> int:
+    (n,) = profile.con.execute(f"SELECT count(*) FROM ({relation.sql})").fetchall()[0]
     return int(n)
 
 

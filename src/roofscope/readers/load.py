@@ -17,12 +17,12 @@ from functools import partial
 from pathlib import Path
 from typing import NamedTuple
 
-import duckdb
 from msgspec.structs import replace
 
 from roofscope.errors import EmptyInput, InputError
 from roofscope.model import words
 from roofscope.model.access import has_counters
+from roofscope.model.duck import duckdb
 from roofscope.model.profile import ONE_THREAD_BYTES, Profile
 from roofscope.model.schema import Role
 from roofscope.readers import other_outputs, registry, runs

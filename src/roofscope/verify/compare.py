@@ -24,8 +24,9 @@ from msgspec.structs import replace
 from roofscope.analysis.roofline import Bound, KernelRoofline
 from roofscope.model.access import launches, named, query
 from roofscope.model.profile import Profile
+from roofscope.model.relation import among
 from roofscope.model.schema import DURATION, VALID_DURATION
-from roofscope.model.selection import among, dispatches
+from roofscope.model.selection import dispatches
 from roofscope.report import Report
 from roofscope.verify.byop import by_operator
 from roofscope.verify.levels import (

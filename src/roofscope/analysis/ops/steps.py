@@ -56,7 +56,7 @@ def op_steps(profile: Profile) -> Relation:
 def _op_steps(profile: Profile) -> Relation:
     ops = operators(profile)
     if not ops.filter(f"name IN ({_NAMES})").limit(1).fetchall():  # most traces: no step
-        return ops.filter("false").select("source, op_id, NULL::VARCHAR AS step")
+        return ops.filter("false").project("source, op_id, NULL::VARCHAR AS step")
     tables = {
         "ops": operators(profile),
         "ranges": user_ranges(profile),
@@ -64,5 +64,5 @@ def _op_steps(profile: Profile) -> Relation:
         "gk": graph_kernel_ops(profile),
         "disp": all_dispatches(profile),
     }
-    ctes = ", ".join(f"{name} AS ({rel.sql_query()})" for name, rel in tables.items())
-    return profile.con.sql(f"WITH {ctes}, {_STEPS}")
+    ctes = ", ".join(f"{name} AS ({rel.sql})" for name, rel in tables.items())
+    return Relation(profile.con, f"WITH {ctes}, {_STEPS}")

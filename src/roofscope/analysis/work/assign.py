@@ -16,8 +16,9 @@ from roofscope.errors import InputError
 from roofscope.model.access import has_counters, named, names, query
 from roofscope.model.access import launches as launches_of
 from roofscope.model.profile import Profile, Warning
+from roofscope.model.relation import among
 from roofscope.model.schema import Role
-from roofscope.model.selection import among, dispatches
+from roofscope.model.selection import dispatches
 
 
 def kernel_work(

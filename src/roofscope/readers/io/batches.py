@@ -13,8 +13,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Literal, cast
 
-import duckdb
-
+from roofscope.model.duck import duckdb
 from roofscope.model.profile import Profile
 
 if TYPE_CHECKING:

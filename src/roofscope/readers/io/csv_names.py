@@ -19,8 +19,7 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import NamedTuple
 
-import duckdb
-
+from roofscope.model.duck import duckdb
 from roofscope.model.schema import DISPATCH_COLUMNS
 from roofscope.readers.io.barriers import is_barrier
 from roofscope.readers.io.csv_layout import CsvLayout

@@ -23,10 +23,10 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
 
-import duckdb
 import msgspec
 
 from roofscope.errors import InputError
+from roofscope.model.duck import duckdb
 from roofscope.model.profile import Profile
 from roofscope.model.schema import DISPATCH_COLUMNS, LAUNCH_COLUMNS
 from roofscope.readers.io.barriers import barrier_sql

@@ -16,11 +16,11 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import duckdb
 import msgspec
 import numpy as np
 
 from roofscope.errors import InputError
+from roofscope.model.duck import duckdb
 from roofscope.model.profile import Profile, RunInfo
 from roofscope.model.schema import Role
 from roofscope.model.words import count

@@ -17,11 +17,11 @@ import re
 from itertools import islice
 from pathlib import Path
 
-import duckdb
 import msgspec
 
 from roofscope.errors import InputError
 from roofscope.model import words
+from roofscope.model.duck import duckdb
 from roofscope.model.profile import Profile, RunInfo
 from roofscope.model.schema import Role
 from roofscope.readers.io.batches import fits
