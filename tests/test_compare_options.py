@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import typer
 
 from roofscope.cli.app import main
-from roofscope.cli.commands import app
+from roofscope.cli.commands import COMMANDS
+from roofscope.cli.parse import Opt
 from tests.conftest import DATA, DEMO, SUMMARY, SUMMARY_WORK
 from tests.test_compare import compare_json, rewrite
 
@@ -29,8 +29,8 @@ ANALYSIS += ("--device", "--format", "--gap-us")
 
 
 def options_of(command: str) -> set[str]:
-    click_command = typer.main.get_command(app).commands[command]  # type: ignore[attr-defined]
-    return {name for p in click_command.params for name in p.opts if name.startswith("--")}
+    params = COMMANDS[command].params
+    return {f for p in params if isinstance(p, Opt) for f in p.flags if f.startswith("--")}
 
 
 def test_compare_help_lists_every_analysis_option(capsys: Cap) -> None:

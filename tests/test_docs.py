@@ -106,18 +106,17 @@ def test_the_readme_names_only_the_mcp_tools_and_options_that_exist() -> None:
     a client's ``args``) is one of the command's."""
     import anyio
     import pytest
-    import typer
 
     pytest.importorskip("mcp")
     from roofscope.agent.server import build
-    from roofscope.cli.commands import application
+    from roofscope.cli.commands import COMMANDS
+    from roofscope.cli.parse import Opt
 
     section = _readme_section("roofscope for agents (MCP)")
     table = set(re.findall(r"^\| `(\w+)` \|", section, flags=re.M))
     listed = {t.name for t in anyio.run(build([str(ROOT)]).list_tools)}
     assert table == listed
-    group = typer.main.get_command(application(["mcp"]))
-    flags = {o for p in group.commands["mcp"].params for o in p.opts}  # type: ignore[attr-defined]
+    flags = {f for p in COMMANDS["mcp"].params if isinstance(p, Opt) for f in p.flags}
     uses = re.findall(r"roofscope mcp[^`\n]*|\"args\": \[[^]]*\]", section)
     said = {f for use in uses for f in re.findall(r"--[a-z][a-z-]+", use)}
     assert len(uses) >= 5 and said == {"--root", "--http"} and said <= flags

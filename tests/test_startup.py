@@ -18,11 +18,9 @@ from pathlib import Path
 
 import duckdb
 import pytest
-import typer
 
 from roofscope import __version__
 from roofscope.analysis.timeline import DEFAULT_GAP_NS
-from roofscope.cli.commands import application
 from roofscope.cli.options import DEFAULT_GAP_US
 from roofscope.model.names import normalise
 from tests.conftest import DATA, DEMO
@@ -73,10 +71,9 @@ def test_version_loads_no_library() -> None:
 
 @pytest.mark.parametrize("args", [("--help",), ("analyze", "--help"), ("compare", "--help")])
 def test_help_loads_no_analysis(args: tuple[str, ...]) -> None:
-    """Typer formats its help with rich: that much of rich is the help's cost."""
     out, modules = imported(*args)
-    assert "Usage: roofscope" in out
-    assert _loaded(modules, ANALYSIS | ELSEWHERE) == set()
+    assert "usage: roofscope" in out
+    assert _loaded(modules, ANALYSIS | ELSEWHERE | {"rich", "typer", "click"}) == set()
     assert not any(m.startswith("roofscope.") and m.split(".")[1] in _STAGES for m in modules)
 
 
@@ -164,27 +161,6 @@ def test_a_gzipped_trace_loads_no_reader_of_plain_files() -> None:
     formulas = {"derived", "formula", "sol", "achieved", "counters", "nvidia", "rocprof_v1"}
     analyses = {m.split(".")[-1] for m in modules if m.startswith("roofscope.analysis.")}
     assert analyses & formulas == set()
-
-
-ALL = {"analyze", "profile", "peaks", "demo", "compare", "devices", "formats", "mcp"}
-
-
-@pytest.mark.parametrize(
-    ("args", "built"),
-    [
-        (["analyze", "x.csv", "--json"], {"analyze"}),
-        (["mcp", "--help"], {"mcp"}),
-        (["compare", "--help"], {"compare"}),
-        (["--help"], ALL),
-        (["nosuch"], ALL),
-        ([], ALL),
-    ],
-)
-def test_the_application_builds_the_command_it_runs(args: list[str], built: set[str]) -> None:
-    """Typer inspects the signature of every command it builds: a command line naming one
-    builds that one; the root's help and its errors list all eight."""
-    group = typer.main.get_command(application(args))
-    assert set(group.commands) == built  # type: ignore[attr-defined]
 
 
 def test_analyze_text_loads_no_chart_or_html() -> None:

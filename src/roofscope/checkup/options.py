@@ -2,7 +2,7 @@
 spells an option ``--gap-us``, Python ``gap_us=`` (:class:`Spelling`); every range check and
 every message about an option is made here, in the caller's spelling.
 
-Nothing here loads DuckDB or numpy: ``cli/options.py`` builds the Typer options from
+Nothing here loads DuckDB or numpy: ``cli/options.py`` builds the command-line options from
 :data:`OPTIONS` for ``--help``.
 """
 

@@ -3,47 +3,39 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated
 
-import typer
 from msgspec.structs import replace
 
 from roofscope.cli import options as o
 from roofscope.cli.outputs import html_path, report_view, stem, write_report
+from roofscope.cli.parse import Command, Opt, Pos
 
 
 def analyze(
-    paths: Annotated[list[str], typer.Argument(help="Profiler output files or directories.")],
-    fmt: o.Format = None,
-    top: Annotated[
-        int | None,
-        typer.Option(
-            "--top",
-            min=1,
-            help="Kernels shown in the text table; the rest fold into 'other' (default 20).",
-        ),
-    ] = None,
-    kernel: o.Kernel = None,
-    device: o.Device = None,
-    gap_us: o.GapUs = o.DEFAULT_GAP_US,
-    as_json: o.Json = False,
-    gpu: o.Gpu = None,
-    fp32_matmul: o.Fp32Matmul = "fp32",
-    work: o.Work = None,
-    ceilings: o.Ceilings = None,
-    graph_capture: o.GraphCapture = None,
-    peak_flops: o.PeakFlops = None,
-    peak_bw: o.PeakBw = None,
-    html: o.Html = None,
-    svg: o.Svg = None,
-    png: o.Png = None,
-    force: o.Force = False,
-    out: o.OutDir = None,
-    whole_names: o.FullNames = False,
-    jobs: o.Jobs = None,
-    scheduler: o.Scheduler = None,
-    skip_unreadable: o.SkipUnreadable = False,
-    memory_limit: o.MemoryLimit = None,
+    paths: list[str],
+    fmt: str | None = None,
+    top: int | None = None,
+    kernel: str | None = None,
+    device: int | None = None,
+    gap_us: float = o.DEFAULT_GAP_US,
+    as_json: bool = False,
+    gpu: str | None = None,
+    fp32_matmul: str = "fp32",
+    work: list[str] | None = None,
+    ceilings: str | None = None,
+    graph_capture: list[str] | None = None,
+    peak_flops: float | None = None,
+    peak_bw: float | None = None,
+    html: str | None = None,
+    svg: str | None = None,
+    png: str | None = None,
+    force: bool = False,
+    out: str | None = None,
+    whole_names: bool = False,
+    jobs: int | None = None,
+    scheduler: str | None = None,
+    skip_unreadable: bool = False,
+    memory_limit: str | None = None,
 ) -> None:
     """Baseline, hotspots and roofline of one profile (files of several processes merge)."""
     from roofscope.checkup.engine import prepare  # DuckDB, numpy
@@ -65,3 +57,25 @@ def analyze(
         write_report(report, html=html, svg=svg, png=png, force=force, keep=keep)
         text = report_view(report, as_json=as_json, top=20 if top is None else top)
     sys.stdout.write(text)
+
+
+TOP = Opt(
+    ("--top",),
+    "top",
+    "Kernels shown in the text table; the rest fold into 'other' (default 20).",
+    "int",
+    low=1,
+)
+ANALYZE = Command(
+    "analyze",
+    analyze,
+    (
+        Pos("paths", "Profiler output files or directories.", "+"),
+        *o.SIDES,
+        o.GRAPH_CAPTURE,
+        o.SKIP_UNREADABLE,
+        TOP,
+        o.JSON,
+        *o.FILES,
+    ),
+)

@@ -3,9 +3,10 @@
 One module per command (``analyze``, ``compare``, ``measure``: profile and peaks, ``demo``,
 ``lists``: devices and formats) over one set of option definitions (``options``) and one
 check-up (``checkup.run_checkup``) that analyze, compare and profile run; ``commands``
-builds the Typer application from them.
+lists them and ``parse`` reads a command line (argparse).
 
-``roofscope --version`` answers before Typer loads; the rest loads only when a command needs it.
+``roofscope --version`` answers before any command loads; the rest loads only when a command
+needs it.
 
 Exit codes: 0 ok, 1 analysis or input error, 2 usage error, 3 the compare gate failed.
 """
@@ -24,40 +25,29 @@ from roofscope.version import __version__
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit code instead of raising."""
     args = list(sys.argv[1:] if argv is None else argv)
-    if args == ["--version"]:  # the same line as the Typer option's, without loading Typer
+    if args == ["--version"]:
         sys.stdout.write(f"roofscope {__version__}\n")
         return 0
     _one_blas_thread()
-    import typer
+    from roofscope.cli.commands import chosen
 
-    from roofscope.cli.commands import application
-
-    app = application(args)
     try:
-        # without standalone mode, click returns the code of a typer.Exit (the gate's 3)
-        code = app(args=args, prog_name="roofscope", standalone_mode=False)
+        found = chosen(args)
+        if isinstance(found, str):  # the help: asked for, or the answer to no arguments
+            sys.stdout.write(found)
+            return 2 if not args else 0
+        command, keywords = found
+        return command.run(**keywords) or 0
     except RoofscopeError as exc:
         from roofscope.checkup.options import worded
 
         sys.stderr.write(f"roofscope: error: {worded(exc)}\n")
         return exc.exit_code
-    except typer.Exit as exc:
-        return int(exc.exit_code or 0)
-    except (typer.Abort, KeyboardInterrupt):
+    except KeyboardInterrupt:
         sys.stderr.write("roofscope: aborted\n")
         return 130
     except BrokenPipeError:
         return 0
-    except Exception as exc:
-        if not _is_usage_error(exc):
-            raise
-        message = exc.format_message()  # type: ignore[attr-defined]
-        if type(exc).__name__ == "NoArgsIsHelpError":  # no arguments: the help is the answer
-            sys.stdout.write(f"{message}\n")
-        else:
-            sys.stderr.write(f"roofscope: error: {message}\n")
-        return 2
-    return code if isinstance(code, int) else 0
 
 
 def run() -> NoReturn:
@@ -86,8 +76,3 @@ def _one_blas_thread() -> None:
     multiplies no matrices, so one thread, unless the user's environment says otherwise.
     Worker processes (``--jobs``) inherit it; the Python API leaves its caller's alone."""
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-
-
-def _is_usage_error(exc: Exception) -> bool:
-    """Click's (or Typer's vendored click's) usage errors, whichever Typer is installed."""
-    return hasattr(exc, "format_message") and hasattr(exc, "exit_code")

@@ -1,68 +1,50 @@
-"""The Typer application: the root options and one command per module of this package.
+"""The commands, in the order the root's help lists them, and how a command line finds its
+command.
 
-Each command module imports at its top only Typer and the option declarations; what a
-command runs (DuckDB, numpy, the renderers) loads inside the command, so building this
-application for ``--help`` or for one command loads none of it.
+Each command module imports at its top only the parser's declarations; what a command runs
+(DuckDB, numpy, the renderers) loads inside the command, so ``--help`` loads none of it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Annotated
+from typing import Any
 
-import typer
+from roofscope.cli.analyze import ANALYZE
+from roofscope.cli.compare import COMPARE
+from roofscope.cli.demo import DEMO
+from roofscope.cli.lists import DEVICES, FORMATS
+from roofscope.cli.mcp import MCP
+from roofscope.cli.measure import PEAKS, PROFILE
+from roofscope.cli.parse import Command, keywords, parser, root_help
+from roofscope.errors import UsageError
 
-from roofscope.cli.analyze import analyze
-from roofscope.cli.compare import compare
-from roofscope.cli.demo import demo
-from roofscope.cli.lists import devices, formats
-from roofscope.cli.mcp import mcp
-from roofscope.cli.measure import peaks, profile
-from roofscope.version import __version__
-
-COMMANDS = (analyze, profile, peaks, demo, compare, devices, formats, mcp)
-
-
-def _version(value: bool) -> None:
-    if value:
-        typer.echo(f"roofscope {__version__}")
-        raise typer.Exit()
+COMMANDS = {c.name: c for c in (ANALYZE, PROFILE, PEAKS, DEMO, COMPARE, DEVICES, FORMATS, MCP)}
+ABOUT = "A full check-up of GPU programs from the files their profiler already wrote."
+HELP = ("-h", "--help")
 
 
-def _root(
-    version: Annotated[
-        bool,
-        typer.Option(
-            "--version", callback=_version, is_eager=True, help="Show the version and exit."
-        ),
-    ] = False,
-) -> None:
-    """roofscope reads rocprof/rocprofv3 output and reports the baseline and the hotspots."""
+def help_text(name: str | None = None) -> str:
+    """The help of ``roofscope`` (``name`` None) or of one command."""
+    if name is None:
+        return root_help(list(COMMANDS.values()), ABOUT)
+    return parser(COMMANDS[name]).format_help()
 
 
-def application(args: Sequence[str] = ()) -> typer.Typer:
-    """The application that runs ``args``: when they start with a command's name, with that
-    command alone (Typer inspects each command's signature as it builds it: 8.5 ms for all
-    seven before ``mcp``, against 2 ms for ``analyze``), else with every command, for the
-    root's help and its errors, which list them."""
-    app = typer.Typer(
-        add_completion=False,
-        no_args_is_help=True,
-        help="A full check-up of GPU programs from the files their profiler already wrote.",
-        pretty_exceptions_enable=False,
-        rich_markup_mode=None,
-    )
-    app.callback()(_root)
-    named = [c for c in COMMANDS if args and c.__name__ == args[0]]
-    for command in named or COMMANDS:
-        app.command(short_help=_summary(command.__doc__ or ""))(command)
-    return app
+def chosen(args: Sequence[str]) -> tuple[Command, dict[str, Any]] | str:
+    """The command ``args`` run and its keywords, or the help text they ask for."""
+    if not args or args[0] in HELP:
+        return help_text()
+    name, rest = args[0], list(args[1:])
+    if name not in COMMANDS:
+        listed = ", ".join(COMMANDS)
+        raise UsageError(f"No such command {name!r} (the commands: {listed}; see roofscope --help)")
+    command = COMMANDS[name]
+    if any(a in HELP for a in _options_part(command, rest)):
+        return help_text(name)
+    return command, keywords(command, rest)
 
 
-def _summary(doc: str) -> str:
-    """A command's first paragraph in one line: the root's list shows it whole, wrapped
-    between words (click would cut it at the width left, with "...")."""
-    return " ".join(doc.strip().split("\n\n")[0].split())
-
-
-app = application()  # every command (the tests' and the docs' view of the whole CLI)
+def _options_part(command: Command, args: list[str]) -> list[str]:
+    """The arguments before ``--`` (the program profile runs may take -h of its own)."""
+    return args[: args.index("--")] if "--" in args else args

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING
 
-import typer
 from msgspec.structs import asdict
 
 from roofscope.cli import options as o
 from roofscope.cli.outputs import html_path, stem, write_charts
+from roofscope.cli.parse import Command, Opt, Pos
 from roofscope.outfile import write_atomically
 
 if TYPE_CHECKING:
@@ -24,66 +24,40 @@ EXIT_GATE_FAILED = 3
 
 
 def compare(
-    base: Annotated[str, typer.Argument(help="The baseline profile (file or directory).")],
-    new: Annotated[str, typer.Argument(help="The candidate profile (file or directory).")],
-    base_run: Annotated[
-        list[str] | None, typer.Option("--base-run", help="Another run of the baseline.")
-    ] = None,
-    new_run: Annotated[
-        list[str] | None, typer.Option("--new-run", help="Another run of the candidate.")
-    ] = None,
-    fail_if_slower: o.FailIfSlower = None,
-    fail_if_kernel_slower: o.FailIfKernelSlower = None,
-    min_share: o.MinShare = 0.01,
-    junit_out: Annotated[
-        str | None, typer.Option("--junit", help="Write a JUnit XML file.")
-    ] = None,
-    markdown_out: Annotated[
-        str | None, typer.Option("--markdown", help="Write a Markdown summary (CI step).")
-    ] = None,
-    fmt: o.Format = None,
-    kernel: o.Kernel = None,
-    device: o.Device = None,
-    gap_us: o.GapUs = o.DEFAULT_GAP_US,
-    gpu: o.Gpu = None,
-    fp32_matmul: o.Fp32Matmul = "fp32",
-    base_gpu: Annotated[
-        str | None,
-        typer.Option("--base-gpu", help="The baseline's GPU, where it differs: overrides --gpu."),
-    ] = None,
-    new_gpu: Annotated[
-        str | None,
-        typer.Option("--new-gpu", help="The candidate's GPU, where it differs: overrides --gpu."),
-    ] = None,
-    base_capture: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--base-graph-capture",
-            help="The baseline's trace of its CUDA/HIP graphs' capture. Repeatable.",
-        ),
-    ] = None,
-    new_capture: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--new-graph-capture",
-            help="The candidate's trace of its CUDA/HIP graphs' capture. Repeatable.",
-        ),
-    ] = None,
-    work: o.Work = None,
-    ceilings: o.Ceilings = None,
-    peak_flops: o.PeakFlops = None,
-    peak_bw: o.PeakBw = None,
-    jobs: o.Jobs = None,
-    scheduler: o.Scheduler = None,
-    memory_limit: o.MemoryLimit = None,
-    as_json: o.Json = False,
-    html: o.Html = None,
-    svg: o.Svg = None,
-    png: o.Png = None,
-    force: o.Force = False,
-    out: o.OutDir = None,
-    whole_names: o.FullNames = False,
-) -> None:
+    base: str,
+    new: str,
+    base_run: list[str] | None = None,
+    new_run: list[str] | None = None,
+    fail_if_slower: float | None = None,
+    fail_if_kernel_slower: float | None = None,
+    min_share: float = 0.01,
+    junit_out: str | None = None,
+    markdown_out: str | None = None,
+    fmt: str | None = None,
+    kernel: str | None = None,
+    device: int | None = None,
+    gap_us: float = o.DEFAULT_GAP_US,
+    gpu: str | None = None,
+    fp32_matmul: str = "fp32",
+    base_gpu: str | None = None,
+    new_gpu: str | None = None,
+    base_capture: list[str] | None = None,
+    new_capture: list[str] | None = None,
+    work: list[str] | None = None,
+    ceilings: str | None = None,
+    peak_flops: float | None = None,
+    peak_bw: float | None = None,
+    jobs: int | None = None,
+    scheduler: str | None = None,
+    memory_limit: str | None = None,
+    as_json: bool = False,
+    html: str | None = None,
+    svg: str | None = None,
+    png: str | None = None,
+    force: bool = False,
+    out: str | None = None,
+    whole_names: bool = False,
+) -> int:
     """Baseline against candidate: per-kernel and end-to-end speedup, and a gate for CI."""
     from roofscope.checkup.engine import (  # DuckDB, numpy
         compare_sides,
@@ -128,8 +102,7 @@ def compare(
         )  # fmt: skip
         text = renderer("compare", "json" if as_json else "text").render(gated)
     sys.stdout.write(text)
-    if not verdict.passed:
-        raise typer.Exit(EXIT_GATE_FAILED)
+    return 0 if verdict.passed else EXIT_GATE_FAILED
 
 
 def _write_files(
@@ -158,3 +131,37 @@ def _write_files(
         charts = {view: renderer("compare", view).render(gated) for view in CHARTS["compare"]}
         why = {"movement": "no kernel has roofline data on both sides"}
         write_charts(charts, svg, png, force=force, keep=keep, why=why)
+
+
+COMPARE = Command(
+    "compare",
+    compare,
+    (
+        Pos("base", "The baseline profile (file or directory)."),
+        Pos("new", "The candidate profile (file or directory)."),
+        Opt(("--base-run",), "base_run", "Another run of the baseline.", "many", metavar="PATH"),
+        Opt(("--new-run",), "new_run", "Another run of the candidate.", "many", metavar="PATH"),
+        *o.GATE,
+        Opt(("--junit",), "junit_out", "Write a JUnit XML file.", metavar="FILE"),
+        Opt(("--markdown",), "markdown_out", "Write a Markdown summary (CI step).", metavar="FILE"),
+        *o.SIDES,
+        Opt(("--base-gpu",), "base_gpu", "The baseline's GPU, where it differs: overrides --gpu."),
+        Opt(("--new-gpu",), "new_gpu", "The candidate's GPU, where it differs: overrides --gpu."),
+        Opt(
+            ("--base-graph-capture",),
+            "base_capture",
+            "The baseline's trace of its CUDA/HIP graphs' capture. Repeatable.",
+            "many",
+            metavar="PATH",
+        ),
+        Opt(
+            ("--new-graph-capture",),
+            "new_capture",
+            "The candidate's trace of its CUDA/HIP graphs' capture. Repeatable.",
+            "many",
+            metavar="PATH",
+        ),
+        o.JSON,
+        *o.FILES,
+    ),
+)

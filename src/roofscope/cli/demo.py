@@ -5,32 +5,24 @@ from __future__ import annotations
 import sys
 from importlib import resources
 from pathlib import Path
-from typing import Annotated
 
-import typer
 from msgspec.structs import replace
 
 from roofscope.cli import options as o
 from roofscope.cli.outputs import report_view, write_report
+from roofscope.cli.parse import Command, Pos
 from roofscope.errors import UsageError
 
 FOLDERS = {"trace": "finite-difference", "counters": "openmp-collapse-mi300a"}
 
 
 def demo(
-    which: Annotated[
-        str,
-        typer.Argument(
-            help="trace: a rocprof v1 trace of a finite-difference code on one MI250 GCD; "
-            "counters: an Omniperf workload of an OpenMP offload exercise on an MI300A "
-            "(counters, roofline, findings)."
-        ),
-    ] = "trace",
-    as_json: o.Json = False,
-    html: o.Html = None,
-    svg: o.Svg = None,
-    png: o.Png = None,
-    force: o.Force = False,
+    which: str = "trace",
+    as_json: bool = False,
+    html: str | None = None,
+    svg: str | None = None,
+    png: str | None = None,
+    force: bool = False,
 ) -> None:
     """Run analyze on a real profile shipped with roofscope (AMD HPC training, MIT licence),
     writing the same HTML page and charts as analyze does."""
@@ -45,3 +37,13 @@ def demo(
         report = run_checkup([str(Path(folder))], replace(AS_GIVEN, lanes=drawn))
         write_report(report, html=html, svg=svg, png=png, force=force, keep=[str(folder)])
     sys.stdout.write(report_view(report, as_json=as_json))
+
+
+WHICH = Pos(
+    "which",
+    "trace: a rocprof v1 trace of a finite-difference code on one MI250 GCD; counters: an "
+    "Omniperf workload of an OpenMP offload exercise on an MI300A (counters, roofline, "
+    "findings). Default: trace.",
+    "?",
+)
+DEMO = Command("demo", demo, (WHICH, o.JSON, o.HTML, o.SVG, o.PNG, o.FORCE))

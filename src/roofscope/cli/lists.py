@@ -4,20 +4,12 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Annotated
 
-import typer
-
+from roofscope.cli.parse import Command, Opt, Pos
 from roofscope.errors import UsageError
 
 
-def devices(
-    name: Annotated[
-        str | None,
-        typer.Argument(help="Show this GPU (a natural name such as a100 or 'rtx 4090' works)."),
-    ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Write JSON to stdout.")] = False,
-) -> None:
+def devices(name: str | None = None, as_json: bool = False) -> None:
     """List the GPUs in the catalogue, or show one with its ceilings and their sources."""
     from roofscope.catalogue import devices as catalogue
 
@@ -30,13 +22,13 @@ def devices(
         return
     if name is None or len(found) > 1:
         if name is not None:
-            typer.echo(f"{name!r} fits {len(found)} parts; `roofscope devices KEY` shows one:")
+            print(f"{name!r} fits {len(found)} parts; `roofscope devices KEY` shows one:")
         for d in found:
             units = f"{d.compute_units or '?':>4} {d.unit_word}"
-            typer.echo(f"{d.key:22} {d.arch:8} {units}  {d.vendor} {d.model}")
+            print(f"{d.key:22} {d.arch:8} {units}  {d.vendor} {d.model}")
         if name is not None:
             shared = ", ".join(c.name for c in catalogue.shared_ceilings(found)) or "none"
-            typer.echo(f"ceilings they share (used for --gpu {name}): {shared}")
+            print(f"ceilings they share (used for --gpu {name}): {shared}")
         return
     sys.stdout.write(catalogue.describe(found[0]))
 
@@ -46,4 +38,15 @@ def formats() -> None:
     from roofscope.readers import registry
 
     for reader in registry.readers():
-        typer.echo(f"{reader.name:24} {reader.description}")
+        print(f"{reader.name:24} {reader.description}")
+
+
+DEVICES = Command(
+    "devices",
+    devices,
+    (
+        Pos("name", "Show this GPU (a natural name such as a100 or 'rtx 4090' works).", "?"),
+        Opt(("--json",), "as_json", "Write JSON to stdout.", "flag"),
+    ),
+)
+FORMATS = Command("formats", formats, ())

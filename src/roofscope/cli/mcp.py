@@ -3,36 +3,14 @@
 from __future__ import annotations
 
 import importlib.util
-from typing import Annotated
 
-import typer
-
+from roofscope.cli.parse import Command, Opt
 from roofscope.errors import UsageError
 
 INSTALL = "roofscope mcp needs the MCP SDK: pip install 'roofscope[mcp]'"
 
 
-def mcp(
-    root: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--root",
-            metavar="DIR",
-            help="Serve files under this folder only (repeatable); default: the client's "
-            "MCP roots, else the current folder.",
-        ),
-    ] = None,
-    http: Annotated[
-        int | None,
-        typer.Option(
-            "--http",
-            min=1,
-            max=65535,
-            metavar="PORT",
-            help="Serve streamable HTTP on 127.0.0.1:PORT (path /mcp) instead of stdio.",
-        ),
-    ] = None,
-) -> None:
+def mcp(root: list[str] | None = None, http: int | None = None) -> None:
     """Serve the check-up to coding agents over MCP (stdio, or --http on loopback)."""
     if importlib.util.find_spec("mcp") is None:
         raise UsageError(INSTALL)
@@ -48,3 +26,23 @@ def mcp(
         engine.close()
         raise
     serve(root or [], http, engine)
+
+
+ROOT = Opt(
+    ("--root",),
+    "root",
+    "Serve files under this folder only (repeatable); default: the client's MCP roots, else "
+    "the current folder.",
+    "many",
+    metavar="DIR",
+)
+HTTP = Opt(
+    ("--http",),
+    "http",
+    "Serve streamable HTTP on 127.0.0.1:PORT (path /mcp) instead of stdio.",
+    "int",
+    low=1,
+    high=65535,
+    metavar="PORT",
+)
+MCP = Command("mcp", mcp, (ROOT, HTTP))

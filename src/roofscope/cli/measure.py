@@ -4,41 +4,22 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
-
-import typer
 
 from roofscope.cli import options as o
 from roofscope.cli.outputs import report_view
+from roofscope.cli.parse import Command, Opt, Pos
 from roofscope.errors import InputError, UsageError
 from roofscope.outfile import make_folder, refuse_existing
 
 
 def profile(
-    command: Annotated[
-        list[str], typer.Argument(help="The program to profile and its arguments, after --.")
-    ],
-    with_: Annotated[
-        str | None,
-        typer.Option("--with", help="rocprofv3, rocprof, ncu or nsys (default: the first found)."),
-    ] = None,
-    counter_set: Annotated[
-        str,
-        typer.Option(
-            "--set",
-            help="hotspots (timing), roofline (+ the counters the roofline needs), "
-            "full (+ those of every metric).",
-        ),
-    ] = "roofline",
-    out: Annotated[
-        str | None,
-        typer.Option("-o", "--out", help="Folder for every output (default roofscope-profile)."),
-    ] = None,
-    kernel: Annotated[
-        str | None, typer.Option("--kernel", help="Profile only kernels matching this regex.")
-    ] = None,
-    as_json: o.Json = False,
-    force: o.Force = False,
+    command: list[str],
+    with_: str | None = None,
+    counter_set: str = "roofline",
+    out: str | None = None,
+    kernel: str | None = None,
+    as_json: bool = False,
+    force: bool = False,
 ) -> None:
     """Run COMMAND under a profiler with the counters the check-up needs (in as many passes
     as the hardware allows), keep every output and a manifest in DIR, then analyse DIR."""
@@ -83,14 +64,11 @@ def profile(
 
 
 def peaks(
-    out: Annotated[
-        str,
-        typer.Option("-o", "--out", help="The ceilings file to write (read by --ceilings)."),
-    ] = "roofscope-ceilings.toml",
-    device: Annotated[int, typer.Option("--device", min=0, help="The GPU index.")] = 0,
-    warmups: Annotated[int, typer.Option("--warmups", min=0, help="Untimed runs first.")] = 3,
-    repeats: Annotated[int, typer.Option("--repeats", min=1, help="Timed runs (median).")] = 10,
-    force: o.Force = False,
+    out: str = "roofscope-ceilings.toml",
+    device: int = 0,
+    warmups: int = 3,
+    repeats: int = 10,
+    force: bool = False,
 ) -> None:
     """Measure this GPU's achievable ceilings with PyTorch (HBM and L2 bandwidth, matrix
     FLOP/s per data type, vector FP32/FP64) and write them as a --ceilings file."""
@@ -115,3 +93,44 @@ def peaks(
         shown = r.reason if isinstance(r, measure.Skipped) else peaks_file.human(r)
         sys.stderr.write(f"{r.name}: {shown}\n")
     sys.stdout.write(f"{out}\n")
+
+
+PROFILE = Command(
+    "profile",
+    profile,
+    (
+        Pos("command", "The program to profile and its arguments, after --.", "..."),
+        Opt(("--with",), "with_", "rocprofv3, rocprof, ncu or nsys (default: the first found)."),
+        Opt(
+            ("--set",),
+            "counter_set",
+            "hotspots (timing), roofline (+ the counters the roofline needs), full (+ those of "
+            "every metric).",
+        ),
+        Opt(
+            ("-o", "--out"),
+            "out",
+            "Folder for every output (default roofscope-profile).",
+            metavar="DIR",
+        ),
+        Opt(("--kernel",), "kernel", "Profile only kernels matching this regex."),
+        o.JSON,
+        o.FORCE,
+    ),
+)
+PEAKS = Command(
+    "peaks",
+    peaks,
+    (
+        Opt(
+            ("-o", "--out"),
+            "out",
+            "The ceilings file to write (read by --ceilings; default roofscope-ceilings.toml).",
+            metavar="FILE",
+        ),
+        Opt(("--device",), "device", "The GPU index.", "int", low=0),
+        Opt(("--warmups",), "warmups", "Untimed runs first (default 3).", "int", low=0),
+        Opt(("--repeats",), "repeats", "Timed runs (median; default 10).", "int", low=1),
+        o.FORCE,
+    ),
+)

@@ -1,78 +1,75 @@
 """Every option more than one command takes, declared once with its help text.
 
-A command names an option by its type here (``gpu: Gpu = None``); the analysis options
-(``Format`` to ``SkipUnreadable``) are declared and checked in ``checkup/options.py`` and
-travel on as one ``CheckupOptions``. An option only one command has is declared beside that
-command.
+A command lists the options it takes (``o.GPU``); the analysis options (``FORMAT`` to
+``MEMORY_LIMIT``) are declared and checked in ``checkup/options.py`` and travel on as one
+``CheckupOptions``. An option only one command has is declared beside that command.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any
-
-import typer
-
 from roofscope.checkup.options import DEFAULT_GAP_US, MAX_GAP_US, OPTIONS
+from roofscope.cli.parse import Opt
 
 __all__ = ["DEFAULT_GAP_US", "MAX_GAP_US"]
 
 
-def _option(name: str) -> Any:
-    """The Typer option of ``checkup/options.py``'s declaration: its flag and help. The range
-    is checked there (``CheckupOptions.checked``), in the words of the command line."""
+def _option(name: str, kind: str = "text", metavar: str | None = None) -> Opt:
+    """The option of ``checkup/options.py``'s declaration: its flag, help and environment
+    variable. The range is checked there (``CheckupOptions.checked``), in the words of the
+    command line."""
     option = OPTIONS[name]
-    return typer.Option(option.flag, help=option.help, envvar=option.env)
+    return Opt((option.flag,), name, option.help, kind, metavar=metavar, env=option.env)
 
 
 # -- what is read and analysed (analyze, compare: both sides) -------------------------------
 
-Format = Annotated[str | None, _option("fmt")]
-Kernel = Annotated[str | None, _option("kernel")]
-Device = Annotated[int | None, _option("device")]
-GapUs = Annotated[float, _option("gap_us")]
-Gpu = Annotated[str | None, _option("gpu")]
-Fp32Matmul = Annotated[str, _option("fp32_matmul")]
-Work = Annotated[list[str] | None, _option("work")]
-Ceilings = Annotated[str | None, _option("ceilings")]
-GraphCapture = Annotated[list[str] | None, _option("graph_capture")]
-PeakFlops = Annotated[float | None, _option("peak_flops")]
-PeakBw = Annotated[float | None, _option("peak_bw")]
-Jobs = Annotated[int | None, _option("jobs")]
-Scheduler = Annotated[str | None, _option("scheduler")]
-SkipUnreadable = Annotated[bool, _option("skip_unreadable")]
-MemoryLimit = Annotated[str | None, _option("memory_limit")]
+FORMAT = _option("fmt", metavar="NAME")
+KERNEL = _option("kernel", metavar="REGEX")
+DEVICE = _option("device", "int", "ID")
+GAP_US = _option("gap_us", "float", "US")
+GPU = _option("gpu", metavar="NAME")
+FP32_MATMUL = _option("fp32_matmul", metavar="fp32|tf32")
+WORK = _option("work", "many", "SPEC|FILE")
+CEILINGS = _option("ceilings", metavar="FILE")
+GRAPH_CAPTURE = _option("graph_capture", "many", "TRACE")
+PEAK_FLOPS = _option("peak_flops", "float", "FLOP/S")
+PEAK_BW = _option("peak_bw", "float", "B/S")
+JOBS = _option("jobs", "int", "N")
+SCHEDULER = _option("scheduler", metavar="ADDRESS")
+SKIP_UNREADABLE = _option("skip_unreadable", "flag")
+MEMORY_LIMIT = _option("memory_limit", metavar="SIZE")
+# every one of them but --skip-unreadable and --graph-capture, which compare takes per side
+SIDES: tuple[Opt, ...] = (FORMAT, KERNEL, DEVICE, GAP_US, GPU, FP32_MATMUL, WORK, CEILINGS)
+SIDES += (PEAK_FLOPS, PEAK_BW, JOBS, SCHEDULER, MEMORY_LIMIT)
 
 # -- compare's gate ----------------------------------------------------------------------------
 
-FailIfSlower = Annotated[float | None, _option("fail_if_slower")]
-FailIfKernelSlower = Annotated[float | None, _option("fail_if_kernel_slower")]
-MinShare = Annotated[float, _option("min_share")]
+GATE = (
+    _option("fail_if_slower", "float", "PCT"),
+    _option("fail_if_kernel_slower", "float", "PCT"),
+    _option("min_share", "float", "SHARE"),
+)
 
 # -- what is written -------------------------------------------------------------------------
 
-Json = Annotated[bool, typer.Option("--json", help="JSON (schema v1, SI units) on stdout.")]
-Html = Annotated[
-    str | None, typer.Option("--html", help="Also write the report as one offline HTML file.")
-]
-Svg = Annotated[
-    str | None, typer.Option("--svg", help="Also write each chart as an SVG file into DIR.")
-]
-Png = Annotated[
-    str | None,
-    typer.Option("--png", help="Also write each chart as a PNG into DIR, at twice its size."),
-]
-FullNames = Annotated[
-    bool,
-    typer.Option(
-        "--full-names",
-        help="Kernel names whole as the profile names them (demangled): never shortened, "
-        "wrapped in the terminal.",
-    ),
-]
-Force = Annotated[
-    bool, typer.Option("--force", help="Overwrite existing output files (never an input).")
-]
-OutDir = Annotated[
-    str | None,
-    typer.Option("-o", "--out", help="Write the HTML report into DIR, named after the inputs."),
-]
+JSON = Opt(("--json",), "as_json", "JSON (schema v1, SI units) on stdout.", "flag")
+HTML = Opt(("--html",), "html", "Also write the report as one offline HTML file.", metavar="FILE")
+SVG = Opt(("--svg",), "svg", "Also write each chart as an SVG file into DIR.", metavar="DIR")
+PNG = Opt(
+    ("--png",), "png", "Also write each chart as a PNG into DIR, at twice its size.", metavar="DIR"
+)
+FULL_NAMES = Opt(
+    ("--full-names",),
+    "whole_names",
+    "Kernel names whole as the profile names them (demangled): never shortened, wrapped in "
+    "the terminal.",
+    "flag",
+)
+FORCE = Opt(("--force",), "force", "Overwrite existing output files (never an input).", "flag")
+OUT_DIR = Opt(
+    ("-o", "--out"),
+    "out",
+    "Write the HTML report into DIR, named after the inputs.",
+    metavar="DIR",
+)
+FILES = (HTML, SVG, PNG, FORCE, OUT_DIR, FULL_NAMES)

@@ -1,0 +1,82 @@
+"""The command line as argparse reads it (cli/parse.py): each command's keywords, options
+left out left to the function's defaults, environment variables, the profiled program's own
+line after ``--``, and one-line usage errors."""
+
+from __future__ import annotations
+
+import pytest
+
+from roofscope.cli.app import main
+from roofscope.cli.commands import COMMANDS, chosen
+from roofscope.errors import UsageError
+
+Cap = pytest.CaptureFixture[str]
+
+
+def keywords_of(*args: str) -> dict[str, object]:
+    found = chosen(list(args))
+    assert not isinstance(found, str), found
+    command, keywords = found
+    assert command is COMMANDS[args[0]]
+    return keywords
+
+
+def test_options_between_and_after_the_paths_and_repeated() -> None:
+    got = keywords_of("analyze", "a.csv", "--json", "b.csv", "--top", "3", "--work", "k=1:2")
+    assert got == {"paths": ["a.csv", "b.csv"], "as_json": True, "top": 3, "work": ["k=1:2"]}
+    more = keywords_of("analyze", "a", "--work", "x", "--work", "y", "-o", "out", "--gap-us", "2.5")
+    assert more == {"paths": ["a"], "work": ["x", "y"], "out": "out", "gap_us": 2.5}
+
+
+def test_an_option_left_out_is_the_functions_default() -> None:
+    assert keywords_of("compare", "base", "new") == {"base": "base", "new": "new"}
+    assert keywords_of("demo") == {}
+
+
+def test_an_environment_variable_gives_an_option_the_line_does_not(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("ROOFSCOPE_MEMORY_LIMIT", "300MB")
+    assert keywords_of("analyze", "a")["memory_limit"] == "300MB"
+    assert keywords_of("analyze", "a", "--memory-limit", "1GB")["memory_limit"] == "1GB"
+
+
+def test_the_profiled_programs_line_is_its_own() -> None:
+    got = keywords_of("profile", "--set", "hotspots", "--", "python", "-h", "--json", "x.py")
+    assert got == {"counter_set": "hotspots", "command": ["python", "-h", "--json", "x.py"]}
+    with pytest.raises(UsageError, match=r"^Missing argument 'command': give it after --$"):
+        chosen(["profile", "--set", "hotspots"])
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["analyze", "a", "--top", "0"], "roofscope: error: Argument --top: 0 is not >= 1\n"),
+        (
+            ["analyze", "a", "--top", "x"],
+            "roofscope: error: Argument --top: invalid int value: 'x'\n",
+        ),
+        (
+            ["mcp", "--http", "70000"],
+            "roofscope: error: Argument --http: 70000 is not >= 1 and <= 65535\n",
+        ),
+        (["analyze", "a", "--nosuch"], "roofscope: error: Unrecognized arguments: --nosuch\n"),
+        (["compare", "a"], "roofscope: error: The following arguments are required: NEW\n"),
+        (
+            ["nosuch"],
+            "roofscope: error: No such command 'nosuch' (the commands: analyze, profile, peaks, "
+            "demo, compare, devices, formats, mcp; see roofscope --help)\n",
+        ),
+    ],
+)
+def test_a_usage_error_is_one_line_and_exit_2(args: list[str], said: str, capsys: Cap) -> None:
+    assert main(args) == 2
+    out, err = capsys.readouterr()
+    assert (out, err) == ("", said)
+
+
+@pytest.mark.parametrize("args", [["--help"], ["-h"], ["analyze", "--help"], ["mcp", "-h"]])
+def test_asked_for_help_is_exit_0_on_stdout(args: list[str], capsys: Cap) -> None:
+    assert main(args) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("usage: roofscope") and err == ""
