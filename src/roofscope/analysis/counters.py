@@ -3,7 +3,9 @@
 The model keeps counters long (``row_id``, ``counter``, ``value``); formulas want one array
 per counter, aligned on dispatches. :func:`dispatch_counters` builds that for the
 dispatches of some sources, with each dispatch's kernel (``name_id``) and duration: once per
-profile and sources, as one (counter x dispatch) array that every analysis shares. A
+profile and sources, as one plain-Python column per counter that every analysis shares
+(:mod:`roofscope.analysis.metrics.column`: a profile with counters has few dispatches, and
+numpy's import cost more than its formulas). A
 counter that some of these dispatches lack is left out entirely, so a formula that needs
 it raises :class:`Missing` instead of computing over holes.
 """
@@ -13,15 +15,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 import msgspec
-import numpy as np
-import numpy.typing as npt
 
+from roofscope.analysis.metrics.column import Column, Mask, full
 from roofscope.model.access import Relation, counter_names, counter_values, query
 from roofscope.model.profile import Profile
 from roofscope.model.schema import DURATION
 from roofscope.model.selection import dispatches
 
-Array = npt.NDArray[np.float64]
+Array = Column
 
 
 class Missing(KeyError):
@@ -31,8 +32,10 @@ class Missing(KeyError):
 class Counters:
     """Per-dispatch counter arrays by name; a missing name raises :class:`Missing`."""
 
-    def __init__(self, columns: Mapping[str, Array]) -> None:
+    def __init__(self, columns: Mapping[str, Array], size: int | None = None) -> None:
         self._columns = columns
+        first = next(iter(columns.values()), None)
+        self.size = size if size is not None or first is None else first.size
 
     def __getitem__(self, name: str) -> Array:
         column = self._lookup(name)
@@ -58,25 +61,31 @@ class Counters:
     def names(self) -> list[str]:
         return sorted(self._columns)
 
+    def column(self, value: Array | float) -> Array:
+        """``value`` as a column of these dispatches: a number (a formula of no counter)
+        repeated."""
+        if isinstance(value, Column):
+            return value
+        return full(value, self.size or 0)
 
-Formula = Callable[[Counters], Array]
+
+Formula = Callable[[Counters], Array | float]
 
 
 class DispatchCounters(msgspec.Struct, frozen=True):
     """Counters of some dispatches, with who each dispatch ran and for how long."""
 
     counters: Counters
-    name_ids: npt.NDArray[np.int64]
+    name_ids: list[int]
     duration_ns: Array  # NaN where the dispatch has no timestamps
 
     @property
     def size(self) -> int:
-        return int(self.name_ids.size)
+        return len(self.name_ids)
 
-    def by_kernel(self) -> list[tuple[int, npt.NDArray[np.bool_]]]:
+    def by_kernel(self) -> list[tuple[int, Mask]]:
         """(name_id, mask over dispatches) for each kernel."""
-        # not np.unique, which loads numpy.ma (6 ms) for its NaN handling
-        return [(n, self.name_ids == n) for n in sorted(set(self.name_ids.tolist()))]
+        return [(n, Mask([i == n for i in self.name_ids])) for n in sorted(set(self.name_ids))]
 
 
 def evaluate(formulas: Mapping[str, Formula], counters: Counters) -> dict[str, Array]:
@@ -84,7 +93,7 @@ def evaluate(formulas: Mapping[str, Formula], counters: Counters) -> dict[str, A
     out = {}
     for name, formula in formulas.items():
         try:
-            out[name] = np.asarray(formula(counters), dtype=np.float64)
+            out[name] = counters.column(formula(counters))
         except Missing:
             continue
     return out
@@ -108,60 +117,27 @@ def _dispatch_counters(profile: Profile, sources: Sequence[int]) -> DispatchCoun
         f"""SELECT row_id, name_id, coalesce({DURATION}::DOUBLE, 'NaN') AS dur
         FROM d WHERE row_id IN (SELECT row_id FROM c) ORDER BY row_id""",
         c=counter_values(profile),
-    ).fetchnumpy()
-    row_ids = np.asarray(rows["row_id"], dtype=np.int64)
-    if row_ids.size == 0:
+    ).fetchall()
+    if not rows:
         return None
-    names, table = _table(profile, mine, row_ids)
-    table.flags.writeable = False
-    whole = np.flatnonzero(~np.isnan(table).any(axis=1))  # counters every dispatch has
-    counters = Counters({names[i]: table[i] for i in map(int, whole)})
-    # NaN where untimed, from DuckDB: a NULL there would make it a masked array, whose
-    # module numpy loads on first use (6 ms)
-    duration = np.asarray(rows["dur"], dtype=np.float64)
-    name_ids = np.asarray(rows["name_id"], dtype=np.int64)
-    for array in (duration, name_ids):
-        array.flags.writeable = False
-    return DispatchCounters(counters, name_ids, duration)
+    columns = {name: Column(tuple(values)) for name, values in _whole(profile, mine, len(rows))}
+    # NaN where untimed, from DuckDB
+    duration = Column(tuple(float(r[2]) for r in rows))
+    return DispatchCounters(Counters(columns), [int(r[1]) for r in rows], duration)
 
 
-# values fetched at once: the dispatches are taken in slices of about this many values, so
-# that what DuckDB materialises and numpy holds beside the table stays small
-_BATCH_VALUES = 1 << 16
-_VALUES = """(SELECT counter_id, row_id, value FROM d
-    WHERE value IS NOT NULL AND row_id IN (SELECT row_id FROM m))"""
-
-
-def _table(
-    profile: Profile, mine: Relation, row_ids: npt.NDArray[np.int64]
-) -> tuple[list[str], Array]:
-    """The counter names of these dispatches and their values, one row per counter and one
-    column per dispatch of ``row_ids`` (sorted); NaN where a dispatch lacks the counter. The
-    readers keep one value per dispatch and counter."""
-    values_of = counter_values(profile)
-    found = query(
+def _whole(profile: Profile, mine: Relation, size: int) -> list[tuple[str, list[float]]]:
+    """Each counter that all ``size`` dispatches of ``mine`` have, with its values in the
+    dispatches' order: one list per counter, built by DuckDB. The readers keep one value per
+    dispatch and counter, so a counter some dispatch lacks (or holds NULL or NaN) has fewer."""
+    return query(
         profile,
-        values_of,
-        f"""SELECT counter_id, counter FROM n
-        WHERE counter_id IN (SELECT counter_id FROM {_VALUES}) ORDER BY counter""",
+        counter_values(profile),
+        """SELECT n.counter, list(v.value::DOUBLE ORDER BY v.row_id)
+        FROM d AS v JOIN n USING (counter_id)
+        WHERE NOT isnan(v.value) AND v.row_id IN (SELECT row_id FROM m)
+        GROUP BY n.counter HAVING count(*) = $1""",
+        [size],
         n=counter_names(profile),
         m=mine,
-    ).fetchnumpy()
-    names = [str(n) for n in found["counter"]]
-    ids = np.asarray(found["counter_id"], dtype=np.int64)
-    index = np.zeros(int(ids.max()) + 1 if ids.size else 1, dtype=np.int64)
-    index[ids] = np.arange(ids.size)  # a counter id's row in the table
-    table = np.full((len(names), row_ids.size), np.nan)
-    step = max(1, _BATCH_VALUES // max(len(names), 1))
-    for start in range(0, row_ids.size, step):
-        part = row_ids[start : start + step]
-        cells = query(
-            profile,
-            values_of,
-            f"SELECT counter_id, row_id, value FROM {_VALUES} WHERE row_id BETWEEN $1 AND $2",
-            [int(part[0]), int(part[-1])],
-            m=mine,
-        ).fetchnumpy()
-        column = start + np.searchsorted(part, np.asarray(cells["row_id"], dtype=np.int64))
-        table[index[np.asarray(cells["counter_id"], dtype=np.int64)], column] = cells["value"]
-    return names, table
+    ).fetchall()
