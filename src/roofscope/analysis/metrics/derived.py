@@ -77,6 +77,7 @@ def metrics(
     table = dispatch_counters(profile, sources)
     if table is None:
         return {}
+    table.counters.read_ahead(lambda c: evaluate(c, machine, c.column(1.0)))
     found = evaluate(table.counters, machine, table.duration_ns)
     passes = {k: v for s in sources for k, v in profile.counter_passes.get(s, {}).items()}
     mixed = cross_passes(found, table.counters, machine, table.duration_ns, passes)

@@ -101,6 +101,7 @@ def counter_work(profile: Profile, sources: Sequence[int]) -> dict[int, Work]:
     table = dispatch_counters(profile, sources)
     if table is None:
         return {}
+    table.counters.read_ahead(lambda c: quantities(c, profile.run.arch))
     flops, nbytes = quantities(table.counters, profile.run.arch)
     dur = table.duration_ns
     out: dict[int, Work] = {}
