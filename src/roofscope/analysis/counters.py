@@ -36,8 +36,9 @@ class Counters:
 
     def __init__(self, columns: Mapping[str, Array], size: int | None = None) -> None:
         self._columns = columns
-        first = next(iter(columns.values()), None)
-        self.size = size if size is not None or first is None else first.size
+        if size is None:  # the size of a column (a table of none has none)
+            size = next((c.size for c in columns.values()), 0)
+        self.size = size
 
     def __getitem__(self, name: str) -> Array:
         column = self._lookup(name)
@@ -79,7 +80,7 @@ class Counters:
         repeated."""
         if isinstance(value, Column):
             return value
-        return full(value, self.size or 0)
+        return full(value, self.size)
 
 
 _ONE = Column((1.0,))
