@@ -142,19 +142,19 @@ def dispatch_counters(profile: Profile, sources: Sequence[int]) -> DispatchCount
 
 def _dispatch_counters(profile: Profile, sources: Sequence[int]) -> DispatchCounters | None:
     mine = dispatches(profile, sources=sources)
-    rows = query(
+    ((name_ids, durations),) = query(
         profile,
         mine,
-        f"""SELECT row_id, name_id, coalesce({DURATION}::DOUBLE, 'NaN') AS dur
-        FROM d WHERE row_id IN (SELECT row_id FROM c) ORDER BY row_id""",
+        f"""SELECT list(name_id ORDER BY row_id), list(dur ORDER BY row_id) FROM
+        (SELECT row_id, name_id, coalesce({DURATION}::DOUBLE, 'NaN') AS dur
+         FROM d WHERE row_id IN (SELECT row_id FROM c))""",
         c=counter_values(profile),
     ).fetchall()
-    if not rows:
+    if not name_ids:
         return None
-    columns = _Columns(profile, mine, len(rows))
-    # NaN where untimed, from DuckDB
-    duration = Column(tuple(float(r[2]) for r in rows))
-    return DispatchCounters(Counters(columns, len(rows)), [int(r[1]) for r in rows], duration)
+    columns = _Columns(profile, mine, len(name_ids))
+    # NaN where untimed, from DuckDB; lists, which DuckDB hands over faster than rows
+    return DispatchCounters(Counters(columns, len(name_ids)), name_ids, Column(tuple(durations)))
 
 
 # the values of the counters every dispatch of ``m`` has (no NULL, no NaN: the readers keep

@@ -11,7 +11,10 @@ pairwise summation (:func:`total`), so that sums and means are the ones numpy ga
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Callable, Iterable, Sequence
+from functools import reduce
+from itertools import compress, repeat
 from typing import overload
 
 
@@ -27,10 +30,15 @@ class Mask:
         return list(self.flags)
 
     def __and__(self, other: Mask) -> Mask:
-        return Mask([a and b for a, b in zip(self.flags, other.flags, strict=True)])
+        if len(other.flags) != len(self.flags):
+            raise ValueError(f"masks of {len(self.flags)} and {len(other.flags)} dispatches")
+        return Mask(list(map(operator.and_, self.flags, other.flags)))
 
     def any(self) -> bool:
         return any(self.flags)
+
+    def every(self) -> bool:
+        return all(self.flags)
 
     def count(self) -> int:
         return sum(self.flags)
@@ -69,40 +77,37 @@ class Column:
     def size(self) -> int:
         return len(self.values)
 
-    def _zip(self, other: Column | float, op: Callable[[float, float], float]) -> Column:
+    def _with(self, other: Column | float, op: Callable[[float, float], float]) -> Column:
+        """``op`` of each value and ``other``'s (a column of the same size, or a number)."""
         if isinstance(other, Column):
-            return Column([op(a, b) for a, b in zip(self.values, other.values, strict=True)])
-        return Column([op(a, other) for a in self.values])
+            if len(other.values) != len(self.values):
+                raise ValueError(f"columns of {len(self.values)} and {len(other.values)} values")
+            return Column(list(map(op, self.values, other.values)))
+        return Column(list(map(op, self.values, repeat(other, len(self.values)))))
 
     def __add__(self, other: Column | float) -> Column:
-        if isinstance(other, Column):
-            return Column([a + b for a, b in zip(self.values, other.values, strict=True)])
-        return Column([a + other for a in self.values])
+        return self._with(other, operator.add)
 
     def __radd__(self, other: float) -> Column:
-        return Column([other + a for a in self.values])
+        return Column(list(map(operator.add, repeat(other, len(self.values)), self.values)))
 
     def __sub__(self, other: Column | float) -> Column:
-        if isinstance(other, Column):
-            return Column([a - b for a, b in zip(self.values, other.values, strict=True)])
-        return Column([a - other for a in self.values])
+        return self._with(other, operator.sub)
 
     def __rsub__(self, other: float) -> Column:
-        return Column([other - a for a in self.values])
+        return Column(list(map(operator.sub, repeat(other, len(self.values)), self.values)))
 
     def __mul__(self, other: Column | float) -> Column:
-        if isinstance(other, Column):
-            return Column([a * b for a, b in zip(self.values, other.values, strict=True)])
-        return Column([a * other for a in self.values])
+        return self._with(other, operator.mul)
 
     def __rmul__(self, other: float) -> Column:
-        return Column([other * a for a in self.values])
+        return Column(list(map(operator.mul, repeat(other, len(self.values)), self.values)))
 
     def __truediv__(self, other: Column | float) -> Column:
-        return self._zip(other, _divide)
+        return self._with(other, _divide)
 
     def __rtruediv__(self, other: float) -> Column:
-        return Column([_divide(other, a) for a in self.values])
+        return Column(list(map(_divide, repeat(other, len(self.values)), self.values)))
 
     def __gt__(self, other: float) -> Mask:
         return Mask([a > other for a in self.values])
@@ -111,7 +116,7 @@ class Column:
         return Mask([a != 0 for a in self.values])
 
     def finite(self) -> Mask:
-        return Mask([math.isfinite(a) for a in self.values])
+        return Mask(list(map(math.isfinite, self.values)))
 
     @overload
     def __getitem__(self, which: int) -> float: ...
@@ -121,7 +126,9 @@ class Column:
         """One dispatch's value, or the dispatches of a mask."""
         if isinstance(which, int):
             return self.values[which]
-        return Column([a for a, keep in zip(self.values, which.flags, strict=True) if keep])
+        if len(which.flags) != len(self.values):
+            raise ValueError(f"a mask of {len(which.flags)} over {len(self.values)} values")
+        return self if which.every() else Column(list(compress(self.values, which.flags)))
 
     def sum(self) -> float:
         return total(self.values)
@@ -176,10 +183,7 @@ def total(values: Sequence[float]) -> float:
 
 def _pairwise(a: Sequence[float], lo: int, n: int) -> float:
     if n < 8:
-        res = 0.0
-        for i in range(lo, lo + n):
-            res += a[i]
-        return res
+        return reduce(operator.add, a[lo : lo + n], 0.0)
     if n <= 128:
         return _block(a, lo, n)
     half = n // 2
@@ -188,13 +192,9 @@ def _pairwise(a: Sequence[float], lo: int, n: int) -> float:
 
 
 def _block(a: Sequence[float], lo: int, n: int) -> float:
-    r = list(a[lo : lo + 8])
-    i, whole = 8, n - n % 8
-    while i < whole:
-        for j in range(8):
-            r[j] += a[lo + i + j]
-        i += 8
+    """Eight running sums, each of every eighth value, then paired; the rest added after.
+    ``reduce(add)`` adds in order (``sum`` of floats compensates from Python 3.12 on)."""
+    whole = lo + n - n % 8
+    r = [reduce(operator.add, a[lo + j + 8 : whole : 8], a[lo + j]) for j in range(8)]
     res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
-    for k in range(lo + i, lo + n):
-        res += a[k]
-    return res
+    return reduce(operator.add, a[whole : lo + n], res)
