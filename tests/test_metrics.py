@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import csv
+import math
 from collections import defaultdict
 from pathlib import Path
 
@@ -19,6 +20,7 @@ import numpy as np
 import pytest
 
 from roofscope.analysis.counters import Counters, dispatch_counters
+from roofscope.analysis.metrics.column import Column
 from roofscope.analysis.metrics.derived import CATALOGUE, aggregate, metrics, peak
 from roofscope.analysis.metrics.machine import Machine, machine_for
 from roofscope.analysis.metrics.value import ALL, MetricValue
@@ -128,7 +130,8 @@ def test_own_run_rows(row: str, mi100: tuple[Machine, dict[str, MetricValue]]) -
     columns[accum] = columns["SQ_ACCUM_PREV_HIRES"]
     duration = np.array([float(r["EndNs"]) - float(r["BeginNs"]) for r in rows])
     metric = next(m for m in CATALOGUE if m.name == SOL_ROWS[row] and m.applies("gfx908"))
-    value = aggregate(metric, metric.parts(Counters(columns), machine, duration), machine)
+    c = Counters({k: Column(v.tolist()) for k, v in columns.items()})
+    value = aggregate(metric, metric.parts(c, machine, Column(duration.tolist())), machine)
     expected = _sol_row(MI100, row)
     assert _close(value.value_dispatch_mean, expected["Value"])
     assert _close(peak(metric.name, machine), expected["Peak"])
@@ -336,16 +339,16 @@ def test_arch_specific_metrics_need_the_arch() -> None:
 
 def test_per_dispatch_values() -> None:
     metric = next(m for m in CATALOGUE if m.name == "L2 Cache Hit Rate" and m.applies("gfx90a"))
-    c = Counters({"TCC_HIT_sum": np.array([1.0, 9.0, 0.0]), "TCC_MISS_sum": np.array([1.0, 1, 0])})
-    values = metric.per_dispatch(c, Machine(), np.array([1.0, 1.0, 1.0]))
-    assert values[:2].tolist() == [50.0, 90.0] and np.isnan(values[2])
+    c = Counters({"TCC_HIT_sum": Column([1.0, 9.0, 0.0]), "TCC_MISS_sum": Column([1.0, 1, 0])})
+    values = metric.per_dispatch(c, Machine(), Column([1.0, 1.0, 1.0]))
+    assert values.tolist()[:2] == [50.0, 90.0] and math.isnan(values[2])
 
 
 def test_rocprofv3_summed_instances_stand_for_sum_columns() -> None:
     """rocprofv3 reports TCC_HIT per instance; summed, it is rocprof-compute's TCC_HIT_sum."""
-    c = Counters({"TCC_HIT": np.array([30.0]), "TCC_MISS": np.array([10.0])})
+    c = Counters({"TCC_HIT": Column([30.0]), "TCC_MISS": Column([10.0])})
     assert c["TCC_HIT_sum"][0] == 30.0 and "TCC_MISS_sum" in c
     assert "TCC_EA_RDREQ_sum" not in c
     metric = next(m for m in CATALOGUE if m.name == "L2 Cache Hit Rate" and m.applies("gfx942"))
-    num, den = metric.parts(c, Machine(arch="gfx942"), np.array([1.0]))
+    num, den = metric.parts(c, Machine(arch="gfx942"), Column([1.0]))
     assert float(num[0] / den[0]) == 75.0  # 100 * 30 / (30 + 10)

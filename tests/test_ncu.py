@@ -11,10 +11,10 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from roofscope.analysis.counters import Counters, evaluate
+from roofscope.analysis.metrics.column import Column
 from roofscope.analysis.work import nvidia
 from roofscope.errors import InputError
 from roofscope.model.profile import Profile
@@ -300,11 +300,11 @@ def test_conv2d_rules_and_cycle_time() -> None:
 
 
 def as_counters(values: dict[str, float]) -> Counters:
-    return Counters({k: np.array([v]) for k, v in values.items()})
+    return Counters({k: Column([v]) for k, v in values.items()})
 
 
 def test_fp16_vector_uses_ncu_half_roofline_counting() -> None:
-    c = Counters({nvidia.sass(op): np.array([v]) for op, v in
+    c = Counters({nvidia.sass(op): Column([v]) for op, v in
                   {"hfma": 10.0, "hadd": 3.0, "hmul": 5.0}.items()})  # fmt: skip
     assert evaluate(nvidia.FLOPS, c)["fp16-vector"][0] == 4 * 10 + 2 * 3 + 2 * 5
 
@@ -312,18 +312,18 @@ def test_fp16_vector_uses_ncu_half_roofline_counting() -> None:
 def test_tensor_aggregate_is_not_added_to_its_parts() -> None:
     base = "sm__ops_path_tensor_src_fp16"
     parts = {f"{base}_dst_fp16.sum": 100.0, f"{base}_dst_fp32.sum": 20.0}
-    both = Counters({k: np.array([v]) for k, v in {**parts, f"{base}.sum": 120.0}.items()})
+    both = Counters({k: Column([v]) for k, v in {**parts, f"{base}.sum": 120.0}.items()})
     assert evaluate(nvidia.FLOPS, both)["fp16-matrix"][0] == 120.0
-    only_parts = Counters({k: np.array([v]) for k, v in parts.items()})
+    only_parts = Counters({k: Column([v]) for k, v in parts.items()})
     assert evaluate(nvidia.FLOPS, only_parts)["fp16-matrix"][0] == 120.0
-    one_part = Counters({f"{base}_dst_fp32.sum": np.array([20.0])})
+    one_part = Counters({f"{base}_dst_fp32.sum": Column([20.0])})
     assert "fp16-matrix" not in evaluate(nvidia.FLOPS, one_part)
-    mixed = Counters({"sm__ops_path_tensor_src_fp16_bf16_tf32_dst_fp32.sum": np.array([7.0])})
+    mixed = Counters({"sm__ops_path_tensor_src_fp16_bf16_tf32_dst_fp32.sum": Column([7.0])})
     assert evaluate(nvidia.FLOPS, mixed) == {}
 
 
 def test_tensor_instructions_count_only_on_sm70() -> None:
-    c = Counters({nvidia.TENSOR_INSTRUCTION: np.array([3.0])})
+    c = Counters({nvidia.TENSOR_INSTRUCTION: Column([3.0])})
     assert evaluate(nvidia.flops_for("sm_70"), c)["fp16-matrix"][0] == 3 * 512
     assert "fp16-matrix" not in evaluate(nvidia.flops_for("sm_80"), c)
     assert "fp16-matrix" not in evaluate(nvidia.flops_for(None), c)

@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
-import numpy as np
 import pytest
 
 from roofscope.analysis.counters import Counters, evaluate
+from roofscope.analysis.metrics.column import Column
 from roofscope.analysis.work import nvidia
 from roofscope.cli.app import main
 from tests.conftest import DATA, run_json
@@ -101,7 +101,7 @@ def test_without_byte_counters_the_bound_is_unknown(
 
 
 def ops(values: dict[str, float]) -> dict[str, float]:
-    c = Counters({k: np.array([v]) for k, v in values.items()})
+    c = Counters({k: Column([v]) for k, v in values.items()})
     return {k: float(v[0]) for k, v in evaluate(nvidia.FLOPS, c).items()}
 
 

@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 
 from roofscope.analysis.counters import Counters
+from roofscope.analysis.metrics.column import Column
 from roofscope.analysis.metrics.derived import CATALOGUE, metrics, peak
 from roofscope.analysis.metrics.machine import Machine, machine_for
 from roofscope.analysis.metrics.value import ALL, MetricValue
@@ -155,13 +156,13 @@ def test_unit_utilisation_by_hand() -> None:
     CU cycles = 800 / 8 XCDs x 10 CUs = 1000; VMEM 100 x (300 + 100) / 1000 = 40 %, Branch
     100 x 50 / 1000 = 5 %."""
     c = Counters({
-        "SQ_ACTIVE_INST_FLAT": np.array([300.0]), "SQ_ACTIVE_INST_VMEM": np.array([100.0]),
-        "SQ_ACTIVE_INST_MISC": np.array([50.0]), "GRBM_GUI_ACTIVE": np.array([800.0]),
+        "SQ_ACTIVE_INST_FLAT": Column([300.0]), "SQ_ACTIVE_INST_VMEM": Column([100.0]),
+        "SQ_ACTIVE_INST_MISC": Column([50.0]), "GRBM_GUI_ACTIVE": Column([800.0]),
     })  # fmt: skip
     m = Machine(arch="gfx942", compute_units=10, num_xcd=8)
     wanted = ("VMEM Utilization", "Branch Utilization")
     units = [x for x in CATALOGUE if x.name in wanted and x.applies(m.arch)]
-    got = {x.name: x.per_dispatch(c, m, np.array([1.0])) for x in units}
+    got = {x.name: x.per_dispatch(c, m, Column([1.0])) for x in units}
     assert (got["VMEM Utilization"][0], got["Branch Utilization"][0]) == (40.0, 5.0)
 
 

@@ -3,25 +3,28 @@
 The model keeps counters long (``row_id``, ``counter``, ``value``); formulas want one array
 per counter, aligned on dispatches. :func:`dispatch_counters` builds that for the
 dispatches of some sources, with each dispatch's kernel (``name_id``) and duration: once per
-profile and sources, as one (counter x dispatch) array that every analysis shares. A
+profile and sources, as one plain-Python column per counter that every analysis shares
+(:mod:`roofscope.analysis.metrics.column`: a profile with counters has few dispatches, and
+numpy's import cost more than its formulas). A
 counter that some of these dispatches lack is left out entirely, so a formula that needs
 it raises :class:`Missing` instead of computing over holes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import contextlib
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
 import msgspec
-import numpy as np
-import numpy.typing as npt
 
+from roofscope.analysis.metrics.column import Column, Mask, full
 from roofscope.model.access import Relation, counter_names, counter_values, query
 from roofscope.model.profile import Profile
 from roofscope.model.schema import DURATION
 from roofscope.model.selection import dispatches
 
-Array = npt.NDArray[np.float64]
+Array = Column
 
 
 class Missing(KeyError):
@@ -31,8 +34,11 @@ class Missing(KeyError):
 class Counters:
     """Per-dispatch counter arrays by name; a missing name raises :class:`Missing`."""
 
-    def __init__(self, columns: Mapping[str, Array]) -> None:
+    def __init__(self, columns: Mapping[str, Array], size: int | None = None) -> None:
         self._columns = columns
+        if size is None:  # the size of a column (a table of none has none)
+            size = next((c.size for c in columns.values()), 0)
+        self.size = size
 
     def __getitem__(self, name: str) -> Array:
         column = self._lookup(name)
@@ -58,25 +64,59 @@ class Counters:
     def names(self) -> list[str]:
         return sorted(self._columns)
 
+    def read_ahead(self, run: Callable[[Counters], object]) -> None:
+        """Fetch in one statement every column that ``run`` reads: it is run first over
+        stand-ins of one value, which note each name it asks. Which counters a formula reads
+        depends on which were collected, never on their values."""
+        if not isinstance(self._columns, _Columns):
+            return
+        probe = Reads(Counters(dict.fromkeys(self._columns, _ONE), 1))
+        with contextlib.suppress(Missing):
+            run(probe)
+        self._columns.fetch(probe.read)
 
-Formula = Callable[[Counters], Array]
+    def column(self, value: Array | float) -> Array:
+        """``value`` as a column of these dispatches: a number (a formula of no counter)
+        repeated."""
+        if isinstance(value, Column):
+            return value
+        return full(value, self.size)
+
+
+_ONE = Column((1.0,))
+
+
+class Reads(Counters):
+    """The counters, noting the name of each one a formula reads."""
+
+    def __init__(self, inner: Counters) -> None:
+        super().__init__(inner._columns, inner.size)
+        self.read: set[str] = set()
+
+    def _lookup(self, name: str) -> Array | None:
+        found = super()._lookup(name)
+        if found is not None:  # X_sum may be read as X (Counters._lookup)
+            self.read.add(name if name in self._columns else name.removesuffix("_sum"))
+        return found
+
+
+Formula = Callable[[Counters], Array | float]
 
 
 class DispatchCounters(msgspec.Struct, frozen=True):
     """Counters of some dispatches, with who each dispatch ran and for how long."""
 
     counters: Counters
-    name_ids: npt.NDArray[np.int64]
+    name_ids: list[int]
     duration_ns: Array  # NaN where the dispatch has no timestamps
 
     @property
     def size(self) -> int:
-        return int(self.name_ids.size)
+        return len(self.name_ids)
 
-    def by_kernel(self) -> list[tuple[int, npt.NDArray[np.bool_]]]:
+    def by_kernel(self) -> list[tuple[int, Mask]]:
         """(name_id, mask over dispatches) for each kernel."""
-        # not np.unique, which loads numpy.ma (6 ms) for its NaN handling
-        return [(n, self.name_ids == n) for n in sorted(set(self.name_ids.tolist()))]
+        return [(n, Mask([i == n for i in self.name_ids])) for n in sorted(set(self.name_ids))]
 
 
 def evaluate(formulas: Mapping[str, Formula], counters: Counters) -> dict[str, Array]:
@@ -84,7 +124,7 @@ def evaluate(formulas: Mapping[str, Formula], counters: Counters) -> dict[str, A
     out = {}
     for name, formula in formulas.items():
         try:
-            out[name] = np.asarray(formula(counters), dtype=np.float64)
+            out[name] = counters.column(formula(counters))
         except Missing:
             continue
     return out
@@ -102,66 +142,69 @@ def dispatch_counters(profile: Profile, sources: Sequence[int]) -> DispatchCount
 
 def _dispatch_counters(profile: Profile, sources: Sequence[int]) -> DispatchCounters | None:
     mine = dispatches(profile, sources=sources)
-    rows = query(
+    ((name_ids, durations),) = query(
         profile,
         mine,
-        f"""SELECT row_id, name_id, coalesce({DURATION}::DOUBLE, 'NaN') AS dur
-        FROM d WHERE row_id IN (SELECT row_id FROM c) ORDER BY row_id""",
+        f"""SELECT list(name_id ORDER BY row_id), list(dur ORDER BY row_id) FROM
+        (SELECT row_id, name_id, coalesce({DURATION}::DOUBLE, 'NaN') AS dur
+         FROM d WHERE row_id IN (SELECT row_id FROM c))""",
         c=counter_values(profile),
-    ).fetchnumpy()
-    row_ids = np.asarray(rows["row_id"], dtype=np.int64)
-    if row_ids.size == 0:
+    ).fetchall()
+    if not name_ids:
         return None
-    names, table = _table(profile, mine, row_ids)
-    table.flags.writeable = False
-    whole = np.flatnonzero(~np.isnan(table).any(axis=1))  # counters every dispatch has
-    counters = Counters({names[i]: table[i] for i in map(int, whole)})
-    # NaN where untimed, from DuckDB: a NULL there would make it a masked array, whose
-    # module numpy loads on first use (6 ms)
-    duration = np.asarray(rows["dur"], dtype=np.float64)
-    name_ids = np.asarray(rows["name_id"], dtype=np.int64)
-    for array in (duration, name_ids):
-        array.flags.writeable = False
-    return DispatchCounters(counters, name_ids, duration)
+    columns = _Columns(profile, mine, len(name_ids))
+    # NaN where untimed, from DuckDB; lists, which DuckDB hands over faster than rows
+    return DispatchCounters(Counters(columns, len(name_ids)), name_ids, Column(tuple(durations)))
 
 
-# values fetched at once: the dispatches are taken in slices of about this many values, so
-# that what DuckDB materialises and numpy holds beside the table stays small
-_BATCH_VALUES = 1 << 16
-_VALUES = """(SELECT counter_id, row_id, value FROM d
-    WHERE value IS NOT NULL AND row_id IN (SELECT row_id FROM m))"""
+# the values of the counters every dispatch of ``m`` has (no NULL, no NaN: the readers keep
+# one value per dispatch and counter, so a counter some dispatch lacks has fewer)
+_WHOLE = """FROM d AS v JOIN n USING (counter_id)
+    WHERE NOT isnan(v.value) AND v.row_id IN (SELECT row_id FROM m) {}
+    GROUP BY n.counter HAVING count(*) = $1"""
 
 
-def _table(
-    profile: Profile, mine: Relation, row_ids: npt.NDArray[np.int64]
-) -> tuple[list[str], Array]:
-    """The counter names of these dispatches and their values, one row per counter and one
-    column per dispatch of ``row_ids`` (sorted); NaN where a dispatch lacks the counter. The
-    readers keep one value per dispatch and counter."""
-    values_of = counter_values(profile)
-    found = query(
-        profile,
-        values_of,
-        f"""SELECT counter_id, counter FROM n
-        WHERE counter_id IN (SELECT counter_id FROM {_VALUES}) ORDER BY counter""",
-        n=counter_names(profile),
-        m=mine,
-    ).fetchnumpy()
-    names = [str(n) for n in found["counter"]]
-    ids = np.asarray(found["counter_id"], dtype=np.int64)
-    index = np.zeros(int(ids.max()) + 1 if ids.size else 1, dtype=np.int64)
-    index[ids] = np.arange(ids.size)  # a counter id's row in the table
-    table = np.full((len(names), row_ids.size), np.nan)
-    step = max(1, _BATCH_VALUES // max(len(names), 1))
-    for start in range(0, row_ids.size, step):
-        part = row_ids[start : start + step]
-        cells = query(
-            profile,
-            values_of,
-            f"SELECT counter_id, row_id, value FROM {_VALUES} WHERE row_id BETWEEN $1 AND $2",
-            [int(part[0]), int(part[-1])],
-            m=mine,
-        ).fetchnumpy()
-        column = start + np.searchsorted(part, np.asarray(cells["row_id"], dtype=np.int64))
-        table[index[np.asarray(cells["counter_id"], dtype=np.int64)], column] = cells["value"]
-    return names, table
+class _Columns(Mapping[str, Column]):
+    """The counters every dispatch has; each one's values fetched from DuckDB when first
+    read, or several in one statement (:meth:`fetch`). A wide workload counts 2,000
+    counters, of which its formulas read a tenth: 600,000 values made Python floats for
+    nothing cost the 301-dispatch GEMM workload 0.1 s."""
+
+    def __init__(self, profile: Profile, mine: Relation, size: int) -> None:
+        self._profile, self._mine, self._size = profile, mine, size
+        found = self._query("SELECT n.counter " + _WHOLE.format(""), [size])
+        self._names = sorted(str(r[0]) for r in found)
+        self._known = frozenset(self._names)
+        self._loaded: dict[str, Column] = {}
+
+    def fetch(self, names: Iterable[str]) -> None:
+        wanted = sorted({n for n in names if n in self._known and n not in self._loaded})
+        if not wanted:
+            return
+        sql = "SELECT n.counter, list(v.value ORDER BY v.row_id) " + _WHOLE.format(
+            "AND list_contains($2, n.counter)"
+        )
+        for name, values in self._query(sql, [self._size, wanted]):
+            self._loaded[str(name)] = Column(tuple(values))
+
+    def _query(self, sql: str, params: list[object]) -> list[tuple[Any, ...]]:
+        return query(
+            self._profile, counter_values(self._profile), sql, params,
+            n=counter_names(self._profile), m=self._mine,
+        ).fetchall()  # fmt: skip
+
+    def __getitem__(self, name: str) -> Column:
+        if name not in self._loaded:
+            if name not in self._known:
+                raise KeyError(name)
+            self.fetch([name])
+        return self._loaded[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._known
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)

@@ -45,10 +45,10 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
-import numpy as np
 from msgspec.structs import asdict, fields, replace
 
 from roofscope.analysis.counters import Array, Counters, Missing
+from roofscope.analysis.metrics.column import Column
 from roofscope.analysis.metrics.derived import CATALOGUE
 from roofscope.analysis.metrics.machine import Machine
 from roofscope.analysis.work import nvidia
@@ -89,7 +89,7 @@ class _Recorder(dict[str, Array]):
     def get(self, name: str, default: object = None) -> Array | None:  # type: ignore[override]
         self.asked.add(name)
         gone = name in self.absent or f"{name}_sum" in self.absent  # X stands in for X_sum
-        return None if gone else np.ones(1)
+        return None if gone else Column([1.0])
 
 
 def _asked(formulas: Sequence[Callable[[Counters], object]]) -> set[str]:
@@ -103,7 +103,7 @@ def _asked(formulas: Sequence[Callable[[Counters], object]]) -> set[str]:
             seen.add(absent)
             recorder = _Recorder(absent)
             with contextlib.suppress(Missing, ArithmeticError):
-                formula(Counters(recorder))
+                formula(Counters(recorder, size=1))
             asked |= recorder.asked
             todo += [absent | {n} for n in recorder.asked - absent if absent | {n} not in seen]
     return {n for n in asked if "@" not in n and "[" not in n}
@@ -114,7 +114,7 @@ def _metric_counters() -> set[str]:
         f.name: 1 for f in fields(Machine) if f.name not in ("arch", "sources")
     }
     machine = replace(Machine(), **constants)
-    one = np.ones(1)
+    one = Column([1.0])
     formulas = [(lambda c, m=metric: m.parts(c, machine, one)) for metric in CATALOGUE]
     return _asked(formulas)
 

@@ -12,11 +12,12 @@ The theoretical occupancy it is compared with, and the sources ([R1]), are in
 
 from __future__ import annotations
 
+import math
+
 import msgspec
-import numpy as np
-import numpy.typing as npt
 
 from roofscope.analysis.counters import Array, Counters, dispatch_counters
+from roofscope.analysis.metrics.column import Mask, where
 from roofscope.analysis.metrics.occupancy import arch_limits, arch_of, theoretical
 from roofscope.errors import UsageError
 from roofscope.model.profile import Profile
@@ -64,7 +65,7 @@ def achieved(
     level = _level_accumulator(c)
     # the busy cycles of the run that counted the waves, where the reader kept them
     busy = c.get("GRBM_GUI_ACTIVE@SQ_LEVEL_WAVES", c["GRBM_GUI_ACTIVE"]) / parts
-    busy = np.where(busy > 0, busy, np.nan)  # no busy cycles: no occupancy for that dispatch
+    busy = where(busy > 0, busy, math.nan)  # no busy cycles: no occupancy for that dispatch
     waves = c[level] / busy if level else None
     cycles = a.wave_cycles_per_count if "SQ_WAVE_CYCLES" in c else None
     per_cu = c["SQ_WAVE_CYCLES"] * cycles / busy / cus if cycles and cus else None
@@ -83,7 +84,7 @@ def achieved(
         ratio = measured / t.waves_per_cu if t and measured is not None else None
         used = tuple(n for n in (level, "SQ_WAVE_CYCLES" if per_cu is not None else None) if n)
         out[name_id] = Achieved(
-            name_id, int(mask.sum()), gpu, cu, cycles_cu, pct,
+            name_id, mask.count(), gpu, cu, cycles_cu, pct,
             t.waves_per_cu if t else None, ratio, (*used, "GRBM_GUI_ACTIVE"),
         )  # fmt: skip
     return out
@@ -103,10 +104,10 @@ def _level_accumulator(c: Counters) -> str | None:
     return None
 
 
-def _mean(values: Array | None, mask: npt.NDArray[np.bool_]) -> float | None:
+def _mean(values: Array | None, mask: Mask) -> float | None:
     """The mean over the dispatches of ``mask`` that have a value (NaN: left out)."""
     if values is None:
         return None
     chosen = values[mask]
-    chosen = chosen[np.isfinite(chosen)]
-    return float(chosen.mean()) if chosen.size else None
+    chosen = chosen[chosen.finite()]
+    return chosen.mean() if chosen.size else None

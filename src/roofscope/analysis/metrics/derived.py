@@ -29,17 +29,11 @@ from __future__ import annotations
 
 from collections.abc import Container, Sequence
 
-import numpy as np
 from msgspec.structs import replace
 
 from roofscope.analysis.counters import Array, Counters, Missing, dispatch_counters
-from roofscope.analysis.metrics.formula import (
-    Kind,
-    Mask,
-    Metric,
-    Parts,
-    valid_mask,
-)
+from roofscope.analysis.metrics.column import Column, Mask, everything, full
+from roofscope.analysis.metrics.formula import Kind, Metric, Parts, valid_mask
 from roofscope.analysis.metrics.machine import Machine
 from roofscope.analysis.metrics.nvidia import NCU
 from roofscope.analysis.metrics.passes import cross_passes
@@ -64,8 +58,7 @@ def evaluate(c: Counters, m: Machine, duration_ns: Array) -> dict[str, tuple[Met
             num, den = metric.parts(c, m, duration_ns)
         except Missing:
             continue
-        size = duration_ns.shape
-        out[metric.name] = (metric, Parts(_float(num, size), _float(den, size)))
+        out[metric.name] = (metric, Parts(_float(num, duration_ns), _float(den, duration_ns)))
     return out
 
 
@@ -84,10 +77,11 @@ def metrics(
     table = dispatch_counters(profile, sources)
     if table is None:
         return {}
+    table.counters.read_ahead(lambda c: evaluate(c, machine, c.column(1.0)))
     found = evaluate(table.counters, machine, table.duration_ns)
     passes = {k: v for s in sources for k, v in profile.counter_passes.get(s, {}).items()}
     mixed = cross_passes(found, table.counters, machine, table.duration_ns, passes)
-    groups = [*table.by_kernel(), (ALL, np.ones(table.size, dtype=bool))]
+    groups = [*table.by_kernel(), (ALL, everything(table.size))]
     return {
         name_id: {
             name: replace(
@@ -119,8 +113,8 @@ def aggregate(
         total=whole,
         peak=top,
         pct_of_peak=100 * mean / top if mean is not None and top else None,
-        dispatches=int(ok.sum()),
-        left_out=int(ok.size - ok.sum()),
+        dispatches=ok.count(),
+        left_out=ok.size - ok.count(),
         aggregation_differs=_differ(mean, weighted),
         source=metric.source,
         note=metric.note if peer else None,
@@ -137,24 +131,28 @@ def _aggregates(kind: Kind, num: Array, den: Array) -> tuple[Mask, Maybe, Maybe,
         ok = valid_mask(kind, num, den)
         pooled = _quotient(num[ok].sum(), den[ok].sum()) if ok.any() else None
         return ok, _mean(num[ok] / den[ok]), pooled, None
-    ok = np.isfinite(num)
+    ok = num.finite()
     if kind == "amount":
-        return ok, _mean(num[ok]), None, float(num[ok].sum()) if ok.any() else None
-    timed = ok & np.isfinite(den) & (den > 0)
+        return ok, _mean(num[ok]), None, num[ok].sum() if ok.any() else None
+    timed = ok & den.finite() & (den > 0)
     weighted = _quotient((num * den)[timed].sum(), den[timed].sum()) if timed.any() else None
     return ok, _mean(num[ok]), weighted, None
 
 
-def _float(values: Array, size: tuple[int, ...]) -> Array:
-    return np.broadcast_to(np.asarray(values, dtype=np.float64), size)
+def _float(values: Array | float, like: Array) -> Array:
+    """``values`` as a column the size of ``like``: a number, or one value, repeated."""
+    if isinstance(values, Column) and values.size == like.size:
+        return values
+    one = values.values[0] if isinstance(values, Column) else values
+    return full(float(one), like.size)
 
 
 def _mean(values: Array) -> float | None:
-    return float(values.mean()) if values.size else None
+    return values.mean() if values.size else None
 
 
 def _quotient(num: float, den: float) -> float | None:
-    return float(num / den) if den != 0 else None
+    return num / den if den != 0 else None
 
 
 def _peak(metric: Metric, m: Machine) -> float | None:

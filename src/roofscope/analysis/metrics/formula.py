@@ -12,15 +12,15 @@ for any); a variant for an architecture applies only when the machine's arch is 
 from __future__ import annotations
 
 import fnmatch
+import math
 from collections.abc import Callable
 from typing import Literal, NamedTuple
 
 import msgspec
-import numpy as np
-import numpy.typing as npt
 from msgspec.structs import replace
 
 from roofscope.analysis.counters import Array, Counters, Missing
+from roofscope.analysis.metrics.column import Mask, greatest, stacked_sum, summed, where
 from roofscope.analysis.metrics.machine import Machine
 
 Kind = Literal["rate", "ratio", "amount", "level"]
@@ -31,7 +31,6 @@ class Parts(NamedTuple):
     den: Array  # the duration (ns) for rates and levels
 
 
-Mask = npt.NDArray[np.bool_]
 Side = Callable[[Counters, Machine], Array]
 PartsFn = Callable[[Counters, Machine, Array], Parts]
 PeakFn = Callable[[Machine], float]
@@ -66,10 +65,10 @@ class Metric(msgspec.Struct, frozen=True):
     def per_dispatch(self, c: Counters, m: Machine, duration_ns: Array) -> Array:
         """The value of each dispatch; NaN where its denominator is 0 or unknown."""
         num, den = self.parts(c, m, duration_ns)
+        num, den = c.column(num), c.column(den)
         if self.kind in ("amount", "level"):
-            return np.asarray(num, dtype=np.float64)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(valid_mask(self.kind, num, den), num / den, np.nan)
+            return num
+        return where(valid_mask(self.kind, num, den), num / den, math.nan)
 
 
 def need(value: float | None, what: str) -> float:
@@ -135,6 +134,7 @@ class _Renamed(Counters):
     """``c`` with some names read from other columns."""
 
     def __init__(self, c: Counters, renamed: dict[str, str]) -> None:
+        super().__init__({}, c.size)
         self._base, self._renamed = c, renamed
 
     def __getitem__(self, name: str) -> Array:
@@ -184,13 +184,13 @@ def col(name: str) -> Side:
 
 
 def total(*names: str) -> Side:
-    return lambda c, m: sum((c[n] for n in names), np.zeros(1))
+    return lambda c, m: c.column(summed(c[n] for n in names))
 
 
 def instances(c: Counters, name: str, how: Literal["sum", "max"]) -> Array:
     """rocprof v1 ``sum(X,16)`` / ``max(X,16)``: over instances ``X[0]..X[15]`` only."""
-    stack = np.vstack([c[f"{name}[{i}]"] for i in range(16)])
-    return np.asarray(stack.sum(axis=0) if how == "sum" else stack.max(axis=0), dtype=np.float64)
+    stack = [c[f"{name}[{i}]"] for i in range(16)]
+    return stacked_sum(stack) if how == "sum" else greatest(stack)
 
 
 # --- architectures and sources --------------------------------------------------------------
@@ -234,5 +234,5 @@ V3 = "rocprofiler-sdk counter_defs.yaml (docs/formats/amd-counters.md, Derived m
 
 
 def valid_mask(kind: Kind, num: Array, den: Array) -> Mask:
-    ok = np.isfinite(num) & np.isfinite(den)
-    return ok & (den > 0) if kind == "rate" else ok & (den != 0)
+    ok = num.finite() & den.finite()
+    return ok & (den > 0) if kind == "rate" else ok & den.nonzero()

@@ -13,24 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from roofscope.analysis.counters import Array, Counters
+from roofscope.analysis.counters import Array, Counters, Reads
 from roofscope.analysis.metrics.formula import Metric, Parts
 from roofscope.analysis.metrics.machine import Machine
 from roofscope.analysis.metrics.value import CrossPass
-
-
-class _Reads(Counters):
-    """The counters, noting the name of each one a formula reads."""
-
-    def __init__(self, inner: Counters) -> None:
-        super().__init__({name: inner[name] for name in inner.names()})
-        self.read: set[str] = set()
-
-    def _lookup(self, name: str) -> Array | None:
-        found = super()._lookup(name)
-        if found is not None:  # X_sum may be read as X (Counters._lookup)
-            self.read.add(name if name in self._columns else name.removesuffix("_sum"))
-        return found
 
 
 def cross_passes(
@@ -47,7 +33,7 @@ def cross_passes(
     for name, (metric, _) in found.items():
         if metric.kind != "ratio":
             continue
-        reads = _Reads(c)
+        reads = Reads(c)
         metric.parts(reads, m, duration_ns)
         counted = {n: passes[n] for n in sorted(reads.read) if n in passes}
         if len(set(counted.values())) > 1:

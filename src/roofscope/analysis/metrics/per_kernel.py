@@ -63,7 +63,7 @@ Values = dict[int, dict[str, MetricValue]]
 
 def _derived(profile: Profile, machine: Machine) -> tuple[Values, Values]:
     """The derived metrics of the trace's dispatches, else of the counter runs'. Their
-    formulas, over numpy arrays, load only for a profile with counters."""
+    formulas, over counter columns, load only for a profile with counters."""
     if not has_counters(profile):
         return {}, {}
     from roofscope.analysis.metrics.derived import metrics

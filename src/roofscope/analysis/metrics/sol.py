@@ -3,9 +3,8 @@ light")."""
 
 from __future__ import annotations
 
-import numpy as np
-
 from roofscope.analysis.counters import Array, Counters, Missing
+from roofscope.analysis.metrics.column import summed
 from roofscope.analysis.metrics.formula import (
     CDNA,
     CDNA2_UP,
@@ -46,12 +45,12 @@ from roofscope.model import words
 
 
 def _valu_flops(c: Counters, m: Machine) -> Array:
-    return sum((FLOPS[f"fp{b}-vector"](c) for b in (16, 32, 64)), np.zeros(1))
+    return c.column(summed(c.column(FLOPS[f"fp{b}-vector"](c)) for b in (16, 32, 64)))
 
 
 def _issued(c: Counters, m: Machine) -> Array:
     kinds = ("VALU", "VMEM", "SALU", "SMEM", "GDS", "BRANCH", "SENDMSG", "VSKIPPED")
-    return sum((c[f"SQ_INSTS_{k}"] for k in kinds), np.zeros(1))
+    return c.column(summed(c[f"SQ_INSTS_{k}"] for k in kinds))
 
 
 def _busy_cus(c: Counters, m: Machine) -> Array:
@@ -67,7 +66,7 @@ def _active_cus(busy: float, m: Machine) -> float:
         need(m.max_waves_per_cu, "max_waves_per_cu"),
         need(m.compute_units, "compute_units"),
     )
-    r = float(np.round(busy))
+    r = float(round(busy))  # half to even, as numpy's round
     return float(int(min(r / waves * 8 + min(r % waves, 8), cus)))
 
 
@@ -227,11 +226,11 @@ def bubble_read(c: Counters, m: Machine) -> Array:
 
 
 def _sized_read(c: Counters, m: Machine) -> Array:
-    return sum((s * c[f"TCC_EA0_RDREQ_{s}B_sum"] for s in (32, 64, 128)), np.zeros(1))
+    return c.column(summed(s * c[f"TCC_EA0_RDREQ_{s}B_sum"] for s in (32, 64, 128)))
 
 
 def gl2c_read(c: Counters, m: Machine) -> Array:
-    return sum((s * c[f"GL2C_EA_RDREQ_{s}B_sum"] for s in (32, 64, 96, 128)), np.zeros(1))
+    return c.column(summed(s * c[f"GL2C_EA_RDREQ_{s}B_sum"] for s in (32, 64, 96, 128)))
 
 
 def ea_write(p: str) -> Side:

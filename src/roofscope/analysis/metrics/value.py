@@ -1,6 +1,6 @@
 """What the check-up reports of a derived counter metric, read by the limiter, the report and
 the renderers without loading the formulas (:mod:`roofscope.analysis.metrics.derived`, over
-numpy arrays): a profile without counters never loads those."""
+counter columns): a profile without counters never loads those."""
 
 from __future__ import annotations
 

@@ -26,10 +26,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-import numpy as np
-import numpy.typing as npt
-
 from roofscope.analysis.counters import Array, Counters, Formula, dispatch_counters, evaluate
+from roofscope.analysis.metrics.column import Mask, everything, summed, where
 from roofscope.analysis.work import nvidia
 from roofscope.analysis.work.model import ALL, Work
 from roofscope.model.profile import Profile
@@ -83,9 +81,9 @@ def _hbm_write(c: Counters) -> Array:
     return 1024 * c["WRITE_SIZE"]
 
 
-def _l2(c: Counters) -> Array:
+def _l2(c: Counters) -> Array | float:
     kinds = ("READ_REQ", "WRITE_REQ", "ATOMIC_WITH_RET_REQ", "ATOMIC_WITHOUT_RET_REQ")
-    return 64 * sum((c[f"TCP_TCC_{k}_sum"] for k in kinds), np.zeros(1))
+    return 64 * summed(c[f"TCP_TCC_{k}_sum"] for k in kinds)
 
 
 BYTES: dict[str, Formula] = {
@@ -103,17 +101,18 @@ def counter_work(profile: Profile, sources: Sequence[int]) -> dict[int, Work]:
     table = dispatch_counters(profile, sources)
     if table is None:
         return {}
+    table.counters.read_ahead(lambda c: quantities(c, profile.run.arch))
     flops, nbytes = quantities(table.counters, profile.run.arch)
     dur = table.duration_ns
     out: dict[int, Work] = {}
-    for name_id, mask in [*table.by_kernel(), (ALL, np.ones(table.size, dtype=bool))]:
+    for name_id, mask in [*table.by_kernel(), (ALL, everything(table.size))]:
         out[name_id] = Work(
-            flops={k: float(v[mask].sum()) for k, v in flops.items()} or None,
-            bytes={k: float(v[mask].sum()) for k, v in nbytes.items()},
+            flops={k: v[mask].sum() for k, v in flops.items()} or None,
+            bytes={k: v[mask].sum() for k, v in nbytes.items()},
             source="counters",
             rates=_mean_rates({**flops, **nbytes}, dur, mask),
-            dispatches=int(mask.sum()),
-            time_ns=float(np.nansum(np.where(mask, dur, 0.0))),
+            dispatches=mask.count(),
+            time_ns=where(mask, dur, 0.0).nansum(),
         )
     return out
 
@@ -137,10 +136,8 @@ def quantities(counters: Counters, arch: str | None) -> tuple[dict[str, Array], 
     return flops, nbytes
 
 
-def _mean_rates(
-    values: Mapping[str, Array], dur: Array, mask: npt.NDArray[np.bool_]
-) -> dict[str, float]:
+def _mean_rates(values: Mapping[str, Array], dur: Array, mask: Mask) -> dict[str, float]:
     timed = mask & (dur > 0)
     if not timed.any():
         return {}
-    return {k: float(np.mean(v[timed] / dur[timed]) * 1e9) for k, v in values.items()}
+    return {k: (v[timed] / dur[timed]).mean() * 1e9 for k, v in values.items()}

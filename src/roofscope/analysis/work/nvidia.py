@@ -64,7 +64,7 @@ def flops_for(arch: str | None) -> dict[str, Formula]:
         return dict(FLOPS)
     ops = FLOPS["fp16-matrix"]
 
-    def fp16_matrix(c: Counters) -> Array:
+    def fp16_matrix(c: Counters) -> Array | float:
         try:
             return ops(c)
         except Missing:

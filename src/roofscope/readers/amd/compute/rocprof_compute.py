@@ -23,8 +23,11 @@ The columns of every generation map to the model in
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
+
+import msgspec
 
 from roofscope.model import words
 from roofscope.model.profile import Profile, RunInfo
@@ -43,6 +46,7 @@ from roofscope.readers.amd.compute.rocprof_compute_sysinfo import (
     read_sysinfo,
     sysinfo_run,
 )
+from roofscope.readers.io.csv_layout import CsvLayout
 from roofscope.readers.io.dispatch_csv import read_dispatch_csv
 from roofscope.readers.io.duck_sql import ident, read_csv
 from roofscope.readers.registry import Reader
@@ -87,15 +91,7 @@ def attach_counter_run(
         _skip(profile, path, "has no Dispatch_ID (or Index) column to match dispatches by")
         return
     new = [c for c in dict.fromkeys(layout.counters) if c not in present]
-    # The run's own clock: its busy cycles and duration, for ratios within this one run
-    # (Omniperf's Wave Occupancy and Instr Fetch BW), kept beside pmc_perf.csv's.
-    own = {}
-    if "GRBM_GUI_ACTIVE" in layout.counters:
-        own[f"GRBM_GUI_ACTIVE@{path.stem}"] = 'TRY_CAST("GRBM_GUI_ACTIVE" AS DOUBLE)'
-    if "start_ns" in layout.mapping and "end_ns" in layout.mapping:
-        own[f"duration_ns@{path.stem}"] = (
-            f"({layout.mapping['end_ns']} - {layout.mapping['start_ns']})::DOUBLE"
-        )
+    own = _own_clock(path, layout)
     if not new:
         return
     tag = f"run{next(_ids)}"
@@ -128,6 +124,106 @@ def attach_counter_run(
         con.execute(f"DROP TABLE {tag}")
     present.update(new)
     profile.add_input(str(path), fmt, rows, Role.COUNTER_RUN)
+
+
+class _Run(msgspec.Struct, frozen=True):
+    """A counter run read with the others: its columns, the counters it adds, and how."""
+
+    path: Path
+    layout: CsvLayout
+    new: tuple[str, ...]
+    values: tuple[str, ...]  # the SQL of each new counter's value
+
+
+def attach_counter_runs(
+    profile: Profile, paths: Sequence[Path], *, source: int, present: set[str], fmt: str
+) -> None:
+    """:func:`attach_counter_run` for each of ``paths`` in order. Where every run is a wide
+    table keyed by dispatch id whose rows match the dispatches, they are read in one
+    statement and added in one (vcopy MI200's five SQ_*.csv: 25 statements -> 5); else, or
+    at the first mismatch, one after another, each with its warning."""
+    runs = _runs(paths, set(present))
+    rows = _matched(profile, runs, source) if runs else None
+    if runs is None or rows is None:
+        for path in paths:
+            attach_counter_run(profile, path, source=source, present=present, fmt=fmt)
+        return
+    ids = profile.counter_ids([c for r in runs for c in r.new])
+    profile.con.execute(
+        f"""INSERT INTO counters SELECT row_id, counter_id, value FROM
+        (SELECT row_id, unnest(ids) AS counter_id, unnest(_values) AS value FROM
+            (SELECT d.rowid AS row_id, r._values, $1[r._f + 1] AS ids FROM runs_{source} r
+             JOIN dispatches d ON d.source = {source} AND d.dispatch_id = r._id
+             ORDER BY r._f, d.rowid))
+        WHERE value IS NOT NULL""",
+        [[[ids[c] for c in r.new] for r in runs]],
+    )
+    profile.con.execute(f"DROP TABLE runs_{source}")
+    for run, n in zip(runs, rows, strict=True):
+        present.update(run.new)
+        profile.add_input(str(run.path), fmt, n, Role.COUNTER_RUN)
+
+
+def _runs(paths: Sequence[Path], present: set[str]) -> list[_Run] | None:
+    """What each run adds, as :func:`attach_counter_run` finds it, runs that add nothing
+    left out; None where one is read otherwise (long, no name, no dispatch id)."""
+    runs = []
+    for path in paths:
+        header = read_header(path)
+        if is_long(header) or not any(h.lower() in NAME for h in header):
+            return None
+        layout = wide_layout(path, header)
+        if "dispatch_id" not in layout.mapping:
+            return None
+        new = [c for c in dict.fromkeys(layout.counters) if c not in present]
+        if not new:
+            continue
+        own = _own_clock(path, layout)
+        values = [*(f"TRY_CAST({ident(c)} AS DOUBLE)" for c in new), *own.values()]
+        runs.append(_Run(path, layout, (*new, *own), tuple(values)))
+        present.update(runs[-1].new)
+    return runs
+
+
+def _own_clock(path: Path, layout: CsvLayout) -> dict[str, str]:
+    """The run's own clock: its busy cycles and duration, for ratios within this one run
+    (Omniperf's Wave Occupancy and Instr Fetch BW), kept beside pmc_perf.csv's."""
+    own = {}
+    if "GRBM_GUI_ACTIVE" in layout.counters:
+        own[f"GRBM_GUI_ACTIVE@{path.stem}"] = 'TRY_CAST("GRBM_GUI_ACTIVE" AS DOUBLE)'
+    if "start_ns" in layout.mapping and "end_ns" in layout.mapping:
+        own[f"duration_ns@{path.stem}"] = (
+            f"({layout.mapping['end_ns']} - {layout.mapping['start_ns']})::DOUBLE"
+        )
+    return own
+
+
+def _matched(profile: Profile, runs: list[_Run], source: int) -> list[int] | None:
+    """Read every run into ``runs_<source>``; each one's rows, or None (the table dropped)
+    where one does not match the dispatches one to one."""
+    reads = " UNION ALL ".join(
+        f"SELECT {i} AS _f, {r.layout.mapping['dispatch_id']} AS _id, "
+        f"{ident(r.layout.name)} AS _name, [{', '.join(r.values)}]::DOUBLE[] AS _values "
+        f"FROM {read_csv(r.path, list(r.layout.columns))}"
+        for i, r in enumerate(runs)
+    )
+    con = profile.con
+    con.execute(f"CREATE TEMP TABLE runs_{source} AS {reads}")
+    found = con.execute(
+        f"""SELECT r._f, count(*), count(d.dispatch_id), count(*) FILTER (
+                d.dispatch_id IS NOT NULL AND n.raw_name IS DISTINCT FROM r._name)
+        FROM runs_{source} r LEFT JOIN dispatches d ON d.source = {source} AND d.dispatch_id = r._id
+        LEFT JOIN names n ON n.name_id = d.name_id GROUP BY r._f ORDER BY r._f"""
+    ).fetchall()
+    ((count, distinct),) = con.execute(
+        f"SELECT count(*), count(DISTINCT dispatch_id) FROM dispatches WHERE source = {source}"
+    ).fetchall()
+    rows = {int(f): int(n) for f, n, matched, renamed in found
+            if n == matched == count == distinct and not renamed}  # fmt: skip
+    if len(rows) == len(runs):
+        return [rows[i] for i in range(len(runs))]
+    con.execute(f"DROP TABLE runs_{source}")
+    return None
 
 
 def _mismatch(profile: Profile, tag: str, source: int) -> tuple[int, str | None]:
@@ -200,8 +296,7 @@ class Workload(Reader):
             present = set(passes)
         else:
             present = read_dispatches(profile, files.dispatches[0], fmt=self.name, role=role)
-        for run_path in files.runs:
-            attach_counter_run(profile, run_path, source=source, present=present, fmt=self.name)
+        attach_counter_runs(profile, files.runs, source=source, present=present, fmt=self.name)
         profile.add_input(str(path), "rocprof-compute-sysinfo", 1, Role.METADATA)
         roofline = folder / "roofline.csv"
         if roofline.is_file():
