@@ -61,6 +61,7 @@ def test_the_profiled_programs_line_is_its_own() -> None:
             "roofscope: error: Argument --http: 70000 is not >= 1 and <= 65535\n",
         ),
         (["analyze", "a", "--nosuch"], "roofscope: error: Unrecognized arguments: --nosuch\n"),
+        (["analyze", "a", "--js"], "roofscope: error: Unrecognized arguments: --js\n"),
         (["compare", "a"], "roofscope: error: The following arguments are required: NEW\n"),
         (
             ["nosuch"],

@@ -90,6 +90,7 @@ def parser(command: Command) -> argparse.ArgumentParser:
         description=" ".join((command.run.__doc__ or "").split()),
         formatter_class=lambda prog: _Wrapped(prog, width=width),
         argument_default=argparse.SUPPRESS,
+        allow_abbrev=False,  # --js is no --json: a flag is named whole
     )
     for p in command.params:
         if isinstance(p, Pos):
