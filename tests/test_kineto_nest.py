@@ -263,12 +263,13 @@ def test_the_tables_are_the_same_nested_in_numpy_and_in_python(
     path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A trace of fewer than 4,096 operators and launches is nested in Python (no numpy
-    loaded), a larger one in numpy: forced each way, in windows of 7 rows too, the
-    operators, launches and ranges are row for row the same."""
+    loaded), a larger one in numpy: forced each way, in windows of 7 rows and writes of 5
+    too, the operators, launches and ranges are row for row the same."""
     monkeypatch.setattr(kineto_nest, "SMALL_BATCH", 1 << 30)
     python = _tables(path)
     assert python["operators"] and python["op_launches"]
     monkeypatch.setattr(kineto_nest, "SMALL_BATCH", 0)
     assert _tables(path) == python
     monkeypatch.setattr(kineto_nest, "BATCH", 7)
+    monkeypatch.setattr(kineto_nest, "WRITE", 5)  # the answers written 5 rows at a time
     assert _tables(path) == python
