@@ -273,3 +273,16 @@ def test_the_tables_are_the_same_nested_in_numpy_and_in_python(
     monkeypatch.setattr(kineto_nest, "BATCH", 7)
     monkeypatch.setattr(kineto_nest, "WRITE", 5)  # the answers written 5 rows at a time
     assert _tables(path) == python
+
+
+def test_an_empty_window_leaves_the_open_operators_open() -> None:
+    """A window with no rows (a thread cut at starts that hold none) changes nothing: the
+    operator open before it still holds the launch after it."""
+    rows = [(0, 0, 100, 0), (0, 50, None, 1)]
+    nesting = Nesting()
+    first, last = _numpy_windows(rows, [1])
+    nesting.add(first)
+    nesting.add({c: v[:0] for c, v in first.items()})
+    nesting.add(last)
+    ops, launched = nesting.numbered()
+    assert ops["seq"].tolist() == [0] and launched["op_id"].tolist() == [0]

@@ -78,6 +78,8 @@ class Nesting:
         """A window's rows: ``rank``, ``start_ns``, ``end_ns``, ``seq``, ``kind`` (0 for an
         operator, 1 for a launch)."""
         rank = rows["rank"]
+        if not len(rank):
+            return
         cuts = [0, *(np.flatnonzero(rank[1:] != rank[:-1]) + 1).tolist(), len(rank)]
         for lo, hi in itertools.pairwise(cuts):
             self._thread(int(rank[lo]), {c: v[lo:hi] for c, v in rows.items()})
