@@ -8,11 +8,13 @@ import json
 import random
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from roofscope.readers.load import load
 from roofscope.readers.torch import kineto_nest, kineto_rows
 from roofscope.readers.torch.kineto_nest import Sweep
+from roofscope.readers.torch.kineto_stack import Nesting, innermost
 
 DATA = Path(__file__).parent / "data" / "kineto"
 H100 = DATA / "h100_bert_small_metadata_first.json.gz"
@@ -187,3 +189,100 @@ def test_the_rows_are_cut_into_windows_of_whole_starts(monkeypatch: pytest.Monke
     assert all(a[3] + 1 == b[2] for a, b in itertools.pairwise(cut))
     sizes = [sum(w[2] <= i // 3 <= w[3] for i in range(30)) for w in cut]
     assert sum(sizes) == 30 and max(sizes) <= 9  # about 30 / 5, in whole starts of 3
+
+
+def _closed_forms(rows: list[tuple[int, int, int | None, int]]) -> dict[tuple[bool, int], int]:
+    """Each row's operator by (is a launch, seq), a plain search of every earlier row: the
+    last earlier operator of its thread whose end is at or after its start, -1 for none."""
+    got: dict[tuple[bool, int], int] = {}
+    for i, (thread, start, end, seq) in enumerate(rows):
+        earlier = [r[3] for r in rows[:i] if r[0] == thread and r[2] is not None and r[2] >= start]
+        got[(end is None, seq)] = earlier[-1] if earlier else -1
+    return got
+
+
+def _numpy_windows(
+    rows: list[tuple[int, int, int | None, int]], cuts: list[int]
+) -> list[dict[str, np.ndarray]]:
+    """Rows as the numpy windows the nesting reads, cut before each of ``cuts``."""
+    bounds = [0, *cuts, len(rows)]
+    out = []
+    for lo, hi in itertools.pairwise(bounds):
+        part = rows[lo:hi]
+        out.append({
+            "rank": np.array([r[0] for r in part], dtype=np.int64),
+            "start_ns": np.array([r[1] for r in part], dtype=np.int64),
+            "end_ns": np.array([0 if r[2] is None else r[2] for r in part], dtype=np.int64),
+            "seq": np.array([r[3] for r in part], dtype=np.int64),
+            "kind": np.array([int(r[2] is None) for r in part], dtype=np.int32),
+        })  # fmt: skip
+    return [w for w in out if len(w["seq"])]
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_the_numpy_nesting_numbers_the_operators_as_the_closed_form(seed: int) -> None:
+    """The numpy nesting of a large trace (readers/torch/kineto_stack.py), its rows cut into
+    windows anywhere (inside a thread, between rows of one start): the kept operators (those
+    a launch is in and their parents, up) numbered in the sweep's order, each one's parent
+    and each launch's operator by number, against a plain search of every pair."""
+    rng = random.Random(seed)
+    rows = _stream(rng, 3)
+    answers = _closed_forms(rows)
+    kept: set[int] = set()
+    for (is_launch, _), up in answers.items():
+        while is_launch and up >= 0 and up not in kept:
+            kept.add(up)
+            up = answers[(False, up)]
+    order = [r[3] for r in rows if r[2] is not None and r[3] in kept]
+    number = {seq: n for n, seq in enumerate(order)} | {-1: -1}
+    nesting = Nesting()
+    for window in _numpy_windows(rows, sorted(rng.sample(range(1, len(rows)), 8))):
+        nesting.add(window)
+    ops, launched = nesting.numbered()
+    assert ops["seq"].tolist() == order
+    assert ops["op_id"].tolist() == list(range(len(order)))
+    assert ops["parent"].tolist() == [number[answers[(False, s)]] for s in order]
+    launches = [r[3] for r in rows if r[2] is None]
+    assert launched["seq"].tolist() == launches
+    assert launched["op_id"].tolist() == [number[answers[(True, s)]] for s in launches]
+    assert launched["pos"].tolist() == list(range(len(launches)))
+
+
+def test_innermost_on_operators_that_close_before_the_ones_inside_them() -> None:
+    """Overlapping operators (a damaged trace): A [0, 50] then B [10, 100]; at 60 B is the
+    one open (A, closed, is under it), at 120 none is; equal starts: the longer one first."""
+    ends = np.array([50, 100, 60, 60], dtype=np.int64)  # A, B, C [60, 60], D [60, 60]
+    starts = np.array([10, 60, 60, 60, 120], dtype=np.int64)  # B, C, D, a launch at 60, 120
+    before = np.array([1, 2, 3, 4, 4], dtype=np.int64)
+    assert innermost(ends, before, starts).tolist() == [0, 1, 2, 3, -1]
+    assert innermost(ends[:0], before[:0] * 0, starts[:0]).tolist() == []
+
+
+@pytest.mark.parametrize("path", [H100, MI300X], ids=["h100", "mi300x"])
+def test_the_tables_are_the_same_nested_in_numpy_and_in_python(
+    path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A trace of fewer than 4,096 operators and launches is nested in Python (no numpy
+    loaded), a larger one in numpy: forced each way, in windows of 7 rows and writes of 5
+    too, the operators, launches and ranges are row for row the same."""
+    monkeypatch.setattr(kineto_nest, "SMALL_BATCH", 1 << 30)
+    python = _tables(path)
+    assert python["operators"] and python["op_launches"]
+    monkeypatch.setattr(kineto_nest, "SMALL_BATCH", 0)
+    assert _tables(path) == python
+    monkeypatch.setattr(kineto_nest, "BATCH", 7)
+    monkeypatch.setattr(kineto_nest, "WRITE", 5)  # the answers written 5 rows at a time
+    assert _tables(path) == python
+
+
+def test_an_empty_window_leaves_the_open_operators_open() -> None:
+    """A window with no rows (a thread cut at starts that hold none) changes nothing: the
+    operator open before it still holds the launch after it."""
+    rows = [(0, 0, 100, 0), (0, 50, None, 1)]
+    nesting = Nesting()
+    first, last = _numpy_windows(rows, [1])
+    nesting.add(first)
+    nesting.add({c: v[:0] for c, v in first.items()})
+    nesting.add(last)
+    ops, launched = nesting.numbered()
+    assert ops["seq"].tolist() == [0] and launched["op_id"].tolist() == [0]
