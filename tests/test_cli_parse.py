@@ -4,10 +4,14 @@ line after ``--``, and one-line usage errors."""
 
 from __future__ import annotations
 
+import inspect
+import re
+
 import pytest
 
 from roofscope.cli.app import main
 from roofscope.cli.commands import COMMANDS, chosen
+from roofscope.cli.parse import Opt
 from roofscope.errors import UsageError
 
 Cap = pytest.CaptureFixture[str]
@@ -81,3 +85,22 @@ def test_asked_for_help_is_exit_0_on_stdout(args: list[str], capsys: Cap) -> Non
     assert main(args) == 0
     out, err = capsys.readouterr()
     assert out.startswith("usage: roofscope") and err == ""
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_a_default_the_help_says_is_the_functions(name: str) -> None:
+    """An option whose help says its default ("Default: 10.") says the one its command's
+    function takes when the option is left out."""
+    command = COMMANDS[name]
+    defaults = {p.name: p.default for p in inspect.signature(command.run).parameters.values()}
+    for param in command.params:
+        said = re.search(r"Default: ([^ ]+?)\.$", param.help)
+        if said and isinstance(param, Opt):
+            default = defaults[param.dest]
+            shown = f"{default:g}" if isinstance(default, float) else str(default)
+            assert said.group(1) == shown, (name, param.dest)
+
+
+def test_the_defaults_said_are_there() -> None:
+    said = {p.dest for p in COMMANDS["compare"].params if "Default:" in p.help}
+    assert {"gap_us", "fp32_matmul", "min_share"} <= said

@@ -105,7 +105,7 @@ PROFILE = Command(
             ("--set",),
             "counter_set",
             "hotspots (timing), roofline (+ the counters the roofline needs), full (+ those of "
-            "every metric).",
+            "every metric). Default: roofline.",
         ),
         Opt(
             ("-o", "--out"),

@@ -7,18 +7,29 @@ A command lists the options it takes (``o.GPU``); the analysis options (``FORMAT
 
 from __future__ import annotations
 
-from roofscope.checkup.options import DEFAULT_GAP_US, MAX_GAP_US, OPTIONS
+from roofscope.checkup.options import (
+    DEFAULT_GAP_US,
+    MAX_GAP_US,
+    OPTIONS,
+    GateOptions,
+)
+from roofscope.checkup.options import (
+    FP32_MATMUL as MATMUL_PRECISIONS,
+)
 from roofscope.cli.parse import Opt
 
 __all__ = ["DEFAULT_GAP_US", "MAX_GAP_US"]
 
 
-def _option(name: str, kind: str = "text", metavar: str | None = None) -> Opt:
+def _option(
+    name: str, kind: str = "text", metavar: str | None = None, default: object = None
+) -> Opt:
     """The option of ``checkup/options.py``'s declaration: its flag, help and environment
-    variable. The range is checked there (``CheckupOptions.checked``), in the words of the
-    command line."""
+    variable, and ``default`` said in its help. The range is checked there
+    (``CheckupOptions.checked``), in the words of the command line."""
     option = OPTIONS[name]
-    return Opt((option.flag,), name, option.help, kind, metavar=metavar, env=option.env)
+    said = "" if default is None else f" Default: {default}."
+    return Opt((option.flag,), name, option.help + said, kind, metavar=metavar, env=option.env)
 
 
 # -- what is read and analysed (analyze, compare: both sides) -------------------------------
@@ -26,9 +37,9 @@ def _option(name: str, kind: str = "text", metavar: str | None = None) -> Opt:
 FORMAT = _option("fmt", metavar="NAME")
 KERNEL = _option("kernel", metavar="REGEX")
 DEVICE = _option("device", "int", "ID")
-GAP_US = _option("gap_us", "float", "US")
+GAP_US = _option("gap_us", "float", "US", f"{DEFAULT_GAP_US:g}")
 GPU = _option("gpu", metavar="NAME")
-FP32_MATMUL = _option("fp32_matmul", metavar="fp32|tf32")
+FP32_MATMUL = _option("fp32_matmul", metavar="fp32|tf32", default=MATMUL_PRECISIONS[0])
 WORK = _option("work", "many", "SPEC|FILE")
 CEILINGS = _option("ceilings", metavar="FILE")
 GRAPH_CAPTURE = _option("graph_capture", "many", "TRACE")
@@ -47,7 +58,7 @@ SIDES += (PEAK_FLOPS, PEAK_BW, JOBS, SCHEDULER, MEMORY_LIMIT)
 GATE = (
     _option("fail_if_slower", "float", "PCT"),
     _option("fail_if_kernel_slower", "float", "PCT"),
-    _option("min_share", "float", "SHARE"),
+    _option("min_share", "float", "SHARE", f"{GateOptions().min_share:g}"),
 )
 
 # -- what is written -------------------------------------------------------------------------
