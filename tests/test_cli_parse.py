@@ -55,29 +55,26 @@ def test_the_profiled_programs_line_is_its_own() -> None:
 @pytest.mark.parametrize(
     ("args", "said"),
     [
-        (["analyze", "a", "--top", "0"], "roofscope: error: Argument --top: 0 is not >= 1\n"),
-        (
-            ["analyze", "a", "--top", "x"],
-            "roofscope: error: Argument --top: invalid int value: 'x'\n",
-        ),
-        (
-            ["mcp", "--http", "70000"],
-            "roofscope: error: Argument --http: 70000 is not >= 1 and <= 65535\n",
-        ),
-        (["analyze", "a", "--nosuch"], "roofscope: error: Unrecognized arguments: --nosuch\n"),
-        (["analyze", "a", "--js"], "roofscope: error: Unrecognized arguments: --js\n"),
-        (["compare", "a"], "roofscope: error: The following arguments are required: NEW\n"),
-        (
-            ["nosuch"],
-            "roofscope: error: No such command 'nosuch' (the commands: analyze, profile, peaks, "
-            "demo, compare, devices, formats, mcp; see roofscope --help)\n",
-        ),
+        (["analyze", "a", "--top", "0"], "Argument --top: 0 is not >= 1"),
+        (["analyze", "a", "--top", "x"], "Argument --top: invalid int value: 'x'"),
+        (["mcp", "--http", "70000"], "Argument --http: 70000 is not >= 1 and <= 65535"),
+        (["analyze", "a", "--nosuch"], "Unrecognized arguments: --nosuch"),
+        (["analyze", "a", "--js"], "Unrecognized arguments: --js"),
+        (["compare", "a"], "The following arguments are required: NEW"),
     ],
 )
 def test_a_usage_error_is_one_line_and_exit_2(args: list[str], said: str, capsys: Cap) -> None:
     assert main(args) == 2
     out, err = capsys.readouterr()
-    assert (out, err) == ("", said)
+    assert (out, err) == ("", f"roofscope: error: {said}; see roofscope {args[0]} --help\n")
+
+
+def test_no_such_command_lists_the_commands(capsys: Cap) -> None:
+    assert main(["nosuch"]) == 2
+    assert capsys.readouterr().err == (
+        "roofscope: error: No such command 'nosuch' (the commands: analyze, profile, peaks, "
+        "demo, compare, devices, formats, mcp; see roofscope --help)\n"
+    )
 
 
 @pytest.mark.parametrize("args", [["--help"], ["-h"], ["analyze", "--help"], ["mcp", "-h"]])

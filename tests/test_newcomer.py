@@ -30,7 +30,8 @@ def test_no_arguments_prints_the_help_and_no_empty_error(capsys: Cap) -> None:
 def test_a_real_usage_error_still_says_what_is_wrong(capsys: Cap) -> None:
     assert main(["analyze"]) == 2
     assert capsys.readouterr().err == (
-        "roofscope: error: The following arguments are required: PATHS\n"
+        "roofscope: error: The following arguments are required: PATHS; "
+        "see roofscope analyze --help\n"
     )
 
 

@@ -65,7 +65,7 @@ class _Parser(argparse.ArgumentParser):
     """argparse that raises its usage errors instead of printing and exiting."""
 
     def error(self, message: str) -> NoReturn:
-        raise UsageError(message[:1].upper() + message[1:])
+        raise UsageError(f"{message[:1].upper()}{message[1:]}; see {self.prog} --help")
 
 
 class _Wrapped(argparse.HelpFormatter):
