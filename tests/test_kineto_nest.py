@@ -7,6 +7,7 @@ import itertools
 import json
 import random
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -142,13 +143,7 @@ def test_the_sweep_numbers_the_operators_around_a_launch_as_sql_did(seed: int) -
     rows = _stream(random.Random(seed), 3)
     batches = [rows[i : i + 9] for i in range(0, len(rows), 9)]
     answers = _answers(*batches)
-    kept: set[int] = set()
-    for (is_launch, _), up in answers.items():
-        while is_launch and up >= 0 and up not in kept:
-            kept.add(up)
-            up = answers[(False, up)]
-    order = [r[3] for r in rows if r[2] is not None and r[3] in kept]
-    number = {seq: n for n, seq in enumerate(order)} | {-1: -1}
+    order, number = _kept(rows, answers)
     sweep = Sweep()
     for batch in batches:
         sweep.run(batch)
@@ -228,13 +223,7 @@ def test_the_numpy_nesting_numbers_the_operators_as_the_closed_form(seed: int) -
     rng = random.Random(seed)
     rows = _stream(rng, 3)
     answers = _closed_forms(rows)
-    kept: set[int] = set()
-    for (is_launch, _), up in answers.items():
-        while is_launch and up >= 0 and up not in kept:
-            kept.add(up)
-            up = answers[(False, up)]
-    order = [r[3] for r in rows if r[2] is not None and r[3] in kept]
-    number = {seq: n for n, seq in enumerate(order)} | {-1: -1}
+    order, number = _kept(rows, answers)
     nesting = Nesting()
     for window in _numpy_windows(rows, sorted(rng.sample(range(1, len(rows)), 8))):
         nesting.add(window)
@@ -286,3 +275,17 @@ def test_an_empty_window_leaves_the_open_operators_open() -> None:
     nesting.add(last)
     ops, launched = nesting.numbered()
     assert ops["seq"].tolist() == [0] and launched["op_id"].tolist() == [0]
+
+
+def _kept(
+    rows: list[tuple[Any, ...]], answers: dict[tuple[bool, Any], int]
+) -> tuple[list[Any], dict[Any, int]]:
+    """The kept operators (those a launch is in, and their parents, up) in the order of
+    ``rows`` (the sweep's), by their seq, and each one's number (-1, none, stays -1)."""
+    kept: set[int] = set()
+    for (is_launch, _), up in answers.items():
+        while is_launch and up >= 0 and up not in kept:
+            kept.add(up)
+            up = answers[(False, up)]
+    order = [r[3] for r in rows if r[2] is not None and r[3] in kept]
+    return order, {seq: n for n, seq in enumerate(order)} | {-1: -1}
