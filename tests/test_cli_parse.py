@@ -11,7 +11,7 @@ import pytest
 
 from roofscope.cli.app import main
 from roofscope.cli.commands import COMMANDS, chosen
-from roofscope.cli.parse import Opt
+from roofscope.cli.parse import Command, Opt, keywords
 from roofscope.errors import UsageError
 
 Cap = pytest.CaptureFixture[str]
@@ -101,3 +101,22 @@ def test_a_default_the_help_says_is_the_functions(name: str) -> None:
 def test_the_defaults_said_are_there() -> None:
     said = {p.dest for p in COMMANDS["compare"].params if "Default:" in p.help}
     assert {"gap_us", "fp32_matmul", "min_share"} <= said
+
+
+def test_an_environment_variable_that_does_not_parse_is_one_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An int option given by the environment: a value that is no int is a usage error
+    naming the variable and the flag it stands for."""
+    command = Command(
+        "x", lambda jobs=None: None, (Opt(("--jobs",), "jobs", "N.", "int", env="X_JOBS"),)
+    )
+    monkeypatch.setenv("X_JOBS", "four")
+    with pytest.raises(UsageError) as raised:
+        keywords(command, [])
+    assert str(raised.value) == (
+        "X_JOBS='four': expected int (the value of --jobs); set it right or unset it"
+    )
+    monkeypatch.setenv("X_JOBS", "4")
+    assert keywords(command, []) == {"jobs": 4}
+    assert keywords(command, ["--jobs", "2"]) == {"jobs": 2}

@@ -151,8 +151,18 @@ def keywords(command: Command, args: Sequence[str]) -> dict[str, Any]:
     for opt in command.params:
         given = os.environ.get(opt.env) if isinstance(opt, Opt) and opt.env else None
         if given and isinstance(opt, Opt) and opt.dest not in found:
-            found[opt.dest] = KINDS[opt.kind](given)
+            found[opt.dest] = _from_environment(opt, given)
     return found
+
+
+def _from_environment(opt: Opt, given: str) -> Any:
+    try:
+        return KINDS[opt.kind](given)
+    except ValueError:
+        raise UsageError(
+            f"{opt.env}={given!r}: expected {opt.kind} (the value of {opt.flags[-1]}); "
+            f"set it right or unset it"
+        ) from None
 
 
 def root_help(commands: Sequence[Command], about: str) -> str:
