@@ -175,7 +175,7 @@ def test_the_rows_are_cut_into_windows_of_whole_starts(monkeypatch: pytest.Monke
         f"INSERT INTO {kineto_nest.LAUNCHES} SELECT 8 + i % 2, 100 + i, i, i FROM range(6) r(i)"
     )
     monkeypatch.setattr(kineto_nest, "BATCH", 7)
-    windows = kineto_nest.windows(profile)
+    windows = kineto_nest.windows(profile, kineto_nest.thread_rows(profile))
     low, high = kineto_nest.LOW, kineto_nest.HIGH
     assert windows[-1] == (1, 2, low, high)  # threads 8 and 9: 3 rows each, one window
     cut = windows[:-1]  # thread 7: 30 rows, starts 0-9 three times each, in 5 windows

@@ -114,7 +114,12 @@ LOW, HIGH = -(2**63), 2**63 - 1  # BIGINT's range
 Window = tuple[int, int, int, int]  # rank_lo, rank_hi, start_lo, start_hi
 
 
-def windows(profile: Profile, counts: list[tuple[int, int]] | None = None) -> list[Window]:
+def thread_rows(profile: Profile) -> list[tuple[int, int]]:
+    """(rank, rows) of each staged thread, in rank order."""
+    return [(int(r), int(n)) for r, n in profile.con.execute(_COUNTS).fetchall()]
+
+
+def windows(profile: Profile, counts: list[tuple[int, int]]) -> list[Window]:
     """The rows to sweep in windows of about BATCH rows, so that DuckDB sorts one window
     at a time (sorting the 1 M-kernel trace's 2 M rows at once held 195 MiB): a thread's
     rows cut at quantiles of their starts (rows of one start stay in one window), threads
@@ -122,8 +127,6 @@ def windows(profile: Profile, counts: list[tuple[int, int]] | None = None) -> li
     out: list[Window] = []
     group: list[int] = []  # the ranks of a window of whole threads, and their rows
     held = 0
-    if counts is None:
-        counts = profile.con.execute(_COUNTS).fetchall()
     for rank, rows in counts:
         if group and held + rows > BATCH:
             out.append((group[0], group[-1], LOW, HIGH))
@@ -240,7 +243,7 @@ def nest(profile: Profile, source: int, threads: Sequence[int], texts: Sequence[
     dropped once nested."""
     _table(profile, THREADS, {"thread": threads, "rank": list(range(len(threads)))})
     _table(profile, TEXTS, {"id": list(range(len(texts))), "text": list(texts)})
-    counts = profile.con.execute(_COUNTS).fetchall()
+    counts = thread_rows(profile)
     cut = windows(profile, counts)
     if sum(rows for _, rows in counts) >= SMALL_BATCH:
         _in_numpy(profile, source, cut)
