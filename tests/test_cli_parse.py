@@ -7,8 +7,10 @@ from __future__ import annotations
 import inspect
 import re
 
+import msgspec
 import pytest
 
+from roofscope.checkup.options import CheckupOptions
 from roofscope.cli.app import main
 from roofscope.cli.commands import COMMANDS, chosen
 from roofscope.cli.parse import Command, Opt, keywords
@@ -86,10 +88,12 @@ def test_asked_for_help_is_exit_0_on_stdout(args: list[str], capsys: Cap) -> Non
 
 @pytest.mark.parametrize("name", sorted(COMMANDS))
 def test_a_default_the_help_says_is_the_functions(name: str) -> None:
-    """An option whose help says its default ("Default: 10.") says the one its command's
-    function takes when the option is left out."""
+    """An option whose help says its default ("Default: 10.") says the one its command
+    takes when the option is left out: the function's own, or for an analysis option (which
+    the function takes as ``**analysis``) CheckupOptions'."""
     command = COMMANDS[name]
-    defaults = {p.name: p.default for p in inspect.signature(command.run).parameters.values()}
+    defaults = {f.name: f.default for f in msgspec.structs.fields(CheckupOptions)}
+    defaults |= {p.name: p.default for p in inspect.signature(command.run).parameters.values()}
     for param in command.params:
         said = re.search(r"Default: ([^ ]+?)\.$", param.help)
         if said and isinstance(param, Opt):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from msgspec.structs import asdict
 
@@ -33,23 +33,10 @@ def compare(
     min_share: float = 0.01,
     junit_out: str | None = None,
     markdown_out: str | None = None,
-    fmt: str | None = None,
-    kernel: str | None = None,
-    device: int | None = None,
-    gap_us: float = o.DEFAULT_GAP_US,
-    gpu: str | None = None,
-    fp32_matmul: str = "fp32",
     base_gpu: str | None = None,
     new_gpu: str | None = None,
     base_capture: list[str] | None = None,
     new_capture: list[str] | None = None,
-    work: list[str] | None = None,
-    ceilings: str | None = None,
-    peak_flops: float | None = None,
-    peak_bw: float | None = None,
-    jobs: int | None = None,
-    scheduler: str | None = None,
-    memory_limit: str | None = None,
     as_json: bool = False,
     html: str | None = None,
     svg: str | None = None,
@@ -57,6 +44,7 @@ def compare(
     force: bool = False,
     out: str | None = None,
     whole_names: bool = False,
+    **analysis: Any,
 ) -> int:
     """Baseline against candidate: per-kernel and end-to-end speedup, and a gate for CI."""
     from roofscope.checkup.engine import (  # DuckDB, numpy
@@ -65,18 +53,14 @@ def compare(
         side_captures,
         side_gpus,
     )
-    from roofscope.checkup.options import CheckupOptions, GateOptions, Spelling
+    from roofscope.checkup.options import GateOptions, Spelling
     from roofscope.cli.progress import spinner
     from roofscope.render.names import full_names
     from roofscope.render.registry import Gated, renderer
     from roofscope.verify.gate import gate
 
-    options = CheckupOptions(
-        fmt=fmt, kernel=kernel, device=device, gap_us=gap_us, gpu=gpu, work=tuple(work or ()),
-        ceilings=ceilings, peak_flops=peak_flops, peak_bw=peak_bw, jobs=jobs,
-        scheduler=scheduler, fp32_matmul=fp32_matmul, memory_limit=memory_limit,
-    )  # fmt: skip
-    sides = side_gpus(gpu, base_gpu, new_gpu)
+    options = o.checkup_options(analysis)
+    sides = side_gpus(options.gpu, base_gpu, new_gpu)
     thresholds = GateOptions(
         fail_if_slower=fail_if_slower, fail_if_kernel_slower=fail_if_kernel_slower,
         min_share=min_share,

@@ -7,10 +7,13 @@ A command lists the options it takes (``o.GPU``); the analysis options (``FORMAT
 
 from __future__ import annotations
 
+from typing import Any
+
 from roofscope.checkup.options import (
     DEFAULT_GAP_US,
     MAX_GAP_US,
     OPTIONS,
+    CheckupOptions,
     GateOptions,
 )
 from roofscope.checkup.options import (
@@ -52,6 +55,14 @@ MEMORY_LIMIT = _option("memory_limit", metavar="SIZE")
 # every one of them but --skip-unreadable and --graph-capture, which compare takes per side
 SIDES: tuple[Opt, ...] = (FORMAT, KERNEL, DEVICE, GAP_US, GPU, FP32_MATMUL, WORK, CEILINGS)
 SIDES += (PEAK_FLOPS, PEAK_BW, JOBS, SCHEDULER, MEMORY_LIMIT)
+
+
+def checkup_options(given: dict[str, Any]) -> CheckupOptions:
+    """The analysis options a command line gave (``SIDES`` and the like, by their Python
+    names), the repeatable ones' lists as tuples; those left out keep their defaults."""
+    values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in given.items()}
+    return CheckupOptions(**values)
+
 
 # -- compare's gate ----------------------------------------------------------------------------
 
