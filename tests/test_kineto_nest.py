@@ -289,3 +289,21 @@ def _kept(
             up = answers[(False, up)]
     order = [r[3] for r in rows if r[2] is not None and r[3] in kept]
     return order, {seq: n for n, seq in enumerate(order)} | {-1: -1}
+
+
+def test_the_staged_and_nested_rows_are_compressed_as_written(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Staged through numpy (a trace of 4,096 rows or more), each batch of operators and
+    launches, and each batch of nested operators and launches written, is compressed at
+    once: every row group of ``operators`` and ``op_launches`` is checkpointed when the
+    read ends; a small trace, staged as DuckDB lists, is not compacted."""
+    monkeypatch.setattr(kineto_nest, "SMALL_BATCH", 0)
+    profile = load([str(H100)])
+    for table in ("operators", "op_launches"):
+        sql = f"SELECT DISTINCT persistent FROM pragma_storage_info('{table}')"
+        assert profile.con.execute(sql).fetchall() == [(True,)], table
+    monkeypatch.setattr(kineto_nest, "SMALL_BATCH", 1 << 30)
+    profile = load([str(H100)])
+    sql = "SELECT DISTINCT persistent FROM pragma_storage_info('operators')"
+    assert profile.con.execute(sql).fetchall() == [(False,)]

@@ -75,3 +75,24 @@ def test_selection_errors_carry_facts_not_options() -> None:
     with pytest.raises(BadPattern) as bad:
         Selection(kernel="a(").pattern()
     assert bad.value.pattern == "a(" and "--" not in str(bad.value)
+
+
+def _storage(profile: Profile, table: str) -> set[tuple[bool, str]]:
+    sql = f"SELECT DISTINCT persistent, compression FROM pragma_storage_info('{table}')"
+    return set(profile.con.execute(sql).fetchall())
+
+
+def test_compact_compresses_the_rows_written_since() -> None:
+    """An in-memory table is held uncompressed until a CHECKPOINT: 300,000 rows of
+    0, 1, 2, ... are 2.3 MiB of BIGINTs, held as bit-packed (or constant) segments once
+    compacted; rows written after are uncompressed again until the next time."""
+    profile = Profile.empty()
+    con = profile.con
+    con.execute("CREATE TABLE t AS SELECT i FROM range(300000) r(i)")
+    assert _storage(profile, "t") == {(False, "Uncompressed")}
+    profile.compact()
+    assert {c for p, c in _storage(profile, "t")} <= {"BitPacking", "Constant"}
+    assert all(p for p, _ in _storage(profile, "t"))
+    con.execute("INSERT INTO t SELECT i FROM range(300000, 400000) r(i)")
+    assert (False, "Uncompressed") in _storage(profile, "t")
+    assert con.execute("SELECT count(*), sum(i) FROM t").fetchall() == [(400000, 79999800000)]

@@ -15,7 +15,8 @@ then in time order) as it goes, so each batch of its answers is written at once:
 operators with their columns and texts, the launches with their operator's number. A trace
 of 4,096 rows or more is nested in numpy instead, to the same answers
 (:mod:`~roofscope.readers.torch.kineto_stack`: 0.6 s of the 1 M-kernel trace's 2 M rows,
-the sweep 2.9 s); a smaller one loads no numpy.
+the sweep 2.9 s); a smaller one loads no numpy. A batch of a large trace's rows, staged or
+written, is compressed at once (:meth:`~roofscope.model.profile.Profile.compact`).
 """
 
 from __future__ import annotations
@@ -24,15 +25,16 @@ from collections import deque
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from roofscope.model.profile import Profile
+from roofscope.model.profile import ROW_GROUP, Profile
 from roofscope.model.schema import Table
 from roofscope.readers.io.batches import Kind, column, fits, insert_lists, registered
 from roofscope.readers.torch.kineto_rows import SMALL_BATCH
 
-BATCH = 100_000  # rows staged, and streamed back, at a time
-# nested operators and launches written at a time: the join with their staged columns and
-# texts held 140 MiB more of the 1 M-kernel trace's peak at 100,000 (25,000: 540 MiB)
-WRITE = 25_000
+# rows staged, streamed back and written at a time: a row group, compressed once written
+# (Profile.compact: the 1 M-kernel trace's peak 540 -> 414 MiB); each write of the nested
+# operators scans the staged rows of its row groups (25,000 at a time, each row group was
+# scanned five times: 1.34 s of writes, 0.44 s at a row group)
+BATCH = WRITE = ROW_GROUP
 OPS, LAUNCHES = "kineto_k_o", "kineto_k_l"
 TEXTS, THREADS = "kineto_k_t", "kineto_k_r"
 KEPT, NUMBERED = "kineto_k_u", "kineto_k_n"  # a batch's kept operators, launches
@@ -84,6 +86,7 @@ def _stage(
     with registered(profile, "kineto_stage_batch", arrays) as con:
         names = ", ".join(arrays)
         con.execute(f"INSERT INTO {table} ({names}) SELECT * FROM kineto_stage_batch").fetchall()
+    profile.compact()
 
 
 # -- the sweep ----------------------------------------------------------------------------
@@ -283,6 +286,7 @@ def _in_numpy(profile: Profile, source: int, cut: list[Window]) -> None:
             seqs = part["seq"]
             with registered(profile, table, part) as con:
                 con.execute(insert, [source, int(seqs.min()), int(seqs.max())]).fetchall()
+            profile.compact()
 
 
 def _write(profile: Profile, source: int, sweep: Sweep, written: list[int]) -> None:
