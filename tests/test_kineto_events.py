@@ -14,7 +14,14 @@ from typing import Any
 import msgspec
 import pytest
 
-from roofscope.readers.torch.kineto_events import NO_ARGS, Args, Event, KinetoEvents, from_dict
+from roofscope.readers.torch.kineto_events import (
+    NO_ARGS,
+    PHASES,
+    Args,
+    Event,
+    KinetoEvents,
+    from_dict,
+)
 from tests.test_kineto import AMD, HTA, error, read
 
 KERNEL = {
@@ -54,9 +61,10 @@ def stdlib(text: str) -> list[Any]:
 
 
 def same(event: Event | None, want: object) -> None:
-    """A struct holds what the stdlib's dict holds, for every key the reader reads."""
-    if not isinstance(want, dict):
-        assert event is None
+    """A struct holds what the stdlib's dict holds, for every key the reader reads (of a
+    complete event: another is read as nothing)."""
+    if not isinstance(want, dict) or want.get("ph") != "X":
+        assert event is None or event.__struct_fields__ == ()
         return
     assert event is not None
     for key in FIELDS:
@@ -179,3 +187,47 @@ def test_ns_resolution_ts_exact_through_msgspec() -> None:
     assert all(w % 1000 for w in want[:100])  # the ns digits are there to lose
     got = read(path).con.execute("SELECT start_ns FROM dispatches ORDER BY 1").fetchall()
     assert [s for (s,) in got] == want
+
+
+FLOW = '{"ph": "s", "id": 9, "pid": 0, "tid": 7, "ts": 1, "cat": "ac2g", "name": "ac2g"}'
+OTHER_PHASES = [
+    FLOW,
+    '{"ph": "f", "id": 9, "pid": 0, "tid": 7, "ts": 1.5, "bp": "e", "args": [1]}',
+    '{"ph": "M", "name": "process_name", "args": {"name": "python"}}',
+    '{"name": "Iteration Start: PyTorch Profiler", "ph": "i", "s": "g", "ts": 1e400}',
+]
+
+
+def test_only_complete_events_are_decoded() -> None:
+    """Each event of another phase is an empty struct of its phase, its keys skipped (a
+    list of args or a float past a double's range in one refuses nothing): the run is
+    msgspec's, not the stdlib's, and its kernels are read as before."""
+    text = trace(json.dumps(KERNEL), *OTHER_PHASES, json.dumps(KERNEL))
+    got = events(text)
+    assert [e.ph for e in got] == ["X", "s", "f", "M", "i", "X"]
+    assert [type(e).__struct_fields__ for e in got[1:-1]] == [()] * 4
+    assert type(got[0]) is Event and type(got[-1]) is Event
+    for event, element in zip(got, stdlib(text), strict=True):
+        same(event, element)
+    assert len(PHASES) == 22 and "X" not in PHASES  # the Chrome trace format's 23 phases
+
+
+@pytest.mark.parametrize(
+    "odd",
+    [
+        '{"cat": "kernel", "ts": 1, "dur": 2}',  # no phase
+        '{"ph": "Z", "cat": "kernel", "ts": 1, "dur": 2}',  # none the format defines
+        '{"ph": 7, "cat": "kernel"}',
+        '{"ph": "X", "cat": "kernel", "ts": 1, "dur": 2, "ph": "s"}',  # the last one counts
+    ],
+)
+def test_an_event_of_no_known_phase_sends_its_run_to_json(odd: str) -> None:
+    """The union refuses it; the stdlib reads the run, that event as nothing and the
+    complete events as msgspec would."""
+    text = trace(json.dumps(KERNEL), odd, FLOW, json.dumps(KERNEL))
+    got = events(text)
+    assert got[1] is None and got[2] is None
+    assert type(got[0]) is Event and got[0] == got[3]
+    for event, element in zip(got, stdlib(text), strict=True):
+        same(event, element)
+    assert from_dict(json.loads(odd)) is None

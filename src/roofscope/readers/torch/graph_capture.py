@@ -18,7 +18,6 @@ import re
 from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Sequence
-from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +26,7 @@ import msgspec
 from roofscope.errors import InputError
 from roofscope.model.names import normalise
 from roofscope.readers.io.json_stream import GZIP_ERRORS, open_text
-from roofscope.readers.torch.kineto_events import Args, Event, KinetoEvents
+from roofscope.readers.torch.kineto_events import Args, Event, KinetoEvents, decoder
 from roofscope.readers.torch.kineto_meta import CAPTURE_BEGIN
 from roofscope.readers.torch.kineto_rows import ns
 
@@ -66,7 +65,7 @@ class _CaptureEvents(KinetoEvents):
 
     event = _Event
     args = _Args
-    typed = msgspec.json.Decoder(list[_Event], float_hook=Decimal)
+    typed = decoder(_Event)
 
 
 class CapturedOp(msgspec.Struct, frozen=True):
