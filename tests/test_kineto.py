@@ -468,3 +468,25 @@ def test_an_event_whose_category_is_not_text_is_left_out(tmp_path: Path) -> None
     path.write_text(json.dumps({"schemaVersion": 1, "traceEvents": [damaged, kernel]}), "utf-8")
     rows = read(path).con.execute("SELECT start_ns, end_ns FROM dispatches").fetchall()
     assert rows == [(1000, 3000)]
+
+
+def test_the_process_is_the_first_host_events_pid_of_64_bits(tmp_path: Path) -> None:
+    """The dispatches' pid is the first operator's or runtime call's pid that is an integer
+    of 64 bits, in the trace's order: a flow, a kernel or a user range before it does not
+    count, nor does a host event whose pid is a string or past 64 bits."""
+    events = [
+        {"ph": "s", "id": 1, "pid": 11, "tid": 1, "ts": 1, "cat": "ac2g", "name": "ac2g"},
+        {"ph": "X", "cat": "user_annotation", "name": "u", "pid": 12, "tid": 1, "ts": 1, "dur": 9},
+        {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": "13", "tid": 1, "ts": 1, "dur": 5},
+        {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 2**64, "tid": 1,
+         "ts": 2, "dur": 1, "args": {"correlation": 5}},
+        {"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 14, "tid": 1, "ts": 7, "dur": 2},
+        {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 15, "tid": 1,
+         "ts": 8, "dur": 1, "args": {"correlation": 6}},
+        {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 10, "dur": 2,
+         "args": {"device": 0, "correlation": 5}},
+    ]  # fmt: skip
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"traceEvents": [events[-1], *events[:-1]]}), "utf-8")
+    profile = read(path)
+    assert profile.con.execute("SELECT DISTINCT pid FROM dispatches").fetchall() == [(14,)]

@@ -53,11 +53,13 @@ from roofscope.readers.torch.kineto_ops import Operators, annotated_kernels
 from roofscope.readers.torch.kineto_rows import (
     COPY_COLUMNS,
     KERNEL_COLUMNS,
+    NAME,
     STAGE,
     Rows,
     copy_columns,
     kernel_columns,
     ns,
+    texts,
 )
 from roofscope.readers.torch.kineto_syncs import OTHER, SYNCED, Calls, after_launch, order_role
 
@@ -99,21 +101,24 @@ class _Pass:
         self.calls: dict[str, Facts] = {}  # call names: _call
         self.others = Calls()  # runtime calls but launches: what a sync may follow
         self.plain: set[str] = set()  # operator names neither a loader step nor a compile
+        self.ops: list[Event] = []  # a run's operators
+        self.called: list[Event] = []  # a run's runtime calls
         # what a complete ("X") event of each category is read for, one dict lookup an
-        # event: the host facts (HOST_CATS: operators and runtime calls) and the data-loader
-        # steps (LOADER_CATS: operators and annotations), the kernels, copies and ranges
+        # event: the kernels, copies, operators and runtime calls gathered for the run's
+        # end (a method call an event cost 0.4-1 us of a million operators and as many
+        # launches), an annotation (a user range or a data-loader step) and a range read
         self.readers: dict[str, Callable[[Event], None]] = {
             **dict.fromkeys(KERNEL_CATS, self.kernels.pending.append),
             **dict.fromkeys(COPY_CATS, self.copies.pending.append),
-            **dict.fromkeys(HOST_CATS & LOADER_CATS, self._operator),
-            **dict.fromkeys(RUNTIME_CATS, self._runtime),
+            **dict.fromkeys(HOST_CATS & LOADER_CATS, self.ops.append),
+            **dict.fromkeys(RUNTIME_CATS, self.called.append),
             **dict.fromkeys(LOADER_CATS - HOST_CATS, self._annotation),
             PROFILER_RANGE_CAT: self._range,
         }
 
     def run(self, events: list[Any]) -> None:
-        """A run of events (:meth:`EventStream.runs`), each read by its category's reader;
-        then its kernels and copies converted together."""
+        """A run of events (:meth:`EventStream.runs`), each gathered or read by its
+        category's reader; then each category's read together."""
         readers = self.readers
         for event in events:
             if event is not None and event.ph == "X":
@@ -121,6 +126,14 @@ class _Pass:
                 read = readers.get(cat) if type(cat) is str else None
                 if read is not None:
                     read(event)
+        if self.os_pid is None and (self.ops or self.called):
+            self._first_pid(events)
+        if self.ops:
+            self._operators(self.ops)
+            self.ops.clear()
+        if self.called:
+            self._runtime(self.called)
+            self.called.clear()
         for event, args in annotated_kernels(self.kernels.pending):
             self.operators.kernel(event, args)
         self.kernels.take()
@@ -131,34 +144,46 @@ class _Pass:
     def untimed(self) -> int:
         return self.kernels.untimed + self.copies.untimed
 
-    def _operator(self, event: Event) -> None:  # both a host event and a loader's
-        """An operator (a million a trace: what a name says is asked once a name)."""
-        name = str(event.name)
-        if name not in self.plain:
-            self._loader_step(event, name)
-            self._hip(name)
-        if self.os_pid is None:
-            self._pid(event)
-        self.operators.pending.append((event, name))
+    def _operators(self, events: list[Event]) -> None:  # both host events and a loader's
+        """A run's operators (a million a trace: what a name says is asked once a name,
+        and only an event whose name is a loader step's or a compile's is read alone)."""
+        names = texts(list(map(NAME, events)))
+        plain = self.plain
+        if not plain.issuperset(names):
+            for event, name in zip(events, names, strict=True):
+                if name not in plain:
+                    self._loader_step(event, name)
+                    self._hip(name)
+        self.operators.add(events, names)
 
-    def _runtime(self, event: Event) -> None:
-        name = str(event.name)
-        kind, launch, graph, role, capture, hip = self.calls.get(name) or self._call(name)
-        if hip:
+    def _runtime(self, events: list[Event]) -> None:
+        """A run's runtime calls: counted and their launches staged by what their names
+        say, asked once a name; only a call that is a blocking call, a graph launch or
+        neither a launch nor a query is read alone."""
+        names = texts(list(map(NAME, events)))
+        facts = {n: self.calls.get(n) or self._call(n) for n in set(names)}
+        self.runtime += len(events)
+        if any(f[5] for f in facts.values()):
             self.hip = True
-        if self.os_pid is None:
-            self._pid(event)
-        if kind is not None:  # a blocking call, a module load
-            self._host_range(event, kind, name)
-        if role in (OTHER, SYNCED):  # not a launch (staged by kineto_ops), not a query
-            self.others.add(event, role, name)
-        self.runtime += 1
-        self.captures += capture
-        if launch:
-            self.launches += 1
-            self.operators.called.append(event)
-        if graph:
-            self.graphs.append(_graph_launch(event))
+        if captures := {n for n, f in facts.items() if f[4]}:
+            self.captures += sum(n in captures for n in names)
+        launch = {n for n, f in facts.items() if f[1]}
+        called = events if len(launch) == len(facts) else [
+            e for e, n in zip(events, names, strict=True) if n in launch
+        ]  # fmt: skip
+        self.launches += len(called)
+        self.operators.called += called
+        alone = {n for n, (kind, _, graph, role, _, _) in facts.items()
+                 if kind is not None or graph or role in (OTHER, SYNCED)}  # fmt: skip
+        for event, name in zip(events, names, strict=True) if alone else ():
+            if name in alone:
+                kind, _, graph, role, _, _ = facts[name]
+                if kind is not None:  # a blocking call, a module load
+                    self._host_range(event, kind, name)
+                if role in (OTHER, SYNCED):  # not a launch (staged by kineto_ops), no query
+                    self.others.add(event, role, name)
+                if graph:
+                    self.graphs.append(_graph_launch(event))
 
     def _call(self, name: str) -> Facts:
         """What a runtime call's name says (its host-range kind, a launch, a graph launch, its
@@ -196,10 +221,15 @@ class _Pass:
         if start is not None and dur is not None:
             self.host.append((kind, name, start, start + dur))
 
-    def _pid(self, event: Event) -> None:
-        """The process id: the first host event's that is an integer of 64 bits."""
-        if (pid := whole(event.pid)) is not None:
-            self.os_pid = pid if fits(pid) else None
+    def _first_pid(self, events: list[Any]) -> None:
+        """The process id: the first host event's (an operator, a runtime call) pid that is
+        an integer of 64 bits."""
+        for event in events:
+            if event is None or event.ph != "X" or type(event.cat) is not str:
+                continue
+            if event.cat in HOST_CATS and (pid := whole(event.pid)) is not None and fits(pid):
+                self.os_pid = pid
+                return
 
     def _hip(self, name: str) -> None:
         if name.startswith("hip"):

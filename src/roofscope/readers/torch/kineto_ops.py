@@ -88,7 +88,8 @@ class Operators:
 
     def __init__(self, profile: Profile) -> None:
         self.profile = profile
-        self.pending: list[tuple[Event, str]] = []  # a run's operators (the caller appends)
+        self.pending: list[Event] = []  # a run's operators (:meth:`add`)
+        self.names: list[str] = []  # and their names
         self.called: list[Event] = []  # a run's launches (the caller appends)
         self.ops = self._batch(nest.OP_COLUMNS)
         self.launches = self._batch(nest.LAUNCH_COLUMNS)
@@ -112,11 +113,16 @@ class Operators:
             thread = (_id(event.pid), _id(event.tid))
             self.user[thread].append((start, start + dur, name, thread))
 
+    def add(self, events: list[Event], names: list[str]) -> None:
+        """Operator events and their names (``str`` of each event's name)."""
+        self.pending += events
+        self.names += names
+
     def take(self) -> None:
         """A run's operators and launches as columns, staged a batch at a time."""
         if self.pending:
-            _extend(self.ops, self._op_columns([e for e, _ in self.pending], self.pending))
-            self.pending.clear()
+            _extend(self.ops, self._op_columns(self.pending, self.names))
+            self.pending, self.names = [], []
         if self.called:
             _extend(self.launches, self._launch_columns(self.called))
             self.called.clear()
@@ -135,9 +141,7 @@ class Operators:
                 for values in batch.values():
                     values.clear()
 
-    def _op_columns(
-        self, events: list[Event], named: list[tuple[Event, str]]
-    ) -> dict[str, list[Any]]:
+    def _op_columns(self, events: list[Event], names: list[str]) -> dict[str, list[Any]]:
         """Times in exact ns; the thread, the name and inputs as ids, one for each distinct
         text (a trace repeats its shapes every step: on the 1 M-event bench trace, 200,000
         operators share three), a column at a time by C-level maps and dict lookups, an
@@ -149,7 +153,7 @@ class Operators:
                 for i, (s, d) in enumerate(zip(start, dur, strict=True))
                 if s is not None and d is not None
             ]
-            events, named = [events[i] for i in timed], [named[i] for i in timed]
+            events, names = [events[i] for i in timed], [names[i] for i in timed]
             start, dur = [start[i] for i in timed], [dur[i] for i in timed]
         args = [NO_ARGS if (a := e.args) is None else a for e in events]
         flops, nbytes = self._annotations(args)
@@ -158,7 +162,7 @@ class Operators:
             "seq": self._seqs(len(events)),
             "start_ns": start,
             "end_ns": ends(start, dur),
-            "name": self._names([n for _, n in named]),
+            "name": self._names(names),
             "dims": self._texts(list(map(_DIMS, args))),
             "types": self._texts(list(map(_TYPES, args))),
             "concrete": self._texts(list(map(_CONCRETE, args))),

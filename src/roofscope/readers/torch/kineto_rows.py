@@ -200,7 +200,7 @@ def kernel_columns(events: list[Event]) -> dict[str, list[Any]]:
             tid_stream(e.tid) if s is None else s for s, e in zip(stream, events, strict=True)
         ]
     return {
-        "name_id": _texts(list(map(_NAME, events))),
+        "name_id": texts(list(map(NAME, events))),
         "device": device,
         "dispatch_id": wholes(list(map(_CORRELATION, args))),
         "start_ns": start,
@@ -213,7 +213,7 @@ def kernel_columns(events: list[Event]) -> dict[str, list[Any]]:
     }
 
 
-_TS, _DUR, _NAME = attrgetter("ts"), attrgetter("dur"), attrgetter("name")
+_TS, _DUR, NAME = attrgetter("ts"), attrgetter("dur"), attrgetter("name")
 _GRID, _BLOCK, _CORRELATION = attrgetter("grid"), attrgetter("block"), attrgetter("correlation")
 _DEVICE, _STREAM = attrgetter("device"), attrgetter("stream")
 _SHARED, _REGISTERS = attrgetter("shared_memory"), attrgetter("registers")
@@ -225,7 +225,7 @@ def _times(a: list[int | None], b: list[int | None]) -> list[int | None]:
     return list(map(mul, a, b))
 
 
-def _texts(values: list[object]) -> list[str]:
+def texts(values: list[object]) -> list[str]:
     """``str`` of each value (a name the trace wrote as no string)."""
     return values if set(map(type, values)) <= {str} else list(map(str, values))  # type: ignore[return-value]
 
