@@ -162,3 +162,30 @@ def test_json_texts_are_looked_up_only_when_all_are_known_texts() -> None:
     assert seen(texts, known) == [10, 10, 20, 10]
     assert seen([Raw(b"[1]"), Raw(b"[3]")], known) is None
     assert seen([Raw(b"[1]"), [91, 93]], known) is None
+
+
+@pytest.mark.parametrize(("pid", "held"), [("true", None), ('"1"', None), ("1.0", "aten::mm")])
+def test_a_pid_is_a_json_integer_or_none(tmp_path: Path, pid: str, held: str | None) -> None:
+    """Operators nest per thread (pid, tid): a launch whose pid is true or "1" is on no
+    thread of pid 1 (true == 1 in Python), so the operator of pid 1 around its start does
+    not hold it; 1.0 is the JSON integer 1 (kineto_meta.whole), so it does. The launch of
+    pid 1 is held either way."""
+    op = '{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 2, "ts": 0, "dur": 100}'
+    launch = (
+        '{{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": {pid}, '
+        '"tid": 2, "ts": {ts}, "dur": 1, "args": {{"correlation": {c}}}}}'
+    )
+    kernel = (
+        '{{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": {ts}, "dur": 1, '
+        '"args": {{"device": 0, "correlation": {c}}}}}'
+    )
+    events = [op, launch.format(pid=1, ts=10, c=5), launch.format(pid=pid, ts=50, c=6),
+              kernel.format(ts=200, c=5), kernel.format(ts=300, c=6)]  # fmt: skip
+    path = tmp_path / "t.json"
+    path.write_text('{"traceEvents": [' + ",\n".join(events) + "]}", "utf-8")
+    profile = load([str(path)])
+    rows = profile.con.execute(
+        "SELECT l.correlation, o.name FROM op_launches l LEFT JOIN operators o "
+        "USING (source, op_id) ORDER BY l.correlation"
+    ).fetchall()
+    assert rows == [(5, "aten::mm"), (6, held)]
