@@ -341,7 +341,9 @@ def section(results: list[Result], args: argparse.Namespace, loads: tuple[str, s
         "roofscope / peer, the issue's goal, and whether both name the same top kernel with "
         "the same calls and time and the same total kernel time. A floor (issue 41) is the "
         "peer of its row: for the rocprof v1 CSV, DuckDB's own group-by (name, count, sum, "
-        "median of the duration) of the same file, in one Python process.",
+        "median of the duration) of the same file, in one Python process; for the 1 M-kernel "
+        "Kineto trace, ISA-L's gunzip and msgspec's typed decode of its events, Python's "
+        "garbage collector paused (bench/floors.py).",
         96,
         break_on_hyphens=False,
     )
