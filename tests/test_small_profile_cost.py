@@ -16,7 +16,7 @@ from roofscope.analysis.work.shapes import has_formula
 from roofscope.model import access
 from roofscope.model.profile import Profile
 from roofscope.model.schema import Role, Table
-from roofscope.readers.io.batches import _int_text, insert_lists
+from roofscope.readers.io.batches import _int_text, column, insert_lists, registered
 from roofscope.readers.load import load
 
 MI250 = Path(__file__).parent / "data" / "kineto" / "mi250_minitoy_train_ROCm6_2_kineto.json.gz"
@@ -101,3 +101,15 @@ def test_an_integer_column_reads_back_as_given(values: list[object]) -> None:
 def test_an_integer_past_64_bits_is_refused_either_way(values: list[int]) -> None:
     with pytest.raises(OverflowError):
         insert_lists(Profile.empty(), "names", {"name_id": ("int", values)})
+
+
+@pytest.mark.parametrize("values", [[None] * 5000, [None, 1.5, None] * 2000, [0.25] * 5000])
+def test_a_float_column_reads_back_as_given(values: list[float | None]) -> None:
+    """A numpy float column: None is read as NULL, whether the whole column is None (built
+    at once) or some of it (converted value by value)."""
+    profile = Profile.empty()
+    profile.con.execute("CREATE TABLE t (x DOUBLE)")
+    with registered(profile, "batch", {"x": column(values, "float")}) as con:
+        con.execute("INSERT INTO t SELECT x FROM batch").fetchall()
+    rows = profile.con.execute("SELECT x FROM t ORDER BY rowid").fetchall()
+    assert [r[0] for r in rows] == values
