@@ -28,6 +28,7 @@ from roofscope.model.profile import Profile
 from roofscope.model.schema import Role
 from roofscope.readers import registry
 from roofscope.readers.io import json_stream
+from roofscope.readers.load import load
 from roofscope.readers.sniff import read_head
 from roofscope.readers.torch.kineto import KinetoTrace
 from tests.conftest import DATA, SHARED_CORPUS
@@ -490,3 +491,25 @@ def test_the_process_is_the_first_host_events_pid_of_64_bits(tmp_path: Path) -> 
     path.write_text(json.dumps({"traceEvents": [events[-1], *events[:-1]]}), "utf-8")
     profile = read(path)
     assert profile.con.execute("SELECT DISTINCT pid FROM dispatches").fetchall() == [(14,)]
+
+
+@pytest.mark.parametrize("suffix", [".json", ".json.gz"])
+def test_a_control_character_in_a_top_level_key_is_one_line(tmp_path: Path, suffix: str) -> None:
+    """Found by the fuzz campaign: a byte of the A100 sync trace's first key ("schemaVersion")
+    turned into a carriage return left a traceback from the detection's key scan. The file
+    is refused with the break and its place (counted from 0): the key's quote is character
+    5 of the trace's '\\n{\\n  "', the return character 6."""
+    text = gzip.decompress(SYNC.read_bytes()).decode("utf-8")
+    assert text.startswith('\n{\n  "schemaVersion"')
+    damaged = text[:6] + "\r" + text[7:]
+    path = tmp_path / f"t{suffix}"
+    data = damaged.encode("utf-8")
+    path.write_bytes(gzip.compress(data) if suffix.endswith(".gz") else data)
+    with pytest.raises(InputError) as caught:
+        load([str(path)])
+    message = str(caught.value)
+    assert message == (
+        f"{path}: is a JSON object that breaks at its top level (a key that is no JSON "
+        "string: Invalid control character at character 6); the file is damaged; export it "
+        "again"
+    )

@@ -27,6 +27,7 @@ from roofscope.model.profile import ONE_THREAD_BYTES, Profile
 from roofscope.model.schema import Role
 from roofscope.readers import other_outputs, registry, runs
 from roofscope.readers.io import shards
+from roofscope.readers.io.json_keys import damage
 from roofscope.readers.plan import plan
 from roofscope.readers.registry import Reader
 from roofscope.readers.runs import Found, Planned
@@ -371,6 +372,12 @@ def _identify_file(head: Head, forced: Reader | None) -> Found:
             str(head.path),
             f"cannot be read as {forced.name}: {why}",
             f"pass the {forced.name} file itself, or drop --format",
+        )
+    if found is None and head.kind == "text" and (why := damage(head.text)):
+        raise InputError(
+            str(head.path),
+            f"is a JSON object that breaks at its top level ({why})",
+            "the file is damaged; export it again",
         )
     if found is None and head.gzip:
         raise InputError(

@@ -5,6 +5,7 @@ array, wherever it stands among the other keys) without parsing the whole file
 
 from __future__ import annotations
 
+import io
 import json
 import re
 from collections.abc import Iterator
@@ -24,6 +25,21 @@ class Malformed(Exception):
 
 class Unfinished(Malformed):
     """The text ended (or the limit came) before the object did."""
+
+
+def damage(text: str) -> str | None:
+    """What breaks ``text`` (the start of a file) as a JSON object's top-level keys: None
+    where it is no JSON object, reads as one, or ends before a break shows."""
+    if not text.lstrip().startswith("{"):
+        return None
+    try:
+        for _ in TopKeys(io.StringIO(text), limit=len(text)).pairs():
+            pass
+    except Unfinished:
+        return None
+    except Malformed as exc:
+        return str(exc)
+    return None
 
 
 class TopKeys:
@@ -56,7 +72,14 @@ class TopKeys:
     def _key(self) -> str:
         if self._peek() != '"':
             raise Malformed("a key that is no string")
-        key = str(json.loads(self._match(_STRING)))
+        at = self.read - len(self.buf) + self.pos  # the key's first character, in the text
+        text = self._match(_STRING)
+        try:
+            key = str(json.loads(text))
+        except json.JSONDecodeError as exc:  # a control character, an escape JSON has not
+            what = exc.msg.removesuffix(" at")  # "Invalid control character at"
+            where = at + exc.pos
+            raise Malformed(f"a key that is no JSON string: {what} at character {where}") from None
         if self._peek() != ":":
             raise Malformed(f"no ':' after the key {key!r}")
         self.pos += 1
