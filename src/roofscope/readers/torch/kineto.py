@@ -15,7 +15,7 @@ from __future__ import annotations
 import io
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from roofscope.errors import InputError
 from roofscope.model.profile import Profile
@@ -78,8 +78,16 @@ DETECT_LIMIT_CHARS = 64 << 20
 
 # -- one pass over the events -------------------------------------------------------------
 
-# what a runtime call's name says (_Pass._call)
-Facts = tuple[str | None, bool, bool, int, bool, bool]
+
+class Facts(NamedTuple):
+    """What a runtime call's name says (:meth:`_Pass._call`)."""
+
+    kind: str | None  # its host range's kind (a blocking call, a module load), or none
+    launch: bool  # a kernel launch
+    graph: bool  # a graph launch
+    role: int  # its part in a launch-then-sync (kineto_syncs)
+    capture: bool  # the start of a stream capture
+    hip: bool  # a HIP call
 
 
 class _Pass:
@@ -163,26 +171,26 @@ class _Pass:
         names = texts(list(map(NAME, events)))
         facts = {n: self.calls.get(n) or self._call(n) for n in set(names)}
         self.runtime += len(events)
-        if any(f[5] for f in facts.values()):
+        if any(f.hip for f in facts.values()):
             self.hip = True
-        if captures := {n for n, f in facts.items() if f[4]}:
+        if captures := {n for n, f in facts.items() if f.capture}:
             self.captures += sum(n in captures for n in names)
-        launch = {n for n, f in facts.items() if f[1]}
+        launch = {n for n, f in facts.items() if f.launch}
         called = events if len(launch) == len(facts) else [
             e for e, n in zip(events, names, strict=True) if n in launch
         ]  # fmt: skip
         self.launches += len(called)
         self.operators.called += called
-        alone = {n for n, (kind, _, graph, role, _, _) in facts.items()
-                 if kind is not None or graph or role in (OTHER, SYNCED)}  # fmt: skip
+        alone = {n for n, f in facts.items()
+                 if f.kind is not None or f.graph or f.role in (OTHER, SYNCED)}  # fmt: skip
         for event, name in zip(events, names, strict=True) if alone else ():
             if name in alone:
-                kind, _, graph, role, _, _ = facts[name]
-                if kind is not None:  # a blocking call, a module load
-                    self._host_range(event, kind, name)
-                if role in (OTHER, SYNCED):  # not a launch (staged by kineto_ops), no query
-                    self.others.add(event, role, name)
-                if graph:
+                fact = facts[name]
+                if fact.kind is not None:  # a blocking call, a module load
+                    self._host_range(event, fact.kind, name)
+                if fact.role in (OTHER, SYNCED):  # not a launch (staged by kineto_ops), no query
+                    self.others.add(event, fact.role, name)
+                if fact.graph:
                     self.graphs.append(_graph_launch(event))
 
     def _call(self, name: str) -> Facts:
@@ -192,7 +200,7 @@ class _Pass:
         graph = GRAPH_LAUNCH.match(name) is not None
         capture = CAPTURE_BEGIN.match(name) is not None
         hip = name.startswith("hip")
-        facts = (call_kind(name), is_launch(name), graph, order_role(name), capture, hip)
+        facts = Facts(call_kind(name), is_launch(name), graph, order_role(name), capture, hip)
         if len(self.calls) < NAMES_KEPT:
             self.calls[name] = facts
         return facts
