@@ -119,6 +119,31 @@ def test_an_operator_time_past_64_bits_is_left_out_of_the_nesting(tmp_path: Path
     assert profile.con.execute("SELECT * FROM op_launches").fetchall() == [(0, 7, 12_000, 0)]
 
 
+def test_a_launch_time_past_64_bits_is_in_no_user_range(tmp_path: Path) -> None:
+    """Found by the fuzz campaign: a launch whose ts is 1e999999999 (staged without its
+    start) ended the read in a traceback when the user ranges were matched to launches. It
+    is in no range now; the launch beside it is in the range around it."""
+    events = [
+        {"ph": "X", "cat": "user_annotation", "name": "step", "pid": 1, "tid": 1, "ts": 10,
+         "dur": 50},
+        {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+         "ts": 12, "dur": 1, "args": {"correlation": 7}},
+        {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+         "ts": "TS", "dur": 1, "args": {"correlation": 8}},
+        {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 20, "dur": 3,
+         "args": {"correlation": 7, "device": 0, "stream": 7}},
+        {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 30, "dur": 3,
+         "args": {"correlation": 8, "device": 0, "stream": 7}},
+    ]  # fmt: skip
+    path = tmp_path / "t.pt.trace.json"
+    path.write_text(json.dumps({"traceEvents": events}).replace('"TS"', "1e999999999"))
+    profile = load([str(path)])
+    held = profile.con.execute(
+        "SELECT r.name, l.correlation FROM range_launches l JOIN user_ranges r USING (range_id)"
+    ).fetchall()
+    assert held == [("step", 7)]
+
+
 def _stream(rng: random.Random, threads: int) -> list[tuple[int, int, int | None, int]]:
     """Rows (thread, start, end, seq; end None for a launch) of random operators and
     launches on ``threads`` threads, in the sweep's order."""

@@ -334,7 +334,8 @@ _LAUNCHES = f"""INSERT INTO {Table.OP_LAUNCHES}
 
 
 def thread_launches(profile: Profile, thread: int) -> list[tuple[int, int]]:
-    """One thread's launches (start, correlation) in time order, for its user ranges."""
-    sql = f"""SELECT start_ns, correlation FROM {LAUNCHES} WHERE thread = $1
-        ORDER BY start_ns, correlation, seq"""
+    """One thread's launches (start, correlation) in time order, for its user ranges; a
+    launch whose start is past 64 bits (staged without it) is in none."""
+    sql = f"""SELECT start_ns, correlation FROM {LAUNCHES}
+        WHERE thread = $1 AND start_ns IS NOT NULL ORDER BY start_ns, correlation, seq"""
     return [(s, c) for s, c in profile.con.execute(sql, [thread]).fetchall()]
