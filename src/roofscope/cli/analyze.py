@@ -16,26 +16,22 @@ def analyze(
     paths: list[str],
     top: int | None = None,
     as_json: bool = False,
-    html: str | None = None,
-    svg: str | None = None,
-    png: str | None = None,
-    force: bool = False,
-    out: str | None = None,
-    whole_names: bool = False,
-    **analysis: Any,
+    **given: Any,
 ) -> None:
     """Baseline, hotspots and roofline of one profile (files of several processes merge)."""
     from roofscope.checkup.engine import prepare  # DuckDB, numpy
     from roofscope.cli.progress import run_checkup
     from roofscope.render.names import full_names
 
-    options = o.checkup_options(analysis)
-    html = html_path(html, out, stem(paths[0]))
+    written = o.files(given)
+    options = o.checkup_options(given)
+    html = html_path(written.html, written.out, stem(paths[0]))
+    svg, png = written.svg, written.png
     drawn = bool(html or svg or png)  # the timeline chart's bins are made for them only
     report = run_checkup(paths, replace(prepare(options), lanes=drawn))
     keep = [*report.read, *options.files]
-    with full_names(whole_names):
-        write_report(report, html=html, svg=svg, png=png, force=force, keep=keep)
+    with full_names(written.whole_names):
+        write_report(report, html=html, svg=svg, png=png, force=written.force, keep=keep)
         text = report_view(report, as_json=as_json, top=20 if top is None else top)
     sys.stdout.write(text)
 

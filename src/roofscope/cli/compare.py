@@ -38,13 +38,7 @@ def compare(
     base_capture: list[str] | None = None,
     new_capture: list[str] | None = None,
     as_json: bool = False,
-    html: str | None = None,
-    svg: str | None = None,
-    png: str | None = None,
-    force: bool = False,
-    out: str | None = None,
-    whole_names: bool = False,
-    **analysis: Any,
+    **given: Any,
 ) -> int:
     """Baseline against candidate: per-kernel and end-to-end speedup, and a gate for CI."""
     from roofscope.checkup.engine import (  # DuckDB, numpy
@@ -59,7 +53,8 @@ def compare(
     from roofscope.render.registry import Gated, renderer
     from roofscope.verify.gate import gate
 
-    options = o.checkup_options(analysis)
+    written = o.files(given)
+    options = o.checkup_options(given)
     sides = side_gpus(options.gpu, base_gpu, new_gpu)
     thresholds = GateOptions(
         fail_if_slower=fail_if_slower, fail_if_kernel_slower=fail_if_kernel_slower,
@@ -71,18 +66,18 @@ def compare(
         [base, *(base_run or [])], [new, *(new_run or [])], settings, sides, captures,
         watch=spinner,
     )  # fmt: skip
-    given = [*(base_capture or []), *(new_capture or [])]
-    cmp, keep = both.comparison, [*options.files, *given, *both.read]
+    captured = [*(base_capture or []), *(new_capture or [])]
+    cmp, keep = both.comparison, [*options.files, *captured, *both.read]
     verdict = gate(cmp, **asdict(thresholds))
     base_roof, new_roof = both.base[0].report.roofline, both.new[0].report.roofline
     gated = Gated(
         cmp, verdict, (base_roof.result.ceilings, new_roof.result.ceilings),
         (base_roof.choice.name or "baseline", new_roof.choice.name or "candidate"),
     )  # fmt: skip
-    with full_names(whole_names):
+    with full_names(written.whole_names):
         _write_files(
-            gated, junit_out=junit_out, markdown_out=markdown_out, force=force, keep=keep,
-            html=html, out=out, name=f"{stem(base)}-vs-{stem(new)}", svg=svg, png=png,
+            gated, written, junit_out=junit_out, markdown_out=markdown_out, keep=keep,
+            name=f"{stem(base)}-vs-{stem(new)}",
         )  # fmt: skip
         text = renderer("compare", "json" if as_json else "text").render(gated)
     sys.stdout.write(text)
@@ -91,30 +86,27 @@ def compare(
 
 def _write_files(
     gated: Gated,
+    written: o.Files,
     *,
     junit_out: str | None,
     markdown_out: str | None,
-    html: str | None,
-    out: str | None,
     name: str,
-    svg: str | None,
-    png: str | None,
-    force: bool,
     keep: list[str],
 ) -> None:
     """The CI reports, the HTML page (``--html``, or ``-o DIR``'s ``NAME.roofscope.html``) and
     the charts asked for, drawn on each side's ceilings."""
     from roofscope.render.registry import CHARTS, renderer
 
-    for view, path in (("junit", junit_out), ("markdown", markdown_out), ("html", html)):
-        path = html_path(path, out, name) if view == "html" else path  # -o DIR made only now
+    force = written.force
+    for view, path in (("junit", junit_out), ("markdown", markdown_out), ("html", written.html)):
+        path = html_path(path, written.out, name) if view == "html" else path  # -o DIR: now
         if path:
             page = renderer("compare", view).render(gated)
             write_atomically(Path(path), page, force=force, keep=keep)
-    if svg or png:
+    if written.svg or written.png:
         charts = {view: renderer("compare", view).render(gated) for view in CHARTS["compare"]}
         why = {"movement": "no kernel has roofline data on both sides"}
-        write_charts(charts, svg, png, force=force, keep=keep, why=why)
+        write_charts(charts, written.svg, written.png, force=force, keep=keep, why=why)
 
 
 COMPARE = Command(

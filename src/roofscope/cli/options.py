@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+
 from roofscope.checkup.options import (
     DEFAULT_GAP_US,
     MAX_GAP_US,
@@ -95,3 +97,20 @@ OUT_DIR = Opt(
     metavar="DIR",
 )
 FILES = (HTML, SVG, PNG, FORCE, OUT_DIR, FULL_NAMES)
+
+
+class Files(msgspec.Struct, frozen=True):
+    """What a command writes besides its text (the ``FILES`` options)."""
+
+    html: str | None = None
+    svg: str | None = None
+    png: str | None = None
+    force: bool = False
+    out: str | None = None
+    whole_names: bool = False
+
+
+def files(given: dict[str, Any]) -> Files:
+    """The ``FILES`` options taken out of ``given`` (a command's keywords), so that what is
+    left is its analysis options."""
+    return Files(**{opt.dest: given.pop(opt.dest) for opt in FILES if opt.dest in given})
